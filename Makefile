@@ -1,0 +1,26 @@
+# The two commands of the README: `make biosses` and `make test`. Both install into .venv first if needed.
+PYTHON ?= python3
+VENV := .venv
+DATA_DIR ?= $(or $(SPECRUN_DATA_DIR),../shared/data)
+
+.PHONY: biosses test lint schema clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	# torch first, pinned: this version's CPU build is on disk here; a bare `torch` would pull a multi-GB CUDA build
+	$(VENV)/bin/pip install --quiet torch==2.13.0
+	$(VENV)/bin/pip install --quiet -e '.[test]'
+	touch $@
+
+biosses: $(VENV)/.installed
+	$(VENV)/bin/specrun specs/biosses.yaml --data-dir $(DATA_DIR)
+
+test: $(VENV)/.installed
+	$(VENV)/bin/ruff check src tests
+	SPECRUN_DATA_DIR=$(DATA_DIR) $(VENV)/bin/python -m pytest
+
+schema: $(VENV)/.installed
+	$(VENV)/bin/python -m specrun.spec > schema/spec.schema.json
+
+clean:
+	rm -rf $(VENV) results

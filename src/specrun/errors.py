@@ -1,0 +1,41 @@
+"""Errors a user can act on: each renders as one line and maps to exit code 2."""
+
+from __future__ import annotations
+
+
+class SpecrunError(Exception):
+    """Bad input (spec, data, flags): reported as one line, exit code 2, no traceback."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
+                 key: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.file = file
+        self.line = line
+        self.key = key
+
+    def one_line(self) -> str:
+        where = ""
+        if self.file:
+            where = f"{self.file}:{self.line}: " if self.line else f"{self.file}: "
+        key = f"{self.key}: " if self.key else ""
+        text = f"{where}{key}{self.message}"
+        return " ".join(text.split())  # a message is one line, whatever the input held
+
+
+class SpecError(SpecrunError):
+    """The spec file is malformed or inconsistent."""
+
+
+class DataError(SpecrunError):
+    """The benchmark data does not match what the spec declares."""
+
+
+class ModelError(SpecrunError):
+    """The model cannot be found, loaded or verified."""
+
+
+class OfflineError(SpecrunError):
+    """Something would need the network and it is not reachable."""

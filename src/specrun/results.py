@@ -1,0 +1,138 @@
+"""Results stage: one validated results.json with full provenance, written atomically."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from importlib import metadata
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from specrun.errors import SpecrunError
+
+RESULTS_FORMAT = "specrun.results/1"
+RECORDED_PACKAGES = ("specrun", "numpy", "scipy", "torch", "transformers", "sentence-transformers", "datasets",
+                     "tokenizers", "pydantic")
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Score(Frozen):
+    value: float
+    ci_low: float
+    ci_high: float
+    n: int = Field(gt=0)
+
+
+class TextCounts(Frozen):
+    total: int = Field(ge=0, description="Texts the protocols asked for, duplicates included.")
+    unique: int = Field(ge=0)
+    encoded: int = Field(ge=0, description="Texts sent to the model in this run.")
+
+
+class ModelProvenance(Frozen):
+    name: str
+    path: str
+    origin: Literal["bundled", "local", "hub"]
+    revision: str | None
+    weights_sha256: str | None
+    adapter: str
+    pooling: str
+    normalize: bool
+    max_length: int
+    device: str
+    dtype: str
+
+
+class SplitProvenance(Frozen):
+    source: str
+    origin: str
+    hub_path: str
+    revision: str
+    licence: str
+    fingerprint: str
+    n_source: int
+    n_selected: int
+    selection: str
+
+
+class Uncertainty(Frozen):
+    method: str
+    interval: str
+    resamples: int
+    confidence: float
+    seed: int
+    unit: dict[str, str] = Field(description="Protocol -> the unit the bootstrap resamples.")
+
+
+class Provenance(Frozen):
+    spec_path: str
+    spec_sha256: str
+    specrun_version: str
+    created: str
+    data: dict[str, SplitProvenance]
+    model: ModelProvenance
+    uncertainty: Uncertainty
+    packages: dict[str, str]
+    timings_s: dict[str, float]
+
+
+class Results(Frozen):
+    format: Literal["specrun.results/1"] = RESULTS_FORMAT
+    spec_id: str
+    title: str
+    licence: str
+    publication: Literal["confirmed", "unconfirmed"]
+    scores: dict[str, dict[str, Score]] = Field(description="split -> metric id -> score")
+    texts: TextCounts
+    provenance: Provenance
+
+
+def package_versions() -> dict[str, str]:
+    versions = {}
+    for name in RECORDED_PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write via a temporary file in the same folder and rename: readers see the old file or the new, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent,  # noqa: SIM115 - closed below
+                                         prefix=f".{path.name}.", suffix=".tmp", delete=False)
+    try:
+        with handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(handle.name, 0o666 & ~umask)  # mkstemp makes 0600; results are ordinary files
+        os.replace(handle.name, path)
+    except BaseException:
+        Path(handle.name).unlink(missing_ok=True)
+        raise
+
+
+def results_json(results: Results) -> str:
+    return results.model_dump_json(indent=2) + "\n"
+
+
+def read_results(path: Path) -> Results:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecrunError(f"cannot read results ({exc.strerror})", file=str(path)) from None
+    try:
+        return Results.model_validate_json(text)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        key = ".".join(str(p) for p in err["loc"])
+        raise SpecrunError(f"not a specrun results file: {err['msg']}", file=str(path), key=key or None) from None

@@ -1,0 +1,316 @@
+"""Spec stage: YAML -> validated, typed benchmark spec.
+
+The pydantic model below is the single source of truth; `schema/spec.schema.json` is generated from it
+(`python -m specrun.spec > schema/spec.schema.json`) and a test fails when the two drift.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from specrun.errors import SpecError
+from specrun.metrics import METRICS
+from specrun.protocols import PROTOCOLS
+from specrun.yamlsafe import KeyPath, LocatedYaml, read_yaml
+
+REVISION_PATTERN = r"^[0-9a-f]{40}$"
+FINGERPRINT_PATTERN = r"^sha256:[0-9a-f]{64}$"
+NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]*$"
+HUB_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$"
+
+_PATTERN_MEANING = {
+    REVISION_PATTERN: "a full 40-hex commit hash (lower case)",
+    FINGERPRINT_PATTERN: "'sha256:' and 64 hex digits (run `specrun fingerprint SPEC` to compute it)",
+    NAME_PATTERN: "a lower-case name of letters, digits, '_', '.', '-'",
+    HUB_ID_PATTERN: "a hub id 'owner/name'",
+}
+
+Revision = Annotated[str, Field(pattern=REVISION_PATTERN, description="Full 40-hex commit hash.")]
+Fingerprint = Annotated[str, Field(pattern=FINGERPRINT_PATTERN, description="sha256 of the mapped items.")]
+Name = Annotated[str, Field(pattern=NAME_PATTERN)]
+Text = Annotated[str, Field(min_length=1)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Licence(Strict):
+    """The data licence and whether publishing results under it has been confirmed."""
+
+    data: Text = Field(description="Licence id of the data, e.g. gpl-3.0, cc-by-sa-4.0, none-stated.")
+    publication: Literal["confirmed", "unconfirmed"]
+    notice: str | None = Field(None, description="Shown at the top of the card while publication is unconfirmed.")
+
+    @model_validator(mode="after")
+    def _notice_when_unconfirmed(self) -> Licence:
+        if self.publication == "unconfirmed" and not self.notice:
+            raise ValueError("an unconfirmed licence needs a notice for the top of the card")
+        return self
+
+
+class Mirror(Strict):
+    """Where the same data lies in a local mirror: <data-dir>/<source name>/<file>, one file per source split."""
+
+    format: Literal["tsv", "csv", "jsonl"]
+    files: dict[Name, Text] = Field(min_length=1, description="Source split -> path inside the source's folder.")
+
+    @field_validator("files")
+    @classmethod
+    def _relative_inside(cls, files: dict[str, str]) -> dict[str, str]:
+        for split, file in files.items():
+            parts = PurePosixPath(file).parts
+            if file.startswith(("/", "\\")) or ".." in parts or ":" in file or "\\" in file:
+                raise ValueError(f"files.{split}: {file!r} must be a relative path inside the source folder")
+        return files
+
+
+class ItemIds(Strict):
+    """How items are named: a column of the data, or the row number (0-based, zero-padded to `width`)."""
+
+    prefix: str = ""
+    column: str | None = None
+    width: int = Field(0, ge=0, le=12)
+
+
+class HubDataset(Strict):
+    type: Literal["hf_dataset"]
+    path: Annotated[str, Field(pattern=HUB_ID_PATTERN)]
+    revision: Revision
+    licence: Text
+    mirror: Mirror
+    columns: dict[Name, Text] = Field(min_length=1, description="Item field -> column of the data.")
+    ids: ItemIds = ItemIds()
+
+
+Source = HubDataset
+
+
+class Split(Strict):
+    source: Name
+    source_split: Name
+    evaluate: bool = Field(True, description="Scored and reported; false for a split no protocol reads here.")
+    fingerprint: Fingerprint | None = Field(None, description="Required for evaluated splits.")
+
+
+class Subset(Strict):
+    seed: int
+    splits: dict[Name, Literal["all"] | Annotated[int, Field(gt=0)]] = Field(min_length=1)
+
+
+class ProtocolSpec(Strict):
+    kind: Name = Field(description="Registered protocol kind, e.g. sts.")
+    label: Text
+    capability: Text
+    similarity: Literal["cosine"] = "cosine"
+    description: Text
+
+
+class MetricSpec(Strict):
+    metric: Name = Field(description="Registered metric, e.g. pearson, spearman.")
+    protocol: Name
+    label: Text
+    direction: Literal["higher", "lower"]
+    range: tuple[float, float]
+
+    @field_validator("range")
+    @classmethod
+    def _ordered(cls, value: tuple[float, float]) -> tuple[float, float]:
+        if not value[0] < value[1]:
+            raise ValueError(f"range must be [low, high] with low < high, got {list(value)}")
+        return value
+
+
+class Uncertainty(Strict):
+    method: Literal["bootstrap"] = "bootstrap"
+    interval: Literal["percentile"] = "percentile"
+    resamples: int = Field(ge=100, le=100_000)
+    confidence: float = Field(gt=0.5, lt=1.0)
+
+
+class Examples(Strict):
+    count: int = Field(ge=0, le=50)
+    heading: Text
+    columns: dict[Name, Text] = Field(min_length=1, description="'id' or item field -> column header.")
+
+
+class Card(Strict):
+    what_is_measured: Text
+    data: Text
+    items_label: Text = "Items"
+    items: Text
+    uncertainty: Text
+    caveats: Text
+    examples: Examples
+
+
+class Spec(Strict):
+    """A benchmark: data at a pinned revision, protocols, metrics, uncertainty and the card's prose."""
+
+    id: Name
+    title: Text
+    licence: Licence
+    sources: dict[Name, Source] = Field(min_length=1)
+    splits: dict[Name, Split] = Field(min_length=1)
+    subset: Subset
+    protocols: dict[Name, ProtocolSpec] = Field(min_length=1)
+    metrics: dict[Name, MetricSpec] = Field(min_length=1)
+    uncertainty: Uncertainty
+    card: Card
+    citation: str | None = None
+
+    @property
+    def evaluated_splits(self) -> list[str]:
+        return [name for name, split in self.splits.items() if split.evaluate]
+
+
+@dataclass(frozen=True)
+class LoadedSpec:
+    """A validated spec with where it came from: errors found later (data, metrics) still point at lines."""
+
+    spec: Spec
+    path: Path
+    display: str
+    sha256: str
+    located: LocatedYaml
+
+    def error(self, path: KeyPath, message: str) -> SpecError:
+        return self.located.error(path, message)
+
+
+def load_spec(path: Path | str, *, require_fingerprints: bool = True) -> LoadedSpec:
+    path = Path(path)
+    located = read_yaml(path, str(path))
+    if not isinstance(located.data, dict):
+        raise SpecError("expected a mapping of spec keys at the top level", file=located.file, line=1)
+    try:
+        spec = Spec.model_validate(located.data)
+    except ValidationError as exc:
+        raise _first_error(exc, located) from None
+    _check_references(spec, located, require_fingerprints)
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    return LoadedSpec(spec=spec, path=path, display=str(path), sha256=sha, located=located)
+
+
+def _first_error(exc: ValidationError, located: LocatedYaml) -> SpecError:
+    errors = exc.errors(include_url=False)
+    err = errors[0]
+    loc: KeyPath = tuple(part for part in err["loc"] if not (isinstance(part, str) and "[" in part))
+    kind = err["type"]
+    given = err.get("input")
+    if kind == "extra_forbidden":
+        message = f"unknown key; expected one of: {', '.join(_allowed_keys(loc[:-1]))}"
+    elif kind == "missing":
+        message = "required key is missing"
+    elif kind == "string_pattern_mismatch":
+        pattern = err.get("ctx", {}).get("pattern", "")
+        message = f"expected {_PATTERN_MEANING.get(pattern, 'text matching ' + pattern)}, got {given!r}"
+    elif kind in ("literal_error", "enum"):
+        message = f"expected {err.get('ctx', {}).get('expected', 'one of the allowed values')}, got {given!r}"
+    else:
+        message = err["msg"].removeprefix("Value error, ")
+        if not isinstance(given, (dict, list)) and given is not None:
+            message += f" (got {given!r})"
+    more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+    return located.error(loc, message + more)
+
+
+def _allowed_keys(loc: KeyPath) -> list[str]:
+    """The keys the model accepts at `loc`, for an 'unknown key' message."""
+    model: Any = Spec
+    for part in loc:
+        if isinstance(part, int) or model is None:
+            continue
+        field = model.model_fields.get(part) if hasattr(model, "model_fields") else None
+        if field is None:
+            continue  # a dict key (a user-chosen name): its value has the dict's value type
+        annotation = field.annotation
+        args = getattr(annotation, "__args__", ())
+        inner = args[-1] if args else annotation
+        model = inner if isinstance(inner, type) and issubclass(inner, BaseModel) else None
+        if model is None and getattr(annotation, "__origin__", None) is None:
+            model = annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+    if model is None or not hasattr(model, "model_fields"):
+        return []
+    return list(model.model_fields)
+
+
+def _check_references(spec: Spec, located: LocatedYaml, require_fingerprints: bool) -> None:
+    """Checks across keys that pydantic's per-field validation cannot see; each names its own line."""
+    for name, split in spec.splits.items():
+        if split.source not in spec.sources:
+            raise located.error(("splits", name, "source"),
+                                f"unknown source {split.source!r}; expected one of: {', '.join(spec.sources)}")
+        source = spec.sources[split.source]
+        if split.source_split not in source.mirror.files:
+            raise located.error(("splits", name, "source_split"),
+                                f"source {split.source!r} mirrors no split {split.source_split!r}; "
+                                f"its mirror.files has: {', '.join(source.mirror.files)}")
+        if require_fingerprints and split.evaluate and split.fingerprint is None:
+            raise located.error(("splits", name),
+                                "an evaluated split needs a fingerprint (run `specrun fingerprint SPEC`)")
+    for name in spec.subset.splits:
+        if name not in spec.splits:
+            raise located.error(("subset", "splits", name),
+                                f"unknown split; expected one of: {', '.join(spec.splits)}")
+    for name in spec.evaluated_splits:
+        if name not in spec.subset.splits:
+            raise located.error(("subset", "splits"), f"no selection for evaluated split {name!r} (all or a count)")
+    for name, protocol in spec.protocols.items():
+        if protocol.kind not in PROTOCOLS:
+            raise located.error(("protocols", name, "kind"),
+                                f"unknown protocol kind {protocol.kind!r}; expected one of: {', '.join(PROTOCOLS)}")
+        needed = PROTOCOLS[protocol.kind].item_fields
+        for split_name in spec.evaluated_splits:
+            source_name = spec.splits[split_name].source
+            missing = [field for field in needed if field not in spec.sources[source_name].columns]
+            if missing:
+                raise located.error(("sources", source_name, "columns"),
+                                    f"protocol {name!r} ({protocol.kind}) needs item field(s) "
+                                    f"{', '.join(missing)}; map each to a column")
+    used_protocols = set()
+    for name, metric in spec.metrics.items():
+        if metric.protocol not in spec.protocols:
+            raise located.error(("metrics", name, "protocol"),
+                                f"unknown protocol {metric.protocol!r}; expected one of: {', '.join(spec.protocols)}")
+        if metric.metric not in METRICS:
+            raise located.error(("metrics", name, "metric"),
+                                f"unknown metric {metric.metric!r}; expected one of: {', '.join(METRICS)}")
+        kind = spec.protocols[metric.protocol].kind
+        outputs = PROTOCOLS[kind].outputs
+        missing = [need for need in METRICS[metric.metric].inputs if need not in outputs]
+        if missing:
+            raise located.error(("metrics", name, "metric"),
+                                f"metric {metric.metric!r} needs {', '.join(missing)}, "
+                                f"which protocol kind {kind!r} does not produce")
+        used_protocols.add(metric.protocol)
+    for name in spec.protocols:
+        if name not in used_protocols:
+            raise located.error(("protocols", name), "no metric uses this protocol")
+    for field in spec.card.examples.columns:
+        known = {"id", *(f for s in spec.sources.values() for f in s.columns)}
+        if field not in known:
+            raise located.error(("card", "examples", "columns", field),
+                                f"unknown item field; expected one of: {', '.join(sorted(known))}")
+
+
+def json_schema() -> dict[str, Any]:
+    schema = Spec.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "https://github.com/specrun/specrun/schema/spec.schema.json"
+    return schema
+
+
+def schema_text() -> str:
+    return json.dumps(json_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+if __name__ == "__main__":
+    sys.stdout.write(schema_text())

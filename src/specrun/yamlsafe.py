@@ -1,0 +1,140 @@
+"""Safe YAML reading that keeps line numbers and refuses what PyYAML lets slide.
+
+PyYAML's safe loader silently keeps the last of two duplicate keys and forgets where each value came from.
+We compose the node graph with the safe loader (no tag can build an object) and build the plain Python
+values ourselves, so that duplicate keys, merge keys and unknown tags are errors and every key path keeps
+its line. No maintained library does both (ruamel keeps lines but allows duplicates with a warning only).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from specrun.errors import SpecError
+
+KeyPath = tuple[str | int, ...]
+
+MAX_SPEC_BYTES = 1 << 20
+MAX_NODES = 100_000
+
+_SCALAR_TAGS = {
+    "tag:yaml.org,2002:str",
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:null",
+}
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_MAP = "tag:yaml.org,2002:map"
+_SEQ = "tag:yaml.org,2002:seq"
+_MERGE = "tag:yaml.org,2002:merge"
+
+
+def dotted(path: KeyPath) -> str:
+    """Render a key path the way a user writes it: splits.test.source[0]."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+class LocatedYaml:
+    """A parsed YAML document with the line of every key path in it."""
+
+    def __init__(self, data: Any, lines: dict[KeyPath, int], file: str) -> None:
+        self.data = data
+        self.lines = lines
+        self.file = file
+
+    def line_of(self, path: KeyPath) -> int:
+        """Line of the nearest enclosing path that has one (a missing key reports its parent)."""
+        path = tuple(path)
+        while path and path not in self.lines:
+            path = path[:-1]
+        return self.lines.get(path, 1)
+
+    def error(self, path: KeyPath, message: str) -> SpecError:
+        return SpecError(message, file=self.file, line=self.line_of(path), key=dotted(path))
+
+
+def read_yaml(path: Path, display: str | None = None) -> LocatedYaml:
+    """Read one YAML file into plain dicts/lists/scalars; any defect raises a one-line SpecError."""
+    name = display or str(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise SpecError("no such file", file=name) from None
+    except OSError as exc:
+        raise SpecError(f"cannot read file ({exc.strerror})", file=name) from None
+    if len(raw) > MAX_SPEC_BYTES:
+        raise SpecError(f"file is {len(raw)} bytes; a spec is at most {MAX_SPEC_BYTES}", file=name)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise SpecError(f"not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); save the file as UTF-8",
+                        file=name, line=line) from None
+    return parse_yaml(text, name)
+
+
+def parse_yaml(text: str, name: str) -> LocatedYaml:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise SpecError(f"YAML syntax error: {problem}", file=name, line=line) from None
+    except yaml.YAMLError as exc:
+        raise SpecError(f"YAML error: {exc}", file=name) from None
+    if node is None:
+        raise SpecError("file is empty; expected a mapping of spec keys", file=name, line=1)
+    builder = _Builder(name)
+    data = builder.build(node, ())
+    return LocatedYaml(data, builder.lines, name)
+
+
+class _Builder:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.lines: dict[KeyPath, int] = {}
+        self.count = 0
+        self.constructor = yaml.SafeLoader("")
+
+    def fail(self, node: yaml.Node, path: KeyPath, message: str) -> SpecError:
+        return SpecError(message, file=self.name, line=node.start_mark.line + 1, key=dotted(path))
+
+    def build(self, node: yaml.Node, path: KeyPath) -> Any:
+        self.count += 1
+        if self.count > MAX_NODES:
+            raise self.fail(node, path, f"more than {MAX_NODES} YAML nodes (alias expansion?); a spec is small")
+        self.lines.setdefault(path, node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode):
+            if node.tag != _MAP:
+                raise self.fail(node, path, f"tag {node.tag} is not allowed; only plain mappings")
+            out: dict[str, Any] = {}
+            for key_node, value_node in node.value:
+                if key_node.tag == _MERGE:
+                    raise self.fail(key_node, path, "merge keys (<<) are not allowed; write the keys out")
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag not in _SCALAR_TAGS:
+                    raise self.fail(key_node, path, "a key must be a plain string")
+                key = str(key_node.value)
+                child = (*path, key)
+                if key in out:
+                    first = self.lines.get(child, "?")
+                    raise self.fail(key_node, child, f"duplicate key (first defined on line {first})")
+                self.lines[child] = key_node.start_mark.line + 1
+                out[key] = self.build(value_node, child)
+            return out
+        if isinstance(node, yaml.SequenceNode):
+            if node.tag != _SEQ:
+                raise self.fail(node, path, f"tag {node.tag} is not allowed; only plain lists")
+            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+        if node.tag == _TIMESTAMP:
+            return str(node.value)  # a date is kept as the text the author wrote
+        if node.tag not in _SCALAR_TAGS:
+            raise self.fail(node, path, f"tag {node.tag} is not allowed; only strings, numbers, booleans and null")
+        return self.constructor.construct_object(node)

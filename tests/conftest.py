@@ -1,0 +1,45 @@
+"""Shared fixtures. Real data comes from SPECRUN_DATA_DIR (default ../shared/data): absent data skips the
+tests that need it on a developer's machine and fails them in CI (CI is set)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from specrun.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SPECS = ROOT / "specs"
+SEEDS = ROOT.parent / "shared" / "seeds"
+
+
+def data_root() -> Path:
+    return Path(os.environ.get("SPECRUN_DATA_DIR", ROOT.parent / "shared" / "data"))
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    path = data_root()
+    if not (path / "biosses" / "all.tsv").is_file():
+        message = f"real benchmark data not found in {path} (set SPECRUN_DATA_DIR)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+@pytest.fixture()
+def mirror(tmp_path: Path, data_dir: Path) -> Path:
+    """A writable copy of the BIOSSES mirror, for tests that corrupt the data."""
+    target = tmp_path / "data"
+    shutil.copytree(data_dir / "biosses", target / "biosses", ignore=shutil.ignore_patterns("original"))
+    return target
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(args)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
