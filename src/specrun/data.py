@@ -48,20 +48,18 @@ def _datasets() -> Any:
     return datasets
 
 
-def _features_all_text(path: Path, delimiter: str) -> Any:
-    """Every column read as text: pandas' type guessing would turn '007' into 7 and 'NA' into NaN."""
-    datasets = _datasets()
-    with path.open(encoding="utf-8-sig", newline="") as handle:
-        header = next(csv.reader(handle, delimiter=delimiter), None)
-    if not header:
-        raise DataError("file is empty; expected a header row", file=str(path))
-    return datasets.Features({column: datasets.Value("string") for column in header})
-
-
 def _read_delimited(path: Path, delimiter: str) -> Rows:
     datasets = _datasets()
-
-    features = _features_all_text(path, delimiter)
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        reader = csv.reader(handle, delimiter=delimiter)
+        header = next(reader, None)
+        first_row = next(reader, None)
+    if not header:
+        raise DataError("file is empty; expected a header row", file=str(path))
+    if first_row is None:
+        return []  # header only: an empty split, reported against the spec by load_split
+    # Every column read as text: pandas' type guessing would turn '007' into 7 and 'NA' into NaN.
+    features = datasets.Features({column: datasets.Value("string") for column in header})
     dataset = datasets.load_dataset("csv", data_files=str(path), split="train", delimiter=delimiter,
                                     na_filter=False, features=features, encoding="utf-8-sig")
     return dataset.to_list()
@@ -210,8 +208,6 @@ def select(items: list[Item], selection: str | int, seed: int) -> list[Item]:
     """All items, or `selection` of them drawn with the seed, kept in source order."""
     if selection == "all":
         return items
-    if selection > len(items):
-        raise DataError(f"subset asks for {selection} items but the split has {len(items)}")
     chosen = np.sort(np.random.default_rng(seed).choice(len(items), size=selection, replace=False))
     return [items[i] for i in chosen]
 
@@ -236,6 +232,10 @@ def load_split(loaded: LoadedSpec, split_name: str, data_dir: Path | None, *, ch
     if check and split.fingerprint != found:
         raise loaded.error(("splits", split_name, "fingerprint"),
                            f"data does not match the spec: spec says {split.fingerprint}, {origin} gives {found}")
-    selected = select(items, spec.subset.splits[split_name], spec.subset.seed)
+    selection = spec.subset.splits[split_name]
+    if selection != "all" and selection > len(items):
+        raise loaded.error(("subset", "splits", split_name),
+                           f"asks for {selection} items but {origin} has {len(items)}")
+    selected = select(items, selection, spec.subset.seed)
     return SplitData(name=split_name, source=split.source, origin=origin, items=selected,
                      n_source=len(items), fingerprint=found)

@@ -62,15 +62,6 @@ class Mirror(Strict):
     format: Literal["tsv", "csv", "jsonl"]
     files: dict[Name, Text] = Field(min_length=1, description="Source split -> path inside the source's folder.")
 
-    @field_validator("files")
-    @classmethod
-    def _relative_inside(cls, files: dict[str, str]) -> dict[str, str]:
-        for split, file in files.items():
-            parts = PurePosixPath(file).parts
-            if file.startswith(("/", "\\")) or ".." in parts or ":" in file or "\\" in file:
-                raise ValueError(f"files.{split}: {file!r} must be a relative path inside the source folder")
-        return files
-
 
 class ItemIds(Strict):
     """How items are named: a column of the data, or the row number (0-based, zero-padded to `width`)."""
@@ -244,6 +235,11 @@ def _allowed_keys(loc: KeyPath) -> list[str]:
 
 def _check_references(spec: Spec, located: LocatedYaml, require_fingerprints: bool) -> None:
     """Checks across keys that pydantic's per-field validation cannot see; each names its own line."""
+    for source_name, source in spec.sources.items():
+        for split_name, file in source.mirror.files.items():
+            if file.startswith(("/", "\\")) or ".." in PurePosixPath(file).parts or ":" in file or "\\" in file:
+                raise located.error(("sources", source_name, "mirror", "files", split_name),
+                                    f"{file!r} must be a relative path inside the source's mirror folder")
     for name, split in spec.splits.items():
         if split.source not in spec.sources:
             raise located.error(("splits", name, "source"),

@@ -1,0 +1,59 @@
+"""The card renders exactly in the seed-001 format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from specrun.data import load_split
+from specrun.reports import metric_lines, render_card, source_lines, subset_lines
+from specrun.spec import load_spec
+from tests.conftest import SEEDS, SPECS, run_cli
+
+SEED_CARD = SEEDS / "001_927b26562a42dfc8.txt"
+
+
+@pytest.fixture(scope="module")
+def seed_card() -> str:
+    if not SEED_CARD.is_file():
+        pytest.fail(f"seed card missing: {SEED_CARD}")
+    return SEED_CARD.read_text(encoding="utf-8")
+
+
+def test_card_command_reproduces_the_seed_card(data_dir: Path, seed_card: str,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(["card", str(SPECS / "biosses.yaml"), "--data-dir", str(data_dir)], capsys)
+    assert code == 0, err
+    assert out == seed_card.rstrip("\n") + "\n"
+
+
+def test_structured_lines_match_the_seed(seed_card: str) -> None:
+    spec = load_spec(SPECS / "biosses.yaml").spec
+    lines = seed_card.splitlines()
+    for line in source_lines(spec) + subset_lines(spec) + metric_lines(spec):
+        assert f"• {line}" in lines
+    assert "• seed 20261006" in lines
+    assert ("• biosses: hf_dataset tabilab/biosses at revision 2394a2eda8dae34a30f68f0770775fd5c2e863bd, "
+            "licence gpl-3.0") in lines
+
+
+def test_example_rows_are_the_first_items_numbered_by_row(data_dir: Path, seed_card: str) -> None:
+    loaded = load_spec(SPECS / "biosses.yaml")
+    items = load_split(loaded, "test", data_dir).items
+    assert [item.id for item in items[:3]] == ["biosses-000", "biosses-001", "biosses-002"]
+    assert items[-1].id == "biosses-099"
+    table = seed_card.split("item_id\tsentence 1\tsentence 2\tgold\n")[1].splitlines()
+    for item, row in zip(items[:3], table, strict=True):
+        assert row == "\t".join([item.id, item.fields["text1"], item.fields["text2"], repr(item.fields["gold"])])
+
+
+def test_licence_notice_only_while_unconfirmed(tmp_path: Path, data_dir: Path) -> None:
+    text = (SPECS / "biosses.yaml").read_text(encoding="utf-8").replace("publication: unconfirmed",
+                                                                        "publication: confirmed")
+    confirmed = tmp_path / "biosses.yaml"
+    confirmed.write_text(text, encoding="utf-8")
+    loaded = load_spec(confirmed)
+    card = render_card(loaded.spec, load_split(loaded, "test", data_dir).items)
+    assert "Licence to confirm" not in card
+    assert card.startswith("Biomedical sentence similarity (BIOSSES)\n\nWhat is measured.")
