@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from specrun.metrics import METRICS, MetricError, estimate, pearson, spearman
+from specrun.metrics import MetricError, estimate, pearson, spearman
 from specrun.protocols import cosine_rows
 
 
@@ -59,14 +59,14 @@ def test_bootstrap_interval_is_seeded_and_agrees_with_a_plain_loop() -> None:
     assert first.ci_low == pytest.approx(low, abs=0.02) and first.ci_high == pytest.approx(high, abs=0.02)
 
 
-@pytest.mark.parametrize("name", sorted(METRICS))
+@pytest.mark.parametrize("name", ["pearson", "spearman"])
 def test_constant_prediction_is_an_error(name: str) -> None:
     with pytest.raises(MetricError, match="prediction is constant"):
         estimate(name, {"prediction": np.full(10, 0.5), "gold": np.arange(10.0)}, resamples=100,
                  confidence=0.95, seed=0)
 
 
-@pytest.mark.parametrize("name", sorted(METRICS))
+@pytest.mark.parametrize("name", ["pearson", "spearman"])
 def test_nan_prediction_is_an_error(name: str) -> None:
     prediction = np.arange(10.0)
     prediction[3] = np.nan

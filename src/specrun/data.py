@@ -1,5 +1,5 @@
-"""Data stage: resolve a split's source at its pinned revision (hub or local mirror), map rows to items,
-give ids, check the content fingerprint and select the subset with the spec's seed.
+"""Data stage: resolve a split's source at its pinned revision (hub, git file, or local mirror), verify it,
+map rows to items, give ids, check the content fingerprint and select the subset with the spec's seed.
 
 A new file format is one reader function plus one line in READERS.
 """
@@ -11,7 +11,13 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Callable, Sequence
+import shutil
+import tempfile
+import urllib.error
+import urllib.request
+import zipfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,11 +26,14 @@ import numpy as np
 
 from specrun.errors import DataError, OfflineError
 from specrun.protocols import PROTOCOLS, Item
-from specrun.spec import HubDataset, LoadedSpec
+from specrun.spec import FileRef, GitSource, HubDataset, Layout, LoadedSpec
 
 DATA_DIR_ENV = "SPECRUN_DATA_DIR"
+CACHE_DIR_ENV = "SPECRUN_CACHE_DIR"
+GIT_RAW_URL = "https://raw.githubusercontent.com/{repo}/{revision}/{path}"
 
 Rows = list[dict[str, Any]]
+Reader = Callable[[Path, Layout, str], Rows]  # (file or folder, layout, source split) -> rows
 
 
 @dataclass(frozen=True)
@@ -48,11 +57,12 @@ def _datasets() -> Any:
     return datasets
 
 
-def _read_delimited(path: Path, delimiter: str) -> Rows:
+def _read_delimited(path: Path, layout: Layout, delimiter: str) -> Rows:
     datasets = _datasets()
+    quoting = csv.QUOTE_NONE if layout.quoting == "none" else csv.QUOTE_MINIMAL
     with path.open(encoding="utf-8-sig", newline="") as handle:
-        reader = csv.reader(handle, delimiter=delimiter)
-        header = next(reader, None)
+        reader = csv.reader(handle, delimiter=delimiter, quoting=quoting)
+        header = layout.names or next(reader, None)
         first_row = next(reader, None)
     if not header:
         raise DataError("file is empty; expected a header row", file=str(path))
@@ -60,29 +70,135 @@ def _read_delimited(path: Path, delimiter: str) -> Rows:
         return []  # header only: an empty split, reported against the spec by load_split
     # Every column read as text: pandas' type guessing would turn '007' into 7 and 'NA' into NaN.
     features = datasets.Features({column: datasets.Value("string") for column in header})
+    options: dict[str, Any] = {"quoting": quoting}
+    if layout.names:
+        options.update(column_names=list(layout.names), header=None)
     dataset = datasets.load_dataset("csv", data_files=str(path), split="train", delimiter=delimiter,
-                                    na_filter=False, features=features, encoding="utf-8-sig")
+                                    na_filter=False, features=features, encoding="utf-8-sig", **options)
     return dataset.to_list()
 
 
-def read_tsv(path: Path) -> Rows:
-    return _read_delimited(path, "\t")
+def read_tsv(path: Path, layout: Layout, split: str) -> Rows:
+    return _read_delimited(path, layout, "\t")
 
 
-def read_csv(path: Path) -> Rows:
-    return _read_delimited(path, ",")
+def read_csv(path: Path, layout: Layout, split: str) -> Rows:
+    return _read_delimited(path, layout, ",")
 
 
-def read_jsonl(path: Path) -> Rows:
-    datasets = _datasets()
+def read_jsonl(path: Path, layout: Layout, split: str) -> Rows:
+    if path.stat().st_size == 0:
+        return []
+    return _datasets().load_dataset("json", data_files=str(path), split="train").to_list()
 
-    return datasets.load_dataset("json", data_files=str(path), split="train").to_list()
+
+def read_xls(path: Path, layout: Layout, split: str) -> Rows:
+    try:
+        import pandas
+        import xlrd  # noqa: F401 - pandas needs it for legacy .xls and fails late without it
+    except ImportError:
+        raise DataError("reading .xls needs xlrd: pip install 'specrun[xls]'", file=str(path)) from None
+    frame = pandas.read_excel(path, sheet_name=0, header=None if layout.names else 0, names=layout.names,
+                              dtype=object, engine="xlrd")
+    return [{str(key): _cell_text(value) for key, value in row.items()} for row in frame.to_dict("records")]
 
 
-READERS: dict[str, Callable[[Path], Rows]] = {
+def _cell_text(value: Any) -> Any:
+    """Excel stores every number as a float: 4.0 is written back as '4', as the sheet shows it."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return value if isinstance(value, str) else str(value)
+
+
+def _natural(name: str) -> tuple[int, int | str]:
+    return (0, int(name)) if name.isdigit() else (1, name)
+
+
+def read_query_folders(path: Path, layout: Layout, split: str) -> Rows:
+    """One folder per query: question.txt (the query) and data.csv (header question,answer,label; UTF-8 with or
+    without BOM; RFC-4180 quoting with line breaks inside fields). Read with the csv module: datasets would build
+    one Arrow cache per folder for a few kilobytes each."""
+    if not path.is_dir():
+        raise DataError("expected a folder of query folders", file=str(path))
+    rows = []
+    for folder in sorted((p for p in path.iterdir() if p.is_dir()), key=lambda p: _natural(p.name)):
+        question_file, data_file = folder / "question.txt", folder / "data.csv"
+        for needed in (question_file, data_file):
+            if not needed.is_file():
+                raise DataError(f"query folder {folder.name} has no {needed.name}", file=str(folder))
+        query = question_file.read_text(encoding="utf-8-sig").rstrip("\r\n")
+        candidates, relevance = [], []
+        with data_file.open(encoding="utf-8-sig", newline="") as handle:
+            reader = csv.DictReader(handle)
+            missing = {"question", "label"} - set(reader.fieldnames or [])
+            if missing:
+                raise DataError(f"header lacks {', '.join(sorted(missing))}", file=str(data_file), line=1)
+            for record in reader:
+                label = (record["label"] or "").strip()
+                if label not in ("0", "1"):
+                    raise DataError(f"label {label!r} is not 0 or 1", file=str(data_file), line=reader.line_num,
+                                    key="label")
+                candidates.append(record["question"])
+                relevance.append(int(label))
+        rows.append({"query_id": folder.name, "query": query, "candidates": candidates, "relevance": relevance})
+    return rows
+
+
+def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if line.strip():
+                try:
+                    yield number, json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DataError(f"invalid JSON: {exc.msg}", file=str(path), line=number) from None
+
+
+def read_beir(path: Path, layout: Layout, split: str) -> Rows:
+    """The BEIR/MTEB retrieval layout: corpus.jsonl (_id, title, text), queries.jsonl (_id, text) and
+    qrels/<split>.tsv (query-id, corpus-id, score; score > 0 is relevant). Every query of the qrels ranks the
+    whole corpus (one shared list), in corpus order for ties."""
+    corpus_ids, corpus_texts = [], []
+    for number, doc in _jsonl(path / "corpus.jsonl"):
+        if "_id" not in doc or "text" not in doc:
+            raise DataError("a corpus record needs _id and text", file=str(path / "corpus.jsonl"), line=number)
+        corpus_ids.append(str(doc["_id"]))
+        title = doc.get("title") or ""
+        corpus_texts.append(f"{title} {doc['text']}".strip() if title else doc["text"])
+    position = {doc_id: i for i, doc_id in enumerate(corpus_ids)}
+    queries = {str(q["_id"]): q.get("text") for _, q in _jsonl(path / "queries.jsonl")}
+    qrels_file = path / "qrels" / f"{split}.tsv"
+    relevant: dict[str, set[int]] = {}
+    with qrels_file.open(encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle, delimiter="\t")
+        for record in reader:
+            query_id, doc_id = record.get("query-id"), record.get("corpus-id")
+            if query_id not in queries:
+                raise DataError(f"query {query_id!r} is not in queries.jsonl", file=str(qrels_file),
+                                line=reader.line_num)
+            if doc_id not in position:
+                raise DataError(f"document {doc_id!r} is not in corpus.jsonl", file=str(qrels_file),
+                                line=reader.line_num)
+            relevant.setdefault(query_id, set())
+            if float(record.get("score") or 0) > 0:
+                relevant[query_id].add(position[doc_id])
+    rows = []
+    for query_id, hits in relevant.items():
+        labels = [0] * len(corpus_texts)
+        for index in hits:
+            labels[index] = 1
+        rows.append({"query_id": query_id, "query": queries[query_id], "candidates": corpus_texts,
+                     "relevance": labels})
+    return rows
+
+
+READERS: dict[str, Reader] = {
     "tsv": read_tsv,
     "csv": read_csv,
     "jsonl": read_jsonl,
+    "xls": read_xls,
+    "query_folders": read_query_folders,
+    "beir": read_beir,
 }
 
 
@@ -96,37 +212,112 @@ def resolve_data_dir(flag: str | None) -> Path | None:
     return path
 
 
-def mirror_file(data_dir: Path, source_name: str, relative: str, loaded: LoadedSpec,
-                key: tuple[str, ...]) -> Path:
+def cache_root() -> Path:
+    base = os.environ.get(CACHE_DIR_ENV) or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "specrun"
+    return Path(base)
+
+
+def sha256_path(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _mirror_path(data_dir: Path, source_name: str, relative: str, loaded: LoadedSpec, key: tuple[str, ...]) -> Path:
     """The mirror file for a source split; it must stay inside <data-dir>/<source>/ (symlinks included)."""
     root = (data_dir / source_name).resolve()
     path = (root / relative).resolve()
     if not path.is_relative_to(root):
         raise loaded.error(key, f"{relative!r} resolves outside the data mirror folder {root}")
-    if not path.is_file():
-        raise loaded.error(key, f"mirror file {data_dir / source_name / relative} does not exist")
+    if not path.exists():
+        raise loaded.error(key, f"{data_dir / source_name / relative} does not exist in the data mirror")
     return path
 
 
-def _read_rows(loaded: LoadedSpec, source_name: str, source: HubDataset, source_split: str,
-               data_dir: Path | None) -> tuple[Rows, str]:
-    if data_dir is not None:
-        key = ("sources", source_name, "mirror", "files", source_split)
-        path = mirror_file(data_dir, source_name, source.mirror.files[source_split], loaded, key)
+def _verify(path: Path, ref: FileRef, loaded: LoadedSpec, key: tuple[str, ...]) -> None:
+    if ref.sha256 is not None:
+        found = sha256_path(path)
+        if found != ref.sha256:
+            raise loaded.error((*key, "sha256"), f"{path} has sha256 {found}, the spec pins {ref.sha256}")
+    for relative, expected in (ref.contents or {}).items():
+        target = path / relative
+        if not target.is_file():
+            raise loaded.error((*key, "contents"), f"{target} is missing")
+        found = sha256_path(target)
+        if found != expected:
+            raise loaded.error((*key, "contents", relative), f"{target} has sha256 {found}, the spec pins {expected}")
+
+
+def _download(source: GitSource, ref: FileRef, source_name: str) -> Path:
+    """A git file at its commit, from the cache or downloaded; kept only when its sha256 matches."""
+    assert ref.repo_path is not None
+    target = cache_root() / "git" / source.path.replace("/", "__") / source.revision / ref.repo_path
+    if target.is_file() and (ref.sha256 is None or sha256_path(target) == ref.sha256):
+        return target
+    url = GIT_RAW_URL.format(repo=source.path, revision=source.revision, path=ref.repo_path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=target.parent, delete=False) as handle:
         try:
-            return READERS[source.mirror.format](path), str(path)
+            with urllib.request.urlopen(url, timeout=60) as response:
+                shutil.copyfileobj(response, handle)
+        except (urllib.error.URLError, OSError) as exc:
+            Path(handle.name).unlink(missing_ok=True)
+            raise OfflineError(f"cannot download {source.path}@{source.revision[:12]}:{ref.repo_path} ({exc}); "
+                               f"pass --data-dir DIR (or set {DATA_DIR_ENV}) to use a local mirror") from None
+    os.replace(handle.name, target)
+    return target
+
+
+@contextmanager
+def _member(path: Path, member: str | None) -> Iterator[Path]:
+    """The file itself, or one member of a zip archive extracted to a temporary folder."""
+    if member is None:
+        yield path
+        return
+    try:
+        archive = zipfile.ZipFile(path)
+    except zipfile.BadZipFile:
+        raise DataError("not a zip archive", file=str(path)) from None
+    with archive, tempfile.TemporaryDirectory() as folder:
+        names = archive.namelist()
+        match = next((n for n in names if n == member or n.endswith("/" + member)), None)
+        if match is None:
+            raise DataError(f"archive has no member {member!r}", file=str(path))
+        target = Path(folder) / Path(match).name
+        with archive.open(match) as src, target.open("wb") as dst:
+            shutil.copyfileobj(src, dst)
+        yield target
+
+
+def _read_rows(loaded: LoadedSpec, source_name: str, source_split: str, data_dir: Path | None) -> tuple[Rows, str]:
+    source = loaded.spec.sources[source_name]
+    ref = source.file_for(source_split)
+    key = ("sources", source_name, *source.mirror_key(source_split))
+    if data_dir is not None:
+        path = _mirror_path(data_dir, source_name, ref.mirror, loaded, key)
+    elif isinstance(source, HubDataset):
+        return _read_hub(source, source_split), f"{source.path}@{source.revision}"
+    elif not source.fetch:
+        raise OfflineError(f"source {source_name!r} is never downloaded (fetch: false); put your copy in "
+                           f"<data-dir>/{source_name}/{ref.mirror} and pass --data-dir DIR")
+    else:
+        path = _download(source, ref, source_name)
+    _verify(path, ref, loaded, ("sources", source_name, "files", source_split))
+    layout = source.layout
+    with _member(path, ref.member) as readable:
+        origin = f"{path}:{ref.member}" if ref.member else str(path)
+        try:
+            return READERS[layout.format](readable, layout, source_split), origin
         except DataError:
             raise
-        except (UnicodeDecodeError, ValueError, OSError) as exc:
-            raise DataError(f"cannot read as {source.mirror.format}: {_first_line(exc)}", file=str(path)) from None
-        except Exception as exc:  # datasets/pyarrow wrap parse errors in their own types
-            raise DataError(f"cannot read as {source.mirror.format}: {_first_line(exc)}", file=str(path)) from None
-    return _read_hub(source, source_split), f"{source.path}@{source.revision}"
+        except Exception as exc:  # datasets, pyarrow, pandas and xlrd each raise their own parse errors
+            raise DataError(f"cannot read as {layout.format}: {_first_line(exc)}", file=origin) from None
 
 
 def _read_hub(source: HubDataset, source_split: str) -> Rows:
     datasets = _datasets()
-
     try:
         dataset = datasets.load_dataset(source.path, revision=source.revision, split=source_split)
     except Exception as exc:
@@ -145,39 +336,52 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _convert(value: Any, kind: str, *, origin: str, row: int, column: str) -> Any:
-    where = {"file": origin}
+    def fail(expected: str) -> DataError:
+        shown = value if not isinstance(value, list) else f"a list of {len(value)}"
+        return DataError(f"row {row}: column {column!r}: expected {expected}, got {shown!r}", file=origin)
+
     if kind == "text":
         if not isinstance(value, str):
-            raise DataError(f"row {row}: column {column!r}: expected text, got {value!r}", **where)
+            raise fail("text")
         if not value.strip():
-            raise DataError(f"row {row}: column {column!r}: empty text", **where)
+            raise DataError(f"row {row}: column {column!r}: empty text", file=origin)
         return value
     if kind == "number":
         try:
             number = float(value)
         except (TypeError, ValueError):
-            raise DataError(f"row {row}: column {column!r}: expected a number, got {value!r}", **where) from None
+            raise fail("a number") from None
         if not math.isfinite(number):
-            raise DataError(f"row {row}: column {column!r}: expected a finite number, got {value!r}", **where)
+            raise fail("a finite number")
         return number
+    if kind == "texts":
+        if not isinstance(value, list) or not value or not all(isinstance(t, str) and t.strip() for t in value):
+            raise fail("a non-empty list of non-empty texts")
+        return value
+    if kind == "labels":
+        labels = [str(label).strip() for label in value] if isinstance(value, list) else None
+        if labels is None or any(label not in ("0", "1") for label in labels):
+            bad = next((label for label in labels or [] if label not in ("0", "1")), value)
+            raise DataError(f"row {row}: column {column!r}: labels must be 0 or 1, got {bad!r}", file=origin)
+        return [int(label) for label in labels]
     raise AssertionError(f"unknown field kind {kind}")
 
 
-def map_items(rows: Rows, source: HubDataset, fields: dict[str, str], origin: str, loaded: LoadedSpec,
-              source_name: str) -> list[Item]:
-    """Rows -> items with ids; every field a protocol needs converted and checked."""
+def map_items(rows: Sequence[tuple[int, dict[str, Any]]], source: HubDataset | GitSource, fields: dict[str, str],
+              origin: str, loaded: LoadedSpec, source_name: str) -> list[Item]:
+    """(row index, row) pairs -> items with ids; every field a protocol needs converted and checked."""
     if rows:
-        present = set(rows[0])
+        present = set(rows[0][1])
         for field, column in source.columns.items():
             if column not in present:
                 raise loaded.error(("sources", source_name, "columns", field),
-                                   f"column {column!r} is not in {origin}; it has: {', '.join(rows[0])}")
+                                   f"column {column!r} is not in {origin}; it has: {', '.join(rows[0][1])}")
         if source.ids.column and source.ids.column not in present:
             raise loaded.error(("sources", source_name, "ids", "column"),
                                f"column {source.ids.column!r} is not in {origin}")
     items: list[Item] = []
     seen: set[str] = set()
-    for index, row in enumerate(rows):
+    for index, row in rows:
         number = index + 1  # 1-based data row, header not counted
         raw_id = row[source.ids.column] if source.ids.column else f"{index:0{source.ids.width}d}"
         item_id = f"{source.ids.prefix}{raw_id}"
@@ -208,7 +412,7 @@ def select(items: list[Item], selection: str | int, seed: int) -> list[Item]:
     """All items, or `selection` of them drawn with the seed, kept in source order."""
     if selection == "all":
         return items
-    chosen = np.sort(np.random.default_rng(seed).choice(len(items), size=selection, replace=False))
+    chosen = np.sort(np.random.default_rng(seed).choice(len(items), size=int(selection), replace=False))
     return [items[i] for i in chosen]
 
 
@@ -220,16 +424,32 @@ def needed_fields(loaded: LoadedSpec) -> dict[str, str]:
     return fields
 
 
+def _where(rows: Rows, where: dict[str, Any] | None, loaded: LoadedSpec, split_name: str,
+           origin: str) -> list[tuple[int, dict[str, Any]]]:
+    indexed = list(enumerate(rows))
+    for column, value in (where or {}).items():
+        if rows and column not in rows[0]:
+            raise loaded.error(("splits", split_name, "where", column), f"column {column!r} is not in {origin}")
+        indexed = [(i, row) for i, row in indexed if str(row[column]) == str(value)]
+    return indexed
+
+
+
 def load_split(loaded: LoadedSpec, split_name: str, data_dir: Path | None, *, check: bool = True) -> SplitData:
     spec = loaded.spec
     split = spec.splits[split_name]
     source = spec.sources[split.source]
-    rows, origin = _read_rows(loaded, split.source, source, split.source_split, data_dir)
-    items = map_items(rows, source, needed_fields(loaded), origin, loaded, split.source)
+    rows, origin = _read_rows(loaded, split.source, split.source_split, data_dir)
+    indexed = _where(rows, split.where, loaded, split_name, origin)
+    items = map_items(indexed, source, needed_fields(loaded), origin, loaded, split.source)
     if not items:
-        raise loaded.error(("splits", split_name), f"split is empty: {origin} has no rows")
+        raise loaded.error(("splits", split_name), f"split is empty: {origin} has no rows"
+                           + (" that match `where`" if split.where and rows else ""))
+    for protocol in spec.protocols.values():
+        kind = PROTOCOLS[protocol.kind]
+        kind.validate_items(items, kind.Options.model_validate(protocol.options), origin)
     found = fingerprint(items)
-    if check and split.fingerprint != found:
+    if check and split.fingerprint is not None and split.fingerprint != found:
         raise loaded.error(("splits", split_name, "fingerprint"),
                            f"data does not match the spec: spec says {split.fingerprint}, {origin} gives {found}")
     selection = spec.subset.splits[split_name]

@@ -14,6 +14,7 @@ import numpy as np
 from scipy import stats
 
 from specrun.errors import SpecrunError
+from specrun.protocols import RANK_CUTOFFS
 
 
 class MetricError(SpecrunError):
@@ -23,8 +24,10 @@ class MetricError(SpecrunError):
 @dataclass(frozen=True)
 class Metric:
     inputs: tuple[str, ...]
-    statistic: Callable[..., np.ndarray]  # statistic(*inputs, axis=-1): reduces the last axis
-    needs_variation: bool = False  # undefined when an input is constant (correlations)
+    statistic: Callable[..., np.ndarray]  # statistic(*inputs, axis=-1) reduces the last axis
+    must_vary: tuple[str, ...] = ()  # inputs whose constancy makes the metric undefined (correlations)
+    vectorized: bool = True  # False: scipy calls the statistic once per resample
+    count: Callable[..., int] | None = None  # units the value is computed on, when not all of them
 
 
 def pearson(prediction: np.ndarray, gold: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -39,9 +42,50 @@ def spearman(prediction: np.ndarray, gold: np.ndarray, axis: int = -1) -> np.nda
     return stats.pearsonr(ranked_pred, ranked_gold, axis=axis).statistic
 
 
+def mean(values: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.mean(values, axis=axis)
+
+
+def _valid_rows(pa: np.ndarray, pb: np.ndarray, ga: np.ndarray, gb: np.ndarray, va: np.ndarray,
+                vb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    keep = np.concatenate([va, vb]) > 0
+    return np.concatenate([pa, pb])[keep], np.concatenate([ga, gb])[keep]
+
+
+def conditional_spearman(pa: np.ndarray, pb: np.ndarray, ga: np.ndarray, gb: np.ndarray, va: np.ndarray,
+                         vb: np.ndarray, axis: int = -1) -> float:
+    """Spearman over every valid row (both conditions of each sentence pair)."""
+    prediction, gold = _valid_rows(pa, pb, ga, gb, va, vb)
+    return stats.spearmanr(prediction, gold).statistic
+
+
+def _decided(ga: np.ndarray, gb: np.ndarray, va: np.ndarray, vb: np.ndarray) -> np.ndarray:
+    return (va > 0) & (vb > 0) & (ga != gb)
+
+
+def pairwise_accuracy(pa: np.ndarray, pb: np.ndarray, ga: np.ndarray, gb: np.ndarray, va: np.ndarray,
+                      vb: np.ndarray, axis: int = -1) -> float:
+    """Share of sentence pairs whose two conditions are ordered like the gold: (sim_a - sim_b)(y_a - y_b) > 0.
+    Pairs with equal gold or an invalid row are not counted."""
+    decided = _decided(ga, gb, va, vb)
+    if not decided.any():
+        return np.nan
+    return float(np.mean(((pa - pb) * (ga - gb))[decided] > 0))
+
+
+CONDITIONAL = ("prediction_a", "prediction_b", "gold_a", "gold_b", "valid_a", "valid_b")
+
 METRICS: dict[str, Metric] = {
-    "pearson": Metric(inputs=("prediction", "gold"), statistic=pearson, needs_variation=True),
-    "spearman": Metric(inputs=("prediction", "gold"), statistic=spearman, needs_variation=True),
+    "pearson": Metric(("prediction", "gold"), pearson, must_vary=("prediction", "gold")),
+    "spearman": Metric(("prediction", "gold"), spearman, must_vary=("prediction", "gold")),
+    "map": Metric(("ap",), mean),
+    "mrr": Metric(("rr",), mean),
+    **{f"{kind}_at_{k}": Metric((f"{kind}_at_{k}",), mean) for kind in ("precision", "recall") for k in RANK_CUTOFFS},
+    "ndcg_at_10": Metric(("ndcg_at_10",), mean),
+    "conditional_spearman": Metric(CONDITIONAL, conditional_spearman, vectorized=False,
+                                   count=lambda pa, pb, ga, gb, va, vb: int(np.sum(va > 0) + np.sum(vb > 0))),
+    "pairwise_accuracy": Metric(CONDITIONAL, pairwise_accuracy, vectorized=False,
+                                count=lambda pa, pb, ga, gb, va, vb: int(np.sum(_decided(ga, gb, va, vb)))),
 }
 
 
@@ -58,21 +102,24 @@ def estimate(name: str, arrays: dict[str, np.ndarray], *, resamples: int, confid
     """The metric on all units plus its percentile bootstrap interval; the same seed gives the same interval."""
     metric = METRICS[name]
     data = tuple(np.asarray(arrays[key], dtype=np.float64) for key in metric.inputs)
-    n = len(data[0])
+    n_units = len(data[0])
     for key, values in zip(metric.inputs, data, strict=True):
         if not np.all(np.isfinite(values)):
             raise MetricError(f"{name}: {key} has {int(np.sum(~np.isfinite(values)))} non-finite value(s)")
-        if metric.needs_variation and np.ptp(values) == 0:
-            raise MetricError(f"{name}: {key} is constant over all {n} units ({values[0]!r}); "
+        if key in metric.must_vary and np.ptp(values) == 0:
+            raise MetricError(f"{name}: {key} is constant over all {n_units} units ({values[0]!r}); "
                               "the correlation is undefined")
-    if n < 3:
-        raise MetricError(f"{name}: {n} unit(s); at least 3 are needed for an interval")
-    value = float(metric.statistic(*data, axis=-1))
+    if n_units < 3:
+        raise MetricError(f"{name}: {n_units} unit(s); at least 3 are needed for an interval")
+    n = metric.count(*data) if metric.count else n_units
     with warnings.catch_warnings():
-        # a resample that happens to be constant gives NaN; counted and reported below, never averaged away
+        # a constant input gives NaN: reported below as undefined, never averaged away
         warnings.simplefilter("ignore")
+        value = float(metric.statistic(*data, axis=-1))
+        if not np.isfinite(value):
+            raise MetricError(f"{name}: undefined on these {n} unit(s) (constant input or nothing to count)")
         result = stats.bootstrap(data, metric.statistic, n_resamples=resamples, confidence_level=confidence,
-                                 method="percentile", paired=True, vectorized=True,
+                                 method="percentile", paired=True, vectorized=metric.vectorized,
                                  rng=np.random.default_rng(seed))
     degenerate = int(np.sum(~np.isfinite(result.bootstrap_distribution)))
     if degenerate:

@@ -1,19 +1,25 @@
 """Protocol stage: which texts a kind of evaluation needs, and how embeddings become per-unit predictions.
 
-A protocol never knows which benchmark it serves. A new protocol is one class plus one line in PROTOCOLS.
+A protocol never knows which benchmark it serves. A new protocol is one class plus one line in PROTOCOLS:
+`item_fields` (field -> kind, checked by the data stage), `outputs` (the per-unit arrays its metrics read),
+`Options` (a pydantic model for `protocols.<name>.options`), `texts()` and `run()`.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from specrun.errors import SpecrunError
+from specrun.errors import DataError, SpecrunError
 
 Embed = Callable[[Sequence[str]], np.ndarray]  # texts -> (len(texts), dim) matrix
+
+RANK_CUTOFFS = (1, 3, 5, 10, 20, 100)
 
 
 @dataclass(frozen=True)
@@ -24,11 +30,15 @@ class Item:
 
 @dataclass(frozen=True)
 class Outputs:
-    """Per-unit arrays in item order, aligned: what metrics consume and the bootstrap resamples."""
+    """Per-unit arrays in unit order, aligned: what metrics consume and the bootstrap resamples."""
 
     unit: str
     ids: list[str]
     arrays: dict[str, np.ndarray]
+
+
+class NoOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -48,13 +58,17 @@ class StsProtocol:
     item_fields: ClassVar[dict[str, str]] = {"text1": "text", "text2": "text", "gold": "number"}
     outputs: ClassVar[tuple[str, ...]] = ("prediction", "gold")
     unit: ClassVar[str] = "pairs"
+    Options = NoOptions
 
-    def texts(self, items: Sequence[Item]) -> Iterator[str]:
+    def validate_items(self, items: Sequence[Item], options: BaseModel, origin: str) -> None:
+        return None
+
+    def texts(self, items: Sequence[Item], options: BaseModel) -> Iterator[str]:
         for item in items:
             yield item.fields["text1"]
             yield item.fields["text2"]
 
-    def run(self, items: Sequence[Item], embed: Embed) -> Outputs:
+    def run(self, items: Sequence[Item], embed: Embed, options: BaseModel) -> Outputs:
         left = embed([item.fields["text1"] for item in items])
         right = embed([item.fields["text2"] for item in items])
         prediction = cosine_rows(left, right)
@@ -63,6 +77,142 @@ class StsProtocol:
                        arrays={"prediction": prediction, "gold": gold})
 
 
+def rank_measures(relevance_in_rank_order: np.ndarray, n_relevant: int) -> dict[str, float]:
+    """AP, RR, P@k, R@k and nDCG@10 of one ranked list of binary relevance.
+
+    AP divides by the number of relevant items; P@k divides by min(k, list length) even when fewer are relevant
+    (trec_eval's P_k divides by k; the two differ only for lists shorter than k)."""
+    rel = np.asarray(relevance_in_rank_order, dtype=np.float64)
+    ranks = np.arange(1, len(rel) + 1)
+    hits = np.cumsum(rel)
+    found = np.flatnonzero(rel)
+    out = {
+        "ap": float(np.sum(hits[found] / ranks[found]) / n_relevant),
+        "rr": float(1.0 / (found[0] + 1)) if len(found) else 0.0,
+    }
+    for k in RANK_CUTOFFS:
+        cut = min(k, len(rel))
+        out[f"precision_at_{k}"] = float(hits[cut - 1] / cut)
+        out[f"recall_at_{k}"] = float(hits[cut - 1] / n_relevant)
+    discounts = 1.0 / np.log2(np.arange(2, 12))
+    dcg = float(np.sum(rel[:10] * discounts[: min(10, len(rel))]))
+    ideal = float(np.sum(discounts[: min(10, n_relevant)]))
+    out["ndcg_at_10"] = dcg / ideal
+    return out
+
+
+class RetrievalProtocol:
+    """Per query, rank its candidates by cosine, highest first; ties keep the candidates' order in the data
+    (a stable sort), so a run is reproducible on any machine. Measures are per query; metrics average them."""
+
+    item_fields: ClassVar[dict[str, str]] = {"query": "text", "candidates": "texts", "relevance": "labels"}
+    outputs: ClassVar[tuple[str, ...]] = ("ap", "rr", *(f"{m}_at_{k}" for m in ("precision", "recall")
+                                                         for k in RANK_CUTOFFS), "ndcg_at_10")
+    unit: ClassVar[str] = "queries"
+    Options = NoOptions
+
+    def validate_items(self, items: Sequence[Item], options: BaseModel, origin: str) -> None:
+        for item in items:
+            if len(item.fields["candidates"]) != len(item.fields["relevance"]):
+                raise DataError(f"query {item.id}: {len(item.fields['candidates'])} candidates but "
+                                f"{len(item.fields['relevance'])} labels", file=origin)
+            if not any(item.fields["relevance"]):
+                raise DataError(f"query {item.id}: no relevant candidate; AP is undefined", file=origin)
+
+    def texts(self, items: Sequence[Item], options: BaseModel) -> Iterator[str]:
+        for item in items:
+            yield item.fields["query"]
+            yield from item.fields["candidates"]
+
+    def run(self, items: Sequence[Item], embed: Embed, options: BaseModel) -> Outputs:
+        measures: dict[str, list[float]] = {name: [] for name in self.outputs}
+        for item in items:
+            candidates = item.fields["candidates"]
+            query = embed([item.fields["query"]])
+            matrix = embed(candidates)
+            scores = cosine_rows(np.repeat(query, len(candidates), axis=0), matrix)
+            if np.ptp(scores) == 0:
+                raise SpecrunError(f"query {item.id}: every candidate has the same score; the ranking is arbitrary")
+            order = np.argsort(-scores, kind="stable")
+            relevance = np.asarray(item.fields["relevance"])[order]
+            for name, value in rank_measures(relevance, int(np.sum(relevance))).items():
+                measures[name].append(value)
+        return Outputs(unit=self.unit, ids=[item.id for item in items],
+                       arrays={name: np.array(values) for name, values in measures.items()})
+
+
+_PLACEHOLDER = re.compile(r"\{(sentence|condition)\}")
+
+
+class ConditionalOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    template: str = Field(description="Text embedded for a sentence under a condition; {sentence}, {condition}.")
+    condition_template: str = Field("{condition}", description="Text embedded for the condition alone.")
+    subtract_condition: bool = Field(description="Subtract the condition's embedding from the conditional one.")
+    invalid_gold: float | None = Field(None, description="Rows with this gold (e.g. -1) are excluded.")
+
+    @field_validator("template")
+    @classmethod
+    def _has_sentence(cls, value: str) -> str:
+        if "{sentence}" not in value:
+            raise ValueError("template must contain {sentence}")
+        return value
+
+
+def fill(template: str, sentence: str, condition: str) -> str:
+    """Substitute {sentence} and {condition} once each; braces inside the texts are left alone."""
+    values = {"sentence": sentence, "condition": condition}
+    return _PLACEHOLDER.sub(lambda match: values[match.group(1)], template)
+
+
+class ConditionalStsProtocol:
+    """Conditional STS: rows come in adjacent pairs (same two sentences, two conditions). Each sentence is
+    embedded under its condition (a template), optionally minus the condition's own embedding; the
+    prediction is the cosine of the two. The unit is the sentence pair with its two conditions."""
+
+    item_fields: ClassVar[dict[str, str]] = {"text1": "text", "text2": "text", "condition": "text",
+                                             "gold": "number"}
+    outputs: ClassVar[tuple[str, ...]] = ("prediction_a", "prediction_b", "gold_a", "gold_b", "valid_a", "valid_b")
+    unit: ClassVar[str] = "sentence pairs"
+    Options = ConditionalOptions
+
+    def validate_items(self, items: Sequence[Item], options: BaseModel, origin: str) -> None:
+        if len(items) % 2:
+            raise DataError(f"{len(items)} rows; conditional rows come in adjacent pairs", file=origin)
+        for first, second in zip(items[::2], items[1::2], strict=True):
+            for key in ("text1", "text2"):
+                if first.fields[key] != second.fields[key]:
+                    raise DataError(f"items {first.id} and {second.id} form a pair but differ in {key}", file=origin)
+
+    def _conditioned(self, item: Item, key: str, options: ConditionalOptions) -> str:
+        return fill(options.template, item.fields[key], item.fields["condition"])
+
+    def texts(self, items: Sequence[Item], options: BaseModel) -> Iterator[str]:
+        assert isinstance(options, ConditionalOptions)
+        for item in items:
+            yield self._conditioned(item, "text1", options)
+            yield self._conditioned(item, "text2", options)
+            if options.subtract_condition:
+                yield fill(options.condition_template, "", item.fields["condition"])
+
+    def run(self, items: Sequence[Item], embed: Embed, options: BaseModel) -> Outputs:
+        assert isinstance(options, ConditionalOptions)
+        left = embed([self._conditioned(item, "text1", options) for item in items]).astype(np.float64)
+        right = embed([self._conditioned(item, "text2", options) for item in items]).astype(np.float64)
+        if options.subtract_condition:
+            condition = embed([fill(options.condition_template, "", item.fields["condition"]) for item in items])
+            left, right = left - condition, right - condition
+        prediction = cosine_rows(left, right)
+        gold = np.array([item.fields["gold"] for item in items], dtype=np.float64)
+        valid = np.ones_like(gold) if options.invalid_gold is None else (gold != options.invalid_gold) * 1.0
+        return Outputs(unit=self.unit, ids=[item.id for item in items[::2]], arrays={
+            "prediction_a": prediction[::2], "prediction_b": prediction[1::2],
+            "gold_a": gold[::2], "gold_b": gold[1::2], "valid_a": valid[::2], "valid_b": valid[1::2]})
+
+
 PROTOCOLS: dict[str, Any] = {
     "sts": StsProtocol(),
+    "retrieval": RetrievalProtocol(),
+    "conditional_sts": ConditionalStsProtocol(),
 }

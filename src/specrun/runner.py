@@ -84,7 +84,8 @@ def prepare(loaded: LoadedSpec, data_dir: Path | None) -> Prepared:
     prepared = Prepared(loaded=loaded, splits=splits)
     for split in splits.values():
         for protocol in spec.protocols.values():
-            prepared.texts.extend(PROTOCOLS[protocol.kind].texts(split.items))
+            kind = PROTOCOLS[protocol.kind]
+            prepared.texts.extend(kind.texts(split.items, kind.Options.model_validate(protocol.options)))
     return prepared
 
 
@@ -138,7 +139,7 @@ def _score(item: Prepared, embed: Embed, model_info: ModelProvenance, already_en
         scores[split_name] = {}
         for protocol_name, protocol_spec in spec.protocols.items():
             protocol = PROTOCOLS[protocol_spec.kind]
-            outputs = protocol.run(split.items, embed)
+            outputs = protocol.run(split.items, embed, protocol.Options.model_validate(protocol_spec.options))
             units[protocol_name] = outputs.unit
             for metric_name, metric in spec.metrics.items():
                 if metric.protocol != protocol_name:

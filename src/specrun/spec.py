@@ -11,7 +11,8 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Annotated, Any, Literal
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -56,10 +57,17 @@ class Licence(Strict):
         return self
 
 
-class Mirror(Strict):
-    """Where the same data lies in a local mirror: <data-dir>/<source name>/<file>, one file per source split."""
+class Layout(Strict):
+    """How a source's files are read: the format, and its options."""
 
-    format: Literal["tsv", "csv", "jsonl"]
+    format: Literal["tsv", "csv", "jsonl", "xls", "query_folders", "beir"]
+    quoting: Literal["minimal", "none"] = Field("minimal", description="tsv/csv: 'none' reads quotes as text.")
+    names: list[Text] | None = Field(None, description="Column names of a file without a header row.")
+
+
+class Mirror(Layout):
+    """Where the data lies in a local mirror: <data-dir>/<source name>/<file>, one file per source split."""
+
     files: dict[Name, Text] = Field(min_length=1, description="Source split -> path inside the source's folder.")
 
 
@@ -71,7 +79,24 @@ class ItemIds(Strict):
     width: int = Field(0, ge=0, le=12)
 
 
+@dataclass(frozen=True)
+class FileRef:
+    """One source split's file: where it lies in the mirror and, for git sources, where upstream and its hash."""
+
+    mirror: str
+    repo_path: str | None = None
+    sha256: str | None = None
+    member: str | None = None
+    contents: dict[str, str] | None = None
+
+    @property
+    def pinned(self) -> bool:
+        return self.sha256 is not None or bool(self.contents)
+
+
 class HubDataset(Strict):
+    """A Hugging Face hub dataset at a commit; offline, the same data from the mirror files."""
+
     type: Literal["hf_dataset"]
     path: Annotated[str, Field(pattern=HUB_ID_PATTERN)]
     revision: Revision
@@ -80,15 +105,73 @@ class HubDataset(Strict):
     columns: dict[Name, Text] = Field(min_length=1, description="Item field -> column of the data.")
     ids: ItemIds = ItemIds()
 
+    @property
+    def layout(self) -> Layout:
+        return self.mirror
 
-Source = HubDataset
+    @property
+    def split_names(self) -> list[str]:
+        return list(self.mirror.files)
+
+    def file_for(self, split: str) -> FileRef:
+        return FileRef(mirror=self.mirror.files[split])
+
+    def mirror_key(self, split: str) -> tuple[str, ...]:
+        return ("mirror", "files", split)
+
+
+Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+
+
+class GitFile(Strict):
+    path: Text = Field(description="Path in the repository (a file, or a folder for folder formats).")
+    sha256: Sha256 | None = Field(None, description="sha256 of the file (of the archive when `member` is set).")
+    member: Text | None = Field(None, description="A file inside a zip archive.")
+    contents: dict[Text, Sha256] | None = Field(None, description="Folder formats: file inside -> sha256.")
+    mirror: Text | None = Field(None, description="Path inside <data-dir>/<source>/ (default: the file's name).")
+
+
+class GitSource(Layout):
+    """Files in a git repository at a full commit, each with its sha256; offline, the same files from the mirror."""
+
+    type: Literal["git_file"]
+    path: Annotated[str, Field(pattern=HUB_ID_PATTERN, description="Repository owner/name.")]
+    revision: Revision
+    licence: Text
+    fetch: bool = Field(True, description="False: never downloaded (e.g. withdrawn data); only a user's mirror.")
+    files: dict[Name, GitFile] = Field(min_length=1, description="Source split -> file.")
+    columns: dict[Name, Text] = Field(min_length=1, description="Item field -> column of the data.")
+    ids: ItemIds = ItemIds()
+
+    @property
+    def layout(self) -> Layout:
+        return self
+
+    @property
+    def split_names(self) -> list[str]:
+        return list(self.files)
+
+    def file_for(self, split: str) -> FileRef:
+        entry = self.files[split]
+        mirror = entry.mirror or PurePosixPath(entry.path).name
+        return FileRef(mirror=mirror, repo_path=entry.path, sha256=entry.sha256, member=entry.member,
+                       contents=entry.contents)
+
+    def mirror_key(self, split: str) -> tuple[str, ...]:
+        return ("files", split, "mirror") if self.files[split].mirror else ("files", split, "path")
+
+
+Source = Annotated[HubDataset | GitSource, Field(discriminator="type")]
 
 
 class Split(Strict):
     source: Name
     source_split: Name
+    where: dict[Text, str | int | float] | None = Field(None, description="Keep rows whose column equals the value.")
     evaluate: bool = Field(True, description="Scored and reported; false for a split no protocol reads here.")
-    fingerprint: Fingerprint | None = Field(None, description="Required for evaluated splits.")
+    fingerprint: Fingerprint | None = Field(
+        None, description="sha256 of the mapped items; required for an evaluated split unless its file is pinned "
+                          "by sha256.")
 
 
 class Subset(Strict):
@@ -102,6 +185,7 @@ class ProtocolSpec(Strict):
     capability: Text
     similarity: Literal["cosine"] = "cosine"
     description: Text
+    options: dict[Name, Any] = Field(default_factory=dict, description="Options of this protocol kind.")
 
 
 class MetricSpec(Strict):
@@ -193,11 +277,12 @@ def load_spec(path: Path | str, *, require_fingerprints: bool = True) -> LoadedS
 def _first_error(exc: ValidationError, located: LocatedYaml) -> SpecError:
     errors = exc.errors(include_url=False)
     err = errors[0]
-    loc: KeyPath = tuple(part for part in err["loc"] if not (isinstance(part, str) and "[" in part))
+    raw_loc = tuple(err["loc"])
+    loc = _yaml_path(raw_loc, located.data)
     kind = err["type"]
     given = err.get("input")
     if kind == "extra_forbidden":
-        message = f"unknown key; expected one of: {', '.join(_allowed_keys(loc[:-1]))}"
+        message = f"unknown key; expected one of: {', '.join(_allowed_keys(raw_loc[:-1]))}"
     elif kind == "missing":
         message = "required key is missing"
     elif kind == "string_pattern_mismatch":
@@ -205,6 +290,8 @@ def _first_error(exc: ValidationError, located: LocatedYaml) -> SpecError:
         message = f"expected {_PATTERN_MEANING.get(pattern, 'text matching ' + pattern)}, got {given!r}"
     elif kind in ("literal_error", "enum"):
         message = f"expected {err.get('ctx', {}).get('expected', 'one of the allowed values')}, got {given!r}"
+    elif kind == "union_tag_invalid":
+        message = f"expected type {err.get('ctx', {}).get('expected_tags', '')}, got {err.get('ctx', {}).get('tag')!r}"
     else:
         message = err["msg"].removeprefix("Value error, ")
         if not isinstance(given, (dict, list)) and given is not None:
@@ -213,45 +300,82 @@ def _first_error(exc: ValidationError, located: LocatedYaml) -> SpecError:
     return located.error(loc, message + more)
 
 
-def _allowed_keys(loc: KeyPath) -> list[str]:
+def _yaml_path(loc: tuple[Any, ...], data: Any) -> KeyPath:
+    """pydantic's error location as a path in the YAML: union tags (e.g. 'hf_dataset') are not keys there."""
+    path: list[str | int] = []
+    current = data
+    for position, part in enumerate(loc):
+        in_dict = isinstance(current, dict) and part in current
+        in_list = isinstance(current, list) and isinstance(part, int) and part < len(current)
+        if in_dict or in_list:
+            path.append(part)
+            current = current[part]
+        elif position == len(loc) - 1 and isinstance(part, (str, int)):
+            path.append(part)  # a missing key: named, though it has no line of its own
+    return tuple(path)
+
+
+def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
     """The keys the model accepts at `loc`, for an 'unknown key' message."""
-    model: Any = Spec
+    annotation: Any = Spec
     for part in loc:
-        if isinstance(part, int) or model is None:
+        annotation = _unwrap(annotation)
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            if part not in annotation.model_fields:
+                return []
+            annotation = annotation.model_fields[part].annotation
+        elif get_origin(annotation) is dict:
+            annotation = get_args(annotation)[1]
+        elif get_origin(annotation) in (Union, UnionType):
+            members = [m for m in get_args(annotation) if isinstance(m, type) and issubclass(m, BaseModel)]
+            tagged = [m for m in members
+                      if "type" in m.model_fields and part in get_args(m.model_fields["type"].annotation)]
+            if not tagged:
+                return []
+            annotation = tagged[0]
+    annotation = _unwrap(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return list(annotation.model_fields)
+    return []
+
+
+def _unwrap(annotation: Any) -> Any:
+    """Annotated[X, ...] -> X; X | None -> X (a union of models is kept)."""
+    while True:
+        if get_origin(annotation) is Annotated:
+            annotation = get_args(annotation)[0]
             continue
-        field = model.model_fields.get(part) if hasattr(model, "model_fields") else None
-        if field is None:
-            continue  # a dict key (a user-chosen name): its value has the dict's value type
-        annotation = field.annotation
-        args = getattr(annotation, "__args__", ())
-        inner = args[-1] if args else annotation
-        model = inner if isinstance(inner, type) and issubclass(inner, BaseModel) else None
-        if model is None and getattr(annotation, "__origin__", None) is None:
-            model = annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
-    if model is None or not hasattr(model, "model_fields"):
-        return []
-    return list(model.model_fields)
+        if get_origin(annotation) in (Union, UnionType):
+            members = [m for m in get_args(annotation) if m is not type(None)]
+            if len(members) == 1:
+                annotation = members[0]
+                continue
+        return annotation
 
 
 def _check_references(spec: Spec, located: LocatedYaml, require_fingerprints: bool) -> None:
     """Checks across keys that pydantic's per-field validation cannot see; each names its own line."""
     for source_name, source in spec.sources.items():
-        for split_name, file in source.mirror.files.items():
-            if file.startswith(("/", "\\")) or ".." in PurePosixPath(file).parts or ":" in file or "\\" in file:
-                raise located.error(("sources", source_name, "mirror", "files", split_name),
-                                    f"{file!r} must be a relative path inside the source's mirror folder")
+        for split_name in source.split_names:
+            ref = source.file_for(split_name)
+            for text in (ref.mirror, ref.repo_path, *(ref.contents or {})):
+                if text is not None and not _relative_inside(text):
+                    raise located.error(("sources", source_name, *source.mirror_key(split_name)),
+                                        f"{text!r} must be a relative path inside the source's folder")
     for name, split in spec.splits.items():
         if split.source not in spec.sources:
             raise located.error(("splits", name, "source"),
                                 f"unknown source {split.source!r}; expected one of: {', '.join(spec.sources)}")
         source = spec.sources[split.source]
-        if split.source_split not in source.mirror.files:
+        if split.source_split not in source.split_names:
             raise located.error(("splits", name, "source_split"),
-                                f"source {split.source!r} mirrors no split {split.source_split!r}; "
-                                f"its mirror.files has: {', '.join(source.mirror.files)}")
-        if require_fingerprints and split.evaluate and split.fingerprint is None:
+                                f"source {split.source!r} has no split {split.source_split!r}; "
+                                f"it has: {', '.join(source.split_names)}")
+        pinned = source.file_for(split.source_split).pinned
+        if require_fingerprints and split.evaluate and split.fingerprint is None and not pinned:
             raise located.error(("splits", name),
-                                "an evaluated split needs a fingerprint (run `specrun fingerprint SPEC`)")
+                                "an evaluated split needs a fingerprint (run `specrun fingerprint SPEC`) "
+                                "or a file pinned by sha256")
     for name in spec.subset.splits:
         if name not in spec.splits:
             raise located.error(("subset", "splits", name),
@@ -263,7 +387,14 @@ def _check_references(spec: Spec, located: LocatedYaml, require_fingerprints: bo
         if protocol.kind not in PROTOCOLS:
             raise located.error(("protocols", name, "kind"),
                                 f"unknown protocol kind {protocol.kind!r}; expected one of: {', '.join(PROTOCOLS)}")
-        needed = PROTOCOLS[protocol.kind].item_fields
+        kind = PROTOCOLS[protocol.kind]
+        try:
+            kind.Options.model_validate(protocol.options)
+        except ValidationError as exc:
+            err = exc.errors(include_url=False)[0]
+            message = "unknown option" if err["type"] == "extra_forbidden" else err["msg"]
+            raise located.error(("protocols", name, "options", *err["loc"]), message) from None
+        needed = kind.item_fields
         for split_name in spec.evaluated_splits:
             source_name = spec.splits[split_name].source
             missing = [field for field in needed if field not in spec.sources[source_name].columns]
@@ -295,6 +426,10 @@ def _check_references(spec: Spec, located: LocatedYaml, require_fingerprints: bo
         if field not in known:
             raise located.error(("card", "examples", "columns", field),
                                 f"unknown item field; expected one of: {', '.join(sorted(known))}")
+
+
+def _relative_inside(text: str) -> bool:
+    return not (text.startswith(("/", "\\")) or ".." in PurePosixPath(text).parts or ":" in text or "\\" in text)
 
 
 def json_schema() -> dict[str, Any]:
