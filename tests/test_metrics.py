@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from specrun.metrics import MetricError, estimate, pearson, spearman
+from specrun.metrics import METRICS, MetricError, estimate, unit_counts, value
 from specrun.protocols import cosine_rows
 
 
@@ -16,9 +16,10 @@ def test_hand_worked_example() -> None:
     # ranks of gold [1, 3, 2, 4]: d = [0, 1, -1, 0], sum d^2 = 2, rho = 1 - 6*2/(4*15) = 0.8
     prediction = np.array([0.1, 0.2, 0.3, 0.4])
     gold = np.array([1.0, 3.0, 2.0, 4.0])
-    assert spearman(prediction, gold) == pytest.approx(0.8, abs=1e-12)
+    arrays = {"prediction": prediction, "gold": gold}
+    assert value("spearman", arrays) == pytest.approx(0.8, abs=1e-12)
     # centred: x = [-1.5, -.5, .5, 1.5]/10, y = [-1.5, .5, -.5, 1.5]; r = (2.25-.25-.25+2.25)/5 = 0.8
-    assert pearson(prediction, gold) == pytest.approx(0.8, abs=1e-12)
+    assert value("pearson", arrays) == pytest.approx(0.8, abs=1e-12)
 
 
 @settings(max_examples=60, deadline=None)
@@ -28,17 +29,31 @@ def test_equal_to_scipy_with_ties(pairs: list[tuple[int, float]]) -> None:
     prediction = np.round(np.array([p[1] for p in pairs]), 1)  # rounding makes ties
     if np.ptp(gold) == 0 or np.ptp(prediction) == 0:
         return
-    assert spearman(prediction, gold) == pytest.approx(stats.spearmanr(prediction, gold).statistic, abs=1e-9)
-    assert pearson(prediction, gold) == pytest.approx(np.corrcoef(prediction, gold)[0, 1], abs=1e-9)
+    arrays = {"prediction": prediction, "gold": gold}
+    assert value("spearman", arrays) == pytest.approx(stats.spearmanr(prediction, gold).statistic, abs=1e-9)
+    assert value("pearson", arrays) == pytest.approx(stats.pearsonr(prediction, gold).statistic, abs=1e-9)
 
 
-def test_vectorised_over_resamples_equals_one_by_one() -> None:
+@pytest.mark.parametrize("name, reference", [
+    ("spearman", lambda p, g: stats.spearmanr(p, g).statistic),
+    ("pearson", lambda p, g: stats.pearsonr(p, g).statistic),
+])
+def test_count_weighted_form_equals_scipy_on_each_resample(name: str, reference) -> None:
+    """What the bootstrap computes from unit counts equals scipy on the materialised resample, ties included."""
     rng = np.random.default_rng(0)
-    prediction, gold = rng.normal(size=(50, 30)), rng.integers(0, 5, size=(50, 30)).astype(float)
-    batch = spearman(prediction, gold, axis=-1)
-    assert batch.shape == (50,)
-    for row in range(50):
-        assert batch[row] == pytest.approx(stats.spearmanr(prediction[row], gold[row]).statistic, abs=1e-12)
+    prediction = np.round(rng.normal(size=60), 1)
+    gold = rng.integers(0, 5, size=60).astype(float)
+    index = rng.integers(0, 60, size=(40, 60))
+    batch = METRICS[name].statistic(prediction, gold, weights=unit_counts(index, 60))
+    assert batch.shape == (40,)
+    for row in range(40):
+        assert batch[row] == pytest.approx(reference(prediction[index[row]], gold[index[row]]), abs=1e-12)
+
+
+def test_mean_metrics_weighted_by_counts() -> None:
+    values = np.array([0.0, 0.5, 1.0])
+    index = np.array([[0, 0, 2], [1, 1, 1]])
+    np.testing.assert_allclose(METRICS["map"].statistic(values, weights=unit_counts(index, 3)), [1 / 3, 0.5])
 
 
 def test_bootstrap_interval_is_seeded_and_agrees_with_a_plain_loop() -> None:
@@ -86,6 +101,7 @@ def test_cosine_rows_against_a_direct_formula() -> None:
     a, b = rng.normal(size=(20, 8)), rng.normal(size=(20, 8))
     expected = [float(x @ y / np.sqrt((x @ x) * (y @ y))) for x, y in zip(a, b, strict=True)]
     np.testing.assert_allclose(cosine_rows(a, b), expected, rtol=0, atol=1e-12)
+    assert cosine_rows(a[:1], a[:1])[0] == 1.0  # identical vectors: exactly 1, so identical pairs tie
 
 
 def test_bootstrap_speed_shape_for_10k_pairs() -> None:
@@ -95,3 +111,12 @@ def test_bootstrap_speed_shape_for_10k_pairs() -> None:
     result = estimate("spearman", {"prediction": gold + rng.normal(0, 1, 10_000), "gold": gold}, resamples=1000,
                       confidence=0.95, seed=0)
     assert result.ci_low < result.value < result.ci_high and result.n == 10_000
+
+
+def test_batches_depend_only_on_the_set_of_texts() -> None:
+    from specrun.encoders import batches_by_length
+
+    texts = ["bb", "a", "cc", "ddd", "e"]
+    shuffled = ["e", "ddd", "cc", "a", "bb"]
+    as_sets = [[{t[i] for i in batch} for batch in batches_by_length(t, 2)] for t in (texts, shuffled)]
+    assert as_sets[0] == as_sets[1] == [{"ddd", "bb"}, {"cc", "a"}, {"e"}]

@@ -16,7 +16,7 @@ from rich.table import Table
 from specrun import __version__
 from specrun.errors import SpecrunError
 
-COMMANDS = ("run", "validate", "card", "fingerprint")
+COMMANDS = ("run", "validate", "card", "fingerprint", "list")
 
 
 def _add_data_dir(parser: argparse.ArgumentParser) -> None:
@@ -50,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--batch-size", type=_positive_int, default=32, metavar="N", help="texts per batch (default: 32)")
     run.add_argument("--max-length", type=_positive_int, metavar="N",
                      help="truncate texts to N tokens (default: the model's own limit)")
+    run.add_argument("--prompt", metavar="TEXT", help="text put before every input, e.g. 'query: ' (recorded)")
+    run.add_argument("--prompt-name", metavar="NAME",
+                     help="a prompt the sentence-transformers model defines, by name (recorded with its text)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress or table; print result paths only")
 
     validate = sub.add_parser("validate", help="check spec files against the schema and their own references")
@@ -60,6 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     card.add_argument("--results", metavar="FILE", help="results.json of a run on this spec")
     card.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     _add_data_dir(card)
+
+    listing = sub.add_parser("list", help="show the specs in a folder: protocols, splits, metrics, licence")
+    listing.add_argument("folder", nargs="?", default="specs", metavar="DIR", help="(default: specs)")
 
     fingerprint = sub.add_parser("fingerprint", help="print the content fingerprint of each evaluated split")
     fingerprint.add_argument("spec", metavar="SPEC")
@@ -102,7 +108,8 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
     options = RunOptions(model=args.model, model_revision=args.model_revision, adapter=args.adapter,
                          data_dir=args.data_dir, output=args.output, device=args.device,
-                         batch_size=args.batch_size, max_length=args.max_length)
+                         batch_size=args.batch_size, max_length=args.max_length, prompt=args.prompt,
+                         prompt_name=args.prompt_name)
     outputs = run(args.specs, options, console)
     table = Table(title="specrun results")
     for column in ("spec", "split", "metric", "value", "CI", "n"):
@@ -162,4 +169,23 @@ def cmd_fingerprint(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-COMMAND_FUNCTIONS = {"run": cmd_run, "validate": cmd_validate, "card": cmd_card, "fingerprint": cmd_fingerprint}
+def cmd_list(args: argparse.Namespace, console: Console) -> int:
+    from specrun.spec import load_spec
+
+    paths = sorted(Path(args.folder).glob("*.yaml"))
+    if not paths:
+        raise SpecrunError(f"no *.yaml specs in {args.folder}")
+    table = Table(title=f"specs in {args.folder}")
+    for column in ("id", "protocols", "evaluated splits", "metrics", "licence"):
+        table.add_column(column)
+    for path in paths:
+        spec = load_spec(path).spec
+        table.add_row(spec.id, ", ".join(f"{name} ({p.kind})" for name, p in spec.protocols.items()),
+                      ", ".join(spec.evaluated_splits), ", ".join(spec.metrics),
+                      f"{spec.licence.data}, publication {spec.licence.publication}")
+    Console(width=200).print(table)
+    return 0
+
+
+COMMAND_FUNCTIONS = {"run": cmd_run, "validate": cmd_validate, "card": cmd_card, "fingerprint": cmd_fingerprint,
+                     "list": cmd_list}

@@ -93,14 +93,21 @@ def read_jsonl(path: Path, layout: Layout, split: str) -> Rows:
 
 
 def read_xls(path: Path, layout: Layout, split: str) -> Rows:
+    """Legacy Excel (.xls), first sheet, through xlrd (datasets and pandas both delegate .xls to it anyway)."""
     try:
-        import pandas
-        import xlrd  # noqa: F401 - pandas needs it for legacy .xls and fails late without it
+        import xlrd
     except ImportError:
         raise DataError("reading .xls needs xlrd: pip install 'specrun[xls]'", file=str(path)) from None
-    frame = pandas.read_excel(path, sheet_name=0, header=None if layout.names else 0, names=layout.names,
-                              dtype=object, engine="xlrd")
-    return [{str(key): _cell_text(value) for key, value in row.items()} for row in frame.to_dict("records")]
+    try:
+        sheet = xlrd.open_workbook(str(path), on_demand=True).sheet_by_index(0)
+    except xlrd.XLRDError as exc:
+        raise DataError(f"cannot read as xls: {exc}", file=str(path)) from None
+    table = [[_cell_text(sheet.cell_value(r, c)) for c in range(sheet.ncols)] for r in range(sheet.nrows)]
+    header = list(layout.names) if layout.names else [str(name) for name in (table.pop(0) if table else [])]
+    for number, row in enumerate(table, start=1 if layout.names else 2):
+        if len(row) != len(header):
+            raise DataError(f"sheet row {number} has {len(row)} cells, expected {len(header)}", file=str(path))
+    return [dict(zip(header, row, strict=True)) for row in table]
 
 
 def _cell_text(value: Any) -> Any:

@@ -109,6 +109,8 @@ class EncoderInfo:
     max_length: int
     device: str
     dtype: str
+    prompt: str | None = None  # the text put before every input, whether given directly or by name
+    prompt_name: str | None = None
 
 
 class Adapter(Protocol):
@@ -136,7 +138,8 @@ def _device(requested: str | None) -> str:
 class SentenceTransformersAdapter:
     """The model's own modules: its pooling, normalisation and max length, as its authors configured them."""
 
-    def __init__(self, model: ModelRef, device: str | None, max_length: int | None) -> None:
+    def __init__(self, model: ModelRef, device: str | None, max_length: int | None, prompt: str | None = None,
+                 prompt_name: str | None = None) -> None:
         _quiet_transformers()
         from sentence_transformers import SentenceTransformer
 
@@ -149,23 +152,36 @@ class SentenceTransformersAdapter:
             ",".join(k.removeprefix("pooling_mode_").removesuffix("_tokens")
                      for k, v in pooling.get_config_dict().items() if k.startswith("pooling_mode_") and v is True)
             if pooling is not None else "model-defined")
+        if prompt_name is not None:
+            prompts = getattr(self.model, "prompts", None) or {}
+            if prompt_name not in prompts:
+                raise ModelError(f"--prompt-name {prompt_name}: the model defines "
+                                 f"{', '.join(prompts) if prompts else 'no prompts'}")
+            prompt = prompts[prompt_name]
+        self.prompt = prompt
         self.info = EncoderInfo(adapter="sentence-transformers", pooling=str(mode), normalize="Normalize" in modules,
                                 max_length=int(self.model.max_seq_length), device=str(self.model.device),
-                                dtype=str(next(self.model.parameters()).dtype).removeprefix("torch."))
+                                dtype=str(next(self.model.parameters()).dtype).removeprefix("torch."),
+                                prompt=prompt, prompt_name=prompt_name)
 
     def encode_batch(self, texts: Sequence[str]) -> np.ndarray:
+        # the prompt is given as text (not by name) so both adapters prefix in the same way
         return self.model.encode(list(texts), batch_size=len(texts), convert_to_numpy=True,
-                                 show_progress_bar=False)
+                                 show_progress_bar=False, prompt=self.prompt)
 
 
 class TransformersAdapter:
     """Plain transformers: last hidden layer, mean over non-padding tokens."""
 
-    def __init__(self, model: ModelRef, device: str | None, max_length: int | None) -> None:
+    def __init__(self, model: ModelRef, device: str | None, max_length: int | None, prompt: str | None = None,
+                 prompt_name: str | None = None) -> None:
         _quiet_transformers()
         import torch
         from transformers import AutoModel, AutoTokenizer
 
+        if prompt_name is not None:
+            raise ModelError("--prompt-name needs the sentence-transformers adapter; pass --prompt TEXT instead")
+        self.prompt = prompt or ""
         self.torch = torch
         self.device = _device(device)
         self.tokenizer = AutoTokenizer.from_pretrained(model.path, local_files_only=True)
@@ -173,11 +189,12 @@ class TransformersAdapter:
         limit = getattr(self.model.config, "max_position_embeddings", None) or 512
         self.max_length = int(max_length or min(self.tokenizer.model_max_length, limit))
         self.info = EncoderInfo(adapter="transformers", pooling="mean", normalize=False, max_length=self.max_length,
-                                device=self.device, dtype=str(self.model.dtype).removeprefix("torch."))
+                                device=self.device, dtype=str(self.model.dtype).removeprefix("torch."),
+                                prompt=prompt)
 
     def encode_batch(self, texts: Sequence[str]) -> np.ndarray:
-        batch = self.tokenizer(list(texts), padding=True, truncation=True, max_length=self.max_length,
-                               return_tensors="pt").to(self.device)
+        batch = self.tokenizer([self.prompt + text for text in texts], padding=True, truncation=True,
+                               max_length=self.max_length, return_tensors="pt").to(self.device)
         with self.torch.inference_mode():
             hidden = self.model(**batch).last_hidden_state
         # Mean pooling by hand: transformers has no pooling helper; this is the formula ST's Pooling uses.
@@ -186,7 +203,7 @@ class TransformersAdapter:
         return pooled.float().cpu().numpy()
 
 
-ADAPTERS: dict[str, Callable[[ModelRef, str | None, int | None], Adapter]] = {
+ADAPTERS: dict[str, Callable[..., Adapter]] = {
     "sentence-transformers": SentenceTransformersAdapter,
     "transformers": TransformersAdapter,
 }
@@ -201,19 +218,34 @@ def choose_adapter(model: ModelRef, requested: str) -> str:
     return "transformers"
 
 
-def load_adapter(model: ModelRef, adapter: str, device: str | None, max_length: int | None) -> Adapter:
+JAPANESE_TOKENIZER_PACKAGES = ("fugashi", "unidic", "ipadic", "mecab", "sudachi", "rhoknp", "jumanpp")
+
+
+def load_adapter(model: ModelRef, adapter: str, device: str | None, max_length: int | None,
+                 prompt: str | None = None, prompt_name: str | None = None) -> Adapter:
     name = choose_adapter(model, adapter)
     try:
-        return ADAPTERS[name](model, device, max_length)
+        return ADAPTERS[name](model, device, max_length, prompt, prompt_name)
     except ImportError as exc:
-        raise ModelError(f"adapter {name} needs a package that is missing: {exc}") from None
+        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if any(package in text.lower() for package in JAPANESE_TOKENIZER_PACKAGES):
+            raise ModelError(f"{model.name} needs a Japanese tokenizer ({text}); "
+                             "install it with: pip install 'specrun[ja]'") from None
+        raise ModelError(f"adapter {name} needs a package that is missing: {text}") from None
     except OSError as exc:
         raise ModelError(f"cannot load {model.name} with the {name} adapter: {str(exc).splitlines()[0]}") from None
 
 
+def canonical_order(texts: Sequence[str]) -> list[int]:
+    """Longest first, then by text: batches hold similar lengths (little padding), and which texts share a batch
+    depends only on the set of texts, not on the order specs listed them. A vector moves by about 1e-7 with its
+    batch's shape, which can swap near-tied ranks, so this keeps a run's numbers independent of spec order."""
+    return sorted(range(len(texts)), key=lambda i: (-len(texts[i]), texts[i]))
+
+
 def batches_by_length(texts: Sequence[str], batch_size: int) -> list[list[int]]:
-    """Indices of texts in batches of similar length (longest first), so padding is small."""
-    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    """Indices of texts in canonical order, cut into batches."""
+    order = canonical_order(texts)
     return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
 
 

@@ -55,14 +55,15 @@ def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
     p = results.provenance
     m = p.model
     identity = f"revision {m.revision}" if m.revision else f"weights sha256 {m.weights_sha256}"
+    prompt = f", prompt {m.prompt!r}" + (f" ({m.prompt_name})" if m.prompt_name else "") if m.prompt else ""
     model_line = (f"{m.name} ({m.origin}; {identity}); adapter {m.adapter}, pooling {m.pooling}"
-                  f"{', normalised' if m.normalize else ''}, max length {m.max_length}, {m.device}, {m.dtype}")
+                  f"{', normalised' if m.normalize else ''}, max length {m.max_length}, {m.device}, {m.dtype}{prompt}")
     rows = [[split, metric, f"{s.value:.4f}", f"[{s.ci_low:.4f}, {s.ci_high:.4f}]", str(s.n)]
             for split, scores in results.scores.items() for metric, s in scores.items()]
     u = p.uncertainty
     units = ", ".join(f"{protocol}: {unit}" for protocol, unit in u.unit.items())
     lines = [f"spec {p.spec_path} sha256 {p.spec_sha256}"]
-    lines += [f"data {split}: {d.hub_path} at revision {d.revision} ({d.origin}), licence {d.licence}, "
+    lines += [f"data {split}: {d.path} at revision {d.revision} ({d.origin}), licence {d.licence}, "
               f"fingerprint {d.fingerprint}, {d.n_selected} of {d.n_source} item(s) ({d.selection})"
               for split, d in p.data.items()]
     lines.append(f"seed {u.seed}; {u.interval} {u.method}, {u.resamples} resamples, "

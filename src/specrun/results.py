@@ -46,12 +46,14 @@ class ModelProvenance(Frozen):
     max_length: int
     device: str
     dtype: str
+    prompt: str | None = None
+    prompt_name: str | None = None
 
 
 class SplitProvenance(Frozen):
     source: str
     origin: str
-    hub_path: str
+    path: str
     revision: str
     licence: str
     fingerprint: str

@@ -48,6 +48,8 @@ class RunOptions:
     device: str | None = None
     batch_size: int = 32
     max_length: int | None = None
+    prompt: str | None = None
+    prompt_name: str | None = None
 
 
 @dataclass
@@ -99,7 +101,8 @@ def run(paths: Sequence[str], options: RunOptions, console: Console) -> list[Run
     unique = list(dict.fromkeys(text for p in prepared for text in p.texts))
     clock = time.perf_counter()
     model = resolve_model(options.model, options.model_revision)
-    adapter = load_adapter(model, options.adapter, options.device, options.max_length)
+    adapter = load_adapter(model, options.adapter, options.device, options.max_length, options.prompt,
+                           options.prompt_name)
     timings["model_load"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
@@ -157,7 +160,7 @@ def _score(item: Prepared, embed: Embed, model_info: ModelProvenance, already_en
     already_encoded |= unique
     data = {
         name: SplitProvenance(
-            source=split.source, origin=split.origin, hub_path=spec.sources[split.source].path,
+            source=split.source, origin=split.origin, path=spec.sources[split.source].path,
             revision=spec.sources[split.source].revision, licence=spec.sources[split.source].licence,
             fingerprint=split.fingerprint, n_source=split.n_source, n_selected=len(split.items),
             selection=str(spec.subset.splits[name]))
