@@ -20,6 +20,19 @@ def data_root() -> Path:
     return Path(os.environ.get("SPECRUN_DATA_DIR", ROOT.parent / "shared" / "data"))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Tests never read or fill the user's cache: one cache for the session, in a temporary folder."""
+    folder = tmp_path_factory.mktemp("specrun-cache")
+    previous = os.environ.get("SPECRUN_CACHE_DIR")
+    os.environ["SPECRUN_CACHE_DIR"] = str(folder)
+    yield folder
+    if previous is None:
+        os.environ.pop("SPECRUN_CACHE_DIR", None)
+    else:
+        os.environ["SPECRUN_CACHE_DIR"] = previous
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     path = data_root()

@@ -49,9 +49,11 @@ def runs(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> list[Path]
     from specrun.cli import main
 
     paths = []
-    for name in ("first", "second"):
+    cache = tmp_path_factory.mktemp("cache")
+    for name in ("first", "second"):  # the second run reads every vector from the first run's cache
         out = tmp_path_factory.mktemp(name)
-        assert main([str(SPECS / "biosses.yaml"), "--data-dir", str(data_dir), "--output", str(out), "-q"]) == 0
+        assert main([str(SPECS / "biosses.yaml"), "--data-dir", str(data_dir), "--output", str(out), "-q",
+                     "--cache-dir", str(cache)]) == 0
         paths.append(out / "biosses" / "sentence-transformers__all-MiniLM-L6-v2" / "results.json")
     return paths
 
@@ -87,6 +89,9 @@ def test_text_counts_and_provenance(runs: list[Path], reference: dict[str, objec
     assert results.texts.total == len(texts) == 200
     assert results.texts.unique == len(set(texts))
     assert results.texts.encoded == len(set(texts))
+    warm = Results.model_validate_json(runs[1].read_text())
+    assert (warm.texts.unique, warm.texts.encoded) == (len(set(texts)), 0)
+    assert warm.provenance.model == results.provenance.model
     p = results.provenance
     assert p.data["test"].revision == "2394a2eda8dae34a30f68f0770775fd5c2e863bd"
     assert p.data["test"].fingerprint.startswith("sha256:")
@@ -110,7 +115,7 @@ def test_report_is_the_card_plus_results(runs: list[Path]) -> None:
 
 def test_transformers_adapter_gives_the_same_cosines(reference: dict[str, object], data_dir: Path) -> None:
     rows = read_biosses(data_dir)
-    adapter = load_adapter(resolve_model(None), "transformers", "cpu", None)
+    adapter = load_adapter(resolve_model(None), "transformers", ["cpu"], None)
     assert adapter.info.adapter == "transformers" and adapter.info.pooling == "mean"
     left = encode_texts(adapter, [r["sentence1"] for r in rows], batch_size=16)
     right = encode_texts(adapter, [r["sentence2"] for r in rows], batch_size=16)

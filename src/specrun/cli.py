@@ -46,13 +46,18 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--output", metavar="ROOT", default="results",
                      help="results root; writes ROOT/<spec id>/<model>/results.json and report.md "
                           "(default: results)")
-    run.add_argument("--device", metavar="DEV", default="auto", help="torch device, e.g. cpu, cuda:0 (default: auto)")
+    run.add_argument("--device", metavar="DEV", default="auto",
+                     help="torch device, e.g. cpu or cuda:0; several, comma-separated (cuda:0,cuda:1 or cpu,cpu), "
+                          "share the encoding (default: auto)")
     run.add_argument("--batch-size", type=_positive_int, default=32, metavar="N", help="texts per batch (default: 32)")
     run.add_argument("--max-length", type=_positive_int, metavar="N",
                      help="truncate texts to N tokens (default: the model's own limit)")
     run.add_argument("--prompt", metavar="TEXT", help="text put before every input, e.g. 'query: ' (recorded)")
     run.add_argument("--prompt-name", metavar="NAME",
                      help="a prompt the sentence-transformers model defines, by name (recorded with its text)")
+    run.add_argument("--cache-dir", metavar="DIR",
+                     help="embedding cache (default: $SPECRUN_CACHE_DIR/embeddings or ~/.cache/specrun/embeddings)")
+    run.add_argument("--no-cache", action="store_true", help="neither read nor write the embedding cache")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress or table; print result paths only")
 
     validate = sub.add_parser("validate", help="check spec files against the schema and their own references")
@@ -109,7 +114,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     options = RunOptions(model=args.model, model_revision=args.model_revision, adapter=args.adapter,
                          data_dir=args.data_dir, output=args.output, device=args.device,
                          batch_size=args.batch_size, max_length=args.max_length, prompt=args.prompt,
-                         prompt_name=args.prompt_name)
+                         prompt_name=args.prompt_name, cache_dir=args.cache_dir, no_cache=args.no_cache)
     outputs = run(args.specs, options, console)
     table = Table(title="specrun results")
     for column in ("spec", "split", "metric", "value", "CI", "n"):

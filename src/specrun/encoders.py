@@ -8,6 +8,7 @@ imported only when a model is actually loaded.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -116,7 +117,11 @@ class EncoderInfo:
 class Adapter(Protocol):
     info: EncoderInfo
 
-    def encode_batch(self, texts: Sequence[str]) -> np.ndarray: ...
+    def encode_group(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
+        """Embed consecutive batches of `batch_size` texts (the last may be shorter), exactly those batches."""
+        ...
+
+    def close(self) -> None: ...
 
 
 def _quiet_transformers() -> None:
@@ -127,23 +132,43 @@ def _quiet_transformers() -> None:
     transformers.utils.logging.disable_progress_bar()
 
 
-def _device(requested: str | None) -> str:
+def parse_devices(requested: str | None) -> list[str]:
+    """'cuda:0,cuda:1' -> two devices; 'auto' or nothing -> cuda when there is one, else cpu."""
+    if requested and requested != "auto":
+        devices = [d.strip() for d in requested.split(",") if d.strip()]
+        if devices:
+            return devices
     import torch
 
-    if requested and requested != "auto":
-        return requested
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    return ["cuda" if torch.cuda.is_available() else "cpu"]
+
+
+def resolve_prompt(model: ModelRef, adapter: str, prompt: str | None, prompt_name: str | None) -> str | None:
+    """The prompt text, from --prompt or a named prompt of the sentence-transformers config (read without torch)."""
+    if prompt_name is None:
+        return prompt
+    if prompt is not None:
+        raise ModelError("--prompt and --prompt-name exclude each other")
+    if adapter != "sentence-transformers":
+        raise ModelError("--prompt-name needs the sentence-transformers adapter; pass --prompt TEXT instead")
+    config = Path(model.path) / "config_sentence_transformers.json"
+    prompts = json.loads(config.read_text()).get("prompts", {}) if config.is_file() else {}
+    if prompt_name not in prompts:
+        raise ModelError(f"--prompt-name {prompt_name}: the model defines "
+                         f"{', '.join(prompts) if prompts else 'no prompts'}")
+    return prompts[prompt_name]
 
 
 class SentenceTransformersAdapter:
-    """The model's own modules: its pooling, normalisation and max length, as its authors configured them."""
+    """The model's own modules: its pooling, normalisation and max length, as its authors configured them.
+    Several devices share the work through sentence-transformers' multi-process pool, batch for batch."""
 
-    def __init__(self, model: ModelRef, device: str | None, max_length: int | None, prompt: str | None = None,
-                 prompt_name: str | None = None) -> None:
+    def __init__(self, model: ModelRef, devices: list[str], max_length: int | None, prompt: str | None,
+                 prompt_name: str | None) -> None:
         _quiet_transformers()
         from sentence_transformers import SentenceTransformer
 
-        self.model = SentenceTransformer(model.path, device=_device(device), local_files_only=True)
+        self.model = SentenceTransformer(model.path, device=devices[0], local_files_only=True)
         if max_length:
             self.model.max_seq_length = max_length
         modules = [type(module).__name__ for module in self.model]
@@ -152,38 +177,42 @@ class SentenceTransformersAdapter:
             ",".join(k.removeprefix("pooling_mode_").removesuffix("_tokens")
                      for k, v in pooling.get_config_dict().items() if k.startswith("pooling_mode_") and v is True)
             if pooling is not None else "model-defined")
-        if prompt_name is not None:
-            prompts = getattr(self.model, "prompts", None) or {}
-            if prompt_name not in prompts:
-                raise ModelError(f"--prompt-name {prompt_name}: the model defines "
-                                 f"{', '.join(prompts) if prompts else 'no prompts'}")
-            prompt = prompts[prompt_name]
         self.prompt = prompt
+        self.pool = self.model.start_multi_process_pool(devices) if len(devices) > 1 else None
         self.info = EncoderInfo(adapter="sentence-transformers", pooling=str(mode), normalize="Normalize" in modules,
-                                max_length=int(self.model.max_seq_length), device=str(self.model.device),
+                                max_length=int(self.model.max_seq_length), device=",".join(devices),
                                 dtype=str(next(self.model.parameters()).dtype).removeprefix("torch."),
                                 prompt=prompt, prompt_name=prompt_name)
 
-    def encode_batch(self, texts: Sequence[str]) -> np.ndarray:
+    def encode_group(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
         # the prompt is given as text (not by name) so both adapters prefix in the same way
-        return self.model.encode(list(texts), batch_size=len(texts), convert_to_numpy=True,
-                                 show_progress_bar=False, prompt=self.prompt)
+        options = {"convert_to_numpy": True, "show_progress_bar": False, "prompt": self.prompt}
+        if self.pool is not None:  # chunks of batch_size, in order: each worker encodes exactly our batches
+            return self.model.encode(list(texts), batch_size=batch_size, pool=self.pool, chunk_size=batch_size,
+                                     **options)
+        return np.concatenate([self.model.encode(list(texts[i:i + batch_size]), batch_size=batch_size, **options)
+                               for i in range(0, len(texts), batch_size)])
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.model.stop_multi_process_pool(self.pool)
+            self.pool = None
 
 
 class TransformersAdapter:
     """Plain transformers: last hidden layer, mean over non-padding tokens."""
 
-    def __init__(self, model: ModelRef, device: str | None, max_length: int | None, prompt: str | None = None,
-                 prompt_name: str | None = None) -> None:
+    def __init__(self, model: ModelRef, devices: list[str], max_length: int | None, prompt: str | None,
+                 prompt_name: str | None) -> None:
+        if len(devices) > 1:
+            raise ModelError("several devices need the sentence-transformers adapter")
         _quiet_transformers()
         import torch
         from transformers import AutoModel, AutoTokenizer
 
-        if prompt_name is not None:
-            raise ModelError("--prompt-name needs the sentence-transformers adapter; pass --prompt TEXT instead")
         self.prompt = prompt or ""
         self.torch = torch
-        self.device = _device(device)
+        self.device = devices[0]
         self.tokenizer = AutoTokenizer.from_pretrained(model.path, local_files_only=True)
         self.model = AutoModel.from_pretrained(model.path, local_files_only=True).to(self.device).eval()
         limit = getattr(self.model.config, "max_position_embeddings", None) or 512
@@ -192,7 +221,7 @@ class TransformersAdapter:
                                 device=self.device, dtype=str(self.model.dtype).removeprefix("torch."),
                                 prompt=prompt)
 
-    def encode_batch(self, texts: Sequence[str]) -> np.ndarray:
+    def _encode_batch(self, texts: Sequence[str]) -> np.ndarray:
         batch = self.tokenizer([self.prompt + text for text in texts], padding=True, truncation=True,
                                max_length=self.max_length, return_tensors="pt").to(self.device)
         with self.torch.inference_mode():
@@ -201,6 +230,12 @@ class TransformersAdapter:
         mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
         pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
         return pooled.float().cpu().numpy()
+
+    def encode_group(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
+        return np.concatenate([self._encode_batch(texts[i:i + batch_size]) for i in range(0, len(texts), batch_size)])
+
+    def close(self) -> None:
+        return None
 
 
 ADAPTERS: dict[str, Callable[..., Adapter]] = {
@@ -221,11 +256,11 @@ def choose_adapter(model: ModelRef, requested: str) -> str:
 JAPANESE_TOKENIZER_PACKAGES = ("fugashi", "unidic", "ipadic", "mecab", "sudachi", "rhoknp", "jumanpp")
 
 
-def load_adapter(model: ModelRef, adapter: str, device: str | None, max_length: int | None,
+def load_adapter(model: ModelRef, adapter: str, devices: list[str], max_length: int | None,
                  prompt: str | None = None, prompt_name: str | None = None) -> Adapter:
     name = choose_adapter(model, adapter)
     try:
-        return ADAPTERS[name](model, device, max_length, prompt, prompt_name)
+        return ADAPTERS[name](model, devices, max_length, prompt, prompt_name)
     except ImportError as exc:
         text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         if any(package in text.lower() for package in JAPANESE_TOKENIZER_PACKAGES):
@@ -249,17 +284,22 @@ def batches_by_length(texts: Sequence[str], batch_size: int) -> list[list[int]]:
     return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
 
 
-def encode_texts(adapter: Adapter, texts: Sequence[str], batch_size: int,
-                 progress: Callable[[int], None] | None = None) -> np.ndarray:
-    """Embed texts (expected unique) in length-sorted batches; rows come back in the order given."""
+def encode_texts(adapter: Adapter, texts: Sequence[str], batch_size: int, *, group_batches: int = 16,
+                 on_group: Callable[[list[int], np.ndarray], None] | None = None) -> np.ndarray:
+    """Embed texts (expected unique) in canonical length-sorted batches; rows come back in the order given.
+
+    Batches go to the adapter in groups (the unit of progress, of cache writes and of work for several
+    devices); `on_group(indices, vectors)` is told of each group as soon as it is done."""
+    batches = batches_by_length(texts, batch_size)
     out: np.ndarray | None = None
-    for batch in batches_by_length(texts, batch_size):
-        vectors = np.asarray(adapter.encode_batch([texts[i] for i in batch]), dtype=np.float32)
+    for start in range(0, len(batches), group_batches):
+        indices = [i for batch in batches[start:start + group_batches] for i in batch]
+        vectors = np.asarray(adapter.encode_group([texts[i] for i in indices], batch_size), dtype=np.float32)
         if out is None:
             out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
-        out[batch] = vectors
-        if progress:
-            progress(len(batch))
+        out[indices] = vectors
+        if on_group:
+            on_group(indices, vectors)
     return out if out is not None else np.empty((0, 0), dtype=np.float32)
 
 

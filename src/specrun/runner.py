@@ -6,9 +6,10 @@ succeeded, each atomically, so a failed run leaves nothing half-written.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -17,8 +18,19 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from specrun import __version__
-from specrun.data import SplitData, load_split, resolve_data_dir
-from specrun.encoders import describe, encode_texts, load_adapter, resolve_model
+from specrun.cache import CacheKey, EmbeddingCache, model_files_hash
+from specrun.data import SplitData, cache_root, load_split, resolve_data_dir
+from specrun.encoders import (
+    EncoderInfo,
+    ModelRef,
+    choose_adapter,
+    describe,
+    encode_texts,
+    load_adapter,
+    parse_devices,
+    resolve_model,
+    resolve_prompt,
+)
 from specrun.errors import SpecError, SpecrunError
 from specrun.metrics import estimate
 from specrun.protocols import PROTOCOLS, Embed
@@ -50,6 +62,8 @@ class RunOptions:
     max_length: int | None = None
     prompt: str | None = None
     prompt_name: str | None = None
+    cache_dir: str | None = None
+    no_cache: bool = False
 
 
 @dataclass
@@ -99,29 +113,19 @@ def run(paths: Sequence[str], options: RunOptions, console: Console) -> list[Run
     timings = {"data": time.perf_counter() - started}
 
     unique = list(dict.fromkeys(text for p in prepared for text in p.texts))
-    clock = time.perf_counter()
     model = resolve_model(options.model, options.model_revision)
-    adapter = load_adapter(model, options.adapter, options.device, options.max_length, options.prompt,
-                           options.prompt_name)
-    timings["model_load"] = time.perf_counter() - clock
-
-    clock = time.perf_counter()
-    with Progress(TextColumn("[bold]encoding"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=False, disable=console.quiet) as progress:
-        task = progress.add_task("encode", total=len(unique))
-        vectors = encode_texts(adapter, unique, options.batch_size,
-                               progress=lambda n: progress.advance(task, n))
-    timings["encode"] = time.perf_counter() - clock
+    vectors, info, missing, timings_encode = embed_unique(unique, model, options, console)
+    timings.update(timings_encode)
     row_of = {text: row for row, text in enumerate(unique)}
 
     def embed(texts: Sequence[str]) -> np.ndarray:
         return vectors[[row_of[text] for text in texts]]
 
-    model_info = ModelProvenance(**describe(model, adapter.info))
+    model_info = ModelProvenance(**describe(model, info))
     outputs: list[RunOutput] = []
     already_encoded: set[str] = set()
     for item in prepared:
-        results = _score(item, embed, model_info, already_encoded, dict(timings), started)
+        results = _score(item, embed, model_info, missing, already_encoded, dict(timings), started)
         report = render_card(item.loaded.spec, next(iter(item.splits.values())).items, results)
         folder = Path(options.output) / item.loaded.spec.id / model.slug
         outputs.append(RunOutput(results=results, results_path=folder / "results.json",
@@ -132,8 +136,58 @@ def run(paths: Sequence[str], options: RunOptions, console: Console) -> list[Run
     return outputs
 
 
-def _score(item: Prepared, embed: Embed, model_info: ModelProvenance, already_encoded: set[str],
-           timings: dict[str, float], started: float) -> Results:
+def embed_unique(unique: list[str], model: ModelRef, options: RunOptions,
+                 console: Console) -> tuple[np.ndarray, EncoderInfo, set[str], dict[str, float]]:
+    """Vectors of the unique texts, from the cache where it has them; the model is loaded (and torch imported)
+    only when some are missing. Newly encoded groups are cached as soon as each is done, so a killed run
+    keeps what it finished."""
+    timings: dict[str, float] = {}
+    adapter_name = choose_adapter(model, options.adapter)
+    prompt = resolve_prompt(model, adapter_name, options.prompt, options.prompt_name)
+    cache = None
+    if not options.no_cache:
+        key = CacheKey(model=model.weights_sha256 or f"{model.name}@{model.revision}",
+                       model_files=model_files_hash(Path(model.path)), adapter=adapter_name, prompt=prompt,
+                       max_length=options.max_length, dtype="float32")
+        cache = EmbeddingCache(Path(options.cache_dir) if options.cache_dir else cache_root() / "embeddings", key,
+                               warn=lambda message: print(f"specrun: warning: {message}", file=sys.stderr))
+    clock = time.perf_counter()
+    cached = cache.lookup(unique) if cache else {}
+    timings["cache_read"] = time.perf_counter() - clock
+    missing = [text for text in unique if text not in cached]
+    stored_info = cache.load_info() if cache and not missing else None
+    if stored_info is not None:
+        info = EncoderInfo(**stored_info)
+    else:
+        clock = time.perf_counter()
+        adapter = load_adapter(model, adapter_name, parse_devices(options.device), options.max_length, prompt,
+                               options.prompt_name)
+        info = adapter.info
+        timings["model_load"] = time.perf_counter() - clock
+        if cache:
+            cache.save_info(asdict(info))
+        clock = time.perf_counter()
+        try:
+            with Progress(TextColumn("[bold]encoding"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                          console=console, transient=False, disable=console.quiet) as progress:
+                task = progress.add_task("encode", total=len(missing))
+
+                def done(indices: list[int], group: np.ndarray) -> None:
+                    if cache:
+                        cache.store([missing[i] for i in indices], group)
+                    progress.advance(task, len(indices))
+
+                new = encode_texts(adapter, missing, options.batch_size, on_group=done)
+        finally:
+            adapter.close()
+        timings["encode"] = time.perf_counter() - clock
+        cached.update(zip(missing, new, strict=True))
+    vectors = np.stack([cached[text] for text in unique]) if unique else np.empty((0, 0), dtype=np.float32)
+    return vectors, info, set(missing), timings
+
+
+def _score(item: Prepared, embed: Embed, model_info: ModelProvenance, missing: set[str],
+           already_encoded: set[str], timings: dict[str, float], started: float) -> Results:
     spec = item.loaded.spec
     clock = time.perf_counter()
     scores: dict[str, dict[str, Score]] = {}
@@ -156,8 +210,9 @@ def _score(item: Prepared, embed: Embed, model_info: ModelProvenance, already_en
     timings["metrics"] = time.perf_counter() - clock
     timings["total"] = time.perf_counter() - started
     unique = set(item.texts)
-    encoded = len(unique - already_encoded)
-    already_encoded |= unique
+    encoded_here = (unique & missing) - already_encoded  # each encoded text counts for the first spec needing it
+    already_encoded |= encoded_here
+    encoded = len(encoded_here)
     data = {
         name: SplitProvenance(
             source=split.source, origin=split.origin, path=spec.sources[split.source].path,

