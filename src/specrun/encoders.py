@@ -51,13 +51,38 @@ def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
+def memo_sha256(path: Path) -> str:
+    """sha256 of a file, remembered per file state (device, inode, size, mtime, ctime) as git's index does, so a
+    fully cached run does not read 100 MB of weights again. Any change to the file changes its state."""
+    from specrun.data import cache_root
+
+    stat = path.stat()
+    state = f"{stat.st_dev}:{stat.st_ino}:{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ctime_ns}:{path.resolve()}"
+    memo = cache_root() / "file-hashes" / hashlib.sha256(state.encode()).hexdigest()
+    try:
+        known = memo.read_text().strip()
+        if len(known) == 64:
+            return known
+    except OSError:
+        pass
+    digest = sha256_file(path)
+    try:
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        temporary = memo.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_text(digest)
+        os.replace(temporary, memo)
+    except OSError:
+        pass  # a read-only cache only costs the hash again next time
+    return digest
+
+
 def weights_hash(directory: Path) -> str | None:
     for name in WEIGHT_FILES:
         if (directory / name).is_file():
-            return sha256_file(directory / name)
+            return memo_sha256(directory / name)
     shards = sorted(directory.glob("*.safetensors"))
     if shards:  # sharded weights: one hash over the shards' hashes, in name order
-        return hashlib.sha256("".join(sha256_file(p) for p in shards).encode()).hexdigest()
+        return hashlib.sha256("".join(memo_sha256(p) for p in shards).encode()).hexdigest()
     return None
 
 
