@@ -70,8 +70,12 @@ def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
                  f"{_percent(u.confidence)} interval; resampling unit {units}")
     lines.append("packages " + ", ".join(f"{name} {version}" for name, version in p.packages.items()))
     lines.append(f"run {p.created}")
+    plots = [(f"{key.replace('/', ', ')}: predicted similarity against gold", file)
+             for key, file in results.plots.items()]
+    lines.insert(1, f"per-item predictions {results.predictions.file} ({results.predictions.rows} rows, "
+                    f"sha256 {results.predictions.sha256})")
     return {"model_line": model_line, "rows": rows, "ci_label": f"{_percent(u.confidence)} CI",
-            "texts": results.texts, "provenance_lines": lines}
+            "texts": results.texts, "provenance_lines": lines, "plots": plots}
 
 
 def render_card(spec: Spec, examples: Sequence[Item], results: Results | None = None) -> str:

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import tempfile
 from importlib import metadata
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from specrun.errors import SpecrunError
 
 RESULTS_FORMAT = "specrun.results/1"
+PREDICTIONS_FILE = "predictions.jsonl"
 RECORDED_PACKAGES = ("specrun", "numpy", "scipy", "torch", "transformers", "sentence-transformers", "datasets",
                      "tokenizers", "pydantic")
 
@@ -26,6 +30,24 @@ class Score(Frozen):
     ci_low: float
     ci_high: float
     n: int = Field(gt=0)
+
+
+class MetricInfo(Frozen):
+    """What a metric id means, so results can be compared and exported without the spec."""
+
+    metric: str
+    protocol: str
+    protocol_kind: str
+    label: str
+    direction: Literal["higher", "lower"]
+
+
+class PredictionsRef(Frozen):
+    """The per-unit predictions beside results.json (JSON Lines), pinned by sha256."""
+
+    file: str
+    sha256: str
+    rows: int
 
 
 class TextCounts(Frozen):
@@ -90,7 +112,10 @@ class Results(Frozen):
     licence: str
     publication: Literal["confirmed", "unconfirmed"]
     scores: dict[str, dict[str, Score]] = Field(description="split -> metric id -> score")
+    metrics: dict[str, MetricInfo]
     texts: TextCounts
+    predictions: PredictionsRef
+    plots: dict[str, str] = Field(default_factory=dict, description="split/protocol -> PNG file beside the report")
     provenance: Provenance
 
 
@@ -104,14 +129,14 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, content: str | bytes) -> None:
     """Write via a temporary file in the same folder and rename: readers see the old file or the new, never half."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent,  # noqa: SIM115 - closed below
+    handle = tempfile.NamedTemporaryFile("wb", dir=path.parent,  # noqa: SIM115 - closed below
                                          prefix=f".{path.name}.", suffix=".tmp", delete=False)
     try:
         with handle:
-            handle.write(text)
+            handle.write(content.encode("utf-8") if isinstance(content, str) else content)
             handle.flush()
             os.fsync(handle.fileno())
         umask = os.umask(0)
@@ -138,3 +163,36 @@ def read_results(path: Path) -> Results:
         err = exc.errors(include_url=False)[0]
         key = ".".join(str(p) for p in err["loc"])
         raise SpecrunError(f"not a specrun results file: {err['msg']}", file=str(path), key=key or None) from None
+
+
+Unit = tuple[str, str]  # (split, protocol)
+
+
+def predictions_jsonl(rows: list[dict[str, object]]) -> str:
+    return "".join(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n" for row in rows)
+
+
+def read_predictions(results_path: Path, results: Results) -> dict[Unit, tuple[list[str], dict[str, np.ndarray]]]:
+    """The per-unit arrays of a run, from the predictions file its results.json pins (sha256 checked)."""
+    path = results_path.parent / results.predictions.file
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise SpecrunError(f"cannot read the predictions of {results_path} ({exc.strerror})", file=str(path)) from None
+    found = hashlib.sha256(raw).hexdigest()
+    if found != results.predictions.sha256:
+        raise SpecrunError(f"sha256 {found} differs from the {results.predictions.sha256} that results.json pins",
+                           file=str(path))
+    grouped: dict[Unit, tuple[list[str], dict[str, list[float]]]] = {}
+    for number, line in enumerate(raw.decode("utf-8").splitlines(), start=1):
+        try:
+            row = json.loads(line)
+            unit = (row.pop("split"), row.pop("protocol"))
+            ids, arrays = grouped.setdefault(unit, ([], {}))
+            ids.append(row.pop("id"))
+            for name, value in row.items():
+                arrays.setdefault(name, []).append(float(value))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise SpecrunError("not a predictions row", file=str(path), line=number) from None
+    return {unit: (ids, {name: np.asarray(values) for name, values in arrays.items()})
+            for unit, (ids, arrays) in grouped.items()}

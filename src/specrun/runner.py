@@ -6,6 +6,7 @@ succeeded, each atomically, so a failed run leaves nothing half-written.
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import time
 from collections.abc import Sequence
@@ -33,10 +34,14 @@ from specrun.encoders import (
 )
 from specrun.errors import SpecError, SpecrunError
 from specrun.metrics import estimate
+from specrun.plots import scatter_png
 from specrun.protocols import PROTOCOLS, Embed
 from specrun.reports import render_card
 from specrun.results import (
+    PREDICTIONS_FILE,
+    MetricInfo,
     ModelProvenance,
+    PredictionsRef,
     Provenance,
     Results,
     Score,
@@ -44,6 +49,7 @@ from specrun.results import (
     TextCounts,
     Uncertainty,
     package_versions,
+    predictions_jsonl,
     results_json,
     write_atomic,
 )
@@ -81,6 +87,7 @@ class RunOutput:
     results_path: Path
     report_path: Path
     report: str
+    files: dict[str, str | bytes] = field(default_factory=dict)
 
 
 def load_specs(paths: Sequence[str]) -> list[LoadedSpec]:
@@ -125,14 +132,16 @@ def run(paths: Sequence[str], options: RunOptions, console: Console) -> list[Run
     outputs: list[RunOutput] = []
     already_encoded: set[str] = set()
     for item in prepared:
-        results = _score(item, embed, model_info, missing, already_encoded, dict(timings), started)
-        report = render_card(item.loaded.spec, next(iter(item.splits.values())).items, results)
+        scored = _score(item, embed, model_info, missing, already_encoded, dict(timings), started)
+        report = render_card(item.loaded.spec, next(iter(item.splits.values())).items, scored.results)
         folder = Path(options.output) / item.loaded.spec.id / model.slug
-        outputs.append(RunOutput(results=results, results_path=folder / "results.json",
-                                 report_path=folder / "report.md", report=report))
-    for out in outputs:
-        write_atomic(out.results_path, results_json(out.results))
+        outputs.append(RunOutput(results=scored.results, results_path=folder / "results.json",
+                                 report_path=folder / "report.md", report=report, files=scored.files))
+    for out in outputs:  # results.json last: it pins the predictions, so it never names a file not yet there
+        for name, content in out.files.items():
+            write_atomic(out.results_path.parent / name, content)
         write_atomic(out.report_path, out.report)
+        write_atomic(out.results_path, results_json(out.results))
     return outputs
 
 
@@ -186,18 +195,37 @@ def embed_unique(unique: list[str], model: ModelRef, options: RunOptions,
     return vectors, info, set(missing), timings
 
 
+@dataclass(frozen=True)
+class Scored:
+    results: Results
+    files: dict[str, str | bytes]  # file name beside results.json -> content (predictions, plots)
+
+
 def _score(item: Prepared, embed: Embed, model_info: ModelProvenance, missing: set[str],
-           already_encoded: set[str], timings: dict[str, float], started: float) -> Results:
+           already_encoded: set[str], timings: dict[str, float], started: float) -> Scored:
     spec = item.loaded.spec
     clock = time.perf_counter()
     scores: dict[str, dict[str, Score]] = {}
     units: dict[str, str] = {}
+    rows: list[dict[str, object]] = []
+    files: dict[str, str | bytes] = {}
+    plots: dict[str, str] = {}
     for split_name, split in item.splits.items():
         scores[split_name] = {}
         for protocol_name, protocol_spec in spec.protocols.items():
             protocol = PROTOCOLS[protocol_spec.kind]
             outputs = protocol.run(split.items, embed, protocol.Options.model_validate(protocol_spec.options))
             units[protocol_name] = outputs.unit
+            for index, unit_id in enumerate(outputs.ids):
+                rows.append({"split": split_name, "protocol": protocol_name, "id": unit_id,
+                             **{name: float(values[index]) for name, values in outputs.arrays.items()}})
+            if {"prediction", "gold"} <= set(outputs.arrays):
+                png = scatter_png(outputs.arrays["prediction"], outputs.arrays["gold"],
+                                  f"{spec.id} {split_name}, {protocol_name}: {model_info.name}")
+                if png is not None:
+                    name = f"scatter-{split_name}-{protocol_name}.png"
+                    files[name] = png
+                    plots[f"{split_name}/{protocol_name}"] = name
             for metric_name, metric in spec.metrics.items():
                 if metric.protocol != protocol_name:
                     continue
@@ -207,6 +235,8 @@ def _score(item: Prepared, embed: Embed, model_info: ModelProvenance, missing: s
                 except SpecrunError as exc:
                     raise type(exc)(f"{spec.id}, split {split_name}, {metric_name}: {exc.message}") from None
                 scores[split_name][metric_name] = Score(**vars(result))
+    predictions = predictions_jsonl(rows)
+    files[PREDICTIONS_FILE] = predictions
     timings["metrics"] = time.perf_counter() - clock
     timings["total"] = time.perf_counter() - started
     unique = set(item.texts)
@@ -228,7 +258,12 @@ def _score(item: Prepared, embed: Embed, model_info: ModelProvenance, missing: s
         uncertainty=Uncertainty(method=u.method, interval=u.interval, resamples=u.resamples,
                                 confidence=u.confidence, seed=spec.subset.seed, unit=units),
         packages=package_versions(), timings_s={k: round(v, 3) for k, v in timings.items()})
-    return Results(spec_id=spec.id, title=spec.title, licence=spec.licence.data,
-                   publication=spec.licence.publication, scores=scores,
-                   texts=TextCounts(total=len(item.texts), unique=len(unique), encoded=encoded),
-                   provenance=provenance)
+    metrics = {name: MetricInfo(metric=m.metric, protocol=m.protocol, protocol_kind=spec.protocols[m.protocol].kind,
+                                label=m.label, direction=m.direction) for name, m in spec.metrics.items()}
+    results = Results(spec_id=spec.id, title=spec.title, licence=spec.licence.data,
+                      publication=spec.licence.publication, scores=scores, metrics=metrics,
+                      texts=TextCounts(total=len(item.texts), unique=len(unique), encoded=encoded),
+                      predictions=PredictionsRef(file=PREDICTIONS_FILE, sha256=hashlib.sha256(
+                          predictions.encode("utf-8")).hexdigest(), rows=len(rows)),
+                      plots=plots, provenance=provenance)
+    return Scored(results=results, files=files)
