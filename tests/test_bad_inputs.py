@@ -92,6 +92,57 @@ CASES = [
          marker="test: 500"),
     Case("python tag", "is not allowed", "id: biosses", "id: !!python/object/apply:os.system ['true']",
          marker="id: !!python"),
+    Case("merge key smuggling keys", "merge keys (<<) are not allowed", "uncertainty:\n  method: bootstrap",
+         "defaults: &d\n  resamples: 1000\nuncertainty:\n  <<: *d\n  method: bootstrap", marker="<<: *d"),
+    Case("anchor smuggling an unknown key", "unknown key; expected one of", "title: Bio",
+         "extra: &e {evaluate: false}\ntitle: Bio", marker="extra: &e"),
+    Case("binary tag", "tag tag:yaml.org,2002:binary is not allowed", "id: biosses", "id: !!binary Ymlvcw==",
+         marker="id: !!binary"),
+    Case("set tag", "tag tag:yaml.org,2002:set is not allowed", "id: biosses", "id: !!set {a, b}",
+         marker="id: !!set"),
+    Case("custom include tag", "tag !include is not allowed", "id: biosses", "id: !include other.yaml",
+         marker="id: !include"),
+    Case("a list, not a mapping", "expected a mapping of spec keys", raw=b"- id\n- title\n", marker="- id"),
+    Case("empty file", "file is empty", raw=b"", marker=None),
+    Case("huge spec file", "a spec is at most", raw=b"# " + b"x" * (1 << 20) + b"\n"),
+    Case("NUL byte", "YAML syntax error: unacceptable character #x0000",
+         raw=SPEC_TEXT.encode().replace(b"title:", b"ti\x00tle:", 1), marker="\x00"),
+    Case("null for a required key", "title: Input should be a valid string", "title: Bio",
+         "title: null\n# Bio", marker="title: null"),
+    Case("list where a mapping is expected", "subset: Input should be a valid dictionary",
+         "subset:\n  seed: 20261006\n  splits:\n    test: all\n    train: all\n", "subset: [1, 2]\n",
+         marker="subset: [1, 2]"),
+    Case("confidence out of range", "confidence: Input should be less than 1", "confidence: 0.95",
+         "confidence: 1.5", marker="confidence: 1.5"),
+    Case("negative resamples", "resamples: Input should be greater than or equal to 100", "resamples: 1000",
+         "resamples: -5", marker="resamples: -5"),
+    Case("subset of zero items", "subset.splits.test: expected 'all' or Input should be greater than 0 (got 0)",
+         "    test: all", "    test: 0",
+         marker="    test: 0"),
+    Case("fingerprint of another kind", "expected 'sha256:' and 64 hex digits", "fingerprint: sha256:cdddd391",
+         "fingerprint: md5:cdddd391", marker="fingerprint: md5"),
+    Case("where on an unknown column", "column 'colour' is not in", "    source_split: train  # the hub",
+         "    where:\n      colour: red\n    source_split: train  # the hub", marker="      colour: red"),
+    Case("unknown protocol option", "unknown option", "    similarity: cosine\n",
+         "    similarity: cosine\n    options:\n      template: x\n", marker="      template: x"),
+    Case("id not a name", "id: expected a lower-case name", "id: biosses", "id: BIOSSES!", marker="id: BIOSSES!"),
+    Case("unquoted tab in a data row", "11 fields, expected 10",
+         data=edit_tsv(lambda lines: [lines[0], lines[1].replace(" cells,", " cells,\t", 1), *lines[2:]])),
+    Case("unterminated quote in data", "malformed tsv: ' ' expected after '\"'",
+         data=edit_tsv(lambda lines: [lines[0], lines[1].replace("\tHere", '\t"Here', 1), *lines[2:]])),
+    Case("non-UTF-8 data", "not UTF-8", data=lambda p: p.write_bytes(p.read_bytes().replace(b"GATA2", b"\xff", 1))),
+    Case("duplicate item ids", "duplicate item id 'biosses-0'", "      prefix: biosses-\n      width: 3",
+         "      prefix: biosses-\n      column: index"),
+    Case("empty text in data", "row 1: column 'sentence1': empty text",
+         data=edit_tsv(lambda lines: [lines[0], "\t".join(
+             [*lines[1].split("\t")[:7], "  ", *lines[1].split("\t")[8:]]), *lines[2:]])),
+    Case("missing mirror file", "does not exist in the data mirror", "train: all.tsv", "train: missing.tsv",
+         marker="train: missing.tsv"),
+    Case("huge data field", "field larger than field limit",
+         data=edit_tsv(lambda lines: [lines[0], lines[1].replace("Here,", "Here," + "x" * 200_000, 1), *lines[2:]])),
+    Case("alias explosion", "YAML nodes", raw=(
+        "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+            f"{c}: &{c} [{', '.join([f'*{chr(ord(c) - 1)}'] * 10)}]\n" for c in "bcdefg")).encode()),
 ]
 
 
@@ -132,7 +183,7 @@ def test_bad_input_is_one_line_exit_2_nothing_written(case: Case, tmp_path: Path
 
 
 def test_count_of_cases() -> None:
-    assert len(CASES) >= 12
+    assert len(CASES) >= 40
 
 
 def test_cli_process_exits_2_without_traceback(tmp_path: Path) -> None:

@@ -150,16 +150,35 @@ def test_killed_mid_encode_then_rerun_encodes_only_what_was_missing(tmp_path: Pa
     assert Results.model_validate_json(Path(out.strip()).read_text()).scores == resumed.scores
 
 
+def test_estimate_cache_is_keyed_by_inputs_and_verified(tmp_path: Path) -> None:
+    from specrun.cache import EstimateCache
+
+    cache = EstimateCache(tmp_path, {"scipy": "1", "numpy": "2", "specrun": "3"})
+    arrays = [np.array([0.1, 0.2, 0.3]), np.array([1.0, 2.0, 4.0])]
+    key = cache.key("spearman", arrays, 1000, 0.95, 7)
+    assert cache.get(key) is None
+    cache.put(key, {"value": 1.0, "ci_low": 0.5, "ci_high": 1.0, "n": 3})
+    assert cache.get(key) == {"value": 1.0, "ci_low": 0.5, "ci_high": 1.0, "n": 3}
+    changed = [arrays[0], np.array([1.0, 2.0, 4.000001])]
+    assert key not in {cache.key("spearman", changed, 1000, 0.95, 7), cache.key("pearson", arrays, 1000, 0.95, 7),
+                       cache.key("spearman", arrays, 999, 0.95, 7), cache.key("spearman", arrays, 1000, 0.9, 7),
+                       cache.key("spearman", arrays, 1000, 0.95, 8),
+                       EstimateCache(tmp_path, {"scipy": "9", "numpy": "2", "specrun": "3"}).key(
+                           "spearman", arrays, 1000, 0.95, 7)}
+    (tmp_path / "estimates" / f"{key}.json").write_text('{"key": "other", "estimate": {"value": 0}}')
+    assert cache.get(key) is None  # an entry must carry its own key
+
+
 def test_fully_cached_run_imports_no_torch(tmp_path: Path, data_dir: Path) -> None:
     cache = tmp_path / "cache"
     warmup = cli(["--data-dir", str(data_dir), "--output", str(tmp_path / "a")], cache)
     assert warmup.wait(timeout=600) == 0
     code = ("import sys; from specrun.cli import main; "
             f"rc = main([{BIOSSES!r}, '-q', '--data-dir', {str(data_dir)!r}, '--output', {str(tmp_path / 'b')!r}]); "
-            "print(rc, 'torch' in sys.modules, 'sentence_transformers' in sys.modules)")
+            "print(rc, 'torch' in sys.modules, 'sentence_transformers' in sys.modules, 'scipy' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], env={**os.environ, "SPECRUN_CACHE_DIR": str(cache)},
                           capture_output=True, text=True, timeout=600, cwd=ROOT)
-    assert proc.stdout.strip().splitlines()[-1] == "0 False False", proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "0 False False False", proc.stderr
 
 
 def test_two_cpu_processes_give_the_same_numbers(tmp_path: Path, data_dir: Path,

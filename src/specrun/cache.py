@@ -141,3 +141,33 @@ class EmbeddingCache:
 
     def save_info(self, info: dict[str, Any]) -> None:
         _write_atomic_bytes(self.folder / "info.json", lambda h: h.write(json.dumps(info, indent=2).encode()))
+
+
+class EstimateCache:
+    """Metric estimates (value and bootstrap interval) keyed by the exact input arrays, the metric, the bootstrap
+    settings and the library versions: the estimate is a pure function of these, so a fully cached run needs
+    neither the model nor scipy. An entry that does not carry its own key is recomputed."""
+
+    def __init__(self, root: Path, versions: dict[str, str]) -> None:
+        self.folder = root / "estimates"
+        self.versions = versions
+
+    def key(self, name: str, arrays: Sequence[np.ndarray], resamples: int, confidence: float, seed: int) -> str:
+        digest = hashlib.sha256(json.dumps([CACHE_FORMAT, name, resamples, confidence, seed, self.versions],
+                                           sort_keys=True).encode())
+        for array in arrays:
+            values = np.ascontiguousarray(array, dtype=np.float64)
+            digest.update(str(values.shape).encode() + values.tobytes())
+        return digest.hexdigest()
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        try:
+            entry = json.loads((self.folder / f"{key}.json").read_text())
+        except (OSError, json.JSONDecodeError):
+            return None
+        return entry.get("estimate") if isinstance(entry, dict) and entry.get("key") == key else None
+
+    def put(self, key: str, estimate: dict[str, Any]) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        _write_atomic_bytes(self.folder / f"{key}.json",
+                            lambda h: h.write(json.dumps({"key": key, "estimate": estimate}).encode()))

@@ -16,7 +16,7 @@ from rich.table import Table
 from specrun import __version__
 from specrun.errors import SpecrunError
 
-COMMANDS = ("run", "validate", "card", "fingerprint", "list")
+COMMANDS = ("run", "validate", "card", "fingerprint", "list", "compare", "publish", "publish-benchmark")
 
 
 def _add_data_dir(parser: argparse.ArgumentParser) -> None:
@@ -72,10 +72,38 @@ def build_parser() -> argparse.ArgumentParser:
     listing = sub.add_parser("list", help="show the specs in a folder: protocols, splits, metrics, licence")
     listing.add_argument("folder", nargs="?", default="specs", metavar="DIR", help="(default: specs)")
 
+    comparison = sub.add_parser("compare", help="paired comparison of two runs on the same spec and items")
+    comparison.add_argument("a", metavar="A", help="results.json of model A")
+    comparison.add_argument("b", metavar="B", help="results.json of model B")
+    comparison.add_argument("-o", "--output", metavar="FILE", help="also write the markdown table to FILE")
+
+    publish = sub.add_parser("publish", help="hub metadata of a run (.eval_results entries, model-index); "
+                                             "a dry run unless --push")
+    publish.add_argument("results", metavar="RESULTS", help="results.json of a run")
+    publish.add_argument("--benchmark", metavar="OWNER/DATASET", required=True,
+                         help="the benchmark's dataset repo on the hub (where publish-benchmark put it)")
+    _add_publishing(publish, "OWNER/MODEL", "model repo to upload .eval_results/<spec>.yaml to (with --push)")
+
+    publish_benchmark = sub.add_parser("publish-benchmark", help="dataset card and eval.yaml of a benchmark; "
+                                                                 "a dry run unless --push")
+    publish_benchmark.add_argument("spec", metavar="SPEC")
+    _add_data_dir(publish_benchmark)
+    _add_publishing(publish_benchmark, "OWNER/DATASET", "dataset repo to upload README.md and eval.yaml to")
+
     fingerprint = sub.add_parser("fingerprint", help="print the content fingerprint of each evaluated split")
     fingerprint.add_argument("spec", metavar="SPEC")
     _add_data_dir(fingerprint)
     return parser
+
+
+def _add_publishing(parser: argparse.ArgumentParser, repo_metavar: str, repo_help: str) -> None:
+    parser.add_argument("--repo", metavar=repo_metavar, help=repo_help)
+    parser.add_argument("--confirm-licence", metavar="REASON",
+                        help="publish although the spec's data licence is unconfirmed; REASON is written into the card")
+    parser.add_argument("--push", action="store_true",
+                        help="upload through huggingface_hub (token from HF_TOKEN or `hf auth login`); "
+                             "without it, print what would be uploaded")
+    parser.add_argument("-o", "--output", metavar="DIR", help="also write the files to DIR")
 
 
 def _positive_int(text: str) -> int:
@@ -192,5 +220,91 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace, console: Console) -> int:
+    from specrun.compare import compare, markdown
+    from specrun.results import write_atomic
+
+    a, b, differences = compare(Path(args.a), Path(args.b))
+    text = markdown(a, b, differences)
+    if args.output:
+        write_atomic(Path(args.output), text)
+    sys.stdout.write(text)
+    return 0
+
+
+def _publish(files: dict[str, str], repo: str | None, repo_type: str, push: bool, output: str | None,
+             message: str) -> None:
+    """Write the files to --output, and upload them with --push; otherwise say what would be uploaded."""
+    from specrun.results import write_atomic
+
+    if output:
+        for name, content in files.items():
+            write_atomic(Path(output) / name, content)
+    if not push:
+        target = f"{repo_type} repo {repo}" if repo else f"a {repo_type} repo (--repo)"
+        print(f"dry run: would upload to {target}:")
+        for name, content in files.items():
+            print(f"--- {name} ({len(content.encode())} bytes)")
+            sys.stdout.write(content if content.endswith("\n") else content + "\n")
+        print("nothing was uploaded; pass --push to upload")
+        return
+    if not repo:
+        raise SpecrunError("--push needs --repo OWNER/NAME")
+    from huggingface_hub import CommitOperationAdd, HfApi
+
+    operations = [CommitOperationAdd(path_in_repo=name, path_or_fileobj=content.encode())
+                  for name, content in files.items()]
+    try:
+        commit = HfApi().create_commit(repo_id=repo, repo_type=repo_type, operations=operations,
+                                       commit_message=message)
+    except Exception as exc:  # network, auth, permissions: one line, never the token
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SpecrunError(f"upload to {repo_type} repo {repo} failed: {text}") from None
+    print(f"uploaded {', '.join(files)} to {repo}: {commit.commit_url}")
+
+
+def cmd_publish(args: argparse.Namespace, console: Console) -> int:
+    import yaml
+
+    from specrun.hub import Confirmation, eval_results_yaml, licence_gate, model_index
+    from specrun.results import read_results
+
+    results = read_results(Path(args.results))
+    confirmation = Confirmation(args.confirm_licence) if args.confirm_licence else None
+    licence_gate(results.publication, results.licence, f"{args.results} ({results.spec_id})", confirmation)
+    files = {
+        f".eval_results/{results.spec_id}.yaml": eval_results_yaml(results, args.benchmark, confirmation),
+        "model-index.yaml": yaml.safe_dump({"model-index": model_index(results, args.benchmark)}, sort_keys=False,
+                                           allow_unicode=True),
+    }
+    # model-index.yaml is a block for the model card's front matter: shown and written, but only the
+    # .eval_results file is uploaded (specrun does not overwrite a model's README)
+    to_upload = {name: text for name, text in files.items() if name.startswith(".eval_results/")} if args.push \
+        else files
+    _publish(to_upload, args.repo, "model", args.push, args.output,
+             f"specrun results on {results.spec_id}")
+    return 0
+
+
+def cmd_publish_benchmark(args: argparse.Namespace, console: Console) -> int:
+    from specrun.data import load_split, resolve_data_dir
+    from specrun.hub import Confirmation, benchmark_eval_yaml, dataset_card, licence_gate
+    from specrun.reports import render_card
+    from specrun.spec import load_spec
+
+    loaded = load_spec(args.spec)
+    spec = loaded.spec
+    confirmation = Confirmation(args.confirm_licence) if args.confirm_licence else None
+    licence_gate(spec.licence.publication, spec.licence.data, f"{args.spec} ({spec.id})", confirmation)
+    examples = []
+    if spec.card.examples.count:
+        examples = load_split(loaded, spec.evaluated_splits[0], resolve_data_dir(args.data_dir)).items
+    files = {"README.md": dataset_card(spec, render_card(spec, examples), confirmation),
+             "eval.yaml": benchmark_eval_yaml(spec)}
+    _publish(files, args.repo, "dataset", args.push, args.output, f"specrun benchmark {spec.id}")
+    return 0
+
+
 COMMAND_FUNCTIONS = {"run": cmd_run, "validate": cmd_validate, "card": cmd_card, "fingerprint": cmd_fingerprint,
-                     "list": cmd_list}
+                     "list": cmd_list, "compare": cmd_compare, "publish": cmd_publish,
+                     "publish-benchmark": cmd_publish_benchmark}

@@ -17,7 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from specrun.errors import SpecrunError
 from specrun.protocols import RANK_CUTOFFS
@@ -157,6 +156,8 @@ def estimate(name: str, arrays: dict[str, np.ndarray], *, resamples: int, confid
 
     def resampled(index: np.ndarray, axis: int = -1) -> np.ndarray:
         return metric.statistic(*data, weights=unit_counts(index, n_units))
+
+    from scipy import stats  # imported here: a run whose estimates are all cached never needs it
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # degenerate resamples give NaN: counted and reported below

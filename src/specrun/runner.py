@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from specrun import __version__
-from specrun.cache import CacheKey, EmbeddingCache, model_files_hash
+from specrun.cache import CacheKey, EmbeddingCache, EstimateCache, model_files_hash
 from specrun.data import SplitData, cache_root, load_split, resolve_data_dir
 from specrun.encoders import (
     EncoderInfo,
@@ -33,7 +33,7 @@ from specrun.encoders import (
     resolve_prompt,
 )
 from specrun.errors import SpecError, SpecrunError
-from specrun.metrics import estimate
+from specrun.metrics import METRICS, estimate
 from specrun.plots import scatter_png
 from specrun.protocols import PROTOCOLS, Embed
 from specrun.reports import render_card
@@ -129,10 +129,14 @@ def run(paths: Sequence[str], options: RunOptions, console: Console) -> list[Run
         return vectors[[row_of[text] for text in texts]]
 
     model_info = ModelProvenance(**describe(model, info))
+    versions = package_versions()
+    estimates = None if options.no_cache else EstimateCache(
+        Path(options.cache_dir) if options.cache_dir else cache_root(),
+        {name: versions.get(name, "") for name in ("specrun", "numpy", "scipy")})
     outputs: list[RunOutput] = []
     already_encoded: set[str] = set()
     for item in prepared:
-        scored = _score(item, embed, model_info, missing, already_encoded, dict(timings), started)
+        scored = _score(item, embed, model_info, missing, already_encoded, dict(timings), started, estimates)
         report = render_card(item.loaded.spec, next(iter(item.splits.values())).items, scored.results)
         folder = Path(options.output) / item.loaded.spec.id / model.slug
         outputs.append(RunOutput(results=scored.results, results_path=folder / "results.json",
@@ -201,8 +205,23 @@ class Scored:
     files: dict[str, str | bytes]  # file name beside results.json -> content (predictions, plots)
 
 
+def cached_estimate(estimates: EstimateCache | None, name: str, arrays: dict[str, np.ndarray], *, resamples: int,
+                    confidence: float, seed: int) -> Score:
+    """metrics.estimate, through the estimate cache when there is one."""
+    if estimates is None:
+        return Score(**vars(estimate(name, arrays, resamples=resamples, confidence=confidence, seed=seed)))
+    key = estimates.key(name, [arrays[k] for k in METRICS[name].inputs], resamples, confidence, seed)
+    stored = estimates.get(key)
+    if stored is not None:
+        return Score(**stored)
+    score = Score(**vars(estimate(name, arrays, resamples=resamples, confidence=confidence, seed=seed)))
+    estimates.put(key, score.model_dump())
+    return score
+
+
 def _score(item: Prepared, embed: Embed, model_info: ModelProvenance, missing: set[str],
-           already_encoded: set[str], timings: dict[str, float], started: float) -> Scored:
+           already_encoded: set[str], timings: dict[str, float], started: float,
+           estimates: EstimateCache | None) -> Scored:
     spec = item.loaded.spec
     clock = time.perf_counter()
     scores: dict[str, dict[str, Score]] = {}
@@ -230,11 +249,11 @@ def _score(item: Prepared, embed: Embed, model_info: ModelProvenance, missing: s
                 if metric.protocol != protocol_name:
                     continue
                 try:
-                    result = estimate(metric.metric, outputs.arrays, resamples=spec.uncertainty.resamples,
-                                      confidence=spec.uncertainty.confidence, seed=spec.subset.seed)
+                    scores[split_name][metric_name] = cached_estimate(
+                        estimates, metric.metric, outputs.arrays, resamples=spec.uncertainty.resamples,
+                        confidence=spec.uncertainty.confidence, seed=spec.subset.seed)
                 except SpecrunError as exc:
                     raise type(exc)(f"{spec.id}, split {split_name}, {metric_name}: {exc.message}") from None
-                scores[split_name][metric_name] = Score(**vars(result))
     predictions = predictions_jsonl(rows)
     files[PREDICTIONS_FILE] = predictions
     timings["metrics"] = time.perf_counter() - clock

@@ -278,9 +278,14 @@ def _first_error(exc: ValidationError, located: LocatedYaml) -> SpecError:
     errors = exc.errors(include_url=False)
     err = errors[0]
     raw_loc = tuple(err["loc"])
-    loc = _yaml_path(raw_loc, located.data)
+    loc = _yaml_path(raw_loc, located.data, missing=err["type"] == "missing")
     kind = err["type"]
     given = err.get("input")
+    branches = [e for e in errors if _yaml_path(tuple(e["loc"]), located.data) == loc]
+    if len(branches) > 1 and kind != "extra_forbidden":  # one value failed every branch of a union
+        options = " or ".join(dict.fromkeys(_branch_message(e) for e in branches))
+        more = len(errors) - len(branches)
+        return located.error(loc, f"{options} (got {given!r})" + (f" (+{more} more)" if more else ""))
     if kind == "extra_forbidden":
         message = f"unknown key; expected one of: {', '.join(_allowed_keys(raw_loc[:-1]))}"
     elif kind == "missing":
@@ -300,7 +305,13 @@ def _first_error(exc: ValidationError, located: LocatedYaml) -> SpecError:
     return located.error(loc, message + more)
 
 
-def _yaml_path(loc: tuple[Any, ...], data: Any) -> KeyPath:
+def _branch_message(err: Any) -> str:
+    if err["type"] in ("literal_error", "enum"):
+        return f"expected {err.get('ctx', {}).get('expected', 'an allowed value')}"
+    return err["msg"].removeprefix("Value error, ")
+
+
+def _yaml_path(loc: tuple[Any, ...], data: Any, missing: bool = False) -> KeyPath:
     """pydantic's error location as a path in the YAML: union tags (e.g. 'hf_dataset') are not keys there."""
     path: list[str | int] = []
     current = data
@@ -310,7 +321,7 @@ def _yaml_path(loc: tuple[Any, ...], data: Any) -> KeyPath:
         if in_dict or in_list:
             path.append(part)
             current = current[part]
-        elif position == len(loc) - 1 and isinstance(part, (str, int)):
+        elif missing and position == len(loc) - 1 and isinstance(part, (str, int)):
             path.append(part)  # a missing key: named, though it has no line of its own
     return tuple(path)
 

@@ -88,6 +88,10 @@ def parse_yaml(text: str, name: str) -> LocatedYaml:
         line = mark.line + 1 if mark else None
         problem = exc.problem or exc.context or "invalid YAML"
         raise SpecError(f"YAML syntax error: {problem}", file=name, line=line) from None
+    except yaml.reader.ReaderError as exc:
+        line = text[: exc.position].count("\n") + 1
+        raise SpecError(f"YAML syntax error: unacceptable character #x{exc.character:04x}", file=name,
+                        line=line) from None
     except yaml.YAMLError as exc:
         raise SpecError(f"YAML error: {exc}", file=name) from None
     if node is None:

@@ -1,0 +1,109 @@
+"""Paired comparison of two runs on the same spec and the same items: the difference per metric, with a paired
+percentile bootstrap (both models scored on the same resampled units) and the share of resamples where A beats B.
+Reads results.json and the predictions they pin; nothing is re-encoded."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+from specrun.errors import SpecrunError
+from specrun.metrics import BOOTSTRAP_BATCH, METRICS, unit_counts
+from specrun.results import Results, read_predictions, read_results
+
+
+@dataclass(frozen=True)
+class Difference:
+    split: str
+    metric: str
+    a: float
+    b: float
+    difference: float  # a - b
+    ci_low: float
+    ci_high: float
+    a_better: float  # share of resamples where A is better, in the metric's direction
+    n: int
+
+
+def _check_same_items(a: Results, b: Results, path_a: Path, path_b: Path) -> None:
+    if a.spec_id != b.spec_id:
+        raise SpecrunError(f"runs are on different specs ({a.spec_id} vs {b.spec_id} in {path_b})", file=str(path_a))
+    for split, data in a.provenance.data.items():
+        other = b.provenance.data.get(split)
+        if other is None:
+            raise SpecrunError(f"split {split} is not in {path_b}", file=str(path_a))
+        if (data.fingerprint, data.selection, data.n_selected) != (other.fingerprint, other.selection,
+                                                                  other.n_selected):
+            raise SpecrunError(f"split {split}: the runs evaluated different items (fingerprint {data.fingerprint} "
+                               f"vs {other.fingerprint}); refusing to compare", file=str(path_a))
+    if a.provenance.uncertainty.seed != b.provenance.uncertainty.seed:
+        raise SpecrunError("the runs used different subset seeds; refusing to compare", file=str(path_a))
+
+
+def compare(path_a: Path, path_b: Path) -> tuple[Results, Results, list[Difference]]:
+    a, b = read_results(path_a), read_results(path_b)
+    _check_same_items(a, b, path_a, path_b)
+    units_a, units_b = read_predictions(path_a, a), read_predictions(path_b, b)
+    u = a.provenance.uncertainty
+    out = []
+    for split, scores in a.scores.items():
+        for metric_id, score in scores.items():
+            info = a.metrics[metric_id]
+            key = (split, info.protocol)
+            ids_a, arrays_a = units_a[key]
+            ids_b, arrays_b = units_b.get(key, ([], {}))
+            if ids_a != ids_b:
+                raise SpecrunError(f"split {split}: the runs' units differ (first: {ids_a[:1]} vs {ids_b[:1]}); "
+                                   "refusing to compare", file=str(path_a))
+            out.append(_difference(split, metric_id, info.metric, info.direction, arrays_a, arrays_b,
+                                   u.resamples, u.confidence, u.seed, score.n))
+    return a, b, out
+
+
+def _difference(split: str, metric_id: str, name: str, direction: str, arrays_a: dict[str, np.ndarray],
+                arrays_b: dict[str, np.ndarray], resamples: int, confidence: float, seed: int, n: int) -> Difference:
+    metric = METRICS[name]
+    data_a = [arrays_a[key] for key in metric.inputs]
+    data_b = [arrays_b[key] for key in metric.inputs]
+    n_units = len(data_a[0])
+
+    def paired(index: np.ndarray, axis: int = -1) -> np.ndarray:
+        weights = unit_counts(index, n_units)  # one resample of units, scored for both models
+        return metric.statistic(*data_a, weights=weights) - metric.statistic(*data_b, weights=weights)
+
+    ones = np.ones(n_units)
+    value_a = float(metric.statistic(*data_a, weights=ones))
+    value_b = float(metric.statistic(*data_b, weights=ones))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = stats.bootstrap((np.arange(n_units),), paired, n_resamples=resamples, confidence_level=confidence,
+                                 method="percentile", vectorized=True, batch=BOOTSTRAP_BATCH,
+                                 rng=np.random.default_rng(seed))
+    distribution = result.bootstrap_distribution
+    if not np.all(np.isfinite(distribution)):
+        raise SpecrunError(f"{metric_id} on {split}: some resamples are degenerate; the interval is undefined")
+    wins = distribution > 0 if direction == "higher" else distribution < 0
+    return Difference(split=split, metric=metric_id, a=value_a, b=value_b, difference=value_a - value_b,
+                      ci_low=float(result.confidence_interval.low), ci_high=float(result.confidence_interval.high),
+                      a_better=float(np.mean(wins)), n=n)
+
+
+def markdown(a: Results, b: Results, differences: list[Difference]) -> str:
+    u = a.provenance.uncertainty
+    percent = f"{u.confidence * 100:g}%"
+    lines = [
+        f"Paired comparison on {a.spec_id}: A = {a.provenance.model.name}, B = {b.provenance.model.name}",
+        "",
+        f"| split | metric | A | B | A − B | {percent} CI | P(A better) | n |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    lines += [f"| {d.split} | {d.metric} | {d.a:.4f} | {d.b:.4f} | {d.difference:+.4f} | "
+              f"[{d.ci_low:+.4f}, {d.ci_high:+.4f}] | {d.a_better:.3f} | {d.n} |" for d in differences]
+    units = ", ".join(sorted(set(u.unit.values())))
+    lines += ["", f"Paired percentile bootstrap: {u.resamples} resamples of the {units}, the same resamples for A "
+                  f"and B, seed {u.seed}."]
+    return "\n".join(lines) + "\n"
