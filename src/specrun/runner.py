@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from specrun import __version__
-from specrun.cache import CacheKey, EmbeddingCache, EstimateCache, model_files_hash
+from specrun.cache import CacheKey, DerivedCache, EmbeddingCache, model_files_hash
 from specrun.data import SplitData, cache_root, load_split, resolve_data_dir
 from specrun.encoders import (
     EncoderInfo,
@@ -130,13 +130,14 @@ def run(paths: Sequence[str], options: RunOptions, console: Console) -> list[Run
 
     model_info = ModelProvenance(**describe(model, info))
     versions = package_versions()
-    estimates = None if options.no_cache else EstimateCache(
-        Path(options.cache_dir) if options.cache_dir else cache_root(),
-        {name: versions.get(name, "") for name in ("specrun", "numpy", "scipy")})
+    derived = None if options.no_cache else DerivedCache(
+        cache_base(options) / "derived",
+        {name: versions.get(name, "") for name in ("specrun", "numpy", "scipy", "matplotlib")})
     outputs: list[RunOutput] = []
     already_encoded: set[str] = set()
     for item in prepared:
-        scored = _score(item, embed, model_info, missing, already_encoded, dict(timings), started, estimates)
+        scored = _score(item, embed, model_info, missing, already_encoded, dict(timings), started, derived,
+                        versions)
         report = render_card(item.loaded.spec, next(iter(item.splits.values())).items, scored.results)
         folder = Path(options.output) / item.loaded.spec.id / model.slug
         outputs.append(RunOutput(results=scored.results, results_path=folder / "results.json",
@@ -147,6 +148,11 @@ def run(paths: Sequence[str], options: RunOptions, console: Console) -> list[Run
         write_atomic(out.report_path, out.report)
         write_atomic(out.results_path, results_json(out.results))
     return outputs
+
+
+def cache_base(options: RunOptions) -> Path:
+    """The cache root: --cache-dir, else $SPECRUN_CACHE_DIR, else ~/.cache/specrun."""
+    return Path(options.cache_dir) if options.cache_dir else cache_root()
 
 
 def embed_unique(unique: list[str], model: ModelRef, options: RunOptions,
@@ -162,7 +168,7 @@ def embed_unique(unique: list[str], model: ModelRef, options: RunOptions,
         key = CacheKey(model=model.weights_sha256 or f"{model.name}@{model.revision}",
                        model_files=model_files_hash(Path(model.path)), adapter=adapter_name, prompt=prompt,
                        max_length=options.max_length, dtype="float32")
-        cache = EmbeddingCache(Path(options.cache_dir) if options.cache_dir else cache_root() / "embeddings", key,
+        cache = EmbeddingCache(cache_base(options) / "embeddings", key,
                                warn=lambda message: print(f"specrun: warning: {message}", file=sys.stderr))
     clock = time.perf_counter()
     cached = cache.lookup(unique) if cache else {}
@@ -205,23 +211,38 @@ class Scored:
     files: dict[str, str | bytes]  # file name beside results.json -> content (predictions, plots)
 
 
-def cached_estimate(estimates: EstimateCache | None, name: str, arrays: dict[str, np.ndarray], *, resamples: int,
+def cached_estimate(derived: DerivedCache | None, name: str, arrays: dict[str, np.ndarray], *, resamples: int,
                     confidence: float, seed: int) -> Score:
-    """metrics.estimate, through the estimate cache when there is one."""
-    if estimates is None:
+    """metrics.estimate, through the derived cache when there is one."""
+    if derived is None:
         return Score(**vars(estimate(name, arrays, resamples=resamples, confidence=confidence, seed=seed)))
-    key = estimates.key(name, [arrays[k] for k in METRICS[name].inputs], resamples, confidence, seed)
-    stored = estimates.get(key)
+    key = derived.key("estimate", name, resamples, confidence, seed,
+                      arrays=[arrays[k] for k in METRICS[name].inputs])
+    stored = derived.get(key)
     if stored is not None:
-        return Score(**stored)
+        return Score.model_validate_json(stored)
     score = Score(**vars(estimate(name, arrays, resamples=resamples, confidence=confidence, seed=seed)))
-    estimates.put(key, score.model_dump())
+    derived.put(key, score.model_dump_json().encode())
     return score
+
+
+def cached_scatter(derived: DerivedCache | None, prediction: np.ndarray, gold: np.ndarray, title: str) -> bytes | None:
+    """plots.scatter_png, through the derived cache; None when matplotlib is not installed."""
+    if derived is None or not derived.versions.get("matplotlib"):
+        return scatter_png(prediction, gold, title)
+    key = derived.key("scatter", title, arrays=[prediction, gold])
+    stored = derived.get(key)
+    if stored is not None:
+        return stored
+    png = scatter_png(prediction, gold, title)
+    if png is not None:
+        derived.put(key, png)
+    return png
 
 
 def _score(item: Prepared, embed: Embed, model_info: ModelProvenance, missing: set[str],
            already_encoded: set[str], timings: dict[str, float], started: float,
-           estimates: EstimateCache | None) -> Scored:
+           derived: DerivedCache | None, versions: dict[str, str]) -> Scored:
     spec = item.loaded.spec
     clock = time.perf_counter()
     scores: dict[str, dict[str, Score]] = {}
@@ -239,8 +260,8 @@ def _score(item: Prepared, embed: Embed, model_info: ModelProvenance, missing: s
                 rows.append({"split": split_name, "protocol": protocol_name, "id": unit_id,
                              **{name: float(values[index]) for name, values in outputs.arrays.items()}})
             if {"prediction", "gold"} <= set(outputs.arrays):
-                png = scatter_png(outputs.arrays["prediction"], outputs.arrays["gold"],
-                                  f"{spec.id} {split_name}, {protocol_name}: {model_info.name}")
+                png = cached_scatter(derived, outputs.arrays["prediction"], outputs.arrays["gold"],
+                                     f"{spec.id} {split_name}, {protocol_name}: {model_info.name}")
                 if png is not None:
                     name = f"scatter-{split_name}-{protocol_name}.png"
                     files[name] = png
@@ -250,7 +271,7 @@ def _score(item: Prepared, embed: Embed, model_info: ModelProvenance, missing: s
                     continue
                 try:
                     scores[split_name][metric_name] = cached_estimate(
-                        estimates, metric.metric, outputs.arrays, resamples=spec.uncertainty.resamples,
+                        derived, metric.metric, outputs.arrays, resamples=spec.uncertainty.resamples,
                         confidence=spec.uncertainty.confidence, seed=spec.subset.seed)
                 except SpecrunError as exc:
                     raise type(exc)(f"{spec.id}, split {split_name}, {metric_name}: {exc.message}") from None
@@ -276,7 +297,7 @@ def _score(item: Prepared, embed: Embed, model_info: ModelProvenance, missing: s
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"), data=data, model=model_info,
         uncertainty=Uncertainty(method=u.method, interval=u.interval, resamples=u.resamples,
                                 confidence=u.confidence, seed=spec.subset.seed, unit=units),
-        packages=package_versions(), timings_s={k: round(v, 3) for k, v in timings.items()})
+        packages=versions, timings_s={k: round(v, 3) for k, v in timings.items()})
     metrics = {name: MetricInfo(metric=m.metric, protocol=m.protocol, protocol_kind=spec.protocols[m.protocol].kind,
                                 label=m.label, direction=m.direction) for name, m in spec.metrics.items()}
     results = Results(spec_id=spec.id, title=spec.title, licence=spec.licence.data,
