@@ -4,6 +4,7 @@ computation: rows read with the csv module, sentence-transformers encode, scipy 
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from specrun.encoders import DEFAULT_MODEL_SHA256, encode_texts, load_adapter, resolve_model, sha256_file
+from specrun.encoders import DEFAULT_MODEL_SHA256, encode_texts, load_adapter, resolve_model
 from specrun.results import Results
 from tests.conftest import SPECS, reference_model, run_cli
 
@@ -58,7 +59,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> list[Path]
 def test_bundled_model_weights_are_verified() -> None:
     model = resolve_model(None)
     assert model.origin == "bundled"
-    assert model.weights_sha256 == DEFAULT_MODEL_SHA256 == sha256_file(Path(model.path) / "model.safetensors")
+    weights = hashlib.sha256((Path(model.path) / "model.safetensors").read_bytes()).hexdigest()
+    assert model.weights_sha256 == DEFAULT_MODEL_SHA256 == weights
 
 
 def test_scores_equal_independent_computation(runs: list[Path], reference: dict[str, object]) -> None:

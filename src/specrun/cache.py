@@ -1,20 +1,20 @@
-"""Embedding cache for the encoder stage: vectors on disk, keyed by everything that changes a vector.
+"""Caches for the encoder stage and after: vectors on disk keyed by everything that changes a vector, and
+results derived from exact inputs (metric estimates, plots).
 
-Layout: <root>/<key digest>/ holds `key.json` (the key in clear), `info.json` (the adapter's settings, so a fully
-cached run needs no model) and chunk files `*.npz`, each with its vectors, the sha256 of each text, the key digest
-and a checksum over all of it. A chunk is written to a temporary name and renamed, so a reader sees a whole
-chunk or none: two processes filling one cache add separate chunks and a killed process leaves at most an
-unreferenced temporary file. A chunk that fails its checks (truncated, altered, another key) is reported once,
-removed, and its texts are encoded again. No maintained library does verified, append-only vector caching
-(diskcache/joblib trust a file because it exists, as JMTEB's cache does).
+Layout: <root>/embeddings/<key digest>/ holds `key.json` (the key in clear), `info.json` (the adapter's settings,
+so a fully cached run needs no model) and chunk files `*.npz`, each with its vectors, the sha256 of each text, the
+key digest and a checksum over all of it. A chunk is written to a temporary name and renamed (files.write_atomic),
+so a reader sees a whole chunk or none: two processes filling one cache add separate chunks, and a killed process
+leaves at most an unreferenced temporary file. A chunk that fails its checks (truncated, altered, another key) is
+reported once, removed, and its texts are encoded again. No maintained library does verified, append-only vector
+caching (diskcache/joblib trust a file because it exists, as JMTEB's cache does).
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
-import os
-import tempfile
 import uuid
 import zipfile
 from collections.abc import Callable, Sequence
@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from specrun.files import write_atomic
 
 CACHE_FORMAT = 1
 MODEL_FILES_SKIPPED = (".safetensors", ".bin", ".pt", ".pth", ".h5", ".onnx", ".msgpack", ".md", ".gitattributes")
@@ -66,19 +68,6 @@ def _checksum(key_digest: str, hashes: np.ndarray, vectors: np.ndarray) -> str:
     return digest.hexdigest()
 
 
-def _write_atomic_bytes(path: Path, write: Callable[[Any], None]) -> None:
-    handle = tempfile.NamedTemporaryFile(dir=path.parent, prefix=".tmp-", suffix=".part", delete=False)  # noqa: SIM115
-    try:
-        with handle:
-            write(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(handle.name, path)
-    except BaseException:
-        Path(handle.name).unlink(missing_ok=True)
-        raise
-
-
 class EmbeddingCache:
     """Vectors of one key. `warn` is told once about each chunk that is ignored."""
 
@@ -89,7 +78,7 @@ class EmbeddingCache:
         self.folder.mkdir(parents=True, exist_ok=True)
         key_file = self.folder / "key.json"
         if not key_file.exists():
-            _write_atomic_bytes(key_file, lambda h: h.write(json.dumps(asdict(key), indent=2).encode()))
+            write_atomic(key_file, json.dumps(asdict(key), indent=2))
 
     def lookup(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
         """Cached vectors of those texts that have one (verified chunks only)."""
@@ -131,7 +120,9 @@ class EmbeddingCache:
         meta = {"key": self.key.digest, "checksum": _checksum(self.key.digest, hashes, vectors), "count": len(texts)}
         payload = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
         path = self.folder / f"{uuid.uuid4().hex}.npz"
-        _write_atomic_bytes(path, lambda h: np.savez(h, hashes=hashes, vectors=vectors, meta=payload))
+        buffer = io.BytesIO()
+        np.savez(buffer, hashes=hashes, vectors=vectors, meta=payload)
+        write_atomic(path, buffer.getvalue())
 
     def load_info(self) -> dict[str, Any] | None:
         try:
@@ -140,7 +131,7 @@ class EmbeddingCache:
             return None
 
     def save_info(self, info: dict[str, Any]) -> None:
-        _write_atomic_bytes(self.folder / "info.json", lambda h: h.write(json.dumps(info, indent=2).encode()))
+        write_atomic(self.folder / "info.json", json.dumps(info, indent=2))
 
 
 class DerivedCache:
@@ -169,4 +160,4 @@ class DerivedCache:
 
     def put(self, key: str, payload: bytes) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        _write_atomic_bytes(self.folder / key, lambda h: h.write(key.encode() + b"\n" + payload))
+        write_atomic(self.folder / key, key.encode() + b"\n" + payload)

@@ -170,8 +170,9 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_card(args: argparse.Namespace, console: Console) -> int:
     from specrun.data import load_split, resolve_data_dir
+    from specrun.files import write_atomic
     from specrun.reports import render_card
-    from specrun.results import read_results, write_atomic
+    from specrun.results import read_results
     from specrun.spec import load_spec
 
     loaded = load_spec(args.spec)
@@ -223,7 +224,7 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     from specrun.compare import compare, markdown
-    from specrun.results import write_atomic
+    from specrun.files import write_atomic
 
     a, b, differences = compare(Path(args.a), Path(args.b))
     text = markdown(a, b, differences)
@@ -236,7 +237,7 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
 def _publish(files: dict[str, str], repo: str | None, repo_type: str, push: bool, output: str | None,
              message: str) -> None:
     """Write the files to --output, and upload them with --push; otherwise say what would be uploaded."""
-    from specrun.results import write_atomic
+    from specrun.files import write_atomic
 
     if output:
         for name, content in files.items():

@@ -25,11 +25,11 @@ from typing import Any
 import numpy as np
 
 from specrun.errors import DataError, OfflineError
+from specrun.files import cache_root, sha256_file
 from specrun.protocols import PROTOCOLS, Item
 from specrun.spec import FileRef, GitSource, HubDataset, Layout, LoadedSpec
 
 DATA_DIR_ENV = "SPECRUN_DATA_DIR"
-CACHE_DIR_ENV = "SPECRUN_CACHE_DIR"
 GIT_RAW_URL = "https://raw.githubusercontent.com/{repo}/{revision}/{path}"
 
 Rows = list[dict[str, Any]]
@@ -232,19 +232,6 @@ def resolve_data_dir(flag: str | None) -> Path | None:
     return path
 
 
-def cache_root() -> Path:
-    base = os.environ.get(CACHE_DIR_ENV) or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "specrun"
-    return Path(base)
-
-
-def sha256_path(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _mirror_path(data_dir: Path, source_name: str, relative: str, loaded: LoadedSpec, key: tuple[str, ...]) -> Path:
     """The mirror file for a source split; it must stay inside <data-dir>/<source>/ (symlinks included)."""
     root = (data_dir / source_name).resolve()
@@ -258,23 +245,23 @@ def _mirror_path(data_dir: Path, source_name: str, relative: str, loaded: Loaded
 
 def _verify(path: Path, ref: FileRef, loaded: LoadedSpec, key: tuple[str, ...]) -> None:
     if ref.sha256 is not None:
-        found = sha256_path(path)
+        found = sha256_file(path)
         if found != ref.sha256:
             raise loaded.error((*key, "sha256"), f"{path} has sha256 {found}, the spec pins {ref.sha256}")
     for relative, expected in (ref.contents or {}).items():
         target = path / relative
         if not target.is_file():
             raise loaded.error((*key, "contents"), f"{target} is missing")
-        found = sha256_path(target)
+        found = sha256_file(target)
         if found != expected:
             raise loaded.error((*key, "contents", relative), f"{target} has sha256 {found}, the spec pins {expected}")
 
 
-def _download(source: GitSource, ref: FileRef, source_name: str) -> Path:
+def _download(source: GitSource, ref: FileRef) -> Path:
     """A git file at its commit, from the cache or downloaded; kept only when its sha256 matches."""
     assert ref.repo_path is not None
     target = cache_root() / "git" / source.path.replace("/", "__") / source.revision / ref.repo_path
-    if target.is_file() and (ref.sha256 is None or sha256_path(target) == ref.sha256):
+    if target.is_file() and (ref.sha256 is None or sha256_file(target) == ref.sha256):
         return target
     url = GIT_RAW_URL.format(repo=source.path, revision=source.revision, path=ref.repo_path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -323,7 +310,7 @@ def _read_rows(loaded: LoadedSpec, source_name: str, source_split: str, data_dir
         raise OfflineError(f"source {source_name!r} is never downloaded (fetch: false); put your copy in "
                            f"<data-dir>/{source_name}/{ref.mirror} and pass --data-dir DIR")
     else:
-        path = _download(source, ref, source_name)
+        path = _download(source, ref)
     _verify(path, ref, loaded, ("sources", source_name, "files", source_split))
     layout = source.layout
     with _member(path, ref.member) as readable:

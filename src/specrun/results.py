@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from importlib import metadata
 from pathlib import Path
 from typing import Literal
@@ -14,6 +12,9 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from specrun.errors import SpecrunError
+from specrun.files import write_atomic
+
+__all__ = ["write_atomic"]  # callers import it from here too
 
 RESULTS_FORMAT = "specrun.results/1"
 PREDICTIONS_FILE = "predictions.jsonl"
@@ -127,25 +128,6 @@ def package_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             continue
     return versions
-
-
-def write_atomic(path: Path, content: str | bytes) -> None:
-    """Write via a temporary file in the same folder and rename: readers see the old file or the new, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle = tempfile.NamedTemporaryFile("wb", dir=path.parent,  # noqa: SIM115 - closed below
-                                         prefix=f".{path.name}.", suffix=".tmp", delete=False)
-    try:
-        with handle:
-            handle.write(content.encode("utf-8") if isinstance(content, str) else content)
-            handle.flush()
-            os.fsync(handle.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(handle.name, 0o666 & ~umask)  # mkstemp makes 0600; results are ordinary files
-        os.replace(handle.name, path)
-    except BaseException:
-        Path(handle.name).unlink(missing_ok=True)
-        raise
 
 
 def results_json(results: Results) -> str:

@@ -20,7 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from specrun import __version__
 from specrun.cache import CacheKey, DerivedCache, EmbeddingCache, model_files_hash
-from specrun.data import SplitData, cache_root, load_split, resolve_data_dir
+from specrun.data import SplitData, load_split, resolve_data_dir
 from specrun.encoders import (
     EncoderInfo,
     ModelRef,
@@ -33,6 +33,7 @@ from specrun.encoders import (
     resolve_prompt,
 )
 from specrun.errors import SpecError, SpecrunError
+from specrun.files import cache_root, write_atomic
 from specrun.metrics import METRICS, estimate
 from specrun.plots import scatter_png
 from specrun.protocols import PROTOCOLS, Embed
@@ -51,7 +52,6 @@ from specrun.results import (
     package_versions,
     predictions_jsonl,
     results_json,
-    write_atomic,
 )
 from specrun.spec import LoadedSpec, load_spec
 
