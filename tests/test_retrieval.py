@@ -157,8 +157,10 @@ def test_malformed_query_folders(damage, expected: str, tmp_path: Path, capsys: 
     assert str(dataset) in err and not (tmp_path / "out").exists()
 
 
-def test_qabot_is_never_downloaded(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_qabot_is_never_downloaded(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.conftest import SPECS
 
+    monkeypatch.delenv("SPECRUN_DATA_DIR", raising=False)  # no mirror at all: the download path is what is tested
     code, _, err = run_cli([str(SPECS / "qabot.yaml"), "--output", str(tmp_path)], capsys)
     assert code == 2 and "never downloaded (fetch: false)" in err and "--data-dir" in err
