@@ -67,3 +67,12 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
     code = main(args)
     captured = capsys.readouterr()
     return code, captured.out, captured.err
+
+
+def run_ok(args: list[str], capsys: pytest.CaptureFixture[str]) -> Any:
+    """Run the CLI, require success, and return the Results of the path it printed last."""
+    from specrun.results import Results
+
+    code, out, err = run_cli(args, capsys)
+    assert code == 0, err
+    return Results.model_validate_json(Path(out.strip().splitlines()[-1]).read_text())

@@ -10,8 +10,7 @@ from scipy import stats
 
 from specrun.metrics import METRICS
 from specrun.protocols import fill
-from specrun.results import Results
-from tests.conftest import reference_model, run_cli
+from tests.conftest import reference_model, run_cli, run_ok
 from tests.fixtures import CSTS_ROWS, fixture_spec, make_csts
 
 
@@ -39,9 +38,7 @@ def test_csts_fixture_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[s
     data = tmp_path / "data"
     make_csts(data)
     spec = fixture_spec("csts", tmp_path, data)
-    code, out, err = run_cli([str(spec), "--data-dir", str(data), "--output", str(tmp_path / "out"), "-q"], capsys)
-    assert code == 0, err
-    results = Results.model_validate_json(Path(out.strip().splitlines()[-1]).read_text())
+    results = run_ok([str(spec), "--data-dir", str(data), "--output", str(tmp_path / "out"), "-q"], capsys)
     rho, accuracy, n_rows, n_pairs = independent(CSTS_ROWS)
     spearman = results.scores["validation"]["spearman_conditional"]
     acc = results.scores["validation"]["accuracy_conditional"]

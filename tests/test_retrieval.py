@@ -11,8 +11,7 @@ import pytest
 import pytrec_eval
 
 from specrun.protocols import RetrievalProtocol, rank_measures
-from specrun.results import Results
-from tests.conftest import reference_model, run_cli
+from tests.conftest import reference_model, run_cli, run_ok
 from tests.fixtures import POOL, QUERIES, fixture_spec, make_beir, make_qabot
 
 NO_OPTIONS = RetrievalProtocol.Options()
@@ -112,9 +111,7 @@ def test_qabot_layout_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[s
     data = tmp_path / "data"
     make_qabot(data)
     spec = fixture_spec("qabot", tmp_path, data)
-    code, out, err = run_cli([str(spec), "--data-dir", str(data), "--output", str(tmp_path / "out"), "-q"], capsys)
-    assert code == 0, err
-    results = Results.model_validate_json(Path(out.strip().splitlines()[-1]).read_text())
+    results = run_ok([str(spec), "--data-dir", str(data), "--output", str(tmp_path / "out"), "-q"], capsys)
     expected = independent_qabot(fixture_queries())
     for metric, value in expected.items():
         score = results.scores["test"][metric]
@@ -131,9 +128,7 @@ def test_beir_layout_is_only_yaml(tmp_path: Path, capsys: pytest.CaptureFixture[
         "id": "beirset", "sources.qabot.format": "beir", "sources.qabot.fetch": True,
         "sources.qabot.files": {"test": {"path": "data"}},
         "sources.qabot.columns": {"query": "query", "candidates": "candidates", "relevance": "relevance"}})
-    code, out, err = run_cli([str(spec), "--data-dir", str(data), "--output", str(tmp_path / "out"), "-q"], capsys)
-    assert code == 0, err
-    results = Results.model_validate_json(Path(out.strip().splitlines()[-1]).read_text())
+    results = run_ok([str(spec), "--data-dir", str(data), "--output", str(tmp_path / "out"), "-q"], capsys)
     queries = {name: (query, POOL, [1 if i in relevant else 0 for i in range(len(POOL))])
                for name, (query, relevant, _) in QUERIES.items()}
     for metric, value in independent_qabot(queries).items():
