@@ -9,12 +9,17 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 
 from specrun import __version__
-from specrun.errors import SpecrunError
+from specrun.errors import SpecrunError, first_line
+
+if TYPE_CHECKING:
+    from specrun.protocols import Item
+    from specrun.spec import LoadedSpec
 
 COMMANDS = ("run", "validate", "card", "fingerprint", "list", "compare", "publish", "publish-benchmark")
 
@@ -137,6 +142,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+def example_items(loaded: LoadedSpec, data_dir: str | None) -> list[Item]:
+    """The items a card quotes: the first evaluated split's, loaded (and checked) only when it shows examples."""
+    from specrun.data import load_split, resolve_data_dir
+
+    if not loaded.spec.card.examples.count:
+        return []
+    return load_split(loaded, loaded.spec.evaluated_splits[0], resolve_data_dir(data_dir)).items
+
+
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from specrun.runner import RunOptions, run
 
@@ -169,7 +183,6 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_card(args: argparse.Namespace, console: Console) -> int:
-    from specrun.data import load_split, resolve_data_dir
     from specrun.files import write_atomic
     from specrun.reports import render_card
     from specrun.results import read_results
@@ -179,11 +192,7 @@ def cmd_card(args: argparse.Namespace, console: Console) -> int:
     results = read_results(Path(args.results)) if args.results else None
     if results is not None and results.spec_id != loaded.spec.id:
         raise SpecrunError(f"results are for spec {results.spec_id!r}, not {loaded.spec.id!r}", file=args.results)
-    examples = []
-    if loaded.spec.card.examples.count:
-        first = loaded.spec.evaluated_splits[0]
-        examples = load_split(loaded, first, resolve_data_dir(args.data_dir)).items
-    text = render_card(loaded.spec, examples, results)
+    text = render_card(loaded.spec, example_items(loaded, args.data_dir), results)
     if args.output:
         write_atomic(Path(args.output), text)
         print(args.output)
@@ -260,8 +269,7 @@ def _publish(files: dict[str, str], repo: str | None, repo_type: str, push: bool
         commit = HfApi().create_commit(repo_id=repo, repo_type=repo_type, operations=operations,
                                        commit_message=message)
     except Exception as exc:  # network, auth, permissions: one line, never the token
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise SpecrunError(f"upload to {repo_type} repo {repo} failed: {text}") from None
+        raise SpecrunError(f"upload to {repo_type} repo {repo} failed: {first_line(exc)}") from None
     print(f"uploaded {', '.join(files)} to {repo}: {commit.commit_url}")
 
 
@@ -289,7 +297,6 @@ def cmd_publish(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_publish_benchmark(args: argparse.Namespace, console: Console) -> int:
-    from specrun.data import load_split, resolve_data_dir
     from specrun.hub import Confirmation, benchmark_eval_yaml, dataset_card, licence_gate
     from specrun.reports import render_card
     from specrun.spec import load_spec
@@ -298,10 +305,7 @@ def cmd_publish_benchmark(args: argparse.Namespace, console: Console) -> int:
     spec = loaded.spec
     confirmation = Confirmation(args.confirm_licence) if args.confirm_licence else None
     licence_gate(spec.licence.publication, spec.licence.data, f"{args.spec} ({spec.id})", confirmation)
-    examples = []
-    if spec.card.examples.count:
-        examples = load_split(loaded, spec.evaluated_splits[0], resolve_data_dir(args.data_dir)).items
-    files = {"README.md": dataset_card(spec, render_card(spec, examples), confirmation),
+    files = {"README.md": dataset_card(spec, render_card(spec, example_items(loaded, args.data_dir)), confirmation),
              "eval.yaml": benchmark_eval_yaml(spec)}
     _publish(files, args.repo, "dataset", args.push, args.output, f"specrun benchmark {spec.id}")
     return 0

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from specrun.errors import DataError, OfflineError
+from specrun.errors import DataError, OfflineError, first_line
 from specrun.files import cache_root, sha256_file
 from specrun.protocols import PROTOCOLS, Item
 from specrun.spec import FileRef, GitSource, HubDataset, Layout, LoadedSpec
@@ -320,7 +320,7 @@ def _read_rows(loaded: LoadedSpec, source_name: str, source_split: str, data_dir
         except DataError:
             raise
         except Exception as exc:  # datasets, pyarrow, pandas and xlrd each raise their own parse errors
-            raise DataError(f"cannot read as {layout.format}: {_first_line(exc)}", file=origin) from None
+            raise DataError(f"cannot read as {layout.format}: {first_line(exc)}", file=origin) from None
 
 
 def _read_hub(source: HubDataset, source_split: str) -> Rows:
@@ -328,18 +328,13 @@ def _read_hub(source: HubDataset, source_split: str) -> Rows:
     try:
         dataset = datasets.load_dataset(source.path, revision=source.revision, split=source_split)
     except Exception as exc:
-        text = _first_line(exc)
+        text = first_line(exc)
         if any(word in text.lower() for word in ("connect", "offline", "resolve", "network", "timed out", "couldn't")):
             raise OfflineError(f"cannot reach the Hugging Face hub for {source.path}@{source.revision[:12]} "
                                f"({text}); pass --data-dir DIR (or set {DATA_DIR_ENV}) to use a local mirror") from None
         raise DataError(f"cannot load {source.path}@{source.revision[:12]} split {source_split}: {text}; "
                         f"pass --data-dir DIR to use a local mirror") from None
     return dataset.to_list()
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
 
 
 def _convert(value: Any, kind: str, *, origin: str, row: int, column: str) -> Any:

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from specrun.errors import ModelError, OfflineError
+from specrun.errors import ModelError, OfflineError, first_line
 from specrun.files import cache_root, sha256_file, write_atomic
 
 DEFAULT_MODEL_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
@@ -107,7 +107,7 @@ def _hub_model(repo_id: str, revision: str | None) -> ModelRef:
     try:
         directory = Path(snapshot_download(repo_id, revision=revision))
     except Exception as exc:
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        text = first_line(exc)
         raise OfflineError(f"cannot fetch model {repo_id} from the Hugging Face hub ({text}); "
                            "pass a local model directory with --model DIR") from None
     return ModelRef(name=repo_id, path=str(directory), origin="hub", revision=directory.name,
@@ -274,13 +274,13 @@ def load_adapter(model: ModelRef, adapter: str, devices: list[str], max_length: 
     try:
         return ADAPTERS[name](model, devices, max_length, prompt, prompt_name)
     except ImportError as exc:
-        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        text = first_line(exc)
         if any(package in text.lower() for package in JAPANESE_TOKENIZER_PACKAGES):
             raise ModelError(f"{model.name} needs a Japanese tokenizer ({text}); "
                              "install it with: pip install 'specrun[ja]'") from None
         raise ModelError(f"adapter {name} needs a package that is missing: {text}") from None
     except OSError as exc:
-        raise ModelError(f"cannot load {model.name} with the {name} adapter: {str(exc).splitlines()[0]}") from None
+        raise ModelError(f"cannot load {model.name} with the {name} adapter: {first_line(exc)}") from None
 
 
 def canonical_order(texts: Sequence[str]) -> list[int]:

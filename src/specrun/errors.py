@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (libraries' messages run to several), or its type's name."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
 class SpecrunError(Exception):
     """Bad input (spec, data, flags): reported as one line, exit code 2, no traceback."""
 
