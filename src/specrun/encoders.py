@@ -250,9 +250,44 @@ class TransformersAdapter:
         return None
 
 
+class HashingAdapter:
+    """No model at all: signed feature hashing of lower-cased words and character trigrams, L2-normalised.
+    Deterministic and fast, so tests and scale benchmarks can run every stage in seconds; its numbers mean
+    nothing about any model, and results name the adapter `hashing`. Hand-written because it must import no
+    torch; sklearn's HashingVectorizer would add a dependency for twenty lines."""
+
+    DIMENSIONS = 64
+
+    def __init__(self, model: ModelRef, devices: list[str], max_length: int | None, prompt: str | None,
+                 prompt_name: str | None) -> None:
+        self.prompt = prompt or ""
+        self.max_length = int(max_length or 512)
+        self.info = EncoderInfo(adapter="hashing", pooling="none", normalize=True, max_length=self.max_length,
+                                device="cpu", dtype="float32", prompt=prompt, prompt_name=prompt_name)
+
+    def _vector(self, text: str) -> np.ndarray:
+        words = re.findall(r"\w+", (self.prompt + text).lower())[: self.max_length]
+        features = words + [word[i:i + 3] for word in words for i in range(max(1, len(word) - 2))]
+        vector = np.zeros(self.DIMENSIONS, dtype=np.float64)
+        for feature in features or [text]:
+            digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+            value = int.from_bytes(digest, "little")
+            vector[value % self.DIMENSIONS] += 1.0 if value >> 63 else -1.0
+        norm = np.linalg.norm(vector)
+        return (vector / norm if norm else vector).astype(np.float32)
+
+    def encode_group(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
+        return np.stack([self._vector(text) for text in texts]) if texts else np.empty((0, self.DIMENSIONS),
+                                                                                       dtype=np.float32)
+
+    def close(self) -> None:
+        return None
+
+
 ADAPTERS: dict[str, Callable[..., Adapter]] = {
     "sentence-transformers": SentenceTransformersAdapter,
     "transformers": TransformersAdapter,
+    "hashing": HashingAdapter,
 }
 
 

@@ -9,6 +9,13 @@ def first_line(exc: BaseException) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
+def os_error_text(exc: OSError) -> str:
+    """'<path>: <reason>' for an OSError, the way a user reads it (no errno tuple, no traceback)."""
+    reason = exc.strerror or first_line(exc)
+    paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
+    return f"{' -> '.join(paths)}: {reason}" if paths else reason
+
+
 class SpecrunError(Exception):
     """Bad input (spec, data, flags): reported as one line, exit code 2, no traceback."""
 

@@ -71,6 +71,7 @@ class ModelProvenance(Frozen):
     dtype: str
     prompt: str | None = None
     prompt_name: str | None = None
+    trust_remote_code: bool = False
 
 
 class SplitProvenance(Frozen):

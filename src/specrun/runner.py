@@ -33,8 +33,9 @@ from specrun.encoders import (
     resolve_prompt,
 )
 from specrun.errors import SpecError, SpecrunError
-from specrun.files import cache_root, write_atomic
+from specrun.files import cache_root
 from specrun.metrics import METRICS, estimate
+from specrun.outputs import write_output_sets
 from specrun.plots import scatter_png
 from specrun.protocols import PROTOCOLS, Embed
 from specrun.reports import render_card
@@ -70,6 +71,7 @@ class RunOptions:
     prompt_name: str | None = None
     cache_dir: str | None = None
     no_cache: bool = False
+    trust_remote_code: bool = False
 
 
 @dataclass
@@ -142,11 +144,9 @@ def run(paths: Sequence[str], options: RunOptions, console: Console) -> list[Run
         folder = Path(options.output) / item.loaded.spec.id / model.slug
         outputs.append(RunOutput(results=scored.results, results_path=folder / "results.json",
                                  report_path=folder / "report.md", report=report, files=scored.files))
-    for out in outputs:  # results.json last: it pins the predictions, so it never names a file not yet there
-        for name, content in out.files.items():
-            write_atomic(out.results_path.parent / name, content)
-        write_atomic(out.report_path, out.report)
-        write_atomic(out.results_path, results_json(out.results))
+    write_output_sets([(out.results_path.parent, {**out.files, out.report_path.name: out.report,
+                                                  out.results_path.name: results_json(out.results)})
+                       for out in outputs])
     return outputs
 
 
