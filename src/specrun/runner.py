@@ -35,7 +35,7 @@ from specrun.encoders import (
 from specrun.errors import SpecError, SpecrunError
 from specrun.files import cache_root
 from specrun.metrics import METRICS, estimate
-from specrun.outputs import write_output_sets
+from specrun.outputs import preflight_output_root, write_output_sets
 from specrun.plots import scatter_png
 from specrun.protocols import PROTOCOLS, Embed
 from specrun.reports import render_card
@@ -117,6 +117,7 @@ def prepare(loaded: LoadedSpec, data_dir: Path | None) -> Prepared:
 def run(paths: Sequence[str], options: RunOptions, console: Console) -> list[RunOutput]:
     started = time.perf_counter()
     specs = load_specs(paths)
+    preflight_output_root(Path(options.output))
     data_dir = resolve_data_dir(options.data_dir)
     prepared = [prepare(loaded, data_dir) for loaded in specs]
     timings = {"data": time.perf_counter() - started}
