@@ -11,8 +11,11 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
+import stat
 import tempfile
+import unicodedata
 import urllib.error
 import urllib.request
 import zipfile
@@ -31,6 +34,10 @@ from specrun.spec import FileRef, GitSource, HubDataset, Layout, LoadedSpec
 
 DATA_DIR_ENV = "SPECRUN_DATA_DIR"
 GIT_RAW_URL = "https://raw.githubusercontent.com/{repo}/{revision}/{path}"
+
+MAX_MEMBER_BYTES = 4 << 30  # an archive member larger than this is refused
+RATIO_CHECK_BYTES = 16 << 20  # above this size a member must also compress by at most MAX_RATIO
+MAX_RATIO = 200  # text compresses 3-10x; a zip bomb compresses about 1000x
 
 Rows = list[dict[str, Any]]
 Reader = Callable[[Path, Layout, str], Rows]  # (file or folder, layout, source split) -> rows
@@ -141,8 +148,9 @@ def read_query_folders(path: Path, layout: Layout, split: str) -> Rows:
     for folder in sorted((p for p in path.iterdir() if p.is_dir()), key=lambda p: _natural(p.name)):
         question_file, data_file = folder / "question.txt", folder / "data.csv"
         for needed in (question_file, data_file):
-            if not needed.is_file():
+            if not needed.exists():
                 raise DataError(f"query folder {folder.name} has no {needed.name}", file=str(folder))
+            _open_regular(needed, needed.name)
         query = question_file.read_text(encoding="utf-8-sig").rstrip("\r\n")
         candidates, relevance = [], []
         with data_file.open(encoding="utf-8-sig", newline="") as handle:
@@ -178,6 +186,8 @@ def read_beir(path: Path, layout: Layout, split: str) -> Rows:
     """The BEIR/MTEB retrieval layout: corpus.jsonl (_id, title, text), queries.jsonl (_id, text) and
     qrels/<split>.tsv (query-id, corpus-id, score; score > 0 is relevant). Every query of the qrels ranks the
     whole corpus (one shared list), in corpus order for ties."""
+    for needed in ("corpus.jsonl", "queries.jsonl", f"qrels/{split}.tsv"):
+        _open_regular(path / needed, needed)
     corpus_ids, corpus_texts = [], []
     for number, doc in _jsonl(path / "corpus.jsonl"):
         if "_id" not in doc or "text" not in doc:
@@ -222,6 +232,9 @@ READERS: dict[str, Reader] = {
 }
 
 
+FOLDER_FORMATS = ("query_folders", "beir")  # formats whose source split is a folder, not a file
+
+
 def resolve_data_dir(flag: str | None) -> Path | None:
     value = flag if flag is not None else os.environ.get(DATA_DIR_ENV)
     if not value:
@@ -234,13 +247,33 @@ def resolve_data_dir(flag: str | None) -> Path | None:
 
 def _mirror_path(data_dir: Path, source_name: str, relative: str, loaded: LoadedSpec, key: tuple[str, ...]) -> Path:
     """The mirror file for a source split; it must stay inside <data-dir>/<source>/ (symlinks included)."""
-    root = (data_dir / source_name).resolve()
-    path = (root / relative).resolve()
+    try:
+        root = (data_dir / source_name).resolve()
+        path = (root / relative).resolve()
+    except (OSError, RuntimeError) as exc:  # a symlink loop: RuntimeError before Python 3.13, OSError after
+        raise loaded.error(key, f"{data_dir / source_name / relative} cannot be resolved ({first_line(exc)})") from None
     if not path.is_relative_to(root):
         raise loaded.error(key, f"{relative!r} resolves outside the data mirror folder {root}")
     if not path.exists():
         raise loaded.error(key, f"{data_dir / source_name / relative} does not exist in the data mirror")
+    regular_or_folder(path)
     return path
+
+
+def regular_or_folder(path: Path) -> None:
+    """Refuse a FIFO, socket or device before anything opens it: reading one hangs or never ends."""
+    mode = path.stat().st_mode
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise DataError("not a regular file or folder (a FIFO, socket or device is never read)", file=str(path))
+
+
+def _open_regular(path: Path, what: str) -> None:
+    """A file a folder format needs: present and regular, or one line naming it."""
+    if not path.exists():
+        raise DataError(f"{what} is missing", file=str(path))
+    regular_or_folder(path)
+    if path.is_dir():
+        raise DataError(f"{what} is a folder, expected a file", file=str(path))
 
 
 def _verify(path: Path, ref: FileRef, loaded: LoadedSpec, key: tuple[str, ...]) -> None:
@@ -251,7 +284,7 @@ def _verify(path: Path, ref: FileRef, loaded: LoadedSpec, key: tuple[str, ...]) 
     for relative, expected in (ref.contents or {}).items():
         target = path / relative
         if not target.is_file():
-            raise loaded.error((*key, "contents"), f"{target} is missing")
+            raise loaded.error((*key, "contents"), f"{target} is missing or not a regular file")
         found = sha256_file(target)
         if found != expected:
             raise loaded.error((*key, "contents", relative), f"{target} has sha256 {found}, the spec pins {expected}")
@@ -292,9 +325,20 @@ def _member(path: Path, member: str | None) -> Iterator[Path]:
         match = next((n for n in names if n == member or n.endswith("/" + member)), None)
         if match is None:
             raise DataError(f"archive has no member {member!r}", file=str(path))
+        info = archive.getinfo(match)
+        ratio = info.file_size / max(info.compress_size, 1)
+        if info.file_size > MAX_MEMBER_BYTES or (info.file_size > RATIO_CHECK_BYTES and ratio > MAX_RATIO):
+            raise DataError(f"member {match!r} expands to {info.file_size} bytes ({ratio:.0f}x its compressed size); "
+                            f"refusing a member over {MAX_MEMBER_BYTES} bytes or, above {RATIO_CHECK_BYTES}, "
+                            f"over {MAX_RATIO}x (a zip bomb?)", file=str(path))
         target = Path(folder) / Path(match).name
+        written = 0
         with archive.open(match) as src, target.open("wb") as dst:
-            shutil.copyfileobj(src, dst)
+            while block := src.read(1 << 20):
+                written += len(block)
+                if written > info.file_size:  # the header lied about the size
+                    raise DataError(f"member {match!r} is larger than its header says", file=str(path))
+                dst.write(block)
         yield target
 
 
@@ -311,8 +355,11 @@ def _read_rows(loaded: LoadedSpec, source_name: str, source_split: str, data_dir
                            f"<data-dir>/{source_name}/{ref.mirror} and pass --data-dir DIR")
     else:
         path = _download(source, ref)
-    _verify(path, ref, loaded, ("sources", source_name, "files", source_split))
     layout = source.layout
+    if path.is_dir() != (layout.format in FOLDER_FORMATS) and ref.member is None:
+        raise DataError(f"is a folder; format {layout.format} reads a file" if path.is_dir()
+                        else f"is a file; format {layout.format} reads a folder", file=str(path))
+    _verify(path, ref, loaded, ("sources", source_name, "files", source_split))
     with _member(path, ref.member) as readable:
         origin = f"{path}:{ref.member}" if ref.member else str(path)
         try:
@@ -337,6 +384,30 @@ def _read_hub(source: HubDataset, source_split: str) -> Rows:
     return dataset.to_list()
 
 
+# A plain decimal number as data files write it. Python's float() also takes '2_2' (22.0), '١٢' (Arabic-Indic
+# digits) and surrounding whitespace; a gold score written so is a defect of the file, not a number.
+_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf|infinity)",
+                      re.ASCII | re.IGNORECASE)
+
+
+def parse_number(value: Any) -> float | None:
+    """A float from a JSON/Excel number or a plain decimal string; None for anything else (bools included)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str) and _DECIMAL.fullmatch(value.strip(" ")):
+        return float(value)
+    return None
+
+
+def visible(text: str) -> bool:
+    """Whether a text holds anything but white space and invisible format characters (zero-width space, joiner,
+    BOM, bidi marks): an embedding of nothing is not a sentence."""
+    return any(not ch.isspace() and unicodedata.category(ch) not in ("Cc", "Cf", "Zs", "Zl", "Zp", "Mn")
+               for ch in text)
+
+
 def _convert(value: Any, kind: str, *, origin: str, row: int, column: str) -> Any:
     def fail(expected: str) -> DataError:
         shown = value if not isinstance(value, list) else f"a list of {len(value)}"
@@ -345,19 +416,19 @@ def _convert(value: Any, kind: str, *, origin: str, row: int, column: str) -> An
     if kind == "text":
         if not isinstance(value, str):
             raise fail("text")
-        if not value.strip():
-            raise DataError(f"row {row}: column {column!r}: empty text", file=origin)
+        if not visible(value):
+            raise DataError(f"row {row}: column {column!r}: empty text"
+                            + (" (only invisible characters)" if value.strip() else ""), file=origin)
         return value
     if kind == "number":
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            raise fail("a number") from None
+        number = parse_number(value)
+        if number is None:
+            raise fail("a number")
         if not math.isfinite(number):
             raise fail("a finite number")
         return number
     if kind == "texts":
-        if not isinstance(value, list) or not value or not all(isinstance(t, str) and t.strip() for t in value):
+        if not isinstance(value, list) or not value or not all(isinstance(t, str) and visible(t) for t in value):
             raise fail("a non-empty list of non-empty texts")
         return value
     if kind == "labels":

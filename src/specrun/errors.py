@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 
 def first_line(exc: BaseException) -> str:
     """The first line of an exception's message (libraries' messages run to several), or its type's name."""
     lines = str(exc).strip().splitlines()
     return lines[0] if lines else type(exc).__name__
+
+
+def printable(text: str) -> str:
+    """Control and format characters (ESC sequences, bidi overrides, NUL, zero-width) from data or paths shown as
+    escapes, so an error line cannot move the cursor, recolour or reorder the terminal."""
+    return "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") else ch
+                   for ch in text)
 
 
 def os_error_text(exc: OSError) -> str:
@@ -35,7 +44,7 @@ class SpecrunError(Exception):
             where = f"{self.file}:{self.line}: " if self.line else f"{self.file}: "
         key = f"{self.key}: " if self.key else ""
         text = f"{where}{key}{self.message}"
-        return " ".join(text.split())  # a message is one line, whatever the input held
+        return printable(" ".join(text.split()))  # a message is one line, whatever the input held
 
 
 class SpecError(SpecrunError):

@@ -6,7 +6,6 @@ The pydantic model below is the single source of truth; `schema/spec.schema.json
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from dataclasses import dataclass
@@ -35,7 +34,10 @@ _PATTERN_MEANING = {
 
 Revision = Annotated[str, Field(pattern=REVISION_PATTERN, description="Full 40-hex commit hash.")]
 Fingerprint = Annotated[str, Field(pattern=FINGERPRINT_PATTERN, description="sha256 of the mapped items.")]
-Name = Annotated[str, Field(pattern=NAME_PATTERN)]
+MAX_NAME = 64  # ids, split, source, protocol and metric names become folder and file names: keep them short
+MAX_PATH_PART = 255  # bytes in one path component: what ext4, xfs, btrfs and tmpfs accept
+Name = Annotated[str, Field(pattern=NAME_PATTERN, max_length=MAX_NAME)]
+Count = Annotated[int, Field(strict=True)]  # a YAML `true` is not the number 1
 Text = Annotated[str, Field(min_length=1)]
 
 
@@ -76,7 +78,7 @@ class ItemIds(Strict):
 
     prefix: str = ""
     column: str | None = None
-    width: int = Field(0, ge=0, le=12)
+    width: Count = Field(0, ge=0, le=12)
 
 
 @dataclass(frozen=True)
@@ -175,8 +177,8 @@ class Split(Strict):
 
 
 class Subset(Strict):
-    seed: int
-    splits: dict[Name, Literal["all"] | Annotated[int, Field(gt=0)]] = Field(min_length=1)
+    seed: Annotated[Count, Field(ge=0, le=2**63 - 1, description="Seeds the subset draw and the bootstrap.")]
+    splits: dict[Name, Literal["all"] | Annotated[Count, Field(gt=0)]] = Field(min_length=1)
 
 
 class ProtocolSpec(Strict):
@@ -206,12 +208,12 @@ class MetricSpec(Strict):
 class Uncertainty(Strict):
     method: Literal["bootstrap"] = "bootstrap"
     interval: Literal["percentile"] = "percentile"
-    resamples: int = Field(ge=100, le=100_000)
+    resamples: Count = Field(ge=100, le=100_000)
     confidence: float = Field(gt=0.5, lt=1.0)
 
 
 class Examples(Strict):
-    count: int = Field(ge=0, le=50)
+    count: Count = Field(ge=0, le=50)
     heading: Text
     columns: dict[Name, Text] = Field(min_length=1, description="'id' or item field -> column header.")
 
@@ -270,8 +272,7 @@ def load_spec(path: Path | str, *, require_fingerprints: bool = True) -> LoadedS
     except ValidationError as exc:
         raise _first_error(exc, located) from None
     _check_references(spec, located, require_fingerprints)
-    sha = hashlib.sha256(path.read_bytes()).hexdigest()
-    return LoadedSpec(spec=spec, path=path, display=str(path), sha256=sha, located=located)
+    return LoadedSpec(spec=spec, path=path, display=str(path), sha256=located.sha256, located=located)
 
 
 def _first_error(exc: ValidationError, located: LocatedYaml) -> SpecError:
@@ -373,6 +374,11 @@ def _check_references(spec: Spec, located: LocatedYaml, require_fingerprints: bo
                 if text is not None and not _relative_inside(text):
                     raise located.error(("sources", source_name, *source.mirror_key(split_name)),
                                         f"{text!r} must be a relative path inside the source's folder")
+                long = [part for part in PurePosixPath(text or "").parts if len(part.encode()) > MAX_PATH_PART]
+                if long:
+                    raise located.error(("sources", source_name, *source.mirror_key(split_name)),
+                                        f"path component of {len(long[0].encode())} bytes; a file system takes "
+                                        f"at most {MAX_PATH_PART}")
     for name, split in spec.splits.items():
         if split.source not in spec.sources:
             raise located.error(("splits", name, "source"),
@@ -387,10 +393,17 @@ def _check_references(spec: Spec, located: LocatedYaml, require_fingerprints: bo
             raise located.error(("splits", name),
                                 "an evaluated split needs a fingerprint (run `specrun fingerprint SPEC`) "
                                 "or a file pinned by sha256")
-    for name in spec.subset.splits:
+    if not spec.evaluated_splits:
+        raise located.error(("splits",), "no split is evaluated (every split has `evaluate: false`); "
+                                         "a spec scores at least one split")
+    for name, selection in spec.subset.splits.items():
         if name not in spec.splits:
             raise located.error(("subset", "splits", name),
                                 f"unknown split; expected one of: {', '.join(spec.splits)}")
+        if selection != "all" and not spec.splits[name].evaluate:
+            raise located.error(("subset", "splits", name),
+                                f"split {name!r} is not evaluated, so it is never loaded and a count would "
+                                "never be checked; write `all`")
     for name in spec.evaluated_splits:
         if name not in spec.subset.splits:
             raise located.error(("subset", "splits"), f"no selection for evaluated split {name!r} (all or a count)")

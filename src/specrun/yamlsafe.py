@@ -8,12 +8,14 @@ its line. No maintained library does both (ruamel keeps lines but allows duplica
 
 from __future__ import annotations
 
+import hashlib
+import stat
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from specrun.errors import SpecError
+from specrun.errors import SpecError, first_line
 
 KeyPath = tuple[str | int, ...]
 
@@ -48,6 +50,7 @@ class LocatedYaml:
         self.data = data
         self.lines = lines
         self.file = file
+        self.sha256 = ""  # of the bytes parsed, when read from a file
 
     def line_of(self, path: KeyPath) -> int:
         """Line of the nearest enclosing path that has one (a missing key reports its parent)."""
@@ -63,21 +66,39 @@ class LocatedYaml:
 def read_yaml(path: Path, display: str | None = None) -> LocatedYaml:
     """Read one YAML file into plain dicts/lists/scalars; any defect raises a one-line SpecError."""
     name = display or str(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise SpecError("no such file", file=name) from None
-    except OSError as exc:
-        raise SpecError(f"cannot read file ({exc.strerror})", file=name) from None
-    if len(raw) > MAX_SPEC_BYTES:
-        raise SpecError(f"file is {len(raw)} bytes; a spec is at most {MAX_SPEC_BYTES}", file=name)
+    raw = read_bounded(path, MAX_SPEC_BYTES, name, "a spec")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise SpecError(f"not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); save the file as UTF-8",
                         file=name, line=line) from None
-    return parse_yaml(text, name)
+    located = parse_yaml(text, name)
+    located.sha256 = hashlib.sha256(raw).hexdigest()
+    return located
+
+
+def read_bounded(path: Path, limit: int, name: str, what: str) -> bytes:
+    """A regular file's bytes, at most `limit` of them: a FIFO, a device (/dev/zero) or a folder is refused before
+    it is opened, and a file that grows past the limit while read is refused too, so nothing hangs or fills memory."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise SpecError("no such file", file=name) from None
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop on older Pythons
+        raise SpecError(f"cannot read file ({getattr(exc, 'strerror', None) or first_line(exc)})", file=name) from None
+    if not stat.S_ISREG(info.st_mode):
+        raise SpecError(f"not a regular file; {what} is a file", file=name)
+    if info.st_size > limit:
+        raise SpecError(f"file is {info.st_size} bytes; {what} is at most {limit}", file=name)
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(limit + 1)
+    except OSError as exc:
+        raise SpecError(f"cannot read file ({exc.strerror})", file=name) from None
+    if len(raw) > limit:
+        raise SpecError(f"file is over {limit} bytes; {what} is at most {limit}", file=name)
+    return raw
 
 
 def parse_yaml(text: str, name: str) -> LocatedYaml:
