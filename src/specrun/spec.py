@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from specrun import registry
 from specrun.errors import SpecError
 from specrun.metrics import METRICS
 from specrun.protocols import PROTOCOLS
@@ -62,9 +63,15 @@ class Licence(Strict):
 class Layout(Strict):
     """How a source's files are read: the format, and its options."""
 
-    format: Literal["tsv", "csv", "jsonl", "xls", "query_folders", "beir"]
+    format: Annotated[str, Field(json_schema_extra=lambda schema: schema.update(enum=sorted(registry.readers())),
+                                 description="A registered reader (`specrun list --formats`).")]
     quoting: Literal["minimal", "none"] = Field("minimal", description="tsv/csv: 'none' reads quotes as text.")
     names: list[Text] | None = Field(None, description="Column names of a file without a header row.")
+    optional_names: list[Text] | None = Field(
+        None, description="tsv/csv: trailing fields a row may lack (null when absent), after the named columns.")
+    extra_fields: Literal["error", "ignore"] = Field(
+        "error", description="tsv/csv: what to do with fields beyond the named (and optional) columns.")
+    options: dict[Name, Any] = Field(default_factory=dict, description="Options of a plugin reader.")
 
 
 class Mirror(Layout):
@@ -90,36 +97,54 @@ class FileRef:
     sha256: str | None = None
     member: str | None = None
     contents: dict[str, str] | None = None
+    member_sha256: str | None = None
 
     @property
     def pinned(self) -> bool:
-        return self.sha256 is not None or bool(self.contents)
+        return self.sha256 is not None or bool(self.contents) or self.member_sha256 is not None
 
 
 class HubDataset(Strict):
-    """A Hugging Face hub dataset at a commit; offline, the same data from the mirror files."""
+    """A Hugging Face hub dataset at a commit, read with `datasets` (config, data files, split). Offline: either
+    mirror files read like any file source (`mirror`), or a local copy of the dataset repo in
+    <data-dir>/<source>/ read by `datasets` with the very same arguments (`splits` without `mirror`)."""
 
     type: Literal["hf_dataset"]
     path: Annotated[str, Field(pattern=HUB_ID_PATTERN)]
     revision: Revision
     licence: Text
-    mirror: Mirror
+    config: Text | None = Field(None, description="The dataset's config (subset) name.")
+    data_files: dict[Name, Text | list[Text]] | None = Field(
+        None, description="Split -> file pattern(s) inside the dataset repo, as `load_dataset(data_files=...)`.")
+    splits: list[Name] | None = Field(None, description="The dataset's splits this spec reads (without `mirror`).")
+    mirror: Mirror | None = None
     columns: dict[Name, Text] = Field(min_length=1, description="Item field -> column of the data.")
+    values: dict[Text, dict[str, str | int | float]] | None = Field(
+        None, description="Column -> {value in the data: value to use}, e.g. NLI labels to numbers.")
     ids: ItemIds = ItemIds()
+
+    @model_validator(mode="after")
+    def _mirror_or_splits(self) -> HubDataset:
+        if self.mirror is None and not self.splits and not self.data_files:
+            raise ValueError("name the dataset's splits (`splits: [test]`), its `data_files`, or mirror files "
+                             "(`mirror`)")
+        return self
 
     @property
     def layout(self) -> Layout:
-        return self.mirror
+        return self.mirror if self.mirror is not None else Layout(format="hf_dataset")
 
     @property
     def split_names(self) -> list[str]:
-        return list(self.mirror.files)
+        if self.mirror is not None:
+            return list(self.mirror.files)
+        return list(self.splits or self.data_files or [])
 
     def file_for(self, split: str) -> FileRef:
-        return FileRef(mirror=self.mirror.files[split])
+        return FileRef(mirror=self.mirror.files[split] if self.mirror is not None else ".")
 
     def mirror_key(self, split: str) -> tuple[str, ...]:
-        return ("mirror", "files", split)
+        return ("mirror", "files", split) if self.mirror is not None else ("splits",)
 
 
 Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
@@ -128,7 +153,10 @@ Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 class GitFile(Strict):
     path: Text = Field(description="Path in the repository (a file, or a folder for folder formats).")
     sha256: Sha256 | None = Field(None, description="sha256 of the file (of the archive when `member` is set).")
-    member: Text | None = Field(None, description="A file inside a zip archive.")
+    member: Text | None = Field(None, description="A file inside a zip archive: its path in the archive, or a "
+                                                   "path the archive's entry ends with after a '/'.")
+    member_sha256: Sha256 | None = Field(
+        None, description="sha256 of the extracted member: lets the mirror hold the member itself, or the archive.")
     contents: dict[Text, Sha256] | None = Field(None, description="Folder formats: file inside -> sha256.")
     mirror: Text | None = Field(None, description="Path inside <data-dir>/<source>/ (default: the file's name).")
 
@@ -143,6 +171,8 @@ class GitSource(Layout):
     fetch: bool = Field(True, description="False: never downloaded (e.g. withdrawn data); only a user's mirror.")
     files: dict[Name, GitFile] = Field(min_length=1, description="Source split -> file.")
     columns: dict[Name, Text] = Field(min_length=1, description="Item field -> column of the data.")
+    values: dict[Text, dict[str, str | int | float]] | None = Field(
+        None, description="Column -> {value in the data: value to use}, e.g. NLI labels to numbers.")
     ids: ItemIds = ItemIds()
 
     @property
@@ -157,7 +187,7 @@ class GitSource(Layout):
         entry = self.files[split]
         mirror = entry.mirror or PurePosixPath(entry.path).name
         return FileRef(mirror=mirror, repo_path=entry.path, sha256=entry.sha256, member=entry.member,
-                       contents=entry.contents)
+                       contents=entry.contents, member_sha256=entry.member_sha256)
 
     def mirror_key(self, split: str) -> tuple[str, ...]:
         return ("files", split, "mirror") if self.files[split].mirror else ("files", split, "path")
@@ -166,14 +196,38 @@ class GitSource(Layout):
 Source = Annotated[HubDataset | GitSource, Field(discriminator="type")]
 
 
+Scalar = str | int | float
+
+
+class Not(Strict):
+    not_: Scalar | list[Scalar] = Field(alias="not", description="Keep rows whose column is none of these.")
+
+
 class Split(Strict):
     source: Name
-    source_split: Name
-    where: dict[Text, str | int | float] | None = Field(None, description="Keep rows whose column equals the value.")
+    source_split: Name | None = Field(None, description="The one source split (file) this split reads.")
+    source_splits: list[Name] | None = Field(
+        None, min_length=2, description="Several source splits (files) read in this order as one split.")
+    ids: Literal["running", "per_file"] = Field(
+        "running", description="With source_splits: row numbers run on across files, or restart per file "
+                               "with the source split's name in the id.")
+    where: dict[Text, Scalar | list[Scalar] | Not] | None = Field(
+        None, description="Keep rows whose column equals the value (a list: any of them; {not: ...}: none).")
     evaluate: bool = Field(True, description="Scored and reported; false for a split no protocol reads here.")
     fingerprint: Fingerprint | None = Field(
         None, description="sha256 of the mapped items; required for an evaluated split unless its file is pinned "
                           "by sha256.")
+
+    @model_validator(mode="after")
+    def _one_way_to_name_files(self) -> Split:
+        if (self.source_split is None) == (self.source_splits is None):
+            raise ValueError("name the source split to read: `source_split: NAME`, or several read as one split: "
+                             "`source_splits: [A, B]`")
+        return self
+
+    @property
+    def source_split_names(self) -> list[str]:
+        return [self.source_split] if self.source_split is not None else list(self.source_splits or [])
 
 
 class Subset(Strict):
@@ -379,16 +433,23 @@ def _check_references(spec: Spec, located: LocatedYaml, require_fingerprints: bo
                     raise located.error(("sources", source_name, *source.mirror_key(split_name)),
                                         f"path component of {len(long[0].encode())} bytes; a file system takes "
                                         f"at most {MAX_PATH_PART}")
+    for source_name, source in spec.sources.items():
+        _check_layout(source, ("sources", source_name, "mirror") if isinstance(source, HubDataset)
+                      else ("sources", source_name), located)
     for name, split in spec.splits.items():
         if split.source not in spec.sources:
             raise located.error(("splits", name, "source"),
                                 f"unknown source {split.source!r}; expected one of: {', '.join(spec.sources)}")
         source = spec.sources[split.source]
-        if split.source_split not in source.split_names:
-            raise located.error(("splits", name, "source_split"),
-                                f"source {split.source!r} has no split {split.source_split!r}; "
-                                f"it has: {', '.join(source.split_names)}")
-        pinned = source.file_for(split.source_split).pinned
+        key = "source_split" if split.source_split is not None else "source_splits"
+        for position, source_split in enumerate(split.source_split_names):
+            if source_split not in source.split_names:
+                raise located.error(("splits", name, key) + ((position,) if key == "source_splits" else ()),
+                                    f"source {split.source!r} has no split {source_split!r}; "
+                                    f"it has: {', '.join(source.split_names)}")
+        if len(set(split.source_split_names)) != len(split.source_split_names):
+            raise located.error(("splits", name, key), "a source split is listed twice")
+        pinned = all(source.file_for(part).pinned for part in split.source_split_names)
         if require_fingerprints and split.evaluate and split.fingerprint is None and not pinned:
             raise located.error(("splits", name),
                                 "an evaluated split needs a fingerprint (run `specrun fingerprint SPEC`) "
@@ -450,6 +511,37 @@ def _check_references(spec: Spec, located: LocatedYaml, require_fingerprints: bo
         if field not in known:
             raise located.error(("card", "examples", "columns", field),
                                 f"unknown item field; expected one of: {', '.join(sorted(known))}")
+
+
+DELIMITED = ("tsv", "csv")
+
+
+def _check_layout(source: HubDataset | GitSource, key: KeyPath, located: LocatedYaml) -> None:
+    """The format is registered; options are those of that format."""
+    if isinstance(source, HubDataset) and source.mirror is None:
+        return
+    layout = source.layout
+    formats = registry.readers()
+    if layout.format not in formats:
+        raise located.error((*key, "format"), f"unknown format {layout.format!r}; expected one of: "
+                                              f"{', '.join(formats)} (plugins add more: `specrun list --formats`)")
+    for option in ("optional_names", "names"):
+        if getattr(layout, option) and layout.format not in (*DELIMITED, "xls"):
+            raise located.error((*key, option), f"`{option}` is an option of tsv/csv, not of {layout.format}")
+    if layout.extra_fields != "error" and layout.format not in DELIMITED:
+        raise located.error((*key, "extra_fields"), f"`extra_fields` is an option of tsv/csv, not of {layout.format}")
+    if layout.optional_names and not layout.names:
+        raise located.error((*key, "optional_names"), "optional trailing fields need `names` for the required "
+                                                      "columns (a header row cannot name fields some rows lack)")
+    entry = formats[layout.format]
+    if layout.options and entry.options is None:
+        raise located.error((*key, "options"), f"format {layout.format} takes no `options`")
+    if entry.options is not None:
+        try:
+            entry.options.model_validate(layout.options)
+        except ValidationError as exc:
+            err = exc.errors(include_url=False)[0]
+            raise located.error((*key, "options", *err["loc"]), err["msg"]) from None
 
 
 def _relative_inside(text: str) -> bool:

@@ -1,0 +1,78 @@
+"""Data stage: resolve each source split at its pinned revision (local mirror, git file, or hub dataset), verify
+it, map rows to items, give ids, check the content fingerprint and select the subset with the spec's seed.
+
+- `sources`: where a source split's rows come from (mirror, download, archive member, hub through datasets);
+- `readers`: one function per file format, registered with its metadata (plugins via entry points);
+- `items`: rows to items (value maps, conversion, ids), fingerprint, subset.
+A split may read several source splits (files), concatenated in the declared order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from specrun.data.items import RawRow, fingerprint, map_items, needed_fields, select, where_keeps
+from specrun.data.sources import DATA_DIR_ENV, read_source_split, resolve_data_dir
+from specrun.protocols import PROTOCOLS, Item
+from specrun.spec import LoadedSpec
+
+__all__ = ["DATA_DIR_ENV", "SplitData", "fingerprint", "load_split", "resolve_data_dir"]
+
+
+@dataclass(frozen=True)
+class SplitData:
+    """The items of one split after mapping, and what identifies them."""
+
+    name: str
+    source: str
+    origin: str  # the file(s) read, or hub id@revision; several are joined by '; '
+    items: list[Item]  # selected subset, in source order
+    n_source: int  # items in the split before the subset
+    fingerprint: str  # of all mapped items of the split, before the subset
+
+
+def _rows(loaded: LoadedSpec, split_name: str, data_dir: Path | None) -> tuple[list[RawRow], list[str], int]:
+    """Every kept row of the split's source split(s), in order, with the number its id is made of."""
+    split = loaded.spec.splits[split_name]
+    width = loaded.spec.sources[split.source].ids.width
+    kept: list[RawRow] = []
+    origins: list[str] = []
+    read = offset = 0
+    for source_split in split.source_split_names:
+        rows, origin = read_source_split(loaded, split.source, source_split, data_dir)
+        origins.append(origin)
+        keeps = where_keeps(split.where, loaded, split_name, origin, rows)
+        for index, row in enumerate(rows):
+            if keeps(row):
+                number = f"{index + offset:0{width}d}" if split.ids == "running" else \
+                    f"{source_split}-{index:0{width}d}"
+                kept.append(RawRow(origin=origin, number=index + 1, id_number=number, row=row))
+        offset += len(rows)
+        read += len(rows)
+    return kept, origins, read
+
+
+def load_split(loaded: LoadedSpec, split_name: str, data_dir: Path | None, *, check: bool = True) -> SplitData:
+    spec = loaded.spec
+    split = spec.splits[split_name]
+    rows, origins, read = _rows(loaded, split_name, data_dir)
+    origin = "; ".join(origins)
+    items = map_items(rows, spec.sources[split.source], needed_fields(loaded), loaded, split.source)
+    if not items:
+        raise loaded.error(("splits", split_name), f"split is empty: {origin} has no rows"
+                           + (" that match `where`" if split.where and read else ""))
+    for protocol in spec.protocols.values():
+        kind = PROTOCOLS[protocol.kind]
+        kind.validate_items(items, kind.Options.model_validate(protocol.options), origin)
+    found = fingerprint(items)
+    if check and split.fingerprint is not None and split.fingerprint != found:
+        raise loaded.error(("splits", split_name, "fingerprint"),
+                           f"data does not match the spec: spec says {split.fingerprint}, {origin} gives {found}")
+    selection = spec.subset.splits[split_name]
+    if selection != "all" and selection > len(items):
+        raise loaded.error(("subset", "splits", split_name),
+                           f"asks for {selection} items but {origin} has {len(items)}")
+    selected = select(items, selection, spec.subset.seed)
+    return SplitData(name=split_name, source=split.source, origin=origin, items=selected,
+                     n_source=len(items), fingerprint=found)

@@ -1,0 +1,62 @@
+"""Where a source's files lie in the mirror, and the checks every read goes through: inside the mirror,
+regular, pinned by sha256."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+from specrun.errors import DataError, first_line
+from specrun.files import sha256_file
+from specrun.spec import FileRef, LoadedSpec
+
+
+def mirror_path(data_dir: Path, source_name: str, relative: str, loaded: LoadedSpec, key: tuple[str | int, ...],
+                *, must_exist: bool = True) -> Path:
+    """<data-dir>/<source>/<relative>, which must stay inside <data-dir>/<source>/ (symlinks included)."""
+    try:
+        root = (data_dir / source_name).resolve()
+        path = (root / relative).resolve()
+    except (OSError, RuntimeError) as exc:  # a symlink loop: RuntimeError before Python 3.13, OSError after
+        raise loaded.error(key, f"{data_dir / source_name / relative} cannot be resolved ({first_line(exc)})") from None
+    if not path.is_relative_to(root):
+        raise loaded.error(key, f"{relative!r} resolves outside the data mirror folder {root}")
+    if not path.exists():
+        if not must_exist:
+            return path
+        raise loaded.error(key, f"{data_dir / source_name / relative} does not exist in the data mirror")
+    regular_or_folder(path)
+    return path
+
+
+def regular_or_folder(path: Path) -> None:
+    """Refuse a FIFO, socket or device before anything opens it: reading one hangs or never ends."""
+    mode = path.stat().st_mode
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise DataError("not a regular file or folder (a FIFO, socket or device is never read)", file=str(path))
+
+
+def open_regular(path: Path, what: str) -> None:
+    """A file a folder format needs: present and regular, or one line naming it."""
+    if not path.exists():
+        raise DataError(f"{what} is missing", file=str(path))
+    regular_or_folder(path)
+    if path.is_dir():
+        raise DataError(f"{what} is a folder, expected a file", file=str(path))
+
+
+def verify(path: Path, ref: FileRef, loaded: LoadedSpec, key: tuple[str | int, ...]) -> None:
+    """The file (or folder contents) against the sha256 pins of the spec."""
+    if ref.sha256 is not None:
+        check_sha256(path, ref.sha256, loaded, (*key, "sha256"))
+    for relative, expected in (ref.contents or {}).items():
+        target = path / relative
+        if not target.is_file():
+            raise loaded.error((*key, "contents"), f"{target} is missing or not a regular file")
+        check_sha256(target, expected, loaded, (*key, "contents", relative))
+
+
+def check_sha256(path: Path, expected: str, loaded: LoadedSpec, key: tuple[str | int, ...]) -> None:
+    found = sha256_file(path)
+    if found != expected:
+        raise loaded.error(key, f"{path} has sha256 {found}, the spec pins {expected}")

@@ -1,0 +1,190 @@
+"""Sources of the data stage: a source split's rows from the local mirror, a git file at its commit, or a hub
+dataset at its revision; archives opened here (a member may be mirrored as the archive or extracted)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import urllib.error
+import urllib.request
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from specrun.data.files import check_sha256, mirror_path, verify
+from specrun.errors import DataError, OfflineError, first_line
+from specrun.files import cache_root, sha256_file
+from specrun.registry import Rows, readers
+from specrun.spec import FileRef, GitSource, HubDataset, LoadedSpec
+
+DATA_DIR_ENV = "SPECRUN_DATA_DIR"
+GIT_RAW_URL = "https://raw.githubusercontent.com/{repo}/{revision}/{path}"
+
+MAX_MEMBER_BYTES = 4 << 30  # an archive member larger than this is refused
+RATIO_CHECK_BYTES = 16 << 20  # above this size a member must also compress by at most MAX_RATIO
+MAX_RATIO = 200  # text compresses 3-10x; a zip bomb compresses about 1000x
+
+
+def resolve_data_dir(flag: str | None) -> Path | None:
+    value = flag if flag is not None else os.environ.get(DATA_DIR_ENV)
+    if not value:
+        return None
+    path = Path(value)
+    if not path.is_dir():
+        raise DataError(f"data mirror {value!r} is not a directory (from {'--data-dir' if flag else DATA_DIR_ENV})")
+    return path
+
+
+def _datasets() -> Any:
+    """The datasets library, imported on first use and kept quiet (rich shows our own progress)."""
+    import datasets
+
+    datasets.disable_progress_bars()
+    datasets.logging.set_verbosity_error()
+    return datasets
+
+
+def _download(source: GitSource, ref: FileRef) -> Path:
+    """A git file at its commit, from the cache or downloaded; kept only when its sha256 matches."""
+    assert ref.repo_path is not None
+    target = cache_root() / "git" / source.path.replace("/", "__") / source.revision / ref.repo_path
+    if target.is_file() and (ref.sha256 is None or sha256_file(target) == ref.sha256):
+        return target
+    url = GIT_RAW_URL.format(repo=source.path, revision=source.revision, path=ref.repo_path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=target.parent, delete=False) as handle:
+        try:
+            with urllib.request.urlopen(url, timeout=60) as response:
+                shutil.copyfileobj(response, handle)
+        except (urllib.error.URLError, OSError) as exc:
+            Path(handle.name).unlink(missing_ok=True)
+            raise OfflineError(f"cannot download {source.path}@{source.revision[:12]}:{ref.repo_path} ({exc}); "
+                               f"pass --data-dir DIR (or set {DATA_DIR_ENV}) to use a local mirror") from None
+    os.replace(handle.name, target)
+    return target
+
+
+def member_name(names: list[str], member: str) -> str | None:
+    """The archive entry a spec's `member` names: the entry itself, or the one entry ending in '/' + member."""
+    if member in names:
+        return member
+    return next((name for name in names if name.endswith("/" + member)), None)
+
+
+@contextmanager
+def extracted(path: Path, member: str) -> Iterator[Path]:
+    """One member of a zip archive, extracted to a temporary folder; sizes bounded (no zip bomb)."""
+    try:
+        archive = zipfile.ZipFile(path)
+    except zipfile.BadZipFile:
+        raise DataError("not a zip archive", file=str(path)) from None
+    with archive, tempfile.TemporaryDirectory() as folder:
+        match = member_name(archive.namelist(), member)
+        if match is None:
+            raise DataError(f"archive has no member {member!r}", file=str(path))
+        info = archive.getinfo(match)
+        ratio = info.file_size / max(info.compress_size, 1)
+        if info.file_size > MAX_MEMBER_BYTES or (info.file_size > RATIO_CHECK_BYTES and ratio > MAX_RATIO):
+            raise DataError(f"member {match!r} expands to {info.file_size} bytes ({ratio:.0f}x its compressed size); "
+                            f"refusing a member over {MAX_MEMBER_BYTES} bytes or, above {RATIO_CHECK_BYTES}, "
+                            f"over {MAX_RATIO}x (a zip bomb?)", file=str(path))
+        target = Path(folder) / PurePosixPath(match).name
+        written = 0
+        with archive.open(match) as src, target.open("wb") as dst:
+            while block := src.read(1 << 20):
+                written += len(block)
+                if written > info.file_size:  # the header lied about the size
+                    raise DataError(f"member {match!r} is larger than its header says", file=str(path))
+                dst.write(block)
+        yield target
+
+
+@contextmanager
+def _readable(loaded: LoadedSpec, source_name: str, source_split: str,
+              data_dir: Path | None) -> Iterator[tuple[Path, str]]:
+    """The file (or folder) to read for a source split, verified against the spec's pins, and its origin."""
+    source = loaded.spec.sources[source_name]
+    assert isinstance(source, GitSource) or source.mirror is not None
+    ref = source.file_for(source_split)
+    key = ("sources", source_name, *source.mirror_key(source_split))
+    pins = ("sources", source_name, "files", source_split)
+    if data_dir is not None:
+        path = mirror_path(data_dir, source_name, ref.mirror, loaded, key, must_exist=ref.member is None)
+        if ref.member is not None and not path.exists():
+            # the mirror may hold the member extracted from the archive, under its own name
+            extracted_path = mirror_path(data_dir, source_name, PurePosixPath(ref.member).name, loaded, key,
+                                         must_exist=False)
+            if not extracted_path.exists():
+                raise loaded.error(key, f"neither the archive {data_dir / source_name / ref.mirror} nor its member "
+                                        f"{PurePosixPath(ref.member).name} is in the data mirror")
+            if ref.member_sha256 is None:
+                raise loaded.error(pins, f"the mirror holds the extracted member {extracted_path.name}; pin it with "
+                                         "`member_sha256` (the archive's `sha256` cannot check it)")
+            check_sha256(extracted_path, ref.member_sha256, loaded, (*pins, "member_sha256"))
+            yield extracted_path, str(extracted_path)
+            return
+    elif not isinstance(source, GitSource):
+        raise AssertionError("hub sources without a mirror are read by datasets")
+    elif not source.fetch:
+        raise OfflineError(f"source {source_name!r} is never downloaded (fetch: false); put your copy in "
+                           f"<data-dir>/{source_name}/{ref.mirror} and pass --data-dir DIR")
+    else:
+        path = _download(source, ref)
+    entry = readers()[source.layout.format]
+    if path.is_dir() != entry.folder and ref.member is None:
+        raise DataError(f"is a folder; format {entry.name} reads a file" if path.is_dir()
+                        else f"is a file; format {entry.name} reads a folder", file=str(path))
+    verify(path, ref, loaded, pins)
+    if ref.member is None:
+        yield path, str(path)
+        return
+    with extracted(path, ref.member) as member_path:
+        if ref.member_sha256 is not None:
+            check_sha256(member_path, ref.member_sha256, loaded, (*pins, "member_sha256"))
+        yield member_path, f"{path}:{ref.member}"
+
+
+def read_source_split(loaded: LoadedSpec, source_name: str, source_split: str,
+                      data_dir: Path | None) -> tuple[Rows, str]:
+    """The rows of one source split and where they came from (a file, archive:member, or hub id@revision)."""
+    source = loaded.spec.sources[source_name]
+    if isinstance(source, HubDataset) and (source.mirror is None or data_dir is None):
+        return _read_hub(source, source_split, data_dir / source_name if data_dir and not source.mirror else None)
+    layout = source.layout
+    with _readable(loaded, source_name, source_split, data_dir) as (path, origin):
+        try:
+            return readers()[layout.format].read(path, layout, source_split), origin
+        except DataError:
+            raise
+        except Exception as exc:  # pyarrow, xlrd and plugins each raise their own parse errors
+            raise DataError(f"cannot read as {layout.format}: {first_line(exc)}", file=origin) from None
+
+
+def _read_hub(source: HubDataset, source_split: str, local: Path | None) -> tuple[Rows, str]:
+    """A hub dataset through `datasets`, at its revision; `local` is a copy of the dataset repo in the mirror,
+    read with the same config, data files and split, so the offline path is the hub path."""
+    datasets = _datasets()
+    where = str(local) if local is not None else source.path
+    if local is not None and not local.is_dir():
+        raise DataError("is not a folder; a hub source without `mirror` files is read from a local copy of the "
+                        "dataset repo in <data-dir>/<source>/", file=where)
+    arguments: dict[str, Any] = {"name": source.config, "split": source_split}
+    if source.data_files:
+        arguments["data_files"] = dict(source.data_files)
+    if local is None:
+        arguments["revision"] = source.revision
+    try:
+        dataset = datasets.load_dataset(where, **arguments)
+    except Exception as exc:
+        text = first_line(exc)
+        if local is None and any(word in text.lower() for word in ("connect", "offline", "resolve", "network",
+                                                                    "timed out", "couldn't")):
+            raise OfflineError(f"cannot reach the Hugging Face hub for {source.path}@{source.revision[:12]} "
+                               f"({text}); pass --data-dir DIR (or set {DATA_DIR_ENV}) to use a local mirror") from None
+        raise DataError(f"cannot load {where} config {source.config} split {source_split}: {text}"
+                        + ("" if local else "; pass --data-dir DIR to use a local mirror")) from None
+    origin = str(local) if local is not None else f"{source.path}@{source.revision}"
+    return dataset.to_list(), origin + (f" ({source.config})" if source.config else "")
