@@ -6,6 +6,7 @@ Bad input of any kind ends in one line on stderr and exit code 2; a traceback me
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import typing
 from collections.abc import Sequence
@@ -87,7 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     card = sub.add_parser("card", help="render a benchmark card (with --results: the results report)")
     card.add_argument("spec", metavar="SPEC")
-    card.add_argument("--results", metavar="FILE", help="results.json of a run on this spec")
+    card.add_argument("--results", metavar="FILE",
+                      help="results.json of a run on this very spec (same sha256); its scores are checked "
+                           "against the predictions it pins")
     card.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     _add_data_dir(card)
 
@@ -104,6 +107,10 @@ def build_parser() -> argparse.ArgumentParser:
     publish.add_argument("results", metavar="RESULTS", help="results.json of a run")
     publish.add_argument("--benchmark", metavar="OWNER/DATASET", required=True,
                          help="the benchmark's dataset repo on the hub (where publish-benchmark put it)")
+    publish.add_argument("--spec", metavar="SPEC",
+                         help="the spec the run used, when it is neither at the path results.json records nor in "
+                              "specs/ (found by the sha256 results.json records); its licence decides, never the "
+                              "results file's")
     _add_publishing(publish, "OWNER/MODEL", "model repo to upload .eval_results/<spec>.yaml to (with --push)")
 
     publish_benchmark = sub.add_parser("publish-benchmark", help="dataset card and eval.yaml of a benchmark; "
@@ -205,20 +212,51 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
 def cmd_card(args: argparse.Namespace, console: Console) -> int:
     from specrun.files import write_atomic
     from specrun.reports import render_card
-    from specrun.results import read_results
     from specrun.spec import load_spec
+    from specrun.verify import check_against_spec, load_verified
 
+    output = _output_file(args.output)
     loaded = load_spec(args.spec)
-    results = read_results(Path(args.results)) if args.results else None
-    if results is not None and results.spec_id != loaded.spec.id:
-        raise SpecrunError(f"results are for spec {results.spec_id!r}, not {loaded.spec.id!r}", file=args.results)
+    results = None
+    if args.results:
+        verified = load_verified(args.results)
+        if verified.results.spec_id != loaded.spec.id:
+            raise SpecrunError(f"results are for spec {verified.results.spec_id!r}, not {loaded.spec.id!r}",
+                               file=args.results)
+        check_against_spec(verified, loaded)
+        results = verified.results
     text = render_card(loaded.spec, example_items(loaded, args.data_dir), results)
-    if args.output:
-        write_atomic(Path(args.output), text)
+    if output:
+        write_atomic(output, text)
         print(args.output)
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _output_file(output: str | None) -> Path | None:
+    """-o FILE must name a file: a folder there is one line, before any work (not a rename error after it)."""
+    if output is None:
+        return None
+    path = Path(output)
+    if path.is_dir():
+        raise UsageError(f"-o {output}: is a folder; expected a file name")
+    if path.exists() and not path.is_file():
+        raise UsageError(f"-o {output}: is not a regular file")
+    return path
+
+
+def _output_folder(output: str | None) -> Path | None:
+    """-o DIR must be a folder or not exist yet; a file there is one line, before anything is written."""
+    if output is None:
+        return None
+    path = Path(output)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"-o {output}: is not a folder; expected a folder for the files")
+    for parent in path.parents:
+        if parent.exists() and not parent.is_dir():
+            raise UsageError(f"-o {output}: {parent} is not a folder")
+    return path
 
 
 def cmd_fingerprint(args: argparse.Namespace, console: Console) -> int:
@@ -255,22 +293,29 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     from specrun.compare import compare, markdown
     from specrun.files import write_atomic
 
+    output = _output_file(args.output)
     a, b, differences = compare(Path(args.a), Path(args.b))
     text = markdown(a, b, differences)
-    if args.output:
-        write_atomic(Path(args.output), text)
+    if output:
+        write_atomic(output, text)
     sys.stdout.write(text)
     return 0
 
 
 def _publish(files: dict[str, str], repo: str | None, repo_type: str, push: bool, output: str | None,
              message: str) -> None:
-    """Write the files to --output, and upload them with --push; otherwise say what would be uploaded."""
+    """Check -o and, with --push, the repo and that the hub answers; then write the files to -o and upload them
+    with --push, otherwise say what would be uploaded. Every check comes before the first byte is written."""
     from specrun.files import write_atomic
 
-    if output:
+    folder = _output_folder(output)
+    if push:
+        if not repo:
+            raise SpecrunError("--push needs --repo OWNER/NAME")
+        _check_hub_reachable(repo_type, repo)
+    if folder is not None:
         for name, content in files.items():
-            write_atomic(Path(output) / name, content)
+            write_atomic(folder / name, content)
     if not push:
         target = f"{repo_type} repo {repo}" if repo else f"a {repo_type} repo (--repo)"
         print(f"dry run: would upload to {target}:")
@@ -279,8 +324,6 @@ def _publish(files: dict[str, str], repo: str | None, repo_type: str, push: bool
             sys.stdout.write(content if content.endswith("\n") else content + "\n")
         print("nothing was uploaded; pass --push to upload")
         return
-    if not repo:
-        raise SpecrunError("--push needs --repo OWNER/NAME")
     from huggingface_hub import CommitOperationAdd, HfApi
 
     operations = [CommitOperationAdd(path_in_repo=name, path_or_fileobj=content.encode())
@@ -289,21 +332,91 @@ def _publish(files: dict[str, str], repo: str | None, repo_type: str, push: bool
         commit = HfApi().create_commit(repo_id=repo, repo_type=repo_type, operations=operations,
                                        commit_message=message)
     except Exception as exc:  # network, auth, permissions: one line, never the token
-        raise SpecrunError(f"upload to {repo_type} repo {repo} failed: {first_line(exc)}") from None
+        raise SpecrunError(f"upload to {repo_type} repo {repo} failed: {_redact(first_line(exc))}") from None
     print(f"uploaded {', '.join(files)} to {repo}: {commit.commit_url}")
+
+
+HUB_TIMEOUT_S = 5.0  # the connection check before an upload: offline answers in seconds, not after retries
+
+
+def _hub_endpoint() -> tuple[str, str, int]:
+    """(shown, host, port) of HF_ENDPOINT or the default hub; `shown` drops any user:password in the URL."""
+    from urllib.parse import urlsplit
+
+    endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+    try:
+        parts = urlsplit(endpoint)
+        host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        host, port = None, 0
+    if not host or parts.scheme not in ("http", "https"):
+        raise SpecrunError("HF_ENDPOINT is not an http(s) URL; nothing was uploaded")
+    return f"{parts.scheme}://{host}:{port}", host, port
+
+
+def _check_hub_reachable(repo_type: str, repo: str) -> None:
+    """One short TCP connection to the hub before uploading, so that offline is one line within seconds instead
+    of huggingface_hub's retries and log lines; its logging and progress bars are silenced for the upload."""
+    import socket
+    import threading
+
+    from huggingface_hub.utils import disable_progress_bars
+    from huggingface_hub.utils import logging as hub_logging
+
+    hub_logging.set_verbosity_error()
+    disable_progress_bars()
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+        raise SpecrunError(f"HF_HUB_OFFLINE is set; nothing was uploaded to {repo_type} repo {repo}")
+    shown, host, port = _hub_endpoint()
+    found: list[object] = []
+
+    def resolve() -> None:  # name lookup has no timeout of its own; a thread bounds it
+        try:
+            found.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][4])
+        except (OSError, IndexError) as exc:
+            found.append(exc)
+
+    lookup = threading.Thread(target=resolve, daemon=True)
+    lookup.start()
+    lookup.join(HUB_TIMEOUT_S)
+    try:
+        if not found:
+            raise TimeoutError(None, f"no address for {host} within {HUB_TIMEOUT_S:g} s")
+        if isinstance(found[0], BaseException):
+            raise found[0]
+        address = typing.cast("tuple[str, int]", found[0])
+        socket.create_connection(address[:2], timeout=HUB_TIMEOUT_S).close()
+    except (OSError, IndexError) as exc:
+        reason = (exc.strerror if isinstance(exc, OSError) else None) or type(exc).__name__
+        raise SpecrunError(f"cannot reach the hub at {shown} ({reason}); nothing was uploaded to {repo_type} repo "
+                           f"{repo}; rerun with --push when online, or without it for a dry run") from None
+
+
+def _redact(text: str) -> str:
+    """A library's message with the token and any user:password of a URL, should it quote them, blanked."""
+    import re
+
+    for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"):
+        token = os.environ.get(name)
+        if token:
+            text = text.replace(token, "***")
+    return re.sub(r"://[^/@\s]+@", "://***@", text)
 
 
 def cmd_publish(args: argparse.Namespace, console: Console) -> int:
     import yaml
 
-    from specrun.hub import Confirmation, eval_results_yaml, licence_gate, model_index
-    from specrun.results import read_results
+    from specrun.hub import Confirmation, eval_results_yaml, licence_gate, model_index, spec_task_ids
+    from specrun.verify import verified_with_spec
 
-    results = read_results(Path(args.results))
+    verified, loaded = verified_with_spec(args.results, args.spec)
+    results, spec = verified.results, loaded.spec
     confirmation = Confirmation(args.confirm_licence) if args.confirm_licence else None
-    licence_gate(results.publication, results.licence, f"{args.results} ({results.spec_id})", confirmation)
+    # the spec's licence and status, found by sha256: an edited results.json cannot open the gate
+    licence_gate(spec.licence.publication, spec.licence.data, f"{args.results} ({spec.id})", confirmation)
+    spec_task_ids(spec)  # the same task ids (and collision check) as publish-benchmark's eval.yaml
     files = {
-        f".eval_results/{results.spec_id}.yaml": eval_results_yaml(results, args.benchmark, confirmation),
+        f".eval_results/{spec.id}.yaml": eval_results_yaml(results, args.benchmark, confirmation),
         "model-index.yaml": yaml.safe_dump({"model-index": model_index(results, args.benchmark)}, sort_keys=False,
                                            allow_unicode=True),
     }
@@ -312,7 +425,7 @@ def cmd_publish(args: argparse.Namespace, console: Console) -> int:
     to_upload = {name: text for name, text in files.items() if name.startswith(".eval_results/")} if args.push \
         else files
     _publish(to_upload, args.repo, "model", args.push, args.output,
-             f"specrun results on {results.spec_id}")
+             f"specrun results on {spec.id}")
     return 0
 
 

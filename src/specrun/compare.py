@@ -13,7 +13,8 @@ from scipy import stats
 
 from specrun.errors import SpecrunError
 from specrun.metrics import BOOTSTRAP_BATCH, METRICS, unit_counts
-from specrun.results import Results, read_predictions, read_results
+from specrun.results import Results, confidence_percent
+from specrun.verify import load_verified
 
 
 @dataclass(frozen=True)
@@ -42,12 +43,18 @@ def _check_same_items(a: Results, b: Results, path_a: Path, path_b: Path) -> Non
                                f"vs {other.fingerprint}); refusing to compare", file=str(path_a))
     if a.provenance.uncertainty.seed != b.provenance.uncertainty.seed:
         raise SpecrunError("the runs used different subset seeds; refusing to compare", file=str(path_a))
+    if a.metrics != b.metrics or {s: sorted(m) for s, m in a.scores.items()} != {s: sorted(m) for s, m in
+                                                                                 b.scores.items()}:
+        raise SpecrunError(f"the runs score different metrics or splits ({path_b} differs); refusing to compare",
+                           file=str(path_a))
 
 
 def compare(path_a: Path, path_b: Path) -> tuple[Results, Results, list[Difference]]:
-    a, b = read_results(path_a), read_results(path_b)
+    """Both runs verified (names, numbers, predictions' sha256, every score recomputed), then compared."""
+    verified_a, verified_b = load_verified(path_a), load_verified(path_b)
+    a, b = verified_a.results, verified_b.results
     _check_same_items(a, b, path_a, path_b)
-    units_a, units_b = read_predictions(path_a, a), read_predictions(path_b, b)
+    units_a, units_b = verified_a.units, verified_b.units
     u = a.provenance.uncertainty
     out = []
     for split, scores in a.scores.items():
@@ -94,7 +101,7 @@ def _difference(split: str, metric_id: str, name: str, direction: str, arrays_a:
 
 def markdown(a: Results, b: Results, differences: list[Difference]) -> str:
     u = a.provenance.uncertainty
-    percent = f"{u.confidence * 100:g}%"
+    percent = confidence_percent(u.confidence)
     lines = [
         f"Paired comparison on {a.spec_id}: A = {a.provenance.model.name}, B = {b.provenance.model.name}",
         "",

@@ -7,13 +7,14 @@ huggingface_hub's own types, and the licence gate in front of anything that publ
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
 from specrun.errors import SpecrunError
-from specrun.results import Results
+from specrun.results import Results, confidence_percent
 from specrun.spec import Spec
 
 # protocol kind -> hub task type (the hub's task ids)
@@ -50,6 +51,27 @@ def task_id(split: str, metric_id: str) -> str:
     return f"{split}-{metric_id}"
 
 
+def task_ids(pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """(split, metric id) -> hub task id, refusing two pairs that would share one ('a' + 'b-c' and 'a-b' + 'c'
+    are both 'a-b-c'): the same check and message for .eval_results and eval.yaml, so the two always agree."""
+    ids: dict[tuple[str, str], str] = {}
+    owner: dict[str, tuple[str, str]] = {}
+    for pair in pairs:
+        name = task_id(*pair)
+        other = owner.setdefault(name, pair)
+        if other != pair:
+            raise SpecrunError(f"hub task id {name!r} would name both split {other[0]!r} with metric {other[1]!r} "
+                               f"and split {pair[0]!r} with metric {pair[1]!r}; rename a split or metric so that "
+                               "'<split>-<metric>' differs; nothing was published")
+        ids[pair] = name
+    return ids
+
+
+def spec_task_ids(spec: Spec) -> dict[tuple[str, str], str]:
+    """The benchmark's task ids: every evaluated split with every metric."""
+    return task_ids((split, metric_id) for split in spec.evaluated_splits for metric_id in spec.metrics)
+
+
 def model_index(results: Results, dataset_id: str) -> list[dict[str, Any]]:
     """The `model-index` block for a model card (huggingface_hub's EvalResult, serialised by its own code)."""
     from huggingface_hub import EvalResult
@@ -75,10 +97,12 @@ def eval_results_yaml(results: Results, dataset_id: str, confirmation: Confirmat
     from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
 
     revision = next(iter(results.provenance.data.values())).revision
-    notes = f"specrun {results.provenance.specrun_version}; 95% CI and provenance in the results report"
+    percent = confidence_percent(results.provenance.uncertainty.confidence)
+    notes = f"specrun {results.provenance.specrun_version}; {percent} CI and provenance in the results report"
     if confirmation is not None:
         notes += f"; {confirmation.sentence}"
-    entries = [EvalResultEntry(dataset_id=dataset_id, task_id=task_id(split, metric_id), value=round(score.value, 6),
+    ids = task_ids((split, metric_id) for split, scores in results.scores.items() for metric_id in scores)
+    entries = [EvalResultEntry(dataset_id=dataset_id, task_id=ids[split, metric_id], value=round(score.value, 6),
                                dataset_revision=revision if len(revision) == 40 else None,
                                date=results.provenance.created, notes=notes)
                for split, scores in results.scores.items() for metric_id, score in scores.items()]
@@ -87,7 +111,8 @@ def eval_results_yaml(results: Results, dataset_id: str, confirmation: Confirmat
 
 def benchmark_eval_yaml(spec: Spec) -> str:
     """The benchmark's `eval.yaml`: what it is and one task per evaluated split and metric."""
-    tasks = [{"id": task_id(split, metric_id), "name": f"{metric.label} on {split}", "split": split,
+    ids = spec_task_ids(spec)
+    tasks = [{"id": ids[split, metric_id], "name": f"{metric.label} on {split}", "split": split,
               "metric": metric.metric, "higher_is_better": metric.direction == "higher"}
              for split in spec.evaluated_splits for metric_id, metric in spec.metrics.items()]
     document = {"name": spec.title, "description": spec.card.what_is_measured, "evaluation_framework": "specrun",

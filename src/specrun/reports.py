@@ -9,16 +9,12 @@ from typing import Any
 import jinja2
 
 from specrun.protocols import Item
-from specrun.results import Results
+from specrun.results import Results, confidence_percent
 from specrun.spec import Spec
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("specrun", "templates"), trim_blocks=True,
                           lstrip_blocks=True, autoescape=False, keep_trailing_newline=False,
                           undefined=jinja2.StrictUndefined)
-
-
-def _percent(confidence: float) -> str:
-    return f"{confidence * 100:g}%"
 
 
 def _cell(value: Any) -> str:
@@ -37,7 +33,7 @@ def subset_lines(spec: Spec) -> list[str]:
 
 def metric_lines(spec: Spec) -> list[str]:
     u = spec.uncertainty
-    interval = f"{_percent(u.confidence)} {u.method} CI, {u.resamples} resamples"
+    interval = f"{confidence_percent(u.confidence)} {u.method} CI, {u.resamples} resamples"
     return [f"{name} — {m.label}; protocol {m.protocol}; {m.direction} is better; "
             f"range [{m.range[0]!r}, {m.range[1]!r}]; {interval}" for name, m in spec.metrics.items()]
 
@@ -67,14 +63,14 @@ def _results_view(results: Results) -> dict[str, Any]:
               f"fingerprint {d.fingerprint}, {d.n_selected} of {d.n_source} item(s) ({d.selection})"
               for split, d in p.data.items()]
     lines.append(f"seed {u.seed}; {u.interval} {u.method}, {u.resamples} resamples, "
-                 f"{_percent(u.confidence)} interval; resampling unit {units}")
+                 f"{confidence_percent(u.confidence)} interval; resampling unit {units}")
     lines.append("packages " + ", ".join(f"{name} {version}" for name, version in p.packages.items()))
     lines.append(f"run {p.created}")
     plots = [(f"{key.replace('/', ', ')}: predicted similarity against gold", file)
              for key, file in results.plots.items()]
     lines.insert(1, f"per-item predictions {results.predictions.file} ({results.predictions.rows} rows, "
                     f"sha256 {results.predictions.sha256})")
-    return {"model_line": model_line, "rows": rows, "ci_label": f"{_percent(u.confidence)} CI",
+    return {"model_line": model_line, "rows": rows, "ci_label": f"{confidence_percent(u.confidence)} CI",
             "texts": results.texts, "provenance_lines": lines, "plots": plots}
 
 

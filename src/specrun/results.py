@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
+from decimal import Decimal
 from importlib import metadata
 from pathlib import Path
 from typing import Literal
@@ -18,6 +21,8 @@ __all__ = ["write_atomic"]  # callers import it from here too
 
 RESULTS_FORMAT = "specrun.results/1"
 PREDICTIONS_FILE = "predictions.jsonl"
+RESULTS_LIMIT = 16 << 20  # bytes: a results.json is a few kB; anything near this is not one
+PREDICTIONS_LIMIT = 1 << 30  # bytes: about ten million units of predictions
 RECORDED_PACKAGES = ("specrun", "numpy", "scipy", "torch", "transformers", "sentence-transformers", "datasets",
                      "tokenizers", "pydantic", "matplotlib")
 
@@ -135,17 +140,62 @@ def results_json(results: Results) -> str:
     return results.model_dump_json(indent=2) + "\n"
 
 
-def read_results(path: Path) -> Results:
+def confidence_percent(confidence: float) -> str:
+    """The interval's level as written, e.g. '95%' or '99.99999999%': rounding would misstate it ('100%')."""
+    text = format(Decimal(repr(float(confidence))).scaleb(2).normalize(), "f")
+    return f"{text}%"
+
+
+def read_regular_file(path: Path, limit: int, what: str) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes. A FIFO, a device (/dev/zero) or a folder is refused
+    from its stat, before it is opened, so reading back never blocks or runs forever; the file is opened
+    non-blocking and re-checked, in case it was swapped in between."""
     try:
-        text = path.read_text(encoding="utf-8")
+        before = os.stat(path)
     except OSError as exc:
-        raise SpecrunError(f"cannot read results ({exc.strerror})", file=str(path)) from None
+        raise SpecrunError(f"cannot read {what} ({exc.strerror})", file=str(path)) from None
+    except ValueError:  # a NUL in a path read from a file
+        raise SpecrunError(f"cannot read {what} (not a valid path)", file=repr(str(path))) from None
+    if not stat.S_ISREG(before.st_mode):
+        raise SpecrunError(f"{what} is not a regular file", file=str(path))
+    if before.st_size > limit:
+        raise SpecrunError(f"{what} is {before.st_size} bytes, over the {limit}-byte limit", file=str(path))
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise SpecrunError(f"cannot read {what} ({exc.strerror})", file=str(path)) from None
+    with os.fdopen(fd, "rb") as handle:
+        after = os.fstat(fd)
+        if not stat.S_ISREG(after.st_mode) or (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
+            raise SpecrunError(f"{what} changed while being read", file=str(path))
+        try:
+            data = handle.read(limit + 1)
+        except OSError as exc:
+            raise SpecrunError(f"cannot read {what} ({exc.strerror})", file=str(path)) from None
+    if len(data) > limit:
+        raise SpecrunError(f"{what} grew over the {limit}-byte limit while being read", file=str(path))
+    return data
+
+
+def read_results(path: Path) -> Results:
+    """results.json parsed and schema-checked (bounded read); its consistency is checked by specrun.verify."""
+    raw = read_regular_file(path, RESULTS_LIMIT, "the results file")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SpecrunError("not a specrun results file: not UTF-8", file=str(path)) from None
     try:
         return Results.model_validate_json(text)
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
         key = ".".join(str(p) for p in err["loc"])
         raise SpecrunError(f"not a specrun results file: {err['msg']}", file=str(path), key=key or None) from None
+
+
+def is_plain_file_name(name: str) -> bool:
+    """A name that can only mean a file beside results.json: no folder part, no '..', not absolute."""
+    return (bool(name) and name not in (".", "..") and "/" not in name and "\\" not in name and "\0" not in name
+            and ":" not in name and name == name.strip() and len(name) <= 255)
 
 
 Unit = tuple[str, str]  # (split, protocol)
@@ -156,26 +206,42 @@ def predictions_jsonl(rows: list[dict[str, object]]) -> str:
 
 
 def read_predictions(results_path: Path, results: Results) -> dict[Unit, tuple[list[str], dict[str, np.ndarray]]]:
-    """The per-unit arrays of a run, from the predictions file its results.json pins (sha256 checked)."""
-    path = results_path.parent / results.predictions.file
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise SpecrunError(f"cannot read the predictions of {results_path} ({exc.strerror})", file=str(path)) from None
+    """The per-unit arrays of a run, from the predictions file its results.json pins (a plain file name beside it,
+    a bounded read, sha256 and row count checked)."""
+    name = results.predictions.file
+    if not is_plain_file_name(name):
+        raise SpecrunError(f"predictions file {name!r} must be a plain file name beside results.json",
+                           file=str(results_path), key="predictions.file")
+    path = results_path.parent / name
+    raw = read_regular_file(path, PREDICTIONS_LIMIT, "the predictions file")
     found = hashlib.sha256(raw).hexdigest()
     if found != results.predictions.sha256:
         raise SpecrunError(f"sha256 {found} differs from the {results.predictions.sha256} that results.json pins",
                            file=str(path))
     grouped: dict[Unit, tuple[list[str], dict[str, list[float]]]] = {}
-    for number, line in enumerate(raw.decode("utf-8").splitlines(), start=1):
+    lines = raw.decode("utf-8", errors="replace").splitlines()
+    for number, line in enumerate(lines, start=1):
         try:
             row = json.loads(line)
             unit = (row.pop("split"), row.pop("protocol"))
+            unit_id = row.pop("id")
+            if not all(isinstance(part, str) for part in (*unit, unit_id)):
+                raise TypeError
             ids, arrays = grouped.setdefault(unit, ([], {}))
-            ids.append(row.pop("id"))
-            for name, value in row.items():
-                arrays.setdefault(name, []).append(float(value))
+            ids.append(unit_id)
+            for key, value in row.items():
+                if isinstance(value, bool) or not isinstance(value, (int, float)):
+                    raise TypeError
+                arrays.setdefault(key, []).append(float(value))
         except (ValueError, KeyError, TypeError, AttributeError):
             raise SpecrunError("not a predictions row", file=str(path), line=number) from None
-    return {unit: (ids, {name: np.asarray(values) for name, values in arrays.items()})
+    if len(lines) != results.predictions.rows:
+        raise SpecrunError(f"{len(lines)} rows, not the {results.predictions.rows} that results.json records",
+                           file=str(path))
+    for (split, protocol), (ids, arrays) in grouped.items():
+        short = [key for key, values in arrays.items() if len(values) != len(ids)]
+        if short:
+            raise SpecrunError(f"split {split}, protocol {protocol}: column {short[0]} is missing from some rows",
+                               file=str(path))
+    return {unit: (ids, {key: np.asarray(values) for key, values in arrays.items()})
             for unit, (ids, arrays) in grouped.items()}

@@ -1,0 +1,282 @@
+"""Reading a run back (compare, publish, card --results) without trusting results.json: a file anyone can edit.
+
+Every reader goes through `load_verified`: a bounded read of results.json, its ids and names checked before any
+becomes a path, its numbers checked for sense, the predictions it pins read (bounded, sha256) and every score's
+value and n recomputed from them. What must come from the benchmark itself (licence, publication status) comes
+from the spec the run used, found by the sha256 results.json records (`find_spec`, `check_against_spec`).
+Each refusal is one SpecrunError line naming the file and key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+from specrun.errors import SpecrunError
+from specrun.metrics import METRICS, estimate
+from specrun.protocols import PROTOCOLS
+from specrun.results import (
+    RESULTS_LIMIT,
+    Results,
+    Unit,
+    is_plain_file_name,
+    read_predictions,
+    read_regular_file,
+    read_results,
+)
+from specrun.spec import NAME_PATTERN, LoadedSpec, load_spec
+
+_NAME = re.compile(NAME_PATTERN)
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+REL_TOLERANCE = 1e-9  # recomputed vs recorded: float64 sums in another order differ by ~1e-15 relative
+ABS_TOLERANCE = 1e-12  # for values at or near 0
+SPEC_LIMIT = 16 << 20  # bytes read from a candidate spec before hashing it
+
+Units = dict[Unit, tuple[list[str], dict[str, np.ndarray]]]
+
+
+@dataclass(frozen=True)
+class Verified:
+    """A results.json whose every score was recomputed from the predictions it pins."""
+
+    path: Path
+    results: Results
+    units: Units
+
+
+def _fail(path: Path, message: str, key: str | None = None) -> SpecrunError:
+    return SpecrunError(message, file=str(path), key=key)
+
+
+def _name(path: Path, value: str, key: str, what: str) -> None:
+    if not _NAME.fullmatch(value):
+        raise _fail(path, f"{what} {value!r} is not a lower-case name of letters, digits, '_', '.', '-'", key)
+
+
+def check_consistency(results: Results, path: Path) -> None:
+    """Names that become paths or hub ids, and numbers that must make sense, before anything uses them."""
+    _name(path, results.spec_id, "spec_id", "spec id")
+    p = results.provenance
+    if not _SHA256.fullmatch(p.spec_sha256):
+        raise _fail(path, f"spec sha256 {p.spec_sha256!r} is not 64 lower-case hex digits", "provenance.spec_sha256")
+    if not _SHA256.fullmatch(results.predictions.sha256):
+        raise _fail(path, "the predictions sha256 is not 64 lower-case hex digits", "predictions.sha256")
+    if not is_plain_file_name(results.predictions.file):
+        raise _fail(path, f"predictions file {results.predictions.file!r} must be a plain file name beside "
+                          "results.json", "predictions.file")
+    if results.predictions.rows < 0:
+        raise _fail(path, f"predictions rows {results.predictions.rows} is negative", "predictions.rows")
+    for split in p.data:
+        _name(path, split, f"provenance.data.{split}", "split")
+    for metric_id, info in results.metrics.items():
+        key = f"metrics.{metric_id}"
+        _name(path, metric_id, key, "metric id")
+        _name(path, info.protocol, f"{key}.protocol", "protocol")
+        if info.metric not in METRICS:
+            raise _fail(path, f"unknown metric {info.metric!r}; expected one of: {', '.join(METRICS)}",
+                        f"{key}.metric")
+        if info.protocol_kind not in PROTOCOLS:
+            raise _fail(path, f"unknown protocol kind {info.protocol_kind!r}; expected one of: "
+                              f"{', '.join(PROTOCOLS)}", f"{key}.protocol_kind")
+        missing = [need for need in METRICS[info.metric].inputs if need not in PROTOCOLS[info.protocol_kind].outputs]
+        if missing:
+            raise _fail(path, f"metric {info.metric!r} needs {', '.join(missing)}, which protocol kind "
+                              f"{info.protocol_kind!r} does not produce", f"{key}.metric")
+    u = p.uncertainty
+    if u.resamples <= 0:
+        raise _fail(path, f"resamples must be positive, got {u.resamples}", "provenance.uncertainty.resamples")
+    if not (math.isfinite(u.confidence) and 0 < u.confidence < 1):
+        raise _fail(path, f"confidence must lie strictly between 0 and 1, got {u.confidence!r}",
+                    "provenance.uncertainty.confidence")
+    if not results.scores:
+        raise _fail(path, "no scores", "scores")
+    for split, scores in results.scores.items():
+        _name(path, split, f"scores.{split}", "split")
+        if split not in p.data:
+            raise _fail(path, f"split {split!r} has scores but no provenance.data entry", f"scores.{split}")
+        for metric_id, score in scores.items():
+            key = f"scores.{split}.{metric_id}"
+            if metric_id not in results.metrics:
+                raise _fail(path, f"a score for metric id {metric_id!r}, which metrics does not define", key)
+            numbers = {"value": score.value, "ci_low": score.ci_low, "ci_high": score.ci_high}
+            for field, number in numbers.items():
+                if not math.isfinite(number):
+                    raise _fail(path, f"{field} is {number!r}, not a finite number", f"{key}.{field}")
+            if score.ci_low > score.ci_high:
+                raise _fail(path, f"ci_low {score.ci_low!r} is above ci_high {score.ci_high!r}", key)
+            if score.n <= 0:
+                raise _fail(path, f"n must be positive, got {score.n}", f"{key}.n")
+    for plot, file in results.plots.items():
+        split, _, protocol = plot.partition("/")
+        if not (_NAME.fullmatch(split) and _NAME.fullmatch(protocol)):
+            raise _fail(path, f"plot key {plot!r} is not 'split/protocol'", f"plots.{plot}")
+        if not is_plain_file_name(file):
+            raise _fail(path, f"plot file {file!r} must be a plain file name beside results.json", f"plots.{plot}")
+
+
+def _close(recorded: float, computed: float) -> bool:
+    return math.isclose(recorded, computed, rel_tol=REL_TOLERANCE, abs_tol=ABS_TOLERANCE)
+
+
+def _same_versions(results: Results) -> bool:
+    """Whether the bootstrap here is the one that made the results (its numbers depend on numpy and scipy)."""
+    for name in ("numpy", "scipy"):
+        try:
+            installed = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return False
+        if results.provenance.packages.get(name) != installed:
+            return False
+    return True
+
+
+def recompute(results: Results, units: Units, path: Path) -> None:
+    """Every score's value and n from the predictions (weights 1); the interval too when this numpy and scipy
+    made it, since the seeded bootstrap then gives the same numbers. An edited number is refused."""
+    scored = {(split, results.metrics[m].protocol) for split, scores in results.scores.items() for m in scores}
+    for split, protocol in units:
+        if (split, protocol) not in scored:
+            raise _fail(path, f"the predictions have rows for split {split!r}, protocol {protocol!r}, which "
+                              "results.json does not score", "predictions")
+    intervals = _same_versions(results)
+    for split, scores in results.scores.items():
+        for metric_id, score in scores.items():
+            key = f"scores.{split}.{metric_id}"
+            info = results.metrics[metric_id]
+            unit = units.get((split, info.protocol))
+            metric = METRICS[info.metric]
+            if unit is None:
+                raise _fail(path, f"the predictions have no rows for split {split!r}, protocol {info.protocol!r}",
+                            key)
+            arrays = unit[1]
+            absent = [name for name in metric.inputs if name not in arrays]
+            if absent:
+                raise _fail(path, f"the predictions lack {', '.join(absent)}, which {info.metric} needs", key)
+            data = [np.asarray(arrays[name], dtype=np.float64) for name in metric.inputs]
+            with np.errstate(all="ignore"):
+                value = float(metric.statistic(*data, weights=np.ones(len(data[0]))))
+            n = metric.count(*data) if metric.count else len(data[0])
+            if not _close(score.value, value):
+                raise _fail(path, f"value {score.value!r} differs from the {value!r} its predictions give; "
+                                  "refusing edited results", f"{key}.value")
+            if score.n != n:
+                raise _fail(path, f"n {score.n} differs from the {n} units its predictions give; "
+                                  "refusing edited results", f"{key}.n")
+            if intervals:
+                _recompute_interval(results, arrays, info.metric, score.ci_low, score.ci_high, path, key)
+
+
+def _recompute_interval(results: Results, arrays: dict[str, np.ndarray], metric: str, low: float, high: float,
+                        path: Path, key: str) -> None:
+    u = results.provenance.uncertainty
+    try:
+        again = estimate(metric, arrays, resamples=u.resamples, confidence=u.confidence, seed=u.seed)
+    except SpecrunError as exc:
+        raise _fail(path, f"the interval cannot be recomputed from the predictions ({exc.message})", key) from None
+    if not (_close(low, again.ci_low) and _close(high, again.ci_high)):
+        raise _fail(path, f"interval [{low!r}, {high!r}] differs from the [{again.ci_low!r}, {again.ci_high!r}] "
+                          "its predictions give; refusing edited results", key)
+
+
+def load_verified(path: Path | str) -> Verified:
+    """results.json read back and checked: names, numbers, the predictions' sha256, every score recomputed."""
+    path = Path(path)
+    results = read_results(path)
+    check_consistency(results, path)
+    units = read_predictions(path, results)
+    recompute(results, units, path)
+    return Verified(path=path, results=results, units=units)
+
+
+def _sha256_of(candidate: Path) -> str | None:
+    try:
+        return hashlib.sha256(read_regular_file(candidate, SPEC_LIMIT, "spec")).hexdigest()
+    except SpecrunError:
+        return None
+
+
+def find_spec(results: Results, results_path: Path, explicit: str | None = None) -> LoadedSpec:
+    """The spec the run used, by the sha256 results.json records: --spec when given, else the recorded path,
+    else any specs/*.yaml of the current folder. The results' licence and status are never trusted instead."""
+    wanted = results.provenance.spec_sha256
+    if explicit is not None:
+        candidates = [Path(explicit)]
+    else:
+        candidates = [Path(results.provenance.spec_path)]
+        specs = Path("specs")
+        if specs.is_dir():
+            candidates += sorted(specs.glob("*.yaml"))
+    for candidate in candidates:
+        if _sha256_of(candidate) == wanted:
+            loaded = load_spec(candidate)
+            if loaded.sha256 == wanted:  # the same bytes were parsed as were hashed
+                return loaded
+    if explicit is not None:
+        raise _fail(results_path, f"--spec {explicit} is not the spec this run used (results.json records sha256 "
+                                  f"{wanted}); pass --spec with the spec file the run used", "provenance.spec_sha256")
+    raise _fail(results_path, f"the spec this run used (sha256 {wanted}, recorded as "
+                              f"{results.provenance.spec_path!r}) is neither at that path nor in specs/; "
+                              "pass --spec SPEC", "provenance.spec_sha256")
+
+
+def check_against_spec(verified: Verified, loaded: LoadedSpec) -> None:
+    """The results agree with the spec they were made from: same version (sha256), licence, status, metrics,
+    splits and bootstrap settings. Anything else means an edited results.json."""
+    results, path = verified.results, verified.path
+    spec = loaded.spec
+    if results.provenance.spec_sha256 != loaded.sha256:
+        raise _fail(path, f"results were made from another version of {loaded.display} (sha256 "
+                          f"{results.provenance.spec_sha256}, the spec now has {loaded.sha256}); rerun the spec",
+                    "provenance.spec_sha256")
+    expected = {
+        "spec_id": (results.spec_id, spec.id),
+        "title": (results.title, spec.title),
+        "licence": (results.licence, spec.licence.data),
+        "publication": (results.publication, spec.licence.publication),
+        "provenance.uncertainty.resamples": (results.provenance.uncertainty.resamples, spec.uncertainty.resamples),
+        "provenance.uncertainty.confidence": (results.provenance.uncertainty.confidence,
+                                              spec.uncertainty.confidence),
+        "provenance.uncertainty.seed": (results.provenance.uncertainty.seed, spec.subset.seed),
+        "scores": (sorted(results.scores), sorted(spec.evaluated_splits)),
+    }
+    for key, (found, wanted) in expected.items():
+        if found != wanted:
+            raise _fail(path, f"{found!r} differs from {wanted!r} in its spec {loaded.display}; "
+                              "refusing edited results", key)
+    for metric_id, m in spec.metrics.items():
+        info = results.metrics.get(metric_id)
+        wanted_info = (m.metric, m.protocol, spec.protocols[m.protocol].kind, m.label, m.direction)
+        if info is None or (info.metric, info.protocol, info.protocol_kind, info.label, info.direction) != wanted_info:
+            raise _fail(path, f"metric {metric_id!r} differs from its spec {loaded.display}; refusing edited results",
+                        f"metrics.{metric_id}")
+    for metric_id in results.metrics:
+        if metric_id not in spec.metrics:
+            raise _fail(path, f"metric {metric_id!r} is not in its spec {loaded.display}", f"metrics.{metric_id}")
+    for split, scores in results.scores.items():
+        if sorted(scores) != sorted(spec.metrics):
+            raise _fail(path, f"split {split} does not score exactly the spec's metrics", f"scores.{split}")
+        data = results.provenance.data[split]
+        source = spec.sources[spec.splits[split].source]
+        declared = spec.splits[split].fingerprint
+        if (data.path, data.revision, data.licence) != (source.path, source.revision, source.licence) or (
+                declared is not None and data.fingerprint != declared):
+            raise _fail(path, f"split {split}: data provenance differs from its spec {loaded.display}",
+                        f"provenance.data.{split}")
+
+
+def verified_with_spec(path: Path | str, spec: str | None = None) -> tuple[Verified, LoadedSpec]:
+    """load_verified, then the spec found by sha256 (or --spec) and checked against the results."""
+    verified = load_verified(path)
+    loaded = find_spec(verified.results, verified.path, spec)
+    check_against_spec(verified, loaded)
+    return verified, loaded
+
+
+__all__ = ["RESULTS_LIMIT", "Verified", "check_against_spec", "check_consistency", "find_spec", "load_verified",
+           "recompute", "verified_with_spec"]
