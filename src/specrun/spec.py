@@ -329,6 +329,23 @@ def load_spec(path: Path | str, *, require_fingerprints: bool = True) -> LoadedS
     return LoadedSpec(spec=spec, path=path, display=str(path), sha256=located.sha256, located=located)
 
 
+# What a key accepts, in the spec's own words, for values of the wrong shape where pydantic's sentence would not
+# tell the author what to write instead.
+KEY_HINTS = {
+    "source_split": "a split reads one source split (a name); to combine files, use `source_splits: [A, B]`",
+    "source_splits": "a list of two or more source split names, read in that order as one split",
+    "member": "the name of one file inside the zip archive (e.g. data/test.csv)",
+    "member_sha256": "the sha256 (64 hex digits) of the member once extracted",
+    "where": "column: value (a value, a list of values, or {not: value or list})",
+    "values": "column: {value in the data: value to use}, e.g. label: {entailment: 2, neutral: 1}",
+    "files": "source split: file (`path`, `sha256`, optional `member`, `member_sha256`, `mirror`)",
+    "optional_names": "a list of the trailing field names a row may lack",
+    "names": "a list of column names, for a file without a header row",
+}
+_SHAPE_ERRORS = ("string_type", "list_type", "dict_type", "model_type", "model_attributes_type", "int_type",
+                 "too_short")
+
+
 def _first_error(exc: ValidationError, located: LocatedYaml) -> SpecError:
     errors = exc.errors(include_url=False)
     err = errors[0]
@@ -336,6 +353,11 @@ def _first_error(exc: ValidationError, located: LocatedYaml) -> SpecError:
     loc = _yaml_path(raw_loc, located.data, missing=err["type"] == "missing")
     kind = err["type"]
     given = err.get("input")
+    named = [part for part in loc if isinstance(part, str)]
+    if named and named[-1] in KEY_HINTS and (kind in _SHAPE_ERRORS or all(
+            e["type"] in _SHAPE_ERRORS for e in errors if _yaml_path(tuple(e["loc"]), located.data) == loc)):
+        shown = f" (got {given!r})" if not isinstance(given, dict) else ""
+        return located.error(loc, f"expected {KEY_HINTS[named[-1]]}{shown}")
     branches = [e for e in errors if _yaml_path(tuple(e["loc"]), located.data) == loc]
     if len(branches) > 1 and kind != "extra_forbidden":  # one value failed every branch of a union
         options = " or ".join(dict.fromkeys(_branch_message(e) for e in branches))
