@@ -2,6 +2,8 @@
 PYTHON ?= python3
 VENV := .venv
 DATA_DIR ?= $(or $(SPECRUN_DATA_DIR),../shared/data)
+# the local mirror when it is there, else the hub at the spec's pinned revision
+DATA_FLAG := $(if $(wildcard $(DATA_DIR)/biosses/all.tsv),--data-dir $(DATA_DIR),)
 
 .PHONY: biosses test lint schema clean
 
@@ -13,7 +15,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 biosses: $(VENV)/.installed
-	$(VENV)/bin/specrun specs/biosses.yaml --data-dir $(DATA_DIR)
+	$(VENV)/bin/specrun specs/biosses.yaml $(DATA_FLAG)
 
 test: $(VENV)/.installed
 	$(VENV)/bin/ruff check src tests

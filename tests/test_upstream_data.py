@@ -21,7 +21,7 @@ from scipy import stats
 from specrun.data import load_split
 from specrun.errors import SpecrunError
 from specrun.spec import load_spec
-from tests.conftest import assert_one_line_error, reference_model, run_cli, run_ok
+from tests.conftest import assert_one_line_error, reference_model, run_cli, run_ok, run_subprocess
 
 SENTENCES = [
     ("A man is playing a guitar.", "A man plays the guitar.", 4.8),
@@ -333,3 +333,90 @@ def test_label_strings_mapped_to_numbers_and_where_lists(tmp_path: Path) -> None
         load_split(load_spec(write_spec(tmp_path, sts_spec(source, {"test": {"source": "up",
                                                                              "source_split": "test"}}))),
                    "test", data)
+
+
+# --- a third-party format from an installed plugin ------------------------------------------------------------------
+
+PLUGIN = '''
+"""A specrun reader plugin: pipe-separated pairs, `a | b | score` per line, with its own options."""
+from pydantic import BaseModel, ConfigDict
+
+from specrun.registry import ReaderEntry
+
+
+class PipeOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    separator: str = "|"
+
+
+def read(path, layout, split):
+    options = PipeOptions.model_validate(layout.options)
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        a, b, score = (part.strip() for part in line.split(options.separator))
+        rows.append({"sentence1": a, "sentence2": b, "score": score})
+    return rows
+
+
+ENTRY = ReaderEntry("pipes", read, options=PipeOptions, description="a | b | score per line")
+'''
+
+
+def install_plugin(site: Path) -> None:
+    """A distribution as pip leaves it: the package and its .dist-info with an entry point of group specrun.readers
+    (importlib.metadata finds it on sys.path exactly as it finds an installed one)."""
+    (site / "specrun_pipes").mkdir(parents=True)
+    (site / "specrun_pipes" / "__init__.py").write_text(PLUGIN, encoding="utf-8")
+    info = site / "specrun_pipes-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: specrun-pipes\nVersion: 0.1\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[specrun.readers]\npipes = specrun_pipes:ENTRY\n", encoding="utf-8")
+
+
+def test_reader_plugin_from_an_entry_point(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    install_plugin(site)
+    data = tmp_path / "data"
+    (data / "up").mkdir(parents=True)
+    (data / "up" / "pairs.txt").write_text("".join(f"{a} ; {b} ; {g}\n" for a, b, g in SENTENCES), encoding="utf-8")
+    source = git_source("pipes", {"test": {"path": "pairs.txt", "sha256": sha(data / "up" / "pairs.txt")}},
+                        options={"separator": ";"})
+    spec = write_spec(tmp_path, sts_spec(source, {"test": {"source": "up", "source_split": "test"}}))
+    env = {"PYTHONPATH": str(site)}
+    listing = run_subprocess(["list", "--formats"], env=env, timeout=120)
+    assert listing.returncode == 0 and "pipes" in listing.stdout and "specrun-pipes" in listing.stdout
+    done = run_subprocess([str(spec), "--data-dir", str(data), "--output", str(tmp_path / "out"), "-q"], env=env)
+    assert done.returncode == 0, done.stderr
+    results = json.loads(Path(done.stdout.strip().splitlines()[-1]).read_text(encoding="utf-8"))
+    test = results["scores"]["test"]
+    expected = independent_scores(SENTENCES)
+    assert (test["pearson"]["value"], test["spearman"]["value"]) == pytest.approx(expected, abs=1e-6)
+    without = run_subprocess(["validate", str(spec)], timeout=120)  # the plugin is not installed there
+    assert_one_line_error(without.returncode, without.stderr, contains="unknown format 'pipes'")
+    bad = spec.read_text(encoding="utf-8").replace("separator: ;", "separatr: ;")
+    spec.write_text(bad, encoding="utf-8")
+    wrong = run_subprocess(["validate", str(spec)], env=env, timeout=120)
+    assert_one_line_error(wrong.returncode, wrong.stderr, contains="options.separatr: Extra inputs are not permitted")
+
+
+def test_fingerprint_write_keeps_comments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "data"
+    paths = make_sick(data / "up")
+    document = sts_spec(sick_source(paths), {"test": {"source": "up", "source_split": "train"}})
+    for entry in document["sources"]["up"]["files"].values():
+        entry.pop("sha256")
+    text = yaml.safe_dump(document, sort_keys=False).replace("\nsplits:\n", "\n# the splits, as MTEB has them\nsplits:\n")
+    text = text.replace("    source_split: train\n", "    source_split: train  # 5 pairs\n"
+                        "    fingerprint: sha256:" + "0" * 64 + "\n")
+    spec = tmp_path / "upstream.yaml"
+    spec.write_text(text, encoding="utf-8")
+    code, _, err = run_cli(["validate", str(spec)], capsys)
+    assert code == 0, err
+    code, _, err = run_cli(["fingerprint", str(spec), "--data-dir", str(data), "--write"], capsys)
+    assert code == 0 and "updated test" in err
+    expected = load_split(load_spec(spec, require_fingerprints=False), "test", data, check=False).fingerprint
+    written = spec.read_text(encoding="utf-8")
+    assert written == text.replace("sha256:" + "0" * 64, expected)  # only the value changed, comments kept
+    load_split(load_spec(spec), "test", data)  # and it now checks
+    code, _, err = run_cli(["fingerprint", str(spec), "--data-dir", str(data), "--write"], capsys)
+    assert code == 0 and "already up to date" in err

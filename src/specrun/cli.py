@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import rich.markup
 from rich.console import Console
 from rich.table import Table
 
@@ -96,6 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     listing = sub.add_parser("list", help="show the specs in a folder: protocols, splits, metrics, licence")
     listing.add_argument("folder", nargs="?", default="specs", metavar="DIR", help="(default: specs)")
+    listing.add_argument("--formats", action="store_true",
+                         help="list the file formats instead: specrun's own and those of installed plugins")
 
     comparison = sub.add_parser("compare", help="paired comparison of two runs on the same spec and items")
     comparison.add_argument("a", metavar="A", help="results.json of model A")
@@ -121,6 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     fingerprint = sub.add_parser("fingerprint", help="print the content fingerprint of each evaluated split")
     fingerprint.add_argument("spec", metavar="SPEC")
+    fingerprint.add_argument("--write", action="store_true",
+                             help="write the fingerprints into the spec file, keeping its comments and layout")
     _add_data_dir(fingerprint)
     return parser
 
@@ -265,15 +270,34 @@ def cmd_fingerprint(args: argparse.Namespace, console: Console) -> int:
 
     loaded = load_spec(args.spec, require_fingerprints=False)
     data_dir = resolve_data_dir(args.data_dir)
+    found = {}
     for name in loaded.spec.evaluated_splits:
         split = load_split(loaded, name, data_dir, check=False)
+        found[name] = split.fingerprint
         print(f"{name}: {split.fingerprint}  ({split.n_source} items from {split.origin})")
+    if args.write:
+        from specrun.spec import write_fingerprints
+
+        changed = write_fingerprints(Path(args.spec), found)
+        print(f"{args.spec}: " + (f"updated {', '.join(changed)}" if changed else "already up to date"),
+              file=sys.stderr)
     return 0
 
 
 def cmd_list(args: argparse.Namespace, console: Console) -> int:
     from specrun.spec import load_spec
 
+    if args.formats:
+        from specrun.registry import readers
+
+        formats = Table(title="file formats (readers)")
+        for column in ("format", "reads", "provider", "description"):
+            formats.add_column(column)
+        for entry in readers().values():
+            formats.add_row(entry.name, "folder" if entry.folder else "file", entry.provider,
+                            rich.markup.escape(entry.description))
+        Console(width=200).print(formats)
+        return 0
     paths = sorted(Path(args.folder).glob("*.yaml"))
     if not paths:
         raise SpecrunError(f"no *.yaml specs in {args.folder}")

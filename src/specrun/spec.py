@@ -570,6 +570,33 @@ def _relative_inside(text: str) -> bool:
     return not (text.startswith(("/", "\\")) or ".." in PurePosixPath(text).parts or ":" in text or "\\" in text)
 
 
+def write_fingerprints(path: Path, fingerprints: dict[str, str]) -> list[str]:
+    """Set `splits.<name>.fingerprint` in the spec file, keeping its comments, order and layout (ruamel.yaml's
+    round-trip mode; PyYAML would drop every comment). Returns the splits whose value changed."""
+    import io
+
+    from ruamel.yaml import YAML
+
+    from specrun.files import write_atomic
+
+    yaml_rt = YAML()  # round-trip: comments and key order survive
+    yaml_rt.preserve_quotes = True
+    yaml_rt.width = 4096  # never re-wrap the author's lines
+    text = path.read_text(encoding="utf-8-sig")
+    document = yaml_rt.load(text)
+    changed = []
+    for name, value in fingerprints.items():
+        split = document["splits"][name]
+        if split.get("fingerprint") != value:
+            split["fingerprint"] = value
+            changed.append(name)
+    if changed:
+        buffer = io.StringIO()
+        yaml_rt.dump(document, buffer)
+        write_atomic(path, buffer.getvalue())
+    return changed
+
+
 def json_schema() -> dict[str, Any]:
     schema = Spec.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
