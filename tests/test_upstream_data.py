@@ -405,7 +405,8 @@ def test_fingerprint_write_keeps_comments(tmp_path: Path, capsys: pytest.Capture
     document = sts_spec(sick_source(paths), {"test": {"source": "up", "source_split": "train"}})
     for entry in document["sources"]["up"]["files"].values():
         entry.pop("sha256")
-    text = yaml.safe_dump(document, sort_keys=False).replace("\nsplits:\n", "\n# the splits, as MTEB has them\nsplits:\n")
+    text = yaml.safe_dump(document, sort_keys=False)
+    text = text.replace("\nsplits:\n", "\n# the splits, as MTEB has them\nsplits:\n")
     text = text.replace("    source_split: train\n", "    source_split: train  # 5 pairs\n"
                         "    fingerprint: sha256:" + "0" * 64 + "\n")
     spec = tmp_path / "upstream.yaml"
