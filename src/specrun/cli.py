@@ -24,9 +24,6 @@ if TYPE_CHECKING:
     from specrun.protocols import Item
     from specrun.spec import LoadedSpec
 
-COMMANDS = ("run", "validate", "card", "fingerprint", "list", "compare", "publish", "publish-benchmark")
-
-
 def _add_data_dir(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", metavar="DIR",
                         help="local data mirror, one folder per source (default: $SPECRUN_DATA_DIR; "
@@ -100,6 +97,13 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--formats", action="store_true",
                          help="list the file formats instead: specrun's own and those of installed plugins")
 
+    board = sub.add_parser("leaderboard", help="rank many runs (models x specs) with rank intervals from a joint "
+                                               "paired bootstrap: leaderboard.md, .json and a self-contained .html")
+    board.add_argument("results", nargs="+", metavar="RESULTS",
+                       help="results.json files, or folders searched for them")
+    board.add_argument("-o", "--output", metavar="DIR", required=True, help="folder for the leaderboard files")
+    board.add_argument("--title", metavar="TEXT", help="the page's title (default: specrun leaderboard)")
+
     comparison = sub.add_parser("compare", help="paired comparison of two runs on the same spec and items")
     comparison.add_argument("a", metavar="A", help="results.json of model A")
     comparison.add_argument("b", metavar="B", help="results.json of model B")
@@ -152,7 +156,7 @@ def _positive_int(text: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if args_list and args_list[0] not in COMMANDS and not args_list[0].startswith("-"):
+    if args_list and args_list[0] not in COMMAND_FUNCTIONS and not args_list[0].startswith("-"):
         args_list.insert(0, "run")
     parser = build_parser()
     try:
@@ -468,6 +472,16 @@ def cmd_publish_benchmark(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_leaderboard(args: argparse.Namespace, console: Console) -> int:
+    from specrun.leaderboard import build_leaderboard
+
+    for path in build_leaderboard([Path(p) for p in args.results], Path(args.output), title=args.title,
+                                  console=console):
+        print(path)
+    return 0
+
+
+# the one command table: the parser's subcommands and the dispatch both read it
 COMMAND_FUNCTIONS = {"run": cmd_run, "validate": cmd_validate, "card": cmd_card, "fingerprint": cmd_fingerprint,
                      "list": cmd_list, "compare": cmd_compare, "publish": cmd_publish,
-                     "publish-benchmark": cmd_publish_benchmark}
+                     "publish-benchmark": cmd_publish_benchmark, "leaderboard": cmd_leaderboard}
