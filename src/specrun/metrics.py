@@ -7,7 +7,7 @@ indices and gives the percentile interval; turning indices into counts lets one 
 resamples (a resample's ranks follow from the counts), which keeps 1000 resamples of Spearman over 10,000
 pairs well under a second. scipy's own spearmanr cannot do this: it reads a 2-D input as many variables.
 
-A new metric is one function plus one line in METRICS.
+A new metric is one function plus one registration (`registry.METRICS.register(name, Metric(...))`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from specrun import registry
 from specrun.errors import SpecrunError
-from specrun.protocols import RANK_CUTOFFS
+from specrun.types import RANK_CUTOFFS
 
 BOOTSTRAP_BATCH = 250  # resamples held in memory at once: 250 x units x 8 bytes per array
 
@@ -30,10 +31,14 @@ class MetricError(SpecrunError):
 
 @dataclass(frozen=True)
 class Metric:
-    inputs: tuple[str, ...]
+    """A registered metric and its metadata: what it reads, which way is better, what the hub calls it."""
+
+    inputs: tuple[str, ...]  # output arrays of a protocol; a protocol kind that produces them all can feed it
     statistic: Callable[..., np.ndarray]  # statistic(*inputs, weights) with weights (..., units) -> (...)
     must_vary: tuple[str, ...] = ()  # inputs whose constancy makes the metric undefined (correlations)
     count: Callable[..., int] | None = None  # units the value is computed on, when not all of them
+    direction: str = "higher"  # which way is better, the default of a spec's `direction`
+    hub_id: str = ""  # the hub's metric type (pearsonr, spearmanr, accuracy, map, ...); "" = the metric's name
 
 
 def unit_counts(index: np.ndarray, n: int) -> np.ndarray:
@@ -115,18 +120,21 @@ def pairwise_accuracy(pa: np.ndarray, pb: np.ndarray, ga: np.ndarray, gb: np.nda
 
 CONDITIONAL = ("prediction_a", "prediction_b", "gold_a", "gold_b", "valid_a", "valid_b")
 
-METRICS: dict[str, Metric] = {
-    "pearson": Metric(("prediction", "gold"), pearson, must_vary=("prediction", "gold")),
-    "spearman": Metric(("prediction", "gold"), spearman, must_vary=("prediction", "gold")),
-    "map": Metric(("ap",), mean),
-    "mrr": Metric(("rr",), mean),
-    **{f"{kind}_at_{k}": Metric((f"{kind}_at_{k}",), mean) for kind in ("precision", "recall") for k in RANK_CUTOFFS},
-    "ndcg_at_10": Metric(("ndcg_at_10",), mean),
-    "conditional_spearman": Metric(CONDITIONAL, conditional_spearman,
+METRICS = registry.METRICS
+for _name, _metric in {
+    "pearson": Metric(("prediction", "gold"), pearson, must_vary=("prediction", "gold"), hub_id="pearsonr"),
+    "spearman": Metric(("prediction", "gold"), spearman, must_vary=("prediction", "gold"), hub_id="spearmanr"),
+    "map": Metric(("ap",), mean, hub_id="map"),
+    "mrr": Metric(("rr",), mean, hub_id="mrr"),
+    **{f"{kind}_at_{k}": Metric((f"{kind}_at_{k}",), mean, hub_id=f"{kind}_at_{k}")
+       for kind in ("precision", "recall") for k in RANK_CUTOFFS},
+    "ndcg_at_10": Metric(("ndcg_at_10",), mean, hub_id="ndcg_at_10"),
+    "conditional_spearman": Metric(CONDITIONAL, conditional_spearman, hub_id="spearmanr",
                                    count=lambda pa, pb, ga, gb, va, vb: int(np.sum(va > 0) + np.sum(vb > 0))),
-    "pairwise_accuracy": Metric(CONDITIONAL, pairwise_accuracy,
+    "pairwise_accuracy": Metric(CONDITIONAL, pairwise_accuracy, hub_id="accuracy",
                                 count=lambda pa, pb, ga, gb, va, vb: int(np.sum(_decided(ga, gb, va, vb)))),
-}
+}.items():
+    METRICS.register(_name, _metric)
 
 
 def value(name: str, arrays: dict[str, np.ndarray]) -> float:

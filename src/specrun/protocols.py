@@ -1,40 +1,27 @@
 """Protocol stage: which texts a kind of evaluation needs, and how embeddings become per-unit predictions.
 
-A protocol never knows which benchmark it serves. A new protocol is one class plus one line in PROTOCOLS:
-`item_fields` (field -> kind, checked by the data stage), `outputs` (the per-unit arrays its metrics read),
-`Options` (a pydantic model for `protocols.<name>.options`), `texts()` and `run()`.
+A protocol never knows which benchmark it serves. A new protocol is one class plus one registration
+(`registry.PROTOCOLS.register(kind, instance)`), and the class carries its metadata: `item_fields` (field -> kind
+of `types.FIELD_KINDS`, converted and checked by the data stage), `outputs` (the per-unit arrays its metrics read),
+`unit` (what the bootstrap resamples), `Options` (the pydantic model of `protocols.<name>.options`, part of the
+spec's schema), `plot` (the outputs drawn against each other, or None), `hub_task` (the hub's task type) and
+`caption` (the report's caption for its plot); then `validate_items()`, `texts()` and `run()`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from collections.abc import Iterator, Sequence
+from typing import ClassVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from specrun import registry
 from specrun.errors import DataError, SpecrunError
+from specrun.types import RANK_CUTOFFS, Embed, Item, Outputs
 
-Embed = Callable[[Sequence[str]], np.ndarray]  # texts -> (len(texts), dim) matrix
-
-RANK_CUTOFFS = (1, 3, 5, 10, 20, 100)
-
-
-@dataclass(frozen=True)
-class Item:
-    id: str
-    fields: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Outputs:
-    """Per-unit arrays in unit order, aligned: what metrics consume and the bootstrap resamples."""
-
-    unit: str
-    ids: list[str]
-    arrays: dict[str, np.ndarray]
+__all__ = ["PROTOCOLS", "RANK_CUTOFFS", "Embed", "Item", "Outputs"]  # the shared types, re-exported for callers
 
 
 class NoOptions(BaseModel):
@@ -67,6 +54,9 @@ class StsProtocol:
     outputs: ClassVar[tuple[str, ...]] = ("prediction", "gold")
     unit: ClassVar[str] = "pairs"
     Options = NoOptions
+    plot: ClassVar[tuple[str, str] | None] = ("prediction", "gold")
+    hub_task: ClassVar[str] = "sentence-similarity"
+    caption: ClassVar[str] = "predicted similarity against gold"
 
     def validate_items(self, items: Sequence[Item], options: BaseModel, origin: str) -> None:
         return None
@@ -118,6 +108,9 @@ class RetrievalProtocol:
                                                          for k in RANK_CUTOFFS), "ndcg_at_10")
     unit: ClassVar[str] = "queries"
     Options = NoOptions
+    plot: ClassVar[tuple[str, str] | None] = None
+    hub_task: ClassVar[str] = "text-retrieval"
+    caption: ClassVar[str] = ""
 
     def validate_items(self, items: Sequence[Item], options: BaseModel, origin: str) -> None:
         for item in items:
@@ -184,6 +177,9 @@ class ConditionalStsProtocol:
     outputs: ClassVar[tuple[str, ...]] = ("prediction_a", "prediction_b", "gold_a", "gold_b", "valid_a", "valid_b")
     unit: ClassVar[str] = "sentence pairs"
     Options = ConditionalOptions
+    plot: ClassVar[tuple[str, str] | None] = None
+    hub_task: ClassVar[str] = "sentence-similarity"
+    caption: ClassVar[str] = ""
 
     def validate_items(self, items: Sequence[Item], options: BaseModel, origin: str) -> None:
         if len(items) % 2:
@@ -219,8 +215,7 @@ class ConditionalStsProtocol:
             "gold_a": gold[::2], "gold_b": gold[1::2], "valid_a": valid[::2], "valid_b": valid[1::2]})
 
 
-PROTOCOLS: dict[str, Any] = {
-    "sts": StsProtocol(),
-    "retrieval": RetrievalProtocol(),
-    "conditional_sts": ConditionalStsProtocol(),
-}
+PROTOCOLS = registry.PROTOCOLS
+for _kind, _protocol in (("sts", StsProtocol()), ("retrieval", RetrievalProtocol()),
+                         ("conditional_sts", ConditionalStsProtocol())):
+    PROTOCOLS.register(_kind, _protocol)

@@ -6,6 +6,7 @@ The pydantic model below is the single source of truth; `schema/spec.schema.json
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from dataclasses import dataclass
@@ -13,12 +14,10 @@ from pathlib import Path, PurePosixPath
 from types import UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
 
 from specrun import registry
 from specrun.errors import SpecError
-from specrun.metrics import METRICS
-from specrun.protocols import PROTOCOLS
 from specrun.yamlsafe import KeyPath, LocatedYaml, read_yaml
 
 REVISION_PATTERN = r"^[0-9a-f]{40}$"
@@ -236,12 +235,16 @@ class Subset(Strict):
 
 
 class ProtocolSpec(Strict):
+    """What every protocol entry holds; `spec_model()` makes one subclass per registered kind, whose `kind` is that
+    kind and whose `options` is that kind's own options model, joined as a union discriminated by `kind`: the
+    schema checks each kind's options and an editor completes them."""
+
     kind: Name = Field(description="Registered protocol kind, e.g. sts.")
     label: Text
     capability: Text
     similarity: Literal["cosine"] = "cosine"
     description: Text
-    options: dict[Name, Any] = Field(default_factory=dict, description="Options of this protocol kind.")
+    options: Any = Field(None, description="Options of this protocol kind.")
 
 
 class MetricSpec(Strict):
@@ -302,6 +305,34 @@ class Spec(Strict):
         return [name for name, split in self.splits.items() if split.evaluate]
 
 
+def _protocol_models() -> list[type[ProtocolSpec]]:
+    models = []
+    for kind, protocol in registry.PROTOCOLS.items():
+        options = protocol.Options
+        required = any(field.is_required() for field in options.model_fields.values())
+        models.append(create_model(
+            f"{''.join(part.title() for part in kind.split('_'))}Protocol", __base__=ProtocolSpec,
+            __doc__=f"A protocol of kind {kind}: {(protocol.__doc__ or '').strip().splitlines()[0]}",
+            kind=(Literal[kind], Field(description="Registered protocol kind.")),
+            options=(options, Field(description=f"Options of kind {kind}.")) if required
+            else (options, Field(default_factory=options, description=f"Options of kind {kind}."))))
+    return models
+
+
+@functools.cache
+def _spec_model(kinds: tuple[str, ...]) -> type[Spec]:
+    members = _protocol_models()
+    entry: Any = members[0] if len(members) == 1 else Annotated[Union[tuple(members)],  # noqa: UP007
+                                                                   Field(discriminator="kind")]
+    return create_model("Spec", __base__=Spec, __doc__=Spec.__doc__,
+                        protocols=(dict[Name, entry], Field(min_length=1)))
+
+
+def spec_model() -> type[Spec]:
+    """The spec model for the protocol kinds registered now (built once per set of kinds)."""
+    return _spec_model(tuple(registry.PROTOCOLS))
+
+
 @dataclass(frozen=True)
 class LoadedSpec:
     """A validated spec with where it came from: errors found later (data, metrics) still point at lines."""
@@ -321,10 +352,11 @@ def load_spec(path: Path | str, *, require_fingerprints: bool = True) -> LoadedS
     located = read_yaml(path, str(path))
     if not isinstance(located.data, dict):
         raise SpecError("expected a mapping of spec keys at the top level", file=located.file, line=1)
+    model = spec_model()
     try:
-        spec = Spec.model_validate(located.data)
+        spec = model.model_validate(located.data)
     except ValidationError as exc:
-        raise _first_error(exc, located) from None
+        raise _first_error(exc, located, model) from None
     _check_references(spec, located, require_fingerprints)
     return LoadedSpec(spec=spec, path=path, display=str(path), sha256=located.sha256, located=located)
 
@@ -346,7 +378,7 @@ _SHAPE_ERRORS = ("string_type", "list_type", "dict_type", "model_type", "model_a
                  "too_short")
 
 
-def _first_error(exc: ValidationError, located: LocatedYaml) -> SpecError:
+def _first_error(exc: ValidationError, located: LocatedYaml, model: type[BaseModel]) -> SpecError:
     errors = exc.errors(include_url=False)
     err = errors[0]
     raw_loc = tuple(err["loc"])
@@ -363,8 +395,12 @@ def _first_error(exc: ValidationError, located: LocatedYaml) -> SpecError:
         options = " or ".join(dict.fromkeys(_branch_message(e) for e in branches))
         more = len(errors) - len(branches)
         return located.error(loc, f"{options} (got {given!r})" + (f" (+{more} more)" if more else ""))
+    if kind == "union_tag_invalid" and loc[:1] == ("protocols",) and len(loc) == 2:
+        return located.error((*loc, "kind"), f"unknown protocol kind {err.get('ctx', {}).get('tag')!r}; expected "
+                                             f"one of: {', '.join(registry.PROTOCOLS)}")
     if kind == "extra_forbidden":
-        message = f"unknown key; expected one of: {', '.join(_allowed_keys(raw_loc[:-1]))}"
+        what = "option" if "options" in loc[:-1] else "key"
+        message = f"unknown {what}; expected one of: {', '.join(_allowed_keys(raw_loc[:-1], model))}"
     elif kind == "missing":
         message = "required key is missing"
     elif kind == "string_pattern_mismatch":
@@ -403,9 +439,9 @@ def _yaml_path(loc: tuple[Any, ...], data: Any, missing: bool = False) -> KeyPat
     return tuple(path)
 
 
-def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
+def _allowed_keys(loc: tuple[Any, ...], model: type[BaseModel]) -> list[str]:
     """The keys the model accepts at `loc`, for an 'unknown key' message."""
-    annotation: Any = Spec
+    annotation: Any = model
     for part in loc:
         annotation = _unwrap(annotation)
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
@@ -416,8 +452,8 @@ def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
             annotation = get_args(annotation)[1]
         elif get_origin(annotation) in (Union, UnionType):
             members = [m for m in get_args(annotation) if isinstance(m, type) and issubclass(m, BaseModel)]
-            tagged = [m for m in members
-                      if "type" in m.model_fields and part in get_args(m.model_fields["type"].annotation)]
+            tagged = [m for m in members for tag in ("type", "kind")
+                      if tag in m.model_fields and part in get_args(m.model_fields[tag].annotation)]
             if not tagged:
                 return []
             annotation = tagged[0]
@@ -491,16 +527,7 @@ def _check_references(spec: Spec, located: LocatedYaml, require_fingerprints: bo
         if name not in spec.subset.splits:
             raise located.error(("subset", "splits"), f"no selection for evaluated split {name!r} (all or a count)")
     for name, protocol in spec.protocols.items():
-        if protocol.kind not in PROTOCOLS:
-            raise located.error(("protocols", name, "kind"),
-                                f"unknown protocol kind {protocol.kind!r}; expected one of: {', '.join(PROTOCOLS)}")
-        kind = PROTOCOLS[protocol.kind]
-        try:
-            kind.Options.model_validate(protocol.options)
-        except ValidationError as exc:
-            err = exc.errors(include_url=False)[0]
-            message = "unknown option" if err["type"] == "extra_forbidden" else err["msg"]
-            raise located.error(("protocols", name, "options", *err["loc"]), message) from None
+        kind = registry.PROTOCOLS[protocol.kind]  # options were typed and checked by the spec model itself
         needed = kind.item_fields
         for split_name in spec.evaluated_splits:
             source_name = spec.splits[split_name].source
@@ -514,12 +541,12 @@ def _check_references(spec: Spec, located: LocatedYaml, require_fingerprints: bo
         if metric.protocol not in spec.protocols:
             raise located.error(("metrics", name, "protocol"),
                                 f"unknown protocol {metric.protocol!r}; expected one of: {', '.join(spec.protocols)}")
-        if metric.metric not in METRICS:
+        if metric.metric not in registry.METRICS:
             raise located.error(("metrics", name, "metric"),
-                                f"unknown metric {metric.metric!r}; expected one of: {', '.join(METRICS)}")
+                                f"unknown metric {metric.metric!r}; expected one of: {', '.join(registry.METRICS)}")
         kind = spec.protocols[metric.protocol].kind
-        outputs = PROTOCOLS[kind].outputs
-        missing = [need for need in METRICS[metric.metric].inputs if need not in outputs]
+        outputs = registry.PROTOCOLS[kind].outputs
+        missing = [need for need in registry.METRICS[metric.metric].inputs if need not in outputs]
         if missing:
             raise located.error(("metrics", name, "metric"),
                                 f"metric {metric.metric!r} needs {', '.join(missing)}, "
@@ -598,7 +625,7 @@ def write_fingerprints(path: Path, fingerprints: dict[str, str]) -> list[str]:
 
 
 def json_schema() -> dict[str, Any]:
-    schema = Spec.model_json_schema()
+    schema = spec_model().model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "https://github.com/specrun/specrun/schema/spec.schema.json"
     return schema

@@ -14,8 +14,9 @@ from pathlib import Path
 
 from specrun.data.items import RawRow, fingerprint, map_items, needed_fields, select, where_keeps
 from specrun.data.sources import DATA_DIR_ENV, read_source_split, resolve_data_dir
-from specrun.protocols import PROTOCOLS, Item
+from specrun.registry import PROTOCOLS
 from specrun.spec import LoadedSpec
+from specrun.types import Item
 
 __all__ = ["DATA_DIR_ENV", "SplitData", "fingerprint", "load_split", "resolve_data_dir"]
 

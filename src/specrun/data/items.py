@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-import re
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,64 +12,17 @@ from typing import Any
 import numpy as np
 
 from specrun.errors import DataError
-from specrun.protocols import PROTOCOLS, Item
-from specrun.registry import Rows
+from specrun.registry import PROTOCOLS, Rows
 from specrun.spec import GitSource, HubDataset, LoadedSpec, Not
-
-# A plain decimal number as data files write it. Python's float() also takes '2_2' (22.0), '١٢' (Arabic-Indic
-# digits) and surrounding whitespace; a gold score written so is a defect of the file, not a number.
-_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf|infinity)",
-                      re.ASCII | re.IGNORECASE)
-
-
-def parse_number(value: Any) -> float | None:
-    """A float from a JSON/Excel number or a plain decimal string; None for anything else (bools included)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str) and _DECIMAL.fullmatch(value.strip(" ")):
-        return float(value)
-    return None
-
-
-def visible(text: str) -> bool:
-    """Whether a text holds anything but white space and invisible format characters (zero-width space, joiner,
-    BOM, bidi marks): an embedding of nothing is not a sentence."""
-    return any(not ch.isspace() and unicodedata.category(ch) not in ("Cc", "Cf", "Zs", "Zl", "Zp", "Mn")
-               for ch in text)
+from specrun.types import FIELD_KINDS, FieldError, Item
 
 
 def _convert(value: Any, kind: str, *, origin: str, row: int, column: str) -> Any:
-    def fail(expected: str) -> DataError:
-        shown = value if not isinstance(value, list) else f"a list of {len(value)}"
-        return DataError(f"row {row}: column {column!r}: expected {expected}, got {shown!r}", file=origin)
-
-    if kind == "text":
-        if not isinstance(value, str):
-            raise fail("text")
-        if not visible(value):
-            raise DataError(f"row {row}: column {column!r}: empty text"
-                            + (" (only invisible characters)" if value.strip() else ""), file=origin)
-        return value
-    if kind == "number":
-        number = parse_number(value)
-        if number is None:
-            raise fail("a number")
-        if not math.isfinite(number):
-            raise fail("a finite number")
-        return number
-    if kind == "texts":
-        if not isinstance(value, list) or not value or not all(isinstance(t, str) and visible(t) for t in value):
-            raise fail("a non-empty list of non-empty texts")
-        return value
-    if kind == "labels":
-        labels = [str(label).strip() for label in value] if isinstance(value, list) else None
-        if labels is None or any(label not in ("0", "1") for label in labels):
-            bad = next((label for label in labels or [] if label not in ("0", "1")), value)
-            raise DataError(f"row {row}: column {column!r}: labels must be 0 or 1, got {bad!r}", file=origin)
-        return [int(label) for label in labels]
-    raise AssertionError(f"unknown field kind {kind}")
+    """A raw value as the field kind a protocol asked for (types.FIELD_KINDS), or one line naming row and column."""
+    try:
+        return FIELD_KINDS[kind](value)
+    except FieldError as exc:
+        raise DataError(f"row {row}: column {column!r}: {exc}", file=origin) from None
 
 
 @dataclass(frozen=True)
