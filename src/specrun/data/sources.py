@@ -4,10 +4,7 @@ dataset at its revision; archives opened here (a member may be mirrored as the a
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
-import urllib.error
-import urllib.request
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,7 +13,7 @@ from typing import Any
 
 from specrun.data.files import check_sha256, mirror_path, verify
 from specrun.errors import DataError, OfflineError, first_line
-from specrun.files import cache_root, sha256_file
+from specrun.files import cache_root
 from specrun.registry import Rows, readers
 from specrun.spec import FileRef, GitSource, HubDataset, LoadedSpec
 
@@ -48,23 +45,25 @@ def _datasets() -> Any:
 
 
 def _download(source: GitSource, ref: FileRef) -> Path:
-    """A git file at its commit, from the cache or downloaded; kept only when its sha256 matches."""
+    """A git file at its commit, downloaded once into the cache and checked against its sha256 by pooch (a file
+    already there is re-hashed, never trusted because it exists; a mismatch is downloaded again, then refused)."""
+    import logging
+
+    import pooch
+
     assert ref.repo_path is not None
-    target = cache_root() / "git" / source.path.replace("/", "__") / source.revision / ref.repo_path
-    if target.is_file() and (ref.sha256 is None or sha256_file(target) == ref.sha256):
-        return target
+    logging.getLogger("pooch").setLevel(logging.ERROR)  # rich shows our own progress; pooch's log lines are noise
+    folder = cache_root() / "git" / source.path.replace("/", "__") / source.revision
     url = GIT_RAW_URL.format(repo=source.path, revision=source.revision, path=ref.repo_path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=target.parent, delete=False) as handle:
-        try:
-            with urllib.request.urlopen(url, timeout=60) as response:
-                shutil.copyfileobj(response, handle)
-        except (urllib.error.URLError, OSError) as exc:
-            Path(handle.name).unlink(missing_ok=True)
-            raise OfflineError(f"cannot download {source.path}@{source.revision[:12]}:{ref.repo_path} ({exc}); "
-                               f"pass --data-dir DIR (or set {DATA_DIR_ENV}) to use a local mirror") from None
-    os.replace(handle.name, target)
-    return target
+    try:
+        return Path(pooch.retrieve(url, known_hash=f"sha256:{ref.sha256}" if ref.sha256 else None,
+                                   fname=ref.repo_path.replace("/", "__"), path=folder, progressbar=False))
+    except ValueError as exc:  # pooch: the downloaded file's hash differs from the pin
+        raise DataError(f"{url}: {first_line(exc)}") from None
+    except Exception as exc:  # requests' connection and HTTP errors, OSError on the cache
+        raise OfflineError(f"cannot download {source.path}@{source.revision[:12]}:{ref.repo_path} "
+                           f"({first_line(exc)}); pass --data-dir DIR (or set {DATA_DIR_ENV}) to use a local "
+                           "mirror") from None
 
 
 def member_name(names: list[str], member: str) -> str | None:

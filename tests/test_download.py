@@ -1,0 +1,93 @@
+"""Downloading a git file at its commit (no mirror): pooch fetches it into the cache and checks the sha256 the
+spec pins; a cached file is re-hashed, a tampered one fetched again, a wrong one refused. Served from a local
+HTTP server on the loopback address."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from specrun.data import load_split
+from specrun.errors import SpecrunError
+from specrun.spec import load_spec
+from tests.conftest import SPECS
+
+ROWS = "sentence1\tsentence2\tscore\n" + "".join(f"s{i} one\ts{i} two\t{i % 5}\n" for i in range(6))
+
+
+@pytest.fixture()
+def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, list[str]]]:
+    """A loopback HTTP server for <root>/<repo>/<revision>/<path>; the URL pattern of the data stage points at it."""
+    root = tmp_path / "served"
+    root.mkdir()
+    requests: list[str] = []
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            requests.append(self.path)
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(root)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.setattr("specrun.data.sources.GIT_RAW_URL",
+                        f"http://127.0.0.1:{httpd.server_address[1]}/{{repo}}/{{revision}}/{{path}}")
+    monkeypatch.setattr("specrun.data.sources.cache_root", lambda: tmp_path / "cache")
+    try:
+        yield root, requests
+    finally:
+        httpd.shutdown()
+
+
+def spec_for(tmp_path: Path, sha256: str) -> Path:
+    document = yaml.safe_load((SPECS / "biosses.yaml").read_text(encoding="utf-8"))
+    document["sources"]["biosses"] = {
+        "type": "git_file", "path": "owner/pairs", "revision": "c" * 40, "licence": "cc0-1.0", "format": "tsv",
+        "files": {"train": {"path": "data/pairs.tsv", "sha256": sha256}},
+        "columns": {"text1": "sentence1", "text2": "sentence2", "gold": "score"}, "ids": {"prefix": "p-", "width": 2}}
+    document["splits"]["test"].pop("fingerprint")
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def test_download_checked_cached_and_refetched(tmp_path: Path, server: tuple[Path, list[str]]) -> None:
+    root, requests = server
+    served = root / "owner/pairs" / ("c" * 40) / "data"
+    served.mkdir(parents=True)
+    (served / "pairs.tsv").write_text(ROWS, encoding="utf-8")
+    spec = spec_for(tmp_path, hashlib.sha256(ROWS.encode()).hexdigest())
+    items = load_split(load_spec(spec), "test", None).items
+    assert [item.id for item in items] == [f"p-{i:02d}" for i in range(6)] and len(requests) == 1
+    load_split(load_spec(spec), "test", None)
+    assert len(requests) == 1  # the cached copy was re-hashed and used
+    cached = next((tmp_path / "cache" / "git").rglob("*pairs.tsv"))
+    cached.write_text(ROWS.replace("s1 one", "s1 ONE"), encoding="utf-8")
+    again = load_split(load_spec(spec), "test", None).items
+    assert len(requests) == 2 and again[1].fields["text1"] == "s1 one"  # tampered copy fetched again
+
+
+def test_download_that_does_not_match_its_pin(tmp_path: Path, server: tuple[Path, list[str]]) -> None:
+    root, _ = server
+    served = root / "owner/pairs" / ("c" * 40) / "data"
+    served.mkdir(parents=True)
+    (served / "pairs.tsv").write_text(ROWS, encoding="utf-8")
+    spec = spec_for(tmp_path, "0" * 64)
+    with pytest.raises(SpecrunError) as raised:
+        load_split(load_spec(spec), "test", None)
+    line = raised.value.one_line()
+    assert "pairs.tsv" in line and "0000000000" in line, line
+    assert not list((tmp_path / "cache").rglob("*pairs.tsv"))  # nothing unverified is kept
+
+
+def test_download_offline_names_the_flag(tmp_path: Path, server: tuple[Path, list[str]]) -> None:
+    spec = spec_for(tmp_path, "0" * 64)  # nothing is served at that path: 404
+    with pytest.raises(SpecrunError) as raised:
+        load_split(load_spec(spec), "test", None)
+    assert "pass --data-dir DIR" in raised.value.one_line()
