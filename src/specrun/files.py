@@ -1,13 +1,17 @@
-"""File helpers every stage shares: atomic writes, a file's sha256, and where specrun keeps its cache."""
+"""File helpers every stage shares: atomic writes, a file's sha256 (remembered per file state), the files of a
+folder, and where specrun keeps its cache."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import tempfile
 from pathlib import Path
 
 CACHE_DIR_ENV = "SPECRUN_CACHE_DIR"
+VCS_FOLDERS = frozenset({".git", ".hg", ".svn"})
+MEMO_MIN_BYTES = 1 << 20  # smaller files are read again: cheaper than a memo lookup, and no memo file per config
 
 
 def write_atomic(path: Path, content: str | bytes) -> None:
@@ -38,7 +42,68 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def memo_sha256(path: Path, memo_dir: Path | None) -> str:
+    """sha256 of a file, remembered in `memo_dir` per file state (device, inode, size, mtime, ctime, path) as git's
+    index does, so a fully cached run does not read 100 MB of weights again. Any write to the file changes its
+    ctime, hence its state. Without a memo folder (--no-cache) the file is simply read."""
+    stat = path.stat()
+    if memo_dir is None or stat.st_size < MEMO_MIN_BYTES:
+        return sha256_file(path)
+    state = f"{stat.st_dev}:{stat.st_ino}:{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ctime_ns}:{path.resolve()}"
+    memo = memo_dir / hashlib.sha256(state.encode()).hexdigest()
+    try:
+        known = memo.read_text().strip()
+        if len(known) == 64 and all(c in "0123456789abcdef" for c in known):
+            return known
+    except (OSError, UnicodeDecodeError):
+        pass
+    digest = sha256_file(path)
+    with contextlib.suppress(OSError):  # a full cache only costs the hash again next time
+        write_atomic(memo, digest)
+    return digest
+
+
+def folder_files(directory: Path) -> list[Path]:
+    """Every file below `directory` (relative paths, sorted), at any depth, hidden ones included, except
+    version-control metadata below it (.git, .hg, .svn). Symbolic links to files are followed (hub snapshots are
+    links into a blob store); links to folders are not, so a loop cannot hang the walk."""
+    found: list[Path] = []
+    for folder, subfolders, names in os.walk(directory):
+        subfolders[:] = [name for name in subfolders if name not in VCS_FOLDERS]
+        for name in names:
+            path = Path(folder) / name
+            if path.is_file():
+                found.append(path.relative_to(directory))
+    return sorted(found, key=lambda p: p.as_posix())
+
+
+def digest_of_files(pairs: list[tuple[Path, str]]) -> str:
+    """One sha256 over (relative path, sha256) pairs: renaming, adding or changing any file changes it."""
+    digest = hashlib.sha256()
+    for relative, sha in pairs:
+        digest.update(relative.as_posix().encode("utf-8") + b"\0" + sha.encode("ascii") + b"\n")
+    return digest.hexdigest()
+
+
 def cache_root() -> Path:
     """$SPECRUN_CACHE_DIR, else $XDG_CACHE_HOME/specrun, else ~/.cache/specrun."""
-    base = os.environ.get(CACHE_DIR_ENV) or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "specrun"
-    return Path(base)
+    return cache_root_origin()[0]
+
+
+def cache_root_origin() -> tuple[Path, str]:
+    """The default cache root and the setting that chose it ($SPECRUN_CACHE_DIR, $XDG_CACHE_HOME or $HOME), so an
+    unusable one can be reported by the name the user can change."""
+    if os.environ.get(CACHE_DIR_ENV):
+        return Path(os.environ[CACHE_DIR_ENV]), f"${CACHE_DIR_ENV}"
+    if os.environ.get("XDG_CACHE_HOME"):
+        return Path(os.environ["XDG_CACHE_HOME"]) / "specrun", "$XDG_CACHE_HOME"
+    return Path.home() / ".cache" / "specrun", "$HOME"
+
+
+def probe_writable_dir(path: Path) -> None:
+    """Create `path` if needed and prove a file can be made in it (raises OSError otherwise): root ignores
+    permission bits, so only an actual write tells a read-only mount."""
+    path.mkdir(parents=True, exist_ok=True)
+    handle, name = tempfile.mkstemp(dir=path, prefix=".probe.", suffix=".tmp")
+    os.close(handle)
+    os.unlink(name)

@@ -19,11 +19,13 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from specrun import __version__
-from specrun.cache import CacheKey, DerivedCache, EmbeddingCache, model_files_hash
+from specrun.cache import CacheKey, CacheWriter, DerivedCache, EmbeddingCache, model_files_hash, open_cache_root
 from specrun.data import SplitData, load_split, resolve_data_dir
 from specrun.encoders import (
     EncoderInfo,
     ModelRef,
+    check_devices,
+    check_model,
     choose_adapter,
     describe,
     encode_texts,
@@ -33,7 +35,7 @@ from specrun.encoders import (
     resolve_prompt,
 )
 from specrun.errors import SpecError, SpecrunError
-from specrun.files import cache_root
+from specrun.files import cache_root_origin
 from specrun.metrics import METRICS, estimate
 from specrun.outputs import preflight_output_root, write_output_sets
 from specrun.plots import scatter_png
@@ -118,13 +120,15 @@ def run(paths: Sequence[str], options: RunOptions, console: Console) -> list[Run
     started = time.perf_counter()
     specs = load_specs(paths)
     preflight_output_root(Path(options.output))
+    writer = open_cache(options)  # an unusable cache or device stops the run here, before any work
+    check_devices(options.device)
     data_dir = resolve_data_dir(options.data_dir)
     prepared = [prepare(loaded, data_dir) for loaded in specs]
     timings = {"data": time.perf_counter() - started}
 
     unique = list(dict.fromkeys(text for p in prepared for text in p.texts))
-    model = resolve_model(options.model, options.model_revision)
-    vectors, info, missing, timings_encode = embed_unique(unique, model, options, console)
+    model = resolve_model(options.model, options.model_revision, memo_dir=memo_dir(options))
+    vectors, info, missing, timings_encode = embed_unique(unique, model, options, console, writer)
     timings.update(timings_encode)
     row_of = {text: row for row, text in enumerate(unique)}
 
@@ -133,9 +137,9 @@ def run(paths: Sequence[str], options: RunOptions, console: Console) -> list[Run
 
     model_info = ModelProvenance(**describe(model, info))
     versions = package_versions()
-    derived = None if options.no_cache else DerivedCache(
+    derived = None if writer is None else DerivedCache(
         cache_base(options) / "derived",
-        {name: versions.get(name, "") for name in ("specrun", "numpy", "scipy", "matplotlib")})
+        {name: versions.get(name, "") for name in ("specrun", "numpy", "scipy", "matplotlib")}, warn, writer)
     outputs: list[RunOutput] = []
     already_encoded: set[str] = set()
     for item in prepared:
@@ -151,37 +155,56 @@ def run(paths: Sequence[str], options: RunOptions, console: Console) -> list[Run
     return outputs
 
 
+def warn(message: str) -> None:
+    print(f"specrun: warning: {message}", file=sys.stderr)
+
+
 def cache_base(options: RunOptions) -> Path:
-    """The cache root: --cache-dir, else $SPECRUN_CACHE_DIR, else ~/.cache/specrun."""
-    return Path(options.cache_dir) if options.cache_dir else cache_root()
+    """The cache root: --cache-dir, else $SPECRUN_CACHE_DIR, else $XDG_CACHE_HOME/specrun, else ~/.cache/specrun."""
+    return Path(options.cache_dir) if options.cache_dir else cache_root_origin()[0]
 
 
-def embed_unique(unique: list[str], model: ModelRef, options: RunOptions,
-                 console: Console) -> tuple[np.ndarray, EncoderInfo, set[str], dict[str, float]]:
+def open_cache(options: RunOptions) -> CacheWriter | None:
+    """None with --no-cache; otherwise the run's one cache writer, once the cache folder has proved usable
+    (else one line naming it, exit 2)."""
+    if options.no_cache:
+        return None
+    root, origin = (Path(options.cache_dir), "--cache-dir") if options.cache_dir else cache_root_origin()
+    open_cache_root(root, origin)
+    return CacheWriter(warn)
+
+
+def memo_dir(options: RunOptions) -> Path | None:
+    """Where file hashes are remembered between runs: inside the run's cache, none with --no-cache."""
+    return None if options.no_cache else cache_base(options) / "file-hashes"
+
+
+def embed_unique(unique: list[str], model: ModelRef, options: RunOptions, console: Console,
+                 writer: CacheWriter | None = None) -> tuple[np.ndarray, EncoderInfo, set[str], dict[str, float]]:
     """Vectors of the unique texts, from the cache where it has them; the model is loaded (and torch imported)
-    only when some are missing. Newly encoded groups are cached as soon as each is done, so a killed run
-    keeps what it finished."""
+    only when some are missing, or when the cache's record of the adapter settings is damaged. Newly encoded
+    groups are cached as soon as each is done, so a killed run keeps what it finished."""
     timings: dict[str, float] = {}
     adapter_name = choose_adapter(model, options.adapter)
+    check_model(model, adapter_name, options.max_length, options.trust_remote_code)
     prompt = resolve_prompt(model, adapter_name, options.prompt, options.prompt_name)
     cache = None
     if not options.no_cache:
+        writer = writer or CacheWriter(warn)
         key = CacheKey(model=model.weights_sha256 or f"{model.name}@{model.revision}",
-                       model_files=model_files_hash(Path(model.path)), adapter=adapter_name, prompt=prompt,
-                       max_length=options.max_length, dtype="float32")
-        cache = EmbeddingCache(cache_base(options) / "embeddings", key,
-                               warn=lambda message: print(f"specrun: warning: {message}", file=sys.stderr))
+                       model_files=model_files_hash(Path(model.path), memo_dir(options)), adapter=adapter_name,
+                       prompt=prompt, max_length=options.max_length, dtype="float32",
+                       trust_remote_code=options.trust_remote_code)
+        cache = EmbeddingCache(cache_base(options) / "embeddings", key, warn=warn, writer=writer)
     clock = time.perf_counter()
     cached = cache.lookup(unique) if cache else {}
     timings["cache_read"] = time.perf_counter() - clock
     missing = [text for text in unique if text not in cached]
-    stored_info = cache.load_info() if cache and not missing else None
-    if stored_info is not None:
-        info = EncoderInfo(**stored_info)
-    else:
+    info = stored_info(cache) if cache and not missing else None
+    if info is None:
         clock = time.perf_counter()
         adapter = load_adapter(model, adapter_name, parse_devices(options.device), options.max_length, prompt,
-                               options.prompt_name)
+                               options.prompt_name, trust_remote_code=options.trust_remote_code)
         info = adapter.info
         timings["model_load"] = time.perf_counter() - clock
         if cache:
@@ -206,6 +229,24 @@ def embed_unique(unique: list[str], model: ModelRef, options: RunOptions,
     return vectors, info, set(missing), timings
 
 
+def stored_info(cache: EmbeddingCache) -> EncoderInfo | None:
+    """The adapter settings cached with the vectors; None (the model is loaded) when absent or damaged."""
+    stored = cache.load_info()
+    if stored is None:
+        return None
+    try:
+        info = EncoderInfo(**stored)
+    except TypeError:
+        cache.drop_info("unexpected fields")
+        return None
+    if info.adapter != cache.key.adapter or info.prompt != cache.key.prompt or (
+            cache.key.max_length is not None and info.max_length != cache.key.max_length) or (
+            info.trust_remote_code != cache.key.trust_remote_code):
+        cache.drop_info("does not match its key")
+        return None
+    return info
+
+
 @dataclass(frozen=True)
 class Scored:
     results: Results
@@ -219,9 +260,12 @@ def cached_estimate(derived: DerivedCache | None, name: str, arrays: dict[str, n
         return Score(**vars(estimate(name, arrays, resamples=resamples, confidence=confidence, seed=seed)))
     key = derived.key("estimate", name, resamples, confidence, seed,
                       arrays=[arrays[k] for k in METRICS[name].inputs])
-    stored = derived.get(key)
+    stored = derived.get(key, "estimate")
     if stored is not None:
-        return Score.model_validate_json(stored)
+        try:
+            return Score.model_validate_json(stored)
+        except ValueError:  # pydantic's ValidationError is a ValueError
+            derived.discard(key, "estimate", "not a score")
     score = Score(**vars(estimate(name, arrays, resamples=resamples, confidence=confidence, seed=seed)))
     derived.put(key, score.model_dump_json().encode())
     return score
@@ -232,9 +276,11 @@ def cached_scatter(derived: DerivedCache | None, prediction: np.ndarray, gold: n
     if derived is None or not derived.versions.get("matplotlib"):
         return scatter_png(prediction, gold, title)
     key = derived.key("scatter", title, arrays=[prediction, gold])
-    stored = derived.get(key)
+    stored = derived.get(key, "plot")
     if stored is not None:
-        return stored
+        if stored.startswith(b"\x89PNG\r\n\x1a\n"):
+            return stored
+        derived.discard(key, "plot", "not a PNG")
     png = scatter_png(prediction, gold, title)
     if png is not None:
         derived.put(key, png)

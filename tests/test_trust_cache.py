@@ -1,0 +1,224 @@
+"""Trust in the cache: estimate and plot entries and info.json carry a checksum (damage is reported once, removed
+and recomputed, never served), and a cache folder that cannot be used stops the run in one line before any work,
+while a cache disk that fills up mid-run costs one warning and no half-written file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from specrun.results import Results
+from tests.conftest import SPECS, assert_one_line_error, files_under, run_cli, run_ok, run_subprocess, tmpfs
+
+BIOSSES = str(SPECS / "biosses.yaml")
+UNIQUE = 183
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def hashing(tmp_path: Path, data_dir: Path, out: str, *extra: str) -> list[str]:
+    return [BIOSSES, "-q", "--adapter", "hashing", "--data-dir", str(data_dir), "--cache-dir", str(tmp_path / "cache"),
+            "--output", str(tmp_path / out), *extra]
+
+
+def run_warned(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[Results, list[str]]:
+    """Run, require success, and return the results with the warning lines."""
+    from specrun.cli import main
+
+    code = main(args)
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "Traceback" not in captured.err
+    warnings = [line for line in captured.err.splitlines() if line.startswith("specrun: warning:")]
+    return Results.model_validate_json(Path(captured.out.strip().splitlines()[-1]).read_text()), warnings
+
+
+def derived_entries(cache: Path, kind: str) -> list[Path]:
+    """The derived cache's estimate entries (JSON payload) or plot entries (PNG payload)."""
+    found = []
+    for path in sorted((cache / "derived").iterdir()):
+        payload = path.read_bytes().partition(b"\n")[2]
+        if (kind == "plot") == payload.startswith(PNG):
+            found.append(path)
+    return found
+
+
+def info_files(cache: Path) -> list[Path]:
+    return sorted(cache.glob("embeddings/*/info.json"))
+
+
+def damage(target: str, how: str, cache: Path) -> int:
+    """Damage one cache entry of `target` in the way `how`; returns how many entries the next run must report."""
+    entries = info_files(cache) if target == "info" else derived_entries(cache, target)
+    path = entries[0]
+    raw = path.read_bytes()
+    if how == "truncate":
+        path.write_bytes(raw[: len(raw) // 2])
+    elif how == "garbage":
+        path.write_bytes(b"\x00not a cache entry\xff" * 8)
+    elif how == "edit" and target == "estimate":
+        header, _, payload = raw.partition(b"\n")
+        score = json.loads(payload)
+        path.write_bytes(header + b"\n" + json.dumps({**score, "value": 0.99}).encode())
+    elif how == "edit" and target == "plot":
+        data = bytearray(raw)
+        data[-100] ^= 0xFF
+        path.write_bytes(bytes(data))
+    elif how == "edit":  # info.json: a false device and max length, checksum left as it was
+        stored = json.loads(raw)
+        stored["info"].update(device="cuda:7", max_length=7, pooling="cls")
+        path.write_text(json.dumps(stored))
+    elif how == "swap":
+        # one plot per run: it is swapped with an estimate
+        other = derived_entries(cache, "estimate")[0] if target == "plot" else entries[1]
+        other_raw = other.read_bytes()
+        path.write_bytes(other_raw)
+        other.write_bytes(raw)
+        return 1 if target == "info" else 2  # a run reads only its own key's info.json
+    return 1
+
+
+TAMPERING = [(target, how) for target in ("estimate", "plot", "info")
+             for how in ("truncate", "edit", "swap", "garbage")]
+
+
+@pytest.mark.parametrize(("target", "how"), TAMPERING)
+def test_a_damaged_cache_entry_is_reported_once_removed_and_recomputed(
+        target: str, how: str, tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cache = tmp_path / "cache"
+    first = run_ok(hashing(tmp_path, data_dir, "a"), capsys)
+    if target == "info":  # a second key, so there is another info.json to swap with
+        run_ok(hashing(tmp_path, data_dir, "p", "--prompt", "query: "), capsys)
+    before = {path.name: path.read_bytes() for path in (cache / "derived").iterdir()}
+    expected_warnings = damage(target, how, cache)
+
+    again, warnings = run_warned(hashing(tmp_path, data_dir, "b"), capsys)
+    assert len(warnings) == expected_warnings, warnings
+    assert all("specrun: warning: cache: ignored" in line for line in warnings), warnings
+    assert again.scores == first.scores  # never the edited 0.99
+    assert again.provenance.model == first.provenance.model  # never the edited device, max length, pooling
+    assert again.texts.encoded == 0  # only the damaged entry is recomputed, not the vectors
+    png = tmp_path / "b" / "biosses" / "sentence-transformers__all-MiniLM-L6-v2" / "scatter-test-zero_shot.png"
+    assert png.read_bytes() == (tmp_path / "a" / png.relative_to(tmp_path / "b")).read_bytes()
+    assert {path.name: path.read_bytes() for path in (cache / "derived").iterdir()} == before  # rewritten whole
+
+    third, warnings = run_warned(hashing(tmp_path, data_dir, "c"), capsys)
+    assert warnings == [] and third.scores == first.scores
+
+
+def test_info_json_is_checked_even_when_it_parses(tmp_path: Path, data_dir: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """An info.json with the right key and checksum but fields of another version is not trusted either."""
+    from specrun.cache import _info_checksum
+
+    first = run_ok(hashing(tmp_path, data_dir, "a"), capsys)
+    path = info_files(tmp_path / "cache")[0]
+    stored = json.loads(path.read_text())
+    stored["info"]["colour"] = "blue"
+    stored["checksum"] = _info_checksum(stored["key"], stored["info"])
+    path.write_text(json.dumps(stored))
+    again, warnings = run_warned(hashing(tmp_path, data_dir, "b"), capsys)
+    assert len(warnings) == 1 and "unexpected fields" in warnings[0]
+    assert again.provenance.model == first.provenance.model
+
+
+# --- the cache folder itself ----------------------------------------------------------------------------------
+
+def no_cache_at(path: Path) -> None:
+    """Nothing of a cache was made there: the run stopped before writing anything."""
+    assert not (path / "embeddings").exists() and not (path / "derived").exists()
+
+
+CACHE_DIR_FAULTS = ["is-a-file", "below-a-file", "read-only", "env-is-a-file", "xdg-is-a-file"]
+
+
+@pytest.mark.parametrize("case", CACHE_DIR_FAULTS)
+def test_an_unusable_cache_dir_is_one_line_before_any_work(case: str, tmp_path: Path, data_dir: Path,
+                                                           capsys: pytest.CaptureFixture[str],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "blocker"
+    blocker.write_text("not a folder")
+    args = [BIOSSES, "-q", "--adapter", "hashing", "--data-dir", str(data_dir), "--output", str(tmp_path / "out")]
+    expected = str(blocker)
+    if case == "is-a-file":
+        args += ["--cache-dir", str(blocker)]
+    elif case == "below-a-file":
+        args += ["--cache-dir", str(blocker / "cache")]
+    elif case == "env-is-a-file":
+        monkeypatch.setenv("SPECRUN_CACHE_DIR", str(blocker))
+        expected = "$SPECRUN_CACHE_DIR"
+    elif case == "xdg-is-a-file":
+        monkeypatch.delenv("SPECRUN_CACHE_DIR")
+        monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+        expected = "$XDG_CACHE_HOME"
+    if case == "read-only":
+        with tmpfs(tmp_path / "ro", read_only=True) as folder:
+            code, _, err = run_cli([*args, "--cache-dir", str(folder)], capsys)
+            assert files_under(folder) == []
+        expected = "Read-only file system"
+    else:
+        code, _, err = run_cli(args, capsys)
+    line = assert_one_line_error(code, err, contains=expected)
+    assert "--cache-dir DIR" in line and "--no-cache" in line
+    assert blocker.read_text() == "not a folder"
+    assert files_under(tmp_path / "out") == []
+
+
+HOME_FAULTS = ["missing", "a-file"]
+
+
+@pytest.mark.parametrize("case", HOME_FAULTS)
+def test_an_unusable_home_is_one_line_naming_it(case: str, tmp_path: Path, data_dir: Path) -> None:
+    home = tmp_path / "home"
+    if case == "a-file":
+        home.write_text("not a folder")
+    env = {"HOME": str(home), "SPECRUN_CACHE_DIR": None, "XDG_CACHE_HOME": None,
+           "MPLCONFIGDIR": str(tmp_path / "mpl")}
+    done = run_subprocess([BIOSSES, "-q", "--adapter", "hashing", "--data-dir", str(data_dir), "--output",
+                           str(tmp_path / "out")], env=env, timeout=120)
+    line = assert_one_line_error(done.returncode, done.stderr, contains=str(home))
+    assert "$HOME" in line and "--cache-dir DIR" in line and "--no-cache" in line
+    assert home.exists() is (case == "a-file")  # a missing home is never created
+    assert files_under(tmp_path / "out") == []
+
+
+@pytest.mark.parametrize("flag", ["--no-cache", "--cache-dir"])
+def test_a_missing_home_is_fine_with_no_cache_or_a_cache_dir(flag: str, tmp_path: Path, data_dir: Path) -> None:
+    home = tmp_path / "home"
+    cache = tmp_path / "cache"
+    env = {"HOME": str(home), "SPECRUN_CACHE_DIR": None, "XDG_CACHE_HOME": None,
+           "MPLCONFIGDIR": str(tmp_path / "mpl")}
+    extra = ["--no-cache"] if flag == "--no-cache" else ["--cache-dir", str(cache)]
+    done = run_subprocess([BIOSSES, "-q", "--data-dir", str(data_dir), "--output", str(tmp_path / "out"),
+                           "--adapter", "hashing", *extra], env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert not home.exists()
+    results = Results.model_validate_json(Path(done.stdout.strip().splitlines()[-1]).read_text())
+    assert results.texts.encoded == UNIQUE
+    if flag == "--cache-dir":  # everything the run remembers, file hashes included, is under --cache-dir
+        assert (cache / "file-hashes").is_dir() and list(cache.glob("embeddings/*/*.npz"))
+    else:
+        assert not cache.exists()
+
+
+@pytest.mark.parametrize("size", ["4k", "32k"])
+def test_a_full_cache_disk_is_one_warning_and_nothing_half_written(size: str, tmp_path: Path, data_dir: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """The documented choice (cache.CacheWriter): the run goes on without caching, with the same numbers."""
+    reference = run_ok([BIOSSES, "-q", "--adapter", "hashing", "--data-dir", str(data_dir), "--no-cache",
+                        "--output", str(tmp_path / "ref")], capsys)
+    with tmpfs(tmp_path / "full", size) as cache:
+        args = [BIOSSES, "-q", "--adapter", "hashing", "--data-dir", str(data_dir), "--cache-dir", str(cache)]
+        for out in ("a", "b"):
+            results, warnings = run_warned([*args, "--output", str(tmp_path / out)], capsys)
+            assert len(warnings) == 1 and "No space left on device" in warnings[0], warnings
+            assert "continues without caching" in warnings[0]
+            assert results.scores == reference.scores and results.texts.encoded == UNIQUE
+        left = files_under(cache)
+        assert not [name for name in left if name.endswith(".tmp")], left
+        for name in left:  # whatever chunk made it is whole
+            if name.endswith(".npz"):
+                with np.load(cache / name) as data:
+                    assert len(data["vectors"]) == len(data["hashes"])
