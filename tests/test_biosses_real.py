@@ -105,9 +105,9 @@ def test_text_counts_and_provenance(runs: list[Path], reference: dict[str, objec
 def test_report_is_the_card_plus_results(runs: list[Path]) -> None:
     report = (runs[0].parent / "report.md").read_text()
     results = Results.model_validate_json(runs[0].read_text())
-    assert report.startswith("Biomedical sentence similarity (BIOSSES)\n\nLicence to confirm")
+    assert report.startswith("# Biomedical sentence similarity (BIOSSES)\n\n> Licence to confirm")
     value = results.scores["test"]["spearman_zero_shot"]
-    row = f"| test | spearman_zero_shot | {value.value:.4f} | [{value.ci_low:.4f}, {value.ci_high:.4f}] | 100 |"
+    row = f"| test | spearman_zero_shot | {value.value:.4f} | [{value.ci_low:.4f}, {value.ci_high:.4f}] | 100 pairs |"
     assert row in report
     assert DEFAULT_MODEL_SHA256 in report
 

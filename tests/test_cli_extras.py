@@ -74,8 +74,8 @@ def test_every_card_renders(spec: Path, data_dir: Path, capsys: pytest.CaptureFi
     loaded = load_spec(spec).spec
     code, out, err = run_cli(["card", str(spec), "--data-dir", str(data_dir)], capsys)
     assert code == 0, err
-    assert out.startswith(loaded.title + "\n")
+    assert out.startswith("# " + loaded.title + "\n")
     has_notice = "Licence to confirm" in out or "Not for publication" in out
     assert has_notice == (loaded.licence.publication == "unconfirmed")
     for name in loaded.metrics:
-        assert f"• {name} — " in out
+        assert f"- {name} — " in out

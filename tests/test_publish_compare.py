@@ -123,7 +123,9 @@ def test_publish_dry_run_with_confirmation_parses_with_huggingface_hub(
     assert name == results.provenance.model.name
     got = {(e.dataset_split, e.metric_type): e.metric_value for e in evals}
     assert got[("test", "spearmanr")] == pytest.approx(results.scores["test"]["spearman_zero_shot"].value, abs=1e-6)
-    assert {e.dataset_revision for e in evals} == {"2394a2eda8dae34a30f68f0770775fd5c2e863bd"}
+    # the benchmark repo's own commit, never the source dataset's: none without --benchmark-revision
+    assert {e.dataset_revision for e in evals} == {None}
+    assert {(e.dataset_type, e.dataset_config) for e in evals} == {("specrun/biosses", "default")}
     entries = parse_eval_result_entries(yaml.safe_load((tmp_path / ".eval_results" / "biosses.yaml").read_text()))
     assert {e.task_id for e in entries} == {"test-pearson_zero_shot", "test-spearman_zero_shot"}
     assert all(e.dataset_id == "specrun/biosses" and reason in e.notes for e in entries)
@@ -140,7 +142,7 @@ def test_publish_benchmark_dataset_card_and_eval_yaml(tmp_path: Path, data_dir: 
     card = DatasetCard.load(tmp_path / "README.md")
     assert card.data.license == "gpl-3.0" and card.data.pretty_name == "Biomedical sentence similarity (BIOSSES)"
     assert card.data.task_categories == ["sentence-similarity"]
-    assert "biosses-000\t" in card.text and reason in card.text
+    assert "| biosses-000 | " in card.text and reason in card.text
     eval_yaml = yaml.safe_load((tmp_path / "eval.yaml").read_text())
     assert [task["id"] for task in eval_yaml["tasks"]] == ["test-pearson_zero_shot", "test-spearman_zero_shot"]
 

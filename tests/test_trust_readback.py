@@ -293,7 +293,7 @@ def test_push_offline_is_one_quick_line_without_the_token(command: str, runs: Ru
     token = "hf_dummyTOKENthatmustneverbeprinted"
     target = str(runs.a) if command == "publish" else str(SPECS / "jsts.yaml")
     extra = ["--benchmark", "o/d", "--confirm-licence", "ok"] if command == "publish" else [
-        "--data-dir", str(runs.data_dir)]
+        "--data-dir", str(runs.data_dir), "--evaluation-framework", "inspect-ai"]  # one the hub lists: gets to the net
     started = time.monotonic()
     done = run_subprocess([command, target, *extra, "--push", "--repo", "someone/thing", "-o", str(tmp_path / "out")],
                           env={"HF_ENDPOINT": "http://127.0.0.1:9", "HF_TOKEN": token, "HF_HUB_OFFLINE": None},
@@ -338,7 +338,7 @@ def test_confidence_is_labelled_exactly(runs: Runs, capsys: pytest.CaptureFixtur
     assert "99.99999999% CI" in out and "100% CI" not in out
     code, out, err = run_cli(["publish", str(first), "--benchmark", "o/d", "--confirm-licence", "ok"], capsys)
     assert code == 0, err
-    assert "99.99999999% CI and provenance" in out
+    assert "99.99999999% CI [" in out
 
 
 def test_compare_refuses_runs_scoring_different_metrics(runs: Runs, tmp_path: Path,

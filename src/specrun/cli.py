@@ -21,6 +21,7 @@ from specrun import __version__
 from specrun.errors import SpecrunError, first_line, os_error_text
 
 if TYPE_CHECKING:
+    from specrun.hub import HubCheck
     from specrun.protocols import Item
     from specrun.spec import LoadedSpec
 
@@ -90,6 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="results.json of a run on this very spec (same sha256); its scores are checked "
                            "against the predictions it pins")
     card.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    card.add_argument("--html", action="store_true",
+                      help="write HTML (the Markdown rendered as CommonMark with tables, in a minimal page)")
     _add_data_dir(card)
 
     listing = sub.add_parser("list", help="show the specs in a folder: protocols, splits, metrics, licence")
@@ -118,13 +121,27 @@ def build_parser() -> argparse.ArgumentParser:
                          help="the spec the run used, when it is neither at the path results.json records nor in "
                               "specs/ (found by the sha256 results.json records); its licence decides, never the "
                               "results file's")
-    _add_publishing(publish, "OWNER/MODEL", "model repo to upload .eval_results/<spec>.yaml to (with --push)")
+    publish.add_argument("--benchmark-revision", metavar="COMMIT",
+                         help="the benchmark repo's own commit (40 hex) the results refer to; without it, none is "
+                              "stated (never the source dataset's revision)")
+    publish.add_argument("--source-url", metavar="URL",
+                         help="where the result comes from (logs, report); default: the benchmark repo's page")
+    publish.add_argument("--source-name", metavar="NAME", help="display name of --source-url")
+    publish.add_argument("--source-user", metavar="USER", help="hub user credited with the result")
+    publish.add_argument("--source-org", metavar="ORG", help="hub organisation credited with the result")
+    _add_publishing(publish, "OWNER/MODEL", "model repo to upload .eval_results/<spec>.yaml to (with --push); "
+                                            "normally the evaluated model")
 
     publish_benchmark = sub.add_parser("publish-benchmark", help="dataset card and eval.yaml of a benchmark; "
                                                                  "a dry run unless --push")
     publish_benchmark.add_argument("spec", metavar="SPEC")
     _add_data_dir(publish_benchmark)
-    _add_publishing(publish_benchmark, "OWNER/DATASET", "dataset repo to upload README.md and eval.yaml to")
+    publish_benchmark.add_argument("--evaluation-framework", metavar="NAME", default="specrun",
+                                   help="eval.yaml's evaluation_framework; the hub accepts only the frameworks it "
+                                        "lists (default: specrun, not listed yet: the dry run says what "
+                                        "registering takes)")
+    _add_publishing(publish_benchmark, "OWNER/DATASET",
+                    "dataset repo to upload README.md, eval.yaml and the evaluated splits (Parquet) to")
 
     fingerprint = sub.add_parser("fingerprint", help="print the content fingerprint of each evaluated split")
     fingerprint.add_argument("spec", metavar="SPEC")
@@ -141,6 +158,9 @@ def _add_publishing(parser: argparse.ArgumentParser, repo_metavar: str, repo_hel
     parser.add_argument("--push", action="store_true",
                         help="upload through huggingface_hub (token from HF_TOKEN or `hf auth login`); "
                              "without it, print what would be uploaded")
+    parser.add_argument("--create-pr", action="store_true",
+                        help="with --push, open a pull request instead of committing to main (how results are "
+                             "contributed to someone else's repo)")
     parser.add_argument("-o", "--output", metavar="DIR", help="also write the files to DIR")
 
 
@@ -234,7 +254,13 @@ def cmd_card(args: argparse.Namespace, console: Console) -> int:
                                file=args.results)
         check_against_spec(verified, loaded)
         results = verified.results
-    text = render_card(loaded.spec, example_items(loaded, args.data_dir), results)
+    items = example_items(loaded, args.data_dir)
+    text = render_card(loaded.spec, items, results)
+    if args.html:  # the same Markdown rendered (CommonMark + GFM tables) in a minimal page
+        from specrun.hub import guess_language
+        from specrun.reports import render_html
+
+        text = render_html(text, loaded.spec.title, guess_language(loaded.spec, items) or "en")
     if output:
         write_atomic(output, text)
         print(args.output)
@@ -330,38 +356,56 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _publish(files: dict[str, str], repo: str | None, repo_type: str, push: bool, output: str | None,
-             message: str) -> None:
-    """Check -o and, with --push, the repo and that the hub answers; then write the files to -o and upload them
-    with --push, otherwise say what would be uploaded. Every check comes before the first byte is written."""
+def _publish(files: dict[str, str | bytes], repo: str | None, repo_type: str, push: bool, output: str | None,
+             message: str, check: HubCheck | None = None, create_pr: bool = False) -> None:
+    """Check -o and, with --push, the repo, what the hub would reject, and that the hub answers; then write the
+    files to -o and upload them with --push, otherwise say what would be uploaded and what the hub would make of it.
+    Every check comes before the first byte is written."""
+    from specrun import hub
     from specrun.files import write_atomic
 
+    check = check or hub.HubCheck()
     folder = _output_folder(output)
     if push:
         if not repo:
             raise SpecrunError("--push needs --repo OWNER/NAME")
+        if check.refusals:
+            raise SpecrunError(f"the hub would reject this upload to {repo_type} repo {repo}: "
+                               f"{'; '.join(check.refusals)}; nothing was uploaded")
+        for warning in check.warnings:
+            print(f"specrun: warning: {warning}", file=sys.stderr)
         _check_hub_reachable(repo_type, repo)
     if folder is not None:
         for name, content in files.items():
             write_atomic(folder / name, content)
     if not push:
         target = f"{repo_type} repo {repo}" if repo else f"a {repo_type} repo (--repo)"
-        print(f"dry run: would upload to {target}:")
+        print(f"dry run: would upload to {target}{' as a pull request' if create_pr else ''}:")
         for name, content in files.items():
+            if isinstance(content, bytes):
+                print(f"--- {name} ({len(content)} bytes, binary; not shown)")
+                continue
             print(f"--- {name} ({len(content.encode())} bytes)")
             sys.stdout.write(content if content.endswith("\n") else content + "\n")
-        print("nothing was uploaded; pass --push to upload")
+        for warning in check.warnings:
+            print(f"hub warning: {warning}")
+        for refusal in check.refusals:
+            print(f"hub would reject: {refusal}")
+        print("nothing was uploaded; " + ("--push would be refused until the rejections above are fixed"
+                                          if check.refusals else "pass --push to upload"))
         return
     from huggingface_hub import CommitOperationAdd, HfApi
 
-    operations = [CommitOperationAdd(path_in_repo=name, path_or_fileobj=content.encode())
+    operations = [CommitOperationAdd(path_in_repo=name,
+                                     path_or_fileobj=content if isinstance(content, bytes) else content.encode())
                   for name, content in files.items()]
     try:
         commit = HfApi().create_commit(repo_id=repo, repo_type=repo_type, operations=operations,
-                                       commit_message=message)
+                                       commit_message=message, create_pr=create_pr)
     except Exception as exc:  # network, auth, permissions: one line, never the token
         raise SpecrunError(f"upload to {repo_type} repo {repo} failed: {_redact(first_line(exc))}") from None
-    print(f"uploaded {', '.join(files)} to {repo}: {commit.commit_url}")
+    where = f"pull request {commit.pr_url}" if create_pr and commit.pr_url else commit.commit_url
+    print(f"uploaded {', '.join(files)} to {repo}: {where}")
 
 
 HUB_TIMEOUT_S = 5.0  # the connection check before an upload: offline answers in seconds, not after retries
@@ -434,31 +478,60 @@ def _redact(text: str) -> str:
 def cmd_publish(args: argparse.Namespace, console: Console) -> int:
     import yaml
 
-    from specrun.hub import Confirmation, eval_results_yaml, licence_gate, model_index, spec_task_ids
+    from specrun.hub import (
+        Confirmation,
+        Source,
+        check_revision,
+        default_source,
+        eval_results_yaml,
+        licence_gate,
+        model_index,
+        publish_check,
+        spec_task_ids,
+    )
     from specrun.verify import verified_with_spec
 
+    revision = check_revision(args.benchmark_revision)
     verified, loaded = verified_with_spec(args.results, args.spec)
     results, spec = verified.results, loaded.spec
     confirmation = Confirmation(args.confirm_licence) if args.confirm_licence else None
     # the spec's licence and status, found by sha256: an edited results.json cannot open the gate
     licence_gate(spec.licence.publication, spec.licence.data, f"{args.results} ({spec.id})", confirmation)
     spec_task_ids(spec)  # the same task ids (and collision check) as publish-benchmark's eval.yaml
-    files = {
-        f".eval_results/{spec.id}.yaml": eval_results_yaml(results, args.benchmark, confirmation),
-        "model-index.yaml": yaml.safe_dump({"model-index": model_index(results, args.benchmark)}, sort_keys=False,
-                                           allow_unicode=True),
+    if (args.source_name or args.source_user or args.source_org) and not args.source_url:
+        raise SpecrunError("--source-name, --source-user and --source-org need --source-url (the hub requires a "
+                           "source's url)")
+    source = (Source(url=args.source_url, name=args.source_name, user=args.source_user, org=args.source_org)
+              if args.source_url else default_source(args.benchmark))
+    files: dict[str, str | bytes] = {
+        f".eval_results/{spec.id}.yaml": eval_results_yaml(results, args.benchmark, confirmation, revision=revision,
+                                                           source=source),
+        "model-index.yaml": yaml.safe_dump({"model-index": model_index(results, args.benchmark, spec=spec,
+                                                                       revision=revision, source=source)},
+                                           sort_keys=False, allow_unicode=True),
     }
+    check = publish_check(results, spec, files, args.repo)
     # model-index.yaml is a block for the model card's front matter: shown and written, but only the
     # .eval_results file is uploaded (specrun does not overwrite a model's README)
     to_upload = {name: text for name, text in files.items() if name.startswith(".eval_results/")} if args.push \
         else files
-    _publish(to_upload, args.repo, "model", args.push, args.output,
-             f"specrun results on {spec.id}")
+    _publish(to_upload, args.repo, "model", args.push, args.output, f"specrun results on {spec.id}", check,
+             args.create_pr)
     return 0
 
 
 def cmd_publish_benchmark(args: argparse.Namespace, console: Console) -> int:
-    from specrun.hub import Confirmation, benchmark_eval_yaml, dataset_card, licence_gate
+    from specrun.data import load_split, resolve_data_dir
+    from specrun.hub import (
+        Confirmation,
+        benchmark_check,
+        benchmark_eval_yaml,
+        data_files,
+        data_withheld,
+        dataset_card,
+        guess_language,
+        licence_gate,
+    )
     from specrun.reports import render_card
     from specrun.spec import load_spec
 
@@ -466,9 +539,26 @@ def cmd_publish_benchmark(args: argparse.Namespace, console: Console) -> int:
     spec = loaded.spec
     confirmation = Confirmation(args.confirm_licence) if args.confirm_licence else None
     licence_gate(spec.licence.publication, spec.licence.data, f"{args.spec} ({spec.id})", confirmation)
-    files = {"README.md": dataset_card(spec, render_card(spec, example_items(loaded, args.data_dir)), confirmation),
-             "eval.yaml": benchmark_eval_yaml(spec)}
-    _publish(files, args.repo, "dataset", args.push, args.output, f"specrun benchmark {spec.id}")
+    eval_yaml = benchmark_eval_yaml(spec, args.evaluation_framework)
+    splits = None
+    if data_withheld(spec) is None:  # the gate is open: the evaluated splits go up as Parquet, named by configs
+        data_dir = resolve_data_dir(args.data_dir)
+        splits = {name: load_split(loaded, name, data_dir).items for name in spec.evaluated_splits}
+        examples = splits[spec.evaluated_splits[0]]
+    else:
+        examples = example_items(loaded, args.data_dir)
+    language = guess_language(spec, examples)
+    files: dict[str, str | bytes] = {
+        "README.md": dataset_card(spec, render_card(spec, examples), confirmation, splits=splits, language=language),
+        "eval.yaml": eval_yaml}
+    if splits:
+        files.update(data_files(splits))
+    check = benchmark_check(spec, files)
+    if language is None:
+        check.warnings.append("the dataset card states no language: the spec has none and the texts did not show "
+                              "one")
+    _publish(files, args.repo, "dataset", args.push, args.output, f"specrun benchmark {spec.id}", check,
+             args.create_pr)
     return 0
 
 

@@ -1,29 +1,57 @@
 """Reports stage, hub side: metadata for the Hugging Face hub rendered from results.json or a spec, with
-huggingface_hub's own types, and the licence gate in front of anything that publishes.
+huggingface_hub's own types, checked against the hub's documented schema, and the licence gate in front of
+anything that publishes.
 
 - model side: the `model-index` block of a model card, and `.eval_results/<spec>.yaml` entries;
-- benchmark side: a dataset card (README.md with YAML front matter) and the benchmark's `eval.yaml`.
+- benchmark side: a dataset card (README.md with YAML front matter), the evaluated splits as Parquet (when the
+  data may be republished) and the benchmark's `eval.yaml`.
+
+The schema is the hub's, not ours: hub-docs `docs/hub/eval-results.md` (commit 064c75486afa) and
+`eval_results.yaml` (commit 259eaee416ae), huggingface_hub's `EvalResultEntry` (`_eval_results.py`, 2.4.0), and
+the list of evaluation frameworks in huggingface.js `packages/tasks/src/eval.ts` (kept as data in
+`hubdata/evaluation_frameworks.json` with its commit). What the hub would reject, `--push` refuses; what it would
+only misrepresent is a warning.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+import datetime
+import io
+import json
+import os
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
 from typing import Any
 
 import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from specrun.errors import SpecrunError
+from specrun.protocols import Item
 from specrun.results import Results, confidence_percent
-from specrun.spec import Spec
+from specrun.spec import GitSource, Spec
 
 # protocol kind -> hub task type (the hub's task ids)
 HUB_TASKS = {"sts": "sentence-similarity", "conditional_sts": "sentence-similarity", "retrieval": "text-retrieval"}
+# protocol kind -> hub subtask (dataset card `task_ids`; huggingface.js packages/tasks/src/pipelines.ts)
+HUB_TASK_IDS = {"sts": "semantic-similarity-scoring", "conditional_sts": "semantic-similarity-scoring",
+                "retrieval": "document-retrieval"}
 # registered metric -> hub metric type
 HUB_METRICS = {"pearson": "pearsonr", "spearman": "spearmanr", "conditional_spearman": "spearmanr",
                "pairwise_accuracy": "accuracy", "map": "map", "mrr": "mrr", "ndcg_at_10": "ndcg_at_10"}
 # spec licence id -> hub licence id
 HUB_LICENCES = {"none-stated": "unknown"}
+EVALUATION_FRAMEWORK = "specrun"
+CONFIG = "default"  # the one config of a benchmark repo: hub-docs says "set to default if there's only one"
+HUB_SPLIT = re.compile(r"^\w+(\.\w+)*$")  # what `datasets` accepts as a split name
+REVISION = re.compile(r"^[0-9a-f]{40}$")
+# dataset card size categories (huggingface_hub DatasetCardData): upper bounds and labels
+SIZE_CATEGORIES = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
+                   (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"), (1_000_000_000, "100M<n<1B")]
 
 
 @dataclass(frozen=True)
@@ -35,6 +63,20 @@ class Confirmation:
     @property
     def sentence(self) -> str:
         return f"Publication confirmed by the publisher although the spec marks the licence unconfirmed: {self.reason}"
+
+
+@dataclass
+class HubCheck:
+    """What the hub would make of the files: `refusals` it rejects (push refuses them), `warnings` it accepts but
+    shows wrongly or incompletely (said in the dry run and before a push)."""
+
+    refusals: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def add(self, other: HubCheck) -> HubCheck:
+        self.refusals += other.refusals
+        self.warnings += other.warnings
+        return self
 
 
 def licence_gate(publication: str, licence: str, what: str, confirmation: Confirmation | None) -> None:
@@ -72,62 +114,371 @@ def spec_task_ids(spec: Spec) -> dict[tuple[str, str], str]:
     return task_ids((split, metric_id) for split in spec.evaluated_splits for metric_id in spec.metrics)
 
 
-def model_index(results: Results, dataset_id: str) -> list[dict[str, Any]]:
-    """The `model-index` block for a model card (huggingface_hub's EvalResult, serialised by its own code)."""
+# ---- the hub's documented schema -------------------------------------------------------------------------------
+
+
+class _Hub(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+RepoId = Field(pattern=r"^[A-Za-z0-9][\w.-]*/[\w.-]+$", description="A hub repo id, owner/name.")
+
+
+class EvalTask(_Hub):
+    """One task of eval.yaml: hub-docs docs/hub/eval-results.md keeps to these three keys."""
+
+    id: str = Field(min_length=1, description="The task id .eval_results entries name as dataset.task_id.")
+    config: str = Field(min_length=1, description="The HF dataset config ('default' if there's only one).")
+    split: str = Field(pattern=HUB_SPLIT.pattern, description="The HF dataset split.")
+
+
+class EvalYaml(_Hub):
+    """A benchmark repo's eval.yaml, as hub-docs docs/hub/eval-results.md documents it."""
+
+    name: str = Field(min_length=1)
+    description: str = Field(min_length=1)
+    evaluation_framework: str = Field(min_length=1, description="One of huggingface.js EVALUATION_FRAMEWORKS.")
+    tasks: list[EvalTask] = Field(min_length=1)
+
+    @field_validator("tasks")
+    @classmethod
+    def _unique_ids(cls, tasks: list[EvalTask]) -> list[EvalTask]:
+        ids = [task.id for task in tasks]
+        if len(set(ids)) != len(ids):
+            raise ValueError("task ids must be unique")
+        return tasks
+
+
+class EvalResultDataset(_Hub):
+    id: str = RepoId
+    task_id: str = Field(min_length=1)
+    config: str | None = None
+    split: str | None = None
+    revision: str | None = Field(None, pattern=REVISION.pattern, description="The benchmark repo's commit.")
+
+
+class EvalResultSource(_Hub):
+    url: str = Field(pattern=r"^https?://\S+$", description="Required whenever source is given.")
+    name: str | None = None
+    user: str | None = None
+    org: str | None = None
+
+
+class EvalResultItem(_Hub):
+    """One entry of `.eval_results/*.yaml` (hub-docs eval-results.md and eval_results.yaml; huggingface_hub
+    EvalResultEntry)."""
+
+    dataset: EvalResultDataset
+    value: float
+    verifyToken: str | None = None
+    date: str | None = None
+    source: EvalResultSource | None = None
+    evaluation_framework: str | None = None
+    notes: str | None = None
+
+    @field_validator("date")
+    @classmethod
+    def _iso(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                datetime.date.fromisoformat(value) if len(value) == 10 else datetime.datetime.fromisoformat(value)
+            except ValueError:
+                raise ValueError(f"date {value!r} is not an ISO-8601 date or datetime") from None
+        return value
+
+
+def _problems(error: ValidationError, what: str) -> list[str]:
+    return [f"{what}: {'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in error.errors()]
+
+
+@cache
+def frameworks() -> dict[str, Any]:
+    """The hub's list of evaluation frameworks, with where it was copied from."""
+    text = resources.files("specrun").joinpath("hubdata/evaluation_frameworks.json").read_text(encoding="utf-8")
+    return dict(json.loads(text))
+
+
+def framework_check(name: str) -> HubCheck:
+    data = frameworks()
+    if name in data["frameworks"]:
+        return HubCheck()
+    source = data["source"]
+    return HubCheck(refusals=[
+        f"eval.yaml: evaluation_framework {name!r} is not one the hub accepts ({source['repository']} "
+        f"{source['path']} at {source['commit'][:12]} lists {', '.join(sorted(data['frameworks']))}), so the hub "
+        f"rejects this eval.yaml at push time; registering takes {data['registering']}"])
+
+
+def check_eval_yaml(text: str) -> HubCheck:
+    """eval.yaml against the documented schema and the framework list."""
+    try:
+        document = EvalYaml.model_validate(yaml.safe_load(text))
+    except ValidationError as exc:
+        return HubCheck(refusals=_problems(exc, "eval.yaml"))
+    return framework_check(document.evaluation_framework)
+
+
+def check_eval_results(text: str, eval_yaml_ids: Iterable[str] | None = None) -> HubCheck:
+    """`.eval_results/*.yaml` against the documented schema; with the benchmark's task ids, every entry's too."""
+    data = yaml.safe_load(text)
+    if not isinstance(data, list) or not data:
+        return HubCheck(refusals=[".eval_results: expected a non-empty list of entries"])
+    check = HubCheck()
+    known = set(eval_yaml_ids) if eval_yaml_ids is not None else None
+    for index, entry in enumerate(data):
+        try:
+            item = EvalResultItem.model_validate(entry)
+        except ValidationError as exc:
+            check.refusals += _problems(exc, f".eval_results[{index}]")
+            continue
+        if known is not None and item.dataset.task_id not in known:
+            check.refusals.append(f".eval_results[{index}]: task_id {item.dataset.task_id!r} is not a task of the "
+                                  "benchmark's eval.yaml")
+    return check
+
+
+def direction_check(directions: Mapping[str, str]) -> HubCheck:
+    """The hub has no direction field and ranks higher values first: a lower-is-better metric would be ranked
+    upside down on the leaderboard."""
+    lower = sorted(metric for metric, direction in directions.items() if direction == "lower")
+    if not lower:
+        return HubCheck()
+    return HubCheck(refusals=[f"metric(s) {', '.join(lower)} are lower-is-better; the hub has no direction field "
+                              "and ranks higher values first, so its leaderboard would rank them upside down"])
+
+
+def split_check(splits: Iterable[str]) -> HubCheck:
+    bad = [split for split in splits if not HUB_SPLIT.fullmatch(split)]
+    if not bad:
+        return HubCheck()
+    return HubCheck(refusals=[f"split name(s) {', '.join(bad)} are not hub split names (letters, digits, '_', "
+                              "'.'); load_dataset cannot name them"])
+
+
+# ---- what may be published ------------------------------------------------------------------------------------
+
+
+def data_withheld(spec: Spec) -> str | None:
+    """Why the evaluated items may not be uploaded to the benchmark repo, or None. A source marked `fetch: false`
+    (withdrawn, personal or not-to-be-shared data) is never republished, whatever the licence gate says."""
+    for split in spec.evaluated_splits:
+        name = spec.splits[split].source
+        source = spec.sources[name]
+        if isinstance(source, GitSource) and not source.fetch:
+            return f"source {name} is marked fetch: false (its data is never redistributed)"
+    return None
+
+
+def hub_url(path: str) -> str:
+    """A page on the hub (HF_ENDPOINT when set, else huggingface.co)."""
+    endpoint = (os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+    return f"{endpoint}/{path}"
+
+
+def check_revision(revision: str | None) -> str | None:
+    if revision is not None and not REVISION.fullmatch(revision):
+        raise SpecrunError(f"--benchmark-revision {revision!r} is not a full 40-hex commit of the benchmark repo")
+    return revision
+
+
+@dataclass(frozen=True)
+class Source:
+    """Attribution of a result (.eval_results `source`, model-index `source`): url required by the hub."""
+
+    url: str
+    name: str | None = None
+    user: str | None = None
+    org: str | None = None
+
+
+def default_source(benchmark: str) -> Source:
+    """The benchmark repo's page: its card states the protocol, data and licence behind every number."""
+    return Source(url=hub_url(f"datasets/{benchmark}"), name="specrun benchmark card")
+
+
+# ---- model side -----------------------------------------------------------------------------------------------
+
+
+def model_index(results: Results, dataset_id: str, *, spec: Spec, revision: str | None = None,
+                source: Source | None = None) -> list[dict[str, Any]]:
+    """The `model-index` block for a model card (huggingface_hub's EvalResult, serialised by its own code).
+    dataset.type is the benchmark repo; config and split are the ones load_dataset accepts there (named only when
+    the repo holds the data), and the revision is the benchmark repo's own commit."""
     from huggingface_hub import EvalResult
     from huggingface_hub.repocard_data import eval_results_to_model_index
 
-    revision = next(iter(results.provenance.data.values())).revision
+    source = source or default_source(dataset_id)
+    has_data = data_withheld(spec) is None
     entries = []
     for split, scores in results.scores.items():
         for metric_id, score in scores.items():
             info = results.metrics[metric_id]
             entries.append(EvalResult(
                 task_type=HUB_TASKS.get(info.protocol_kind, "feature-extraction"), task_name=info.protocol,
-                dataset_type=dataset_id, dataset_name=results.title, dataset_config=results.spec_id,
-                dataset_split=split, dataset_revision=revision,
+                dataset_type=dataset_id, dataset_name=results.title,
+                dataset_config=CONFIG if has_data else None, dataset_split=split if has_data else None,
+                dataset_revision=revision,
                 metric_type=HUB_METRICS.get(info.metric, info.metric), metric_value=round(score.value, 6),
-                metric_name=f"{metric_id} ({info.label})", source_name="specrun",
-                source_url="https://github.com/specrun/specrun"))
+                metric_name=f"{metric_id} ({info.label})", source_name=source.name or "specrun",
+                source_url=source.url))
     return eval_results_to_model_index(results.provenance.model.name, entries)
 
 
-def eval_results_yaml(results: Results, dataset_id: str, confirmation: Confirmation | None) -> str:
-    """`.eval_results/<spec>.yaml` for a model repo: one entry per split and metric, tasks named as eval.yaml."""
+def run_date(results: Results) -> str:
+    """The run's date (ISO-8601 date) from its timestamp."""
+    return datetime.datetime.fromisoformat(results.provenance.created).date().isoformat()
+
+
+def eval_results_yaml(results: Results, dataset_id: str, confirmation: Confirmation | None, *,
+                      revision: str | None = None, source: Source | None = None) -> str:
+    """`.eval_results/<spec>.yaml` for a model repo: one entry per split and metric, tasks named as eval.yaml,
+    the benchmark repo's revision (or none), the run's date, a source and short notes (interval, n and unit)."""
     from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
 
-    revision = next(iter(results.provenance.data.values())).revision
-    percent = confidence_percent(results.provenance.uncertainty.confidence)
-    notes = f"specrun {results.provenance.specrun_version}; {percent} CI and provenance in the results report"
-    if confirmation is not None:
-        notes += f"; {confirmation.sentence}"
+    source = source or default_source(dataset_id)
+    u = results.provenance.uncertainty
+    percent = confidence_percent(u.confidence)
     ids = task_ids((split, metric_id) for split, scores in results.scores.items() for metric_id in scores)
-    entries = [EvalResultEntry(dataset_id=dataset_id, task_id=ids[split, metric_id], value=round(score.value, 6),
-                               dataset_revision=revision if len(revision) == 40 else None,
-                               date=results.provenance.created, notes=notes)
-               for split, scores in results.scores.items() for metric_id, score in scores.items()]
+    entries = []
+    for split, scores in results.scores.items():
+        for metric_id, score in scores.items():
+            unit = u.unit.get(results.metrics[metric_id].protocol, "units")
+            notes = (f"{percent} CI [{score.ci_low:.4f}, {score.ci_high:.4f}], n={score.n} {unit}; "
+                     f"specrun {results.provenance.specrun_version}")
+            if confirmation is not None:
+                notes += f"; licence confirmed by the publisher: {confirmation.reason}"
+            entries.append(EvalResultEntry(
+                dataset_id=dataset_id, task_id=ids[split, metric_id], value=round(score.value, 6),
+                dataset_revision=revision, date=run_date(results), source_url=source.url, source_name=source.name,
+                source_user=source.user, source_org=source.org, notes=notes))
     return yaml.safe_dump(eval_result_entries_to_yaml(entries), sort_keys=False, allow_unicode=True)
 
 
-def benchmark_eval_yaml(spec: Spec) -> str:
-    """The benchmark's `eval.yaml`: what it is and one task per evaluated split and metric."""
+def publish_check(results: Results, spec: Spec, files: Mapping[str, str | bytes], repo: str | None) -> HubCheck:
+    """What the hub would make of `specrun publish`'s files."""
+    check = HubCheck()
+    for name, content in files.items():
+        if name.startswith(".eval_results/") and isinstance(content, str):
+            check.add(check_eval_results(content, spec_task_ids(spec).values()))
+    check.add(direction_check({m: info.direction for m, info in results.metrics.items()}))
+    check.add(split_check(results.scores))
+    model = results.provenance.model.name
+    if repo and repo != model:
+        check.warnings.append(f"--repo {repo} is not the evaluated model {model}: the hub shows these results as "
+                              f"{repo}'s")
+    if data_withheld(spec):
+        check.warnings.append(f"model-index names no dataset config or split: the benchmark repo holds no data "
+                              f"({data_withheld(spec)})")
+    return check
+
+
+# ---- benchmark side -------------------------------------------------------------------------------------------
+
+
+def benchmark_eval_yaml(spec: Spec, framework: str = EVALUATION_FRAMEWORK) -> str:
+    """The benchmark's `eval.yaml`: what it is and one task per evaluated split and metric, each naming the
+    config and split of this repo that holds its items (hub-docs eval-results.md: id, config, split)."""
     ids = spec_task_ids(spec)
-    tasks = [{"id": ids[split, metric_id], "name": f"{metric.label} on {split}", "split": split,
-              "metric": metric.metric, "higher_is_better": metric.direction == "higher"}
-             for split in spec.evaluated_splits for metric_id, metric in spec.metrics.items()]
-    document = {"name": spec.title, "description": spec.card.what_is_measured, "evaluation_framework": "specrun",
+    tasks = [{"id": ids[split, metric_id], "config": CONFIG, "split": split}
+             for split in spec.evaluated_splits for metric_id in spec.metrics]
+    document = {"name": spec.title, "description": spec.card.what_is_measured, "evaluation_framework": framework,
                 "tasks": tasks}
     return yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
 
 
-def dataset_card(spec: Spec, card_text: str, confirmation: Confirmation | None) -> str:
-    """README.md for the benchmark's dataset repo: hub front matter (licence, task categories, pretty name) and the
-    benchmark card as its body."""
+def benchmark_check(spec: Spec, files: Mapping[str, str | bytes]) -> HubCheck:
+    """What the hub would make of `specrun publish-benchmark`'s files."""
+    check = HubCheck()
+    eval_text = files.get("eval.yaml")
+    if isinstance(eval_text, str):
+        check.add(check_eval_yaml(eval_text))
+    check.add(direction_check({m: metric.direction for m, metric in spec.metrics.items()}))
+    check.add(split_check(spec.evaluated_splits))
+    withheld = data_withheld(spec)
+    if withheld:
+        check.warnings.append(f"no data is uploaded ({withheld}): eval.yaml's tasks name config {CONFIG!r} and "
+                              f"split(s) {', '.join(spec.evaluated_splits)}, which this repo will not hold")
+    return check
+
+
+def parquet_bytes(items: Sequence[Item]) -> bytes:
+    """One split's items as Parquet: `id` and the mapped item fields, in item order."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pylist([{"id": item.id, **item.fields} for item in items])
+    sink = io.BytesIO()
+    pq.write_table(table, sink)
+    return sink.getvalue()
+
+
+def data_files(splits: Mapping[str, Sequence[Item]]) -> dict[str, bytes]:
+    return {f"data/{split}.parquet": parquet_bytes(items) for split, items in splits.items()}
+
+
+def size_category(n: int) -> str:
+    for bound, label in SIZE_CATEGORIES:
+        if n < bound:
+            return label
+    return "n>1B"
+
+
+_EN_WORDS = frozenset(["the", "of", "and", "a", "an", "in", "to", "is", "are", "was", "were", "for", "with", "that",
+                       "this", "by", "on", "as", "from", "at", "be"])
+
+
+def _texts(items: Sequence[Item]) -> list[str]:
+    return [value for item in items for value in item.fields.values() if isinstance(value, str)]
+
+
+def guess_language(spec: Spec, items: Sequence[Item]) -> str | None:
+    """The data's language, derived from its texts because specs do not state one: Japanese when kana appear,
+    English when common English function words make up a tenth of the words; else unknown (None)."""
+    texts = _texts(items)
+    if not texts:
+        return None
+    joined = " ".join(texts)
+    if any(unicodedata.name(c, "").startswith(("HIRAGANA", "KATAKANA")) for c in joined):
+        return "ja"
+    words = re.findall(r"[A-Za-z]+", joined.lower())
+    if words and sum(w in _EN_WORDS for w in words) >= 0.1 * len(words) and len(words) >= 0.5 * len(joined.split()):
+        return "en"
+    return None
+
+
+def source_datasets(spec: Spec) -> list[str]:
+    """Hub datasets the benchmark extends; a source outside the hub (a git file) makes it 'extended'."""
+    hub = [s.path for s in spec.sources.values() if not isinstance(s, GitSource)]
+    return sorted(set(hub)) if hub else ["extended"]
+
+
+def dataset_card(spec: Spec, card_text: str, confirmation: Confirmation | None, *,
+                 splits: Mapping[str, Sequence[Item]] | None = None, language: str | None = None) -> str:
+    """README.md for the benchmark's dataset repo: hub front matter (licence, language, size, source datasets,
+    task categories and ids, pretty name, and `configs` naming the uploaded Parquet files) and the benchmark card
+    as its body. `splits` are the items uploaded (None when the data is withheld)."""
     from huggingface_hub import DatasetCard, DatasetCardData
 
     kinds = {protocol.kind for protocol in spec.protocols.values()}
-    data = DatasetCardData(license=HUB_LICENCES.get(spec.licence.data, spec.licence.data), pretty_name=spec.title,
-                           task_categories=sorted({HUB_TASKS.get(kind, "feature-extraction") for kind in kinds}),
-                           tags=["specrun", "sentence-embeddings", "benchmark"])
+    extra: dict[str, Any] = {}
+    if splits:
+        extra["configs"] = [{"config_name": CONFIG,
+                             "data_files": [{"split": split, "path": f"data/{split}.parquet"} for split in splits]}]
+    data = DatasetCardData(
+        language=[language] if language else None,
+        license=HUB_LICENCES.get(spec.licence.data, spec.licence.data), pretty_name=spec.title,
+        size_categories=[size_category(sum(len(items) for items in splits.values()))] if splits else None,
+        source_datasets=source_datasets(spec),
+        task_categories=sorted({HUB_TASKS.get(kind, "feature-extraction") for kind in kinds}),
+        task_ids=sorted({HUB_TASK_IDS[kind] for kind in kinds if kind in HUB_TASK_IDS}) or None,
+        tags=["specrun", "sentence-embeddings", "benchmark"], **extra)
     body = card_text if confirmation is None else f"{card_text.rstrip()}\n\n{confirmation.sentence}\n"
     return str(DatasetCard(f"---\n{data.to_yaml()}\n---\n\n{body}"))
+
+
+__all__ = ["CONFIG", "EVALUATION_FRAMEWORK", "HUB_METRICS", "HUB_TASKS", "Confirmation", "EvalResultItem",
+           "EvalTask", "EvalYaml", "HubCheck", "Source", "benchmark_check", "benchmark_eval_yaml",
+           "check_eval_results", "check_eval_yaml", "check_revision", "data_files", "data_withheld", "dataset_card",
+           "default_source", "direction_check", "eval_results_yaml", "framework_check", "frameworks",
+           "guess_language", "licence_gate", "model_index", "parquet_bytes", "publish_check", "size_category",
+           "spec_task_ids", "task_id", "task_ids"]

@@ -1,25 +1,77 @@
 """Reports stage: the benchmark card (seed-001 format) and the results report, rendered with jinja2 from the
-spec, example items and results.json. A renderer formats numbers; it never computes one."""
+spec, example items and results.json. A renderer formats numbers; it never computes one.
+
+Both are CommonMark with GitHub-flavoured tables, so that GitHub and the hub show headings, lists and tables;
+once rendered, the card reads line for line like the seed card (section names as headings, `•` list items, the
+example rows as a table). Every value from a spec, the data or results.json is escaped for where it lands: text
+that looks like markup stays text, a `|` or a line break cannot split a table row. No absolute local path (the
+data mirror, a model folder, the spec's location) reaches a report: files are named inside their source.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from pathlib import PurePath
 from typing import Any
 
 import jinja2
 
 from specrun.protocols import Item
 from specrun.results import Results, confidence_percent
-from specrun.spec import Spec
+from specrun.spec import GitSource, Spec
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("specrun", "templates"), trim_blocks=True,
                           lstrip_blocks=True, autoescape=False, keep_trailing_newline=False,
                           undefined=jinja2.StrictUndefined)
 
+# characters that are markup wherever they stand in CommonMark/GFM inline text
+_ALWAYS = re.compile(r"([\\`*\[\]<~|])")
+# `_` is markup only at a word's edge (intraword `_` never opens or closes emphasis): snake_case ids stay readable
+_EDGE_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+_ENTITY = re.compile(r"&(?=#?[0-9A-Za-z]+;)")  # `&amp;` in a sentence must stay those five characters
+# what opens a block when it starts a line: heading, quote, list item, thematic break, setext underline, fence
+_BLOCK_START = re.compile(r"^(\s*)(\d{0,9})([#>+=-]|(?<=\d)[.)])")
 
-def _cell(value: Any) -> str:
+
+def md_text(value: Any) -> str:
+    """Inline Markdown text that renders as exactly `value`, white space folded to single spaces (a line break
+    inside spec prose would otherwise start a new block)."""
+    text = " ".join(str(value).split())
+    text = _ALWAYS.sub(r"\\\1", text)
+    text = _EDGE_UNDERSCORE.sub(r"\\_", text)
+    text = _ENTITY.sub(r"\\&", text)
+    return _BLOCK_START.sub(r"\1\2\\\3", text)
+
+
+def md_cell(value: Any) -> str:
+    """One table cell that renders as exactly `value`: `|` escaped, line breaks as <br>, and leading or trailing
+    white space (which GFM trims from a cell) kept as character references."""
     text = repr(value) if isinstance(value, float) else str(value)
-    return " ".join(text.split())  # a tab or newline inside a sentence would break the example table
+    stripped = text.strip()
+    if not stripped:
+        return "".join(_space_ref(c) for c in text)
+    start, end = text.index(stripped[0]), len(text.rstrip())
+    lines = [_escape_inline_keep_space(line) for line in stripped.replace("\r\n", "\n").replace("\r", "\n")
+             .split("\n")]
+    return ("".join(_space_ref(c) for c in text[:start]) + "<br>".join(lines)
+            + "".join(_space_ref(c) for c in text[end:]))
+
+
+def _space_ref(char: str) -> str:
+    return f"&#{ord(char)};"
+
+
+def _escape_inline_keep_space(text: str) -> str:
+    """Like md_text, but white space inside the text is kept as it is (a cell quotes data verbatim; a cell is
+    inline, so nothing there can start a block)."""
+    text = _ALWAYS.sub(r"\\\1", text)
+    text = _EDGE_UNDERSCORE.sub(r"\\_", text)
+    return _ENTITY.sub(r"\\&", text).replace("\t", "&#9;")
+
+
+def table_row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
 
 
 def source_lines(spec: Spec) -> list[str]:
@@ -28,7 +80,14 @@ def source_lines(spec: Spec) -> list[str]:
 
 
 def subset_lines(spec: Spec) -> list[str]:
-    return [f"{name}: {selection} item(s)" for name, selection in spec.subset.splits.items()]
+    """The seed line, then one line per split: `all item(s)`, or the count drawn with the seed."""
+    lines = [f"seed {spec.subset.seed}"]
+    for name, selection in spec.subset.splits.items():
+        if selection == "all":
+            lines.append(f"{name}: all item(s)")
+        else:
+            lines.append(f"{name}: {selection} item(s), drawn with seed {spec.subset.seed}")
+    return lines
 
 
 def metric_lines(spec: Spec) -> list[str]:
@@ -38,58 +97,141 @@ def metric_lines(spec: Spec) -> list[str]:
             f"range [{m.range[0]!r}, {m.range[1]!r}]; {interval}" for name, m in spec.metrics.items()]
 
 
-def _examples(spec: Spec, items: Sequence[Item]) -> dict[str, Any] | None:
+def _examples(spec: Spec, items: Sequence[Item]) -> dict[str, Any]:
     examples = spec.card.examples
-    if examples.count == 0:
-        return None
-    rows = [[_cell(item.id if field == "id" else item.fields[field]) for field in examples.columns]
-            for item in items[:examples.count]]
-    return {"heading": examples.heading, "header": list(examples.columns.values()), "rows": rows}
+    shown = list(items[:examples.count])
+    rows = [table_row([md_cell(item.id if field == "id" else item.fields[field]) for field in examples.columns])
+            for item in shown]
+    header = list(examples.columns.values())
+    why_none = ("No example rows are shown: the spec sets examples.count to 0." if examples.count == 0
+                else "No example rows are shown: the evaluated split was not loaded.")
+    return {"heading": md_text(examples.heading), "header": table_row([md_cell(h) for h in header]),
+            "rule": table_row(["---"] * len(header)), "rows": rows, "why_none": md_text(why_none)}
 
 
-def _results_view(results: Results) -> dict[str, Any]:
+def _shown_name(name: str) -> str:
+    """A model name as a report may show it: a local folder by its last component only."""
+    if name.startswith(("/", "~", "\\")) or re.match(r"^[A-Za-z]:[\\/]", name) or name.startswith("."):
+        return f"{PurePath(name.replace(chr(92), '/')).name} (local folder)"
+    return name
+
+
+def file_lines(spec: Spec, split: str) -> list[str]:
+    """The files behind a split, named inside their source (never a local path), each with the sha256 the spec
+    pins for it; an unpinned file says so (its items are pinned by the fingerprint instead)."""
+    source = spec.sources[spec.splits[split].source]
+    lines = []
+    for source_split in spec.splits[split].source_split_names:
+        ref = source.file_for(source_split)
+        if isinstance(source, GitSource):
+            name = ref.repo_path or ref.mirror
+            if ref.member:
+                name += f", member {ref.member}"
+        else:
+            name = ref.mirror if ref.mirror != "." else f"split {source_split} of the dataset"
+        if ref.member_sha256:
+            pin = f"sha256 {ref.member_sha256}"
+        elif ref.sha256:
+            pin = f"sha256 {ref.sha256}"
+        elif ref.contents:
+            pin = f"{len(ref.contents)} file(s), each pinned by sha256 in the spec"
+        else:
+            pin = "sha256 not pinned by the spec"
+        lines.append(f"file {name} ({pin})")
+    return lines
+
+
+def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
     p = results.provenance
     m = p.model
     identity = f"revision {m.revision}" if m.revision else f"weights sha256 {m.weights_sha256}"
     prompt = f", prompt {m.prompt!r}" + (f" ({m.prompt_name})" if m.prompt_name else "") if m.prompt else ""
-    model_line = (f"{m.name} ({m.origin}; {identity}); adapter {m.adapter}, pooling {m.pooling}"
+    model_line = (f"{_shown_name(m.name)} ({m.origin}; {identity}); adapter {m.adapter}, pooling {m.pooling}"
                   f"{', normalised' if m.normalize else ''}, max length {m.max_length}, {m.device}, {m.dtype}{prompt}")
-    rows = [[split, metric, f"{s.value:.4f}", f"[{s.ci_low:.4f}, {s.ci_high:.4f}]", str(s.n)]
-            for split, scores in results.scores.items() for metric, s in scores.items()]
     u = p.uncertainty
+    rows = []
+    for split, scores in results.scores.items():
+        for metric, s in scores.items():
+            unit = u.unit.get(results.metrics[metric].protocol, "units")
+            rows.append(table_row([md_cell(split), md_cell(metric), f"{s.value:.4f}",
+                                   f"[{s.ci_low:.4f}, {s.ci_high:.4f}]", md_cell(f"{s.n} {unit}")]))
+    header = ["split", "metric", "value", f"{confidence_percent(u.confidence)} CI", "n"]
     units = ", ".join(f"{protocol}: {unit}" for protocol, unit in u.unit.items())
-    lines = [f"spec {p.spec_path} sha256 {p.spec_sha256}"]
-    lines += [f"data {split}: {d.path} at revision {d.revision} ({d.origin}), licence {d.licence}, "
-              f"fingerprint {d.fingerprint}, {d.n_selected} of {d.n_source} item(s) ({d.selection})"
-              for split, d in p.data.items()]
+    lines = [f"spec {PurePath(p.spec_path).name} sha256 {p.spec_sha256}",
+             f"per-item predictions {results.predictions.file} ({results.predictions.rows} rows, "
+             f"sha256 {results.predictions.sha256})"]
+    for split, d in p.data.items():
+        files = "; ".join(file_lines(spec, split)) if split in spec.splits else "files not in this spec"
+        lines.append(f"data {split}: {d.path} at revision {d.revision}, {files}, licence {d.licence}, "
+                     f"fingerprint {d.fingerprint}, {d.n_selected} of {d.n_source} item(s) ({d.selection})")
     lines.append(f"seed {u.seed}; {u.interval} {u.method}, {u.resamples} resamples, "
                  f"{confidence_percent(u.confidence)} interval; resampling unit {units}")
     lines.append("packages " + ", ".join(f"{name} {version}" for name, version in p.packages.items()))
     lines.append(f"run {p.created}")
-    plots = [(f"{key.replace('/', ', ')}: predicted similarity against gold", file)
+    plots = [(md_text(f"{key.replace('/', ', ')}: predicted similarity against gold"), file)
              for key, file in results.plots.items()]
-    lines.insert(1, f"per-item predictions {results.predictions.file} ({results.predictions.rows} rows, "
-                    f"sha256 {results.predictions.sha256})")
-    return {"model_line": model_line, "rows": rows, "ci_label": f"{confidence_percent(u.confidence)} CI",
-            "texts": results.texts, "provenance_lines": lines, "plots": plots}
+    texts = results.texts
+    return {"model_line": md_text(model_line), "header": table_row(header),
+            "rule": table_row(["---", "---", "---:", "---", "---:"]), "rows": rows,
+            "texts_line": md_text(f"{texts.total} asked for, {texts.unique} unique, {texts.encoded} encoded in "
+                                  "this run."),
+            "provenance_lines": [md_text(line) for line in lines], "plots": plots}
 
 
 def render_card(spec: Spec, examples: Sequence[Item], results: Results | None = None) -> str:
     """The benchmark card; with results, the results report (the card plus results and provenance)."""
-    protocols = [{"label": p.label, "capability": p.capability, "description": p.description,
-                  "metrics": [name for name, m in spec.metrics.items() if m.protocol == key]}
+    protocols = [{"lead": md_text(f"{p.label} ({', '.join(n for n, m in spec.metrics.items() if m.protocol == key)}; "
+                                  f"capability {p.capability})."),
+                  "description": md_text(p.description)}
                  for key, p in spec.protocols.items()]
+    card = spec.card
     text = _ENV.get_template("card.md.j2").render(
-        title=spec.title,
-        notice=spec.licence.notice if spec.licence.publication == "unconfirmed" else None,
-        card=spec.card,
+        title=md_text(spec.title),
+        notice=md_text(spec.licence.notice) if spec.licence.publication == "unconfirmed" and spec.licence.notice
+        else None,
+        card={"what_is_measured": md_text(card.what_is_measured), "data": md_text(card.data),
+              "items_label": md_text(card.items_label), "items_text": md_text(card.items),
+              "uncertainty": md_text(card.uncertainty), "caveats": md_text(card.caveats)},
         protocols=protocols,
-        source_lines=source_lines(spec),
-        seed=spec.subset.seed,
-        subset_lines=subset_lines(spec),
-        metric_lines=metric_lines(spec),
+        source_lines=[md_text(line) for line in source_lines(spec)],
+        subset_lines=[md_text(line) for line in subset_lines(spec)],
+        metric_lines=[md_text(line) for line in metric_lines(spec)],
         examples=_examples(spec, examples),
-        results=_results_view(results) if results else None,
-        citation=spec.citation if results else None,
+        results=_results_view(spec, results) if results else None,
+        citation=md_text(spec.citation) if results and spec.citation else None,
     )
     return text.rstrip("\n") + "\n"
+
+
+HTML_PAGE = """<!doctype html>
+<html lang="{lang}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.5; }}
+table {{ border-collapse: collapse; }} th, td {{ border: 1px solid #ccc; padding: .3rem .5rem; vertical-align: top; }}
+blockquote {{ border-left: .25rem solid #d29922; margin-left: 0; padding-left: 1rem; }}
+img {{ max-width: 100%; }}
+</style>
+</head>
+<body>
+{body}</body>
+</html>
+"""
+
+
+def markdown_to_html(markdown: str) -> str:
+    """The HTML body GitHub-like renderers give: CommonMark plus GFM tables (markdown-it-py)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table").render(markdown)
+
+
+def render_html(markdown: str, title: str, lang: str = "en") -> str:
+    """A minimal self-contained page around the rendered card, for a browser or a static host."""
+    import html
+
+    return HTML_PAGE.format(lang=html.escape(lang, quote=True), title=html.escape(title),
+                            body=markdown_to_html(markdown))
