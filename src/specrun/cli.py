@@ -106,6 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="results.json files, or folders searched for them")
     board.add_argument("-o", "--output", metavar="DIR", required=True, help="folder for the leaderboard files")
     board.add_argument("--title", metavar="TEXT", help="the page's title (default: specrun leaderboard)")
+    board.add_argument("--resample-specs", action="store_true",
+                       help="also resample the specs themselves in the across-spec bootstrap (default: units only)")
 
     comparison = sub.add_parser("compare", help="paired comparison of two runs on the same spec and items")
     comparison.add_argument("a", metavar="A", help="results.json of model A")
@@ -566,7 +568,7 @@ def cmd_leaderboard(args: argparse.Namespace, console: Console) -> int:
     from specrun.leaderboard import build_leaderboard
 
     for path in build_leaderboard([Path(p) for p in args.results], Path(args.output), title=args.title,
-                                  console=console):
+                                  console=console, resample_specs=args.resample_specs):
         print(path)
     return 0
 
