@@ -12,13 +12,13 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "specrun"
 
 # the flow, bottom first: a module may import its own rank or a lower one, never a higher one
 RANKS = {
-    "errors": 0, "types": 0, "registry": 0, "files": 0,
+    "errors": 0, "types": 0, "registry": 0, "files": 0, "workspace": 0, "options": 0,
     "yamlsafe": 1, "spec": 1,
     "plan": 2,
     "data": 3,
     "protocols": 4,
-    "cache": 5, "encoders": 5, "workspace": 5,
-    "metrics": 6,
+    "cache": 5, "encoders": 5, "embedding": 5,
+    "metrics": 6, "evaluation": 6,
     "results": 7,
     "verify": 8, "compare": 8,
     "reports": 9, "plots": 9, "hub": 9, "leaderboard": 9, "outputs": 9,
@@ -194,3 +194,26 @@ def test_toy_protocol_metric_and_reader_registered_from_a_test(tmp_path: Path,
         registry.PROTOCOLS.unregister("toy_norm")
         registry.METRICS.unregister("toy_sign_agreement")
         registry.READERS.unregister("semicolons")
+
+
+def test_model_provenance_is_the_encoder_description_field_for_field() -> None:
+    """results.ModelProvenance is built from encoders.describe(); one fact, one set of names."""
+    from dataclasses import fields
+
+    from specrun.encoders import EncoderInfo, ModelRef
+    from specrun.results import ModelProvenance
+
+    described = [f.name for f in fields(ModelRef)] + [f.name for f in fields(EncoderInfo)]
+    assert list(ModelProvenance.model_fields) == described
+
+
+def test_cli_defaults_are_the_run_defaults() -> None:
+    """One defaults object: what `specrun run` assumes is what the runner assumes."""
+    from dataclasses import fields
+
+    from specrun.cli import build_parser
+    from specrun.options import DEFAULTS
+
+    args = build_parser().parse_args(["run", "x.yaml"])
+    for option in fields(DEFAULTS):
+        assert getattr(args, option.name) == getattr(DEFAULTS, option.name), option.name

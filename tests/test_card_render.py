@@ -148,9 +148,9 @@ def hashing_run(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Pat
 
 
 def _example_items(spec_path: Path, data_dir: Path) -> list[Item]:
-    from specrun.cli import example_items
+    from specrun.data import example_items
 
-    return example_items(load_spec(spec_path), str(data_dir))
+    return example_items(load_spec(spec_path), data_dir)
 
 
 @pytest.mark.parametrize("spec_path", ALL_SPECS, ids=[p.stem for p in ALL_SPECS])

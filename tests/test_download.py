@@ -38,7 +38,7 @@ def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Pa
     thread.start()
     monkeypatch.setattr("specrun.data.sources.GIT_RAW_URL",
                         f"http://127.0.0.1:{httpd.server_address[1]}/{{repo}}/{{revision}}/{{path}}")
-    monkeypatch.setattr("specrun.data.sources.cache_root", lambda: tmp_path / "cache")
+    monkeypatch.setenv("SPECRUN_CACHE_DIR", str(tmp_path / "cache"))
     try:
         yield root, requests
     finally:

@@ -25,65 +25,20 @@ import io
 import json
 import uuid
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from specrun.errors import SpecrunError, first_line, os_error_text
-from specrun.files import digest_of_files, folder_files, memo_sha256, probe_writable_dir, write_atomic
+from specrun.errors import CacheError
+from specrun.files import digest_of_files, folder_files, memo_sha256
+from specrun.workspace import CacheWriter, Warn, open_cache_root
+
+__all__ = ["CacheError", "CacheWriter", "open_cache_root"]  # re-exported: their home is the workspace
 
 CACHE_FORMAT = 2
-
-Warn = Callable[[str], None]
-
-
-class CacheError(SpecrunError):
-    """The cache folder cannot be used; the message names it and the flags that avoid it."""
-
-
-def open_cache_root(root: Path, origin: str) -> Path:
-    """Check, before any work, that `root` (chosen by `origin`: --cache-dir, $SPECRUN_CACHE_DIR, $XDG_CACHE_HOME
-    or $HOME) can hold the cache; one line naming the path otherwise. A missing home is never created."""
-    advice = "pass --cache-dir DIR or --no-cache"
-    if origin == "$HOME":
-        home = root.parent.parent
-        if not home.is_dir():
-            state = "is not a directory" if home.exists() else "does not exist"
-            raise CacheError(f"cannot keep the cache in {root}: the home directory {home} ($HOME) {state}; {advice}")
-    if root.exists() and not root.is_dir():
-        raise CacheError(f"cache directory {root} ({origin}) is a file, not a directory; {advice}")
-    try:
-        probe_writable_dir(root)
-    except OSError as exc:
-        raise CacheError(f"cache directory {root} ({origin}) cannot be written: {os_error_text(exc)}; "
-                         f"{advice}") from None
-    return root
-
-
-class CacheWriter:
-    """Every cache write goes through here. The first failure (a full disk, a quota) is reported once and turns
-    writing off for the rest of the run: the run goes on and its results are the same, only not cached.
-    Nothing half-written stays behind, since each write is atomic (files.write_atomic)."""
-
-    def __init__(self, warn: Warn) -> None:
-        self.warn = warn
-        self.enabled = True
-
-    def write(self, path: Path, content: str | bytes) -> bool:
-        if not self.enabled:
-            return False
-        try:
-            write_atomic(path, content)
-            return True
-        except OSError as exc:
-            self.enabled = False
-            reason = os_error_text(exc) if exc.filename else f"{path}: {exc.strerror or first_line(exc)}"
-            self.warn(f"cache: cannot write {reason}; this run continues without caching")
-            return False
-
 
 @dataclass(frozen=True)
 class CacheKey:

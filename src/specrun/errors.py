@@ -61,3 +61,7 @@ class ModelError(SpecrunError):
 
 class OfflineError(SpecrunError):
     """Something would need the network and it is not reachable."""
+
+
+class CacheError(SpecrunError):
+    """The cache folder cannot be used; the message names it and the flags that avoid it."""

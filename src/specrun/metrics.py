@@ -20,7 +20,7 @@ import numpy as np
 
 from specrun import registry
 from specrun.errors import SpecrunError
-from specrun.types import RANK_CUTOFFS
+from specrun.types import RANK_CUTOFFS, Score
 
 BOOTSTRAP_BATCH = 250  # resamples held in memory at once: 250 x units x 8 bytes per array
 
@@ -144,16 +144,8 @@ def value(name: str, arrays: dict[str, np.ndarray]) -> float:
     return float(metric.statistic(*data, weights=np.ones(len(data[0]))))
 
 
-@dataclass(frozen=True)
-class Estimate:
-    value: float
-    ci_low: float
-    ci_high: float
-    n: int
-
-
 def estimate(name: str, arrays: dict[str, np.ndarray], *, resamples: int, confidence: float,
-             seed: int) -> Estimate:
+             seed: int) -> Score:
     """The metric on all units plus its percentile bootstrap interval; the same seed gives the same interval."""
     metric = METRICS[name]
     data = [np.asarray(arrays[key], dtype=np.float64) for key in metric.inputs]
@@ -186,4 +178,4 @@ def estimate(name: str, arrays: dict[str, np.ndarray], *, resamples: int, confid
         raise MetricError(f"{name}: {degenerate} of {resamples} bootstrap resamples are degenerate "
                           f"(constant input); the interval is undefined on {n} units")
     low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
-    return Estimate(value=point, ci_low=low, ci_high=high, n=n)
+    return Score(value=point, ci_low=low, ci_high=high, n=n)

@@ -1,21 +1,523 @@
-"""Writing a run's output files: each spec's set (results.json, report.md, predictions, plots) lands as one unit."""
+"""Writing a run's output files: each spec's set (results.json, report.md, predictions, plots) lands as one unit.
+
+The set for ROOT/<spec>/<model>/ is written into a hidden sibling `ROOT/<spec>/.<model>.tmp-<random>/`, each file
+and the folder fsynced, and then swapped in:
+
+* Where the kernel can (Linux renameat2 RENAME_EXCHANGE: ext4, xfs, btrfs, tmpfs, ...) the staged folder and the
+  current one are exchanged in one atomic step: at every instant ROOT/<spec>/<model> is the old whole set or the
+  new whole set, never missing and never mixed. The old set, now under the hidden name, is then removed.
+* Elsewhere the current folder is renamed aside to `.<model>.old-<random>` and the staged one renamed in; for the
+  microseconds between the two renames the folder is absent (a reader gets "no such file"), never mixed. A writer
+  killed in that window leaves the old set under the `.old-` name; the next writer restores it before anything else.
+
+A reader that reads results.json and then predictions.jsonl by path may straddle a swap; results.json pins the
+predictions by sha256, so such a reader detects it (compare and read_predictions check the pin).
+
+Several specs in one run: every set is staged first; only when all are staged are they swapped in, one after the
+other. A swap that fails undoes the swaps before it, so a run's sets go in all together or not at all (a process
+killed between two swaps leaves some folders new and some old, each whole).
+
+Concurrent writers are serialised by `fcntl.flock` on `ROOT/<spec>/.<model>.lock` (several folders are locked in
+path order, so two runs never deadlock); the last writer wins, whole. Under the lock, temporaries left by killed
+writers (`.<model>.tmp-*`, `.<model>.old-*`, and the older `.NAME.*.tmp` files inside the folder) are removed. The
+lock file is removed again by its holder (a waiter that then locks a removed file notices and locks the new one),
+so a finished run leaves only its folders.
+
+Ctrl-C (exit 130, OutputInterrupted): while waiting for a lock it ends the run at once, nothing written; while
+staging, the staged folders are removed before any swap (nothing written, the old sets stay); once the swaps have
+begun it is held back until every set is in, and the message says they were written whole. SIGKILL at any point
+leaves each folder old or new, whole, plus hidden temporaries that the next writer removes.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import ctypes
+import errno
+import fcntl
+import glob
+import hashlib
+import os
+import secrets
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
-from specrun.files import write_atomic
+from specrun.errors import SpecrunError
+
+STAGING_TAG = ".tmp-"
+OLD_TAG = ".old-"
+LOCK_SUFFIX = ".lock"
+# Test-only hooks: seconds to sleep once every set is staged (before the first swap), and after the first swap
+# (while Ctrl-C is held back), so tests can signal a writer at exactly those moments. Never set them otherwise.
+PAUSE_BEFORE_SWAP_ENV = "SPECRUN_TEST_PAUSE_BEFORE_SWAP"
+PAUSE_DURING_SWAP_ENV = "SPECRUN_TEST_PAUSE_DURING_SWAP"
+
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+_STEM_MAX = 200  # the hidden names add at most 14 characters; NAME_MAX is 255 on every common filesystem
 
 
-def write_output_sets(sets: Sequence[tuple[Path, dict[str, str | bytes]]]) -> None:
-    """Write each (folder, name -> content) set; results.json last, since it pins the others."""
-    for folder, files in sets:
-        for name in sorted(files, key=lambda n: n == "results.json"):
-            write_atomic(folder / name, files[name])
+class OutputError(SpecrunError):
+    """The results cannot be written where --output points (a file, read-only, full, a name too long)."""
+
+
+class OutputInterrupted(SpecrunError):
+    """Ctrl-C while writing results: exit 130, with a message saying what is on disk."""
+
+    exit_code = 130
+
+
+def _load_renameat2() -> Any:
+    try:
+        function = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        return None
+    function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    function.restype = ctypes.c_int
+    return function
+
+
+_renameat2 = _load_renameat2()
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two existing paths; False where the kernel or filesystem cannot (then the caller renames)."""
+    if _renameat2 is None:
+        return False
+    if _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), str(a), None, str(b))
+
+
+def _stem(name: str) -> str:
+    """The model folder's name as used in its hidden siblings' names: shortened (deterministically) when long, so
+    `.<stem>.tmp-<random>` still fits in NAME_MAX."""
+    if len(os.fsencode(name)) <= _STEM_MAX:
+        return name
+    return name[:_STEM_MAX // 2] + "-" + hashlib.sha256(os.fsencode(name)).hexdigest()[:16]
+
+
+def _lock_path(folder: Path) -> Path:
+    return folder.parent / f".{_stem(folder.name)}{LOCK_SUFFIX}"
+
+
+def _hidden(folder: Path, tag: str) -> Path:
+    return folder.parent / f".{_stem(folder.name)}{tag}{secrets.token_hex(4)}"
+
+
+def _remove(path: Path) -> None:
+    """Remove a file, a link or a whole folder, whatever is there."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _name_max(folder: Path) -> int:
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255
+
+
+def _path_max(folder: Path) -> int:
+    try:
+        return os.pathconf(folder, "PC_PATH_MAX")
+    except (OSError, ValueError):
+        return 4096
+
+
+def _existing_ancestor(path: Path) -> Path:
+    """The nearest part of path that exists (path itself, a parent, ..., the filesystem root)."""
+    while not os.path.lexists(path) and path != path.parent:
+        path = path.parent
+    return path
+
+
+def _check_names(path: Path, label: str) -> None:
+    """Every component of an absolute path fits the filesystem's NAME_MAX, and the path PATH_MAX."""
+    base = _existing_ancestor(path)
+    limit = _name_max(base if base.is_dir() else base.parent)
+    for part in path.parts[1:]:
+        if len(os.fsencode(part)) > limit:
+            raise OutputError(f"{label}: the name {part[:40]}... is {len(os.fsencode(part))} bytes long; "
+                              f"this filesystem allows {limit}")
+    if len(os.fsencode(str(path))) + 300 > _path_max(base if base.is_dir() else base.parent):
+        raise OutputError(f"{label}: the path is {len(os.fsencode(str(path)))} bytes long; with the result files "
+                          f"below it, it would pass this system's limit of {_path_max(base)}")
 
 
 def preflight_output_root(root: Path) -> None:
     """Fail before any work when the results root cannot take files (a file, read-only, ...): one line, exit 2.
-    Called by the runner at the start of a run."""
-    return None
+    Called by the runner at the start of a run. It creates nothing: a run that fails later leaves no folder."""
+    label = f"--output {root}"
+    path = Path(os.path.abspath(root))
+    _check_names(path, label)
+    base = _existing_ancestor(path)
+    if not base.is_dir():
+        where = "is a file" if base == path else f"{base} is a file"
+        raise OutputError(f"{label}: {where}, not a folder")
+    if not os.access(base, os.W_OK | os.X_OK):
+        reason = "read-only file system" if _read_only(base) else "permission denied"
+        raise OutputError(f"{label}: cannot create files in {base} ({reason})")
+    stats = os.statvfs(base)
+    blocks = stats.f_bfree if os.geteuid() == 0 else stats.f_bavail
+    if blocks == 0 or (stats.f_files > 0 and stats.f_favail == 0):
+        raise OutputError(f"{label}: no space left on the device holding {base}")
+
+
+def _read_only(folder: Path) -> bool:
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def preflight_output_folders(folders: Sequence[Path]) -> None:
+    """The same checks for the set folders themselves, once the model (and so each folder's name) is known: a
+    name too long, or a file where a folder must go. The runner may call it before encoding."""
+    for folder in folders:
+        path = Path(os.path.abspath(folder))
+        _check_names(path, str(folder))
+        for parent in (path.parent, path):
+            if os.path.lexists(parent) and not parent.is_dir():
+                raise OutputError(f"{folder}: {parent} is a file, not a folder")
+
+
+class _Sigint:
+    """A SIGINT handler that holds Ctrl-C back while files are being swapped, and raises it only where that is
+    safe (waiting for the lock). Installed only in the main thread, the only one Python delivers signals to."""
+
+    def __init__(self) -> None:
+        self.received = False
+        self.raise_now = False
+        self.previous: Any = None
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        self.received = True
+        if self.raise_now:
+            raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[_Sigint]:
+        try:
+            self.previous = signal.getsignal(signal.SIGINT)
+            if self.previous in (signal.SIG_IGN, None):
+                yield self
+                return
+            signal.signal(signal.SIGINT, self)
+        except ValueError:  # not the main thread: no Ctrl-C can reach this code
+            yield self
+            return
+        try:
+            yield self
+        finally:
+            signal.signal(signal.SIGINT, self.previous)
+
+    @contextlib.contextmanager
+    def raising(self) -> Iterator[None]:
+        """Ctrl-C raises KeyboardInterrupt at once inside this block (also if it came just before)."""
+        self.raise_now = True
+        try:
+            if self.received:
+                raise KeyboardInterrupt
+            yield
+        finally:
+            self.raise_now = False
+
+
+@dataclass
+class _Set:
+    folder: Path
+    files: dict[str, str | bytes]
+    existed: bool = False
+    lock_fd: int | None = None
+    created: list[Path] = field(default_factory=list)  # parent folders this run made, deepest last
+    staging: Path | None = None
+    aside: Path | None = None  # where the old set went in the two-rename fallback
+    swapped: str = ""  # "", "renamed" (no old set), "exchanged", "aside"
+
+
+def write_output_sets(sets: Sequence[tuple[Path, dict[str, str | bytes]]]) -> None:
+    """Write each (folder, name -> content) set as one unit; see the module's docstring for how and why."""
+    units = sorted({Path(os.path.abspath(folder)): _Set(Path(os.path.abspath(folder)), dict(files))
+                    for folder, files in sets}.values(), key=lambda unit: str(unit.folder))
+    if not units:
+        return
+    for unit in units:
+        for name in unit.files:
+            if Path(name).name != name or name.startswith("."):
+                raise ValueError(f"not a plain file name: {name!r}")
+    preflight_output_folders([unit.folder for unit in units])
+    sigint = _Sigint()
+    with sigint.installed():
+        try:
+            _lock_all(units, sigint)
+            _write_locked(units, sigint)
+        except KeyboardInterrupt:  # only raised while waiting for a lock; later, Ctrl-C is held back
+            raise OutputInterrupted(f"interrupted while waiting for another specrun writing to {_where(units)}; "
+                                    "nothing was written") from None
+        finally:
+            _unlock_all(units)
+            _remove_created(units)
+
+
+def _where(units: Sequence[_Set]) -> str:
+    return str(units[0].folder) + (f" (and {len(units) - 1} more)" if len(units) > 1 else "")
+
+
+def _kept(units: Sequence[_Set]) -> str:
+    return ", the previous results are unchanged" if any(unit.existed for unit in units) else ""
+
+
+def _lock_all(units: Sequence[_Set], sigint: _Sigint) -> None:
+    """Lock every folder, in path order (as every writer does, so two runs never deadlock)."""
+    for unit in units:
+        unit.existed = os.path.lexists(unit.folder)
+    for unit in units:
+        try:
+            unit.lock_fd = _lock(unit, sigint)
+        except OSError as exc:
+            raise OutputError(f"cannot write results to {unit.folder}: {exc.strerror or exc}; nothing was written"
+                              f"{_kept(units)}") from None
+
+
+def _lock(unit: _Set, sigint: _Sigint) -> int:
+    """flock the folder's lock file, making the parent folders first; retried when the file we locked was removed
+    meanwhile by the previous holder (then a newer lock file is the one that counts)."""
+    path = _lock_path(unit.folder)
+    for _ in range(100):
+        try:
+            _make_parents(unit)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        except FileNotFoundError:  # a failing writer removed the empty parent just now
+            continue
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                print(f"specrun: warning: waiting for another specrun writing to {unit.folder}", file=sys.stderr)
+                with sigint.raising():
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+            if os.path.samestat(os.fstat(fd), os.stat(path)):
+                return fd
+        except FileNotFoundError:
+            pass
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+    raise OutputError(f"cannot lock {path}: it keeps being replaced")
+
+
+def _make_parents(unit: _Set) -> None:
+    missing: list[Path] = []
+    parent = unit.folder.parent
+    while not os.path.lexists(parent):
+        missing.append(parent)
+        parent = parent.parent
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir()
+            unit.created.append(folder)
+
+
+def _unlock_all(units: Sequence[_Set]) -> None:
+    """Remove each lock file while still holding it, then release it."""
+    for unit in units:
+        if unit.lock_fd is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(_lock_path(unit.folder))
+            os.close(unit.lock_fd)
+            unit.lock_fd = None
+
+
+def _remove_created(units: Sequence[_Set]) -> None:
+    """Parent folders this run created and left empty (a failed run) go again: nothing is left behind."""
+    for unit in units:
+        for folder in reversed(unit.created):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+
+
+def _clean_stale(unit: _Set) -> None:
+    """Under the lock: put back an old set a killed writer left aside, then remove every temporary of this folder."""
+    stem = _stem(unit.folder.name)
+    parent = unit.folder.parent
+    olds = sorted(parent.glob(f".{glob.escape(stem)}{OLD_TAG}*"), key=lambda p: p.lstat().st_mtime)
+    if olds and not os.path.lexists(unit.folder):
+        os.rename(olds.pop(), unit.folder)
+    for stale in [*olds, *parent.glob(f".{glob.escape(stem)}{STAGING_TAG}*")]:
+        _remove(stale)
+    if unit.folder.is_dir() and not unit.folder.is_symlink():
+        for stale in unit.folder.glob(".*.tmp"):  # left by the per-file writes of older versions
+            _remove(stale)
+
+
+def _write_locked(units: Sequence[_Set], sigint: _Sigint) -> None:
+    try:
+        for unit in units:
+            _clean_stale(unit)
+            unit.existed = os.path.lexists(unit.folder)
+            if unit.existed and not unit.folder.is_dir():
+                raise OutputError(f"cannot write results to {unit.folder}: a file is there, not a folder; "
+                                  "nothing was written")
+        for unit in units:
+            _stage(unit, sigint)
+        _pause(PAUSE_BEFORE_SWAP_ENV, sigint)
+        if sigint.received:
+            raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        _discard_staging(units)
+        raise OutputInterrupted(f"interrupted while writing results to {_where(units)}; nothing was written"
+                                f"{_kept(units)}") from None
+    except OSError as exc:
+        where = _failed_where(units)
+        _discard_staging(units)
+        raise OutputError(f"cannot write results to {where}: {exc.strerror or exc}; "
+                          f"nothing was written{_kept(units)}") from None
+    except BaseException:
+        _discard_staging(units)
+        raise
+    _commit(units)
+    if sigint.received:
+        raise OutputInterrupted(f"interrupted while writing results; they were written whole to {_where(units)}")
+
+
+def _failed_where(units: Sequence[_Set]) -> str:
+    """The folder being staged when the fault came (the last one with a staging folder), else the first."""
+    staged = [unit for unit in units if unit.staging is not None]
+    return str((staged[-1] if staged else units[0]).folder)
+
+
+def _stage(unit: _Set, sigint: _Sigint) -> None:
+    """Write the set into a fresh hidden sibling folder, every file and the folder fsynced; results.json last."""
+    unit.staging = Path(tempfile.mkdtemp(dir=unit.folder.parent, prefix=f".{_stem(unit.folder.name)}{STAGING_TAG}"))
+    mask = _umask()
+    os.chmod(unit.staging, 0o777 & ~mask)  # mkdtemp makes 0700; this is an ordinary folder
+    for name in sorted(unit.files, key=lambda n: n == "results.json"):
+        if sigint.received:
+            raise KeyboardInterrupt
+        content = unit.files[name]
+        data = content.encode("utf-8") if isinstance(content, str) else content
+        fd = os.open(unit.staging / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    _fsync_dir(unit.staging)
+
+
+def _discard_staging(units: Sequence[_Set]) -> None:
+    for unit in units:
+        if unit.staging is not None:
+            with contextlib.suppress(OSError):
+                _remove(unit.staging)
+            unit.staging = None
+
+
+def _pause(variable: str, sigint: _Sigint) -> None:
+    """Test-only (see PAUSE_BEFORE_SWAP_ENV): sleep, ending early on Ctrl-C."""
+    seconds = float(os.environ.get(variable) or 0)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not sigint.received:
+        time.sleep(0.02)
+
+
+def _swap(unit: _Set) -> None:
+    """Put the staged set in place of the folder; afterwards unit.staging (or unit.aside) holds the old set."""
+    assert unit.staging is not None
+    if not os.path.lexists(unit.folder):
+        os.rename(unit.staging, unit.folder)
+        unit.swapped = "renamed"
+    elif _exchange(unit.staging, unit.folder):
+        unit.swapped = "exchanged"
+    else:
+        unit.aside = _hidden(unit.folder, OLD_TAG)
+        os.rename(unit.folder, unit.aside)
+        try:
+            os.rename(unit.staging, unit.folder)
+        except BaseException:
+            os.rename(unit.aside, unit.folder)
+            unit.aside = None
+            raise
+        unit.swapped = "aside"
+
+
+def _unswap(unit: _Set) -> None:
+    """Undo _swap: the old set (or no folder) back in place, the new one back under the staging name."""
+    assert unit.staging is not None
+    if unit.swapped == "renamed":
+        os.rename(unit.folder, unit.staging)
+    elif unit.swapped == "exchanged":
+        if not _exchange(unit.staging, unit.folder):
+            raise OSError(errno.ENOTSUP, "cannot exchange back")
+    elif unit.swapped == "aside" and unit.aside is not None:
+        os.rename(unit.folder, unit.staging)
+        os.rename(unit.aside, unit.folder)
+        unit.aside = None
+    unit.swapped = ""
+
+
+def _commit(units: Sequence[_Set]) -> None:
+    """Swap every staged set in (Ctrl-C is held back meanwhile); a failed swap undoes those before it."""
+    done: list[_Set] = []
+    try:
+        for index, unit in enumerate(units):
+            _swap(unit)
+            done.append(unit)
+            if index == 0:
+                _pause(PAUSE_DURING_SWAP_ENV, _Sigint())
+    except OSError as exc:
+        failed = units[len(done)].folder
+        undone = []
+        for unit in reversed(done):
+            try:
+                _unswap(unit)
+                undone.append(unit)
+            except OSError:
+                pass
+        kept_new = [str(unit.folder) for unit in done if unit not in undone]
+        _discard_staging(units)
+        if kept_new:
+            raise OutputError(f"cannot write results to {failed}: {exc.strerror or exc}; only "
+                              f"{', '.join(kept_new)} got the new results (each folder is whole)") from None
+        raise OutputError(f"cannot write results to {failed}: {exc.strerror or exc}; nothing was written"
+                          f"{_kept(units)}") from None
+    for unit in units:
+        with contextlib.suppress(OSError):  # the renames are durable once the parent folder is synced
+            _fsync_dir(unit.folder.parent)
+    for unit in units:  # the old sets, now under hidden names
+        for old in (unit.staging if unit.swapped == "exchanged" else None, unit.aside):
+            if old is not None:
+                with contextlib.suppress(OSError):
+                    _remove(old)
+        unit.staging = unit.aside = None

@@ -8,6 +8,11 @@ import io
 
 import numpy as np
 
+from specrun import registry
+from specrun.cache import DerivedCache
+from specrun.evaluation import ProtocolRun
+from specrun.plan import Plan
+
 
 def scatter_png(prediction: np.ndarray, gold: np.ndarray, title: str) -> bytes | None:
     """PNG bytes, or None when matplotlib is not installed."""
@@ -26,3 +31,38 @@ def scatter_png(prediction: np.ndarray, gold: np.ndarray, title: str) -> bytes |
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", metadata={"Software": None})  # no version string: same data, same bytes
     return buffer.getvalue()
+
+
+def plot_files(plan: Plan, runs: list[ProtocolRun], derived: DerivedCache | None,
+               model_name: str) -> tuple[dict[str, bytes], dict[str, str]]:
+    """The scatter of each (split, protocol) whose kind names outputs to plot (the registry's `plot`), through the
+    derived cache: file name -> PNG, and split/protocol -> file name for results.json."""
+    files: dict[str, bytes] = {}
+    plots: dict[str, str] = {}
+    for run in runs:
+        pair = registry.PROTOCOLS[run.kind].plot
+        if pair is None:
+            continue
+        prediction, gold = (run.outputs.arrays[name] for name in pair)
+        png = cached_scatter(derived, prediction, gold, f"{plan.id} {run.split}, {run.protocol}: {model_name}")
+        if png is not None:
+            name = f"scatter-{run.split}-{run.protocol}.png"
+            files[name] = png
+            plots[f"{run.split}/{run.protocol}"] = name
+    return files, plots
+
+
+def cached_scatter(derived: DerivedCache | None, prediction: np.ndarray, gold: np.ndarray, title: str) -> bytes | None:
+    """scatter_png, through the derived cache; None when matplotlib is not installed."""
+    if derived is None or not derived.versions.get("matplotlib"):
+        return scatter_png(prediction, gold, title)
+    key = derived.key("scatter", title, arrays=[prediction, gold])
+    stored = derived.get(key, "plot")
+    if stored is not None:
+        if stored.startswith(b"\x89PNG\r\n\x1a\n"):
+            return stored
+        derived.discard(key, "plot", "not a PNG")
+    png = scatter_png(prediction, gold, title)
+    if png is not None:
+        derived.put(key, png)
+    return png

@@ -1,4 +1,5 @@
-"""Results stage: one validated results.json with full provenance, written atomically."""
+"""Results stage: one validated results.json with full provenance, assembled here (`build_results`) from the
+plan, the data, the evaluation and the encoder's own description, and read back here (bounded, verified)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import hashlib
 import json
 import os
 import stat
+from datetime import datetime, timezone
 from decimal import Decimal
 from importlib import metadata
 from pathlib import Path
@@ -14,8 +16,13 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from specrun import __version__
+from specrun.data import SplitData
 from specrun.errors import SpecrunError
+from specrun.evaluation import ProtocolRun
 from specrun.files import write_atomic
+from specrun.plan import Plan
+from specrun.types import Score
 
 __all__ = ["write_atomic"]  # callers import it from here too
 
@@ -29,13 +36,6 @@ RECORDED_PACKAGES = ("specrun", "numpy", "scipy", "torch", "transformers", "sent
 
 class Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Score(Frozen):
-    value: float
-    ci_low: float
-    ci_high: float
-    n: int = Field(gt=0)
 
 
 class MetricInfo(Frozen):
@@ -63,11 +63,14 @@ class TextCounts(Frozen):
 
 
 class ModelProvenance(Frozen):
+    """The encoder's own description (encoders.ModelRef and EncoderInfo, field for field; a test keeps them in
+    step), validated as it goes into results.json."""
+
     name: str
     path: str
     origin: Literal["bundled", "local", "hub"]
     revision: str | None
-    weights_sha256: str | None
+    weights_sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="A content digest of the weights, always.")
     adapter: str
     pooling: str
     normalize: bool
@@ -124,6 +127,47 @@ class Results(Frozen):
     predictions: PredictionsRef
     plots: dict[str, str] = Field(default_factory=dict, description="split/protocol -> PNG file beside the report")
     provenance: Provenance
+
+
+def build_results(plan: Plan, splits: dict[str, SplitData], runs: list[ProtocolRun], model: ModelProvenance,
+                  texts: TextCounts, plots: dict[str, str], versions: dict[str, str],
+                  timings: dict[str, float]) -> tuple[Results, str]:
+    """results.json's model and the predictions file it pins (one row per evaluated unit)."""
+    spec = plan.spec
+    rows: list[dict[str, object]] = []
+    scores: dict[str, dict[str, Score]] = {split.name: {} for split in plan.splits}
+    for run in runs:
+        scores[run.split].update(run.scores)
+        for index, unit_id in enumerate(run.outputs.ids):
+            rows.append({"split": run.split, "protocol": run.protocol, "id": unit_id,
+                         **{name: float(values[index]) for name, values in run.outputs.arrays.items()}})
+    predictions = predictions_jsonl(rows)
+    data = {
+        name: SplitProvenance(
+            source=split.source, origin=split.origin, path=spec.sources[split.source].path,
+            revision=spec.sources[split.source].revision, licence=spec.sources[split.source].licence,
+            fingerprint=split.fingerprint, n_source=split.n_source, n_selected=len(split.items),
+            selection=str(spec.subset.splits[name]))
+        for name, split in splits.items()
+    }
+    u = spec.uncertainty
+    provenance = Provenance(
+        spec_path=plan.loaded.display, spec_sha256=plan.loaded.sha256, specrun_version=__version__,
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"), data=data, model=model,
+        uncertainty=Uncertainty(method=u.method, interval=u.interval, resamples=u.resamples,
+                                confidence=u.confidence, seed=plan.seed,
+                                unit={p.name: p.entry.unit for p in plan.protocols}),
+        packages=versions, timings_s={k: round(v, 3) for k, v in timings.items()})
+    metrics = {m.id: MetricInfo(metric=m.metric, protocol=p.name, protocol_kind=p.kind, label=m.label,
+                                direction=m.direction)
+               for p in plan.protocols for m in p.metrics}
+    metrics = {name: metrics[name] for name in spec.metrics}  # in the spec's order
+    results = Results(spec_id=spec.id, title=spec.title, licence=spec.licence.data,
+                      publication=spec.licence.publication, scores=scores, metrics=metrics, texts=texts,
+                      predictions=PredictionsRef(file=PREDICTIONS_FILE, sha256=hashlib.sha256(
+                          predictions.encode("utf-8")).hexdigest(), rows=len(rows)),
+                      plots=plots, provenance=provenance)
+    return results, predictions
 
 
 def package_versions() -> dict[str, str]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
 Embed = Callable[[Sequence[str]], np.ndarray]  # texts -> (len(texts), dim) matrix, rows in the order given
 
@@ -34,6 +35,18 @@ class Outputs:
     unit: str
     ids: list[str]
     arrays: dict[str, np.ndarray]
+
+
+class Score(BaseModel):
+    """A metric's value on all units, its bootstrap interval and the number of units it was computed on: what
+    the metrics stage returns, results.json stores and every reader shows (one type for all of them)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    value: float
+    ci_low: float
+    ci_high: float
+    n: int = Field(gt=0)
 
 
 class FieldError(ValueError):

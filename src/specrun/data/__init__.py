@@ -17,8 +17,9 @@ from specrun.data.sources import DATA_DIR_ENV, read_source_split, resolve_data_d
 from specrun.registry import PROTOCOLS
 from specrun.spec import LoadedSpec
 from specrun.types import Item
+from specrun.workspace import Workspace
 
-__all__ = ["DATA_DIR_ENV", "SplitData", "fingerprint", "load_split", "resolve_data_dir"]
+__all__ = ["DATA_DIR_ENV", "SplitData", "example_items", "fingerprint", "load_split", "resolve_data_dir"]
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,8 @@ class SplitData:
     fingerprint: str  # of all mapped items of the split, before the subset
 
 
-def _rows(loaded: LoadedSpec, split_name: str, data_dir: Path | None) -> tuple[list[RawRow], list[str], int]:
+def _rows(loaded: LoadedSpec, split_name: str, data_dir: Path | None,
+          workspace: Workspace | None) -> tuple[list[RawRow], list[str], int]:
     """Every kept row of the split's source split(s), in order, with the number its id is made of."""
     split = loaded.spec.splits[split_name]
     width = loaded.spec.sources[split.source].ids.width
@@ -41,7 +43,7 @@ def _rows(loaded: LoadedSpec, split_name: str, data_dir: Path | None) -> tuple[l
     origins: list[str] = []
     read = offset = 0
     for source_split in split.source_split_names:
-        rows, origin = read_source_split(loaded, split.source, source_split, data_dir)
+        rows, origin = read_source_split(loaded, split.source, source_split, data_dir, workspace)
         origins.append(origin)
         keeps = where_keeps(split.where, loaded, split_name, origin, rows)
         for index, row in enumerate(rows):
@@ -54,10 +56,12 @@ def _rows(loaded: LoadedSpec, split_name: str, data_dir: Path | None) -> tuple[l
     return kept, origins, read
 
 
-def load_split(loaded: LoadedSpec, split_name: str, data_dir: Path | None, *, check: bool = True) -> SplitData:
+def load_split(loaded: LoadedSpec, split_name: str, data_dir: Path | None, *, check: bool = True,
+               workspace: Workspace | None = None) -> SplitData:
+    """One split's items, checked against the spec (fingerprint, subset); downloads go to the workspace."""
     spec = loaded.spec
     split = spec.splits[split_name]
-    rows, origins, read = _rows(loaded, split_name, data_dir)
+    rows, origins, read = _rows(loaded, split_name, data_dir, workspace)
     origin = "; ".join(origins)
     items = map_items(rows, spec.sources[split.source], needed_fields(loaded), loaded, split.source)
     if not items:
@@ -77,3 +81,10 @@ def load_split(loaded: LoadedSpec, split_name: str, data_dir: Path | None, *, ch
     selected = select(items, selection, spec.subset.seed)
     return SplitData(name=split_name, source=split.source, origin=origin, items=selected,
                      n_source=len(items), fingerprint=found)
+
+
+def example_items(loaded: LoadedSpec, data_dir: Path | None, workspace: Workspace | None = None) -> list[Item]:
+    """The items a card quotes: the first evaluated split's, loaded (and checked) only when it shows examples."""
+    if not loaded.spec.card.examples.count:
+        return []
+    return load_split(loaded, loaded.spec.evaluated_splits[0], data_dir, workspace=workspace).items

@@ -13,9 +13,9 @@ from typing import Any
 
 from specrun.data.files import check_sha256, mirror_path, verify
 from specrun.errors import DataError, OfflineError, first_line
-from specrun.files import cache_root
 from specrun.registry import Rows, readers
 from specrun.spec import FileRef, GitSource, HubDataset, LoadedSpec
+from specrun.workspace import Workspace
 
 DATA_DIR_ENV = "SPECRUN_DATA_DIR"
 GIT_RAW_URL = "https://raw.githubusercontent.com/{repo}/{revision}/{path}"
@@ -44,7 +44,7 @@ def _datasets() -> Any:
     return datasets
 
 
-def _download(source: GitSource, ref: FileRef) -> Path:
+def _download(source: GitSource, ref: FileRef, downloads: Path) -> Path:
     """A git file at its commit, downloaded once into the cache and checked against its sha256 by pooch (a file
     already there is re-hashed, never trusted because it exists; a mismatch is downloaded again, then refused)."""
     import logging
@@ -53,7 +53,7 @@ def _download(source: GitSource, ref: FileRef) -> Path:
 
     assert ref.repo_path is not None
     logging.getLogger("pooch").setLevel(logging.ERROR)  # rich shows our own progress; pooch's log lines are noise
-    folder = cache_root() / "git" / source.path.replace("/", "__") / source.revision
+    folder = downloads / source.path.replace("/", "__") / source.revision
     url = GIT_RAW_URL.format(repo=source.path, revision=source.revision, path=ref.repo_path)
     try:
         return Path(pooch.retrieve(url, known_hash=f"sha256:{ref.sha256}" if ref.sha256 else None,
@@ -102,8 +102,8 @@ def extracted(path: Path, member: str) -> Iterator[Path]:
 
 
 @contextmanager
-def _readable(loaded: LoadedSpec, source_name: str, source_split: str,
-              data_dir: Path | None) -> Iterator[tuple[Path, str]]:
+def _readable(loaded: LoadedSpec, source_name: str, source_split: str, data_dir: Path | None,
+              workspace: Workspace | None) -> Iterator[tuple[Path, str]]:
     """The file (or folder) to read for a source split, verified against the spec's pins, and its origin."""
     source = loaded.spec.sources[source_name]
     assert isinstance(source, GitSource) or source.mirror is not None
@@ -131,7 +131,7 @@ def _readable(loaded: LoadedSpec, source_name: str, source_split: str,
         raise OfflineError(f"source {source_name!r} is never downloaded (fetch: false); put your copy in "
                            f"<data-dir>/{source_name}/{ref.mirror} and pass --data-dir DIR")
     else:
-        path = _download(source, ref)
+        path = _download(source, ref, (workspace or Workspace.resolve()).downloads())
     entry = readers()[source.layout.format]
     if path.is_dir() != entry.folder and ref.member is None:
         raise DataError(f"is a folder; format {entry.name} reads a file" if path.is_dir()
@@ -146,14 +146,14 @@ def _readable(loaded: LoadedSpec, source_name: str, source_split: str,
         yield member_path, f"{path}:{ref.member}"
 
 
-def read_source_split(loaded: LoadedSpec, source_name: str, source_split: str,
-                      data_dir: Path | None) -> tuple[Rows, str]:
+def read_source_split(loaded: LoadedSpec, source_name: str, source_split: str, data_dir: Path | None,
+                      workspace: Workspace | None = None) -> tuple[Rows, str]:
     """The rows of one source split and where they came from (a file, archive:member, or hub id@revision)."""
     source = loaded.spec.sources[source_name]
     if isinstance(source, HubDataset) and (source.mirror is None or data_dir is None):
         return _read_hub(source, source_split, data_dir / source_name if data_dir and not source.mirror else None)
     layout = source.layout
-    with _readable(loaded, source_name, source_split, data_dir) as (path, origin):
+    with _readable(loaded, source_name, source_split, data_dir, workspace) as (path, origin):
         try:
             return readers()[layout.format].read(path, layout, source_split), origin
         except DataError:

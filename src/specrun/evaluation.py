@@ -1,0 +1,62 @@
+"""Evaluation: each planned protocol runs on each split with the embeddings, and each of its metrics gets its
+estimate and bootstrap interval (through the derived cache, keyed by the exact inputs and library versions)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from specrun.cache import DerivedCache
+from specrun.data import SplitData
+from specrun.errors import SpecrunError
+from specrun.metrics import estimate
+from specrun.plan import Plan, PlannedMetric
+from specrun.types import Embed, Outputs, Score
+
+
+@dataclass(frozen=True)
+class ProtocolRun:
+    """One protocol on one split: its per-unit outputs and the score of each metric it feeds."""
+
+    split: str
+    protocol: str
+    kind: str
+    outputs: Outputs
+    scores: dict[str, Score]  # metric id -> score
+
+
+def evaluate(plan: Plan, splits: dict[str, SplitData], embed: Embed, derived: DerivedCache | None) -> list[ProtocolRun]:
+    runs = []
+    for split in plan.splits:
+        items = splits[split.name].items
+        for protocol in plan.protocols:
+            outputs = protocol.entry.run(items, embed, protocol.options)
+            scores = {}
+            for metric in protocol.metrics:
+                try:
+                    scores[metric.id] = cached_estimate(derived, metric, outputs.arrays, plan)
+                except SpecrunError as exc:
+                    raise type(exc)(f"{plan.id}, split {split.name}, {metric.id}: {exc.message}") from None
+            runs.append(ProtocolRun(split=split.name, protocol=protocol.name, kind=protocol.kind, outputs=outputs,
+                                    scores=scores))
+    return runs
+
+
+def cached_estimate(derived: DerivedCache | None, metric: PlannedMetric, arrays: dict[str, np.ndarray],
+                    plan: Plan) -> Score:
+    """metrics.estimate, through the derived cache when there is one (a damaged entry is reported, recomputed)."""
+    settings = {"resamples": plan.resamples, "confidence": plan.confidence, "seed": plan.seed}
+    if derived is None:
+        return estimate(metric.metric, arrays, **settings)
+    key = derived.key("estimate", metric.metric, plan.resamples, plan.confidence, plan.seed,
+                      arrays=[arrays[k] for k in metric.entry.inputs])
+    stored = derived.get(key, "estimate")
+    if stored is not None:
+        try:
+            return Score.model_validate_json(stored)
+        except ValueError:  # pydantic's ValidationError is a ValueError
+            derived.discard(key, "estimate", "not a score")
+    score = estimate(metric.metric, arrays, **settings)
+    derived.put(key, score.model_dump_json().encode())
+    return score
