@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import sys
 import typing
 from collections.abc import Sequence
@@ -19,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from specrun import __version__
-from specrun.errors import SpecrunError, first_line, os_error_text
+from specrun.errors import SpecrunError, os_error_text
 
 if TYPE_CHECKING:
     from specrun.hub import HubCheck
@@ -375,6 +374,7 @@ def _publish(files: dict[str, str | bytes], repo: str | None, repo_type: str, pu
     Every check comes before the first byte is written."""
     from specrun import hub
     from specrun.files import write_atomic
+    from specrun.hub import check_hub_reachable, upload
 
     check = check or hub.HubCheck()
     folder = _output_folder(output)
@@ -386,7 +386,7 @@ def _publish(files: dict[str, str | bytes], repo: str | None, repo_type: str, pu
                                f"{'; '.join(check.refusals)}; nothing was uploaded")
         for warning in check.warnings:
             print(f"specrun: warning: {warning}", file=sys.stderr)
-        _check_hub_reachable(repo_type, repo)
+        check_hub_reachable(repo_type, repo)
     if folder is not None:
         for name, content in files.items():
             write_atomic(folder / name, content)
@@ -406,171 +406,40 @@ def _publish(files: dict[str, str | bytes], repo: str | None, repo_type: str, pu
         print("nothing was uploaded; " + ("--push would be refused until the rejections above are fixed"
                                           if check.refusals else "pass --push to upload"))
         return
-    from huggingface_hub import CommitOperationAdd, HfApi
-
-    operations = [CommitOperationAdd(path_in_repo=name,
-                                     path_or_fileobj=content if isinstance(content, bytes) else content.encode())
-                  for name, content in files.items()]
-    try:
-        commit = HfApi().create_commit(repo_id=repo, repo_type=repo_type, operations=operations,
-                                       commit_message=message, create_pr=create_pr)
-    except Exception as exc:  # network, auth, permissions: one line, never the token
-        raise SpecrunError(f"upload to {repo_type} repo {repo} failed: {_redact(first_line(exc))}") from None
-    where = f"pull request {commit.pr_url}" if create_pr and commit.pr_url else commit.commit_url
+    where = upload(files, repo, repo_type, message, create_pr)
     print(f"uploaded {', '.join(files)} to {repo}: {where}")
 
 
-HUB_TIMEOUT_S = 5.0  # the connection check before an upload: offline answers in seconds, not after retries
-
-
-def _hub_endpoint() -> tuple[str, str, int]:
-    """(shown, host, port) of HF_ENDPOINT or the default hub; `shown` drops any user:password in the URL."""
-    from urllib.parse import urlsplit
-
-    endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
-    try:
-        parts = urlsplit(endpoint)
-        host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError:
-        host, port = None, 0
-    if not host or parts.scheme not in ("http", "https"):
-        raise SpecrunError("HF_ENDPOINT is not an http(s) URL; nothing was uploaded")
-    return f"{parts.scheme}://{host}:{port}", host, port
-
-
-def _check_hub_reachable(repo_type: str, repo: str) -> None:
-    """One short TCP connection to the hub before uploading, so that offline is one line within seconds instead
-    of huggingface_hub's retries and log lines; its logging and progress bars are silenced for the upload."""
-    import socket
-    import threading
-
-    from huggingface_hub.utils import disable_progress_bars
-    from huggingface_hub.utils import logging as hub_logging
-
-    hub_logging.set_verbosity_error()
-    disable_progress_bars()
-    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
-        raise SpecrunError(f"HF_HUB_OFFLINE is set; nothing was uploaded to {repo_type} repo {repo}")
-    shown, host, port = _hub_endpoint()
-    found: list[object] = []
-
-    def resolve() -> None:  # name lookup has no timeout of its own; a thread bounds it
-        try:
-            found.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][4])
-        except (OSError, IndexError) as exc:
-            found.append(exc)
-
-    lookup = threading.Thread(target=resolve, daemon=True)
-    lookup.start()
-    lookup.join(HUB_TIMEOUT_S)
-    try:
-        if not found:
-            raise TimeoutError(None, f"no address for {host} within {HUB_TIMEOUT_S:g} s")
-        if isinstance(found[0], BaseException):
-            raise found[0]
-        address = typing.cast("tuple[str, int]", found[0])
-        socket.create_connection(address[:2], timeout=HUB_TIMEOUT_S).close()
-    except (OSError, IndexError) as exc:
-        reason = (exc.strerror if isinstance(exc, OSError) else None) or type(exc).__name__
-        raise SpecrunError(f"cannot reach the hub at {shown} ({reason}); nothing was uploaded to {repo_type} repo "
-                           f"{repo}; rerun with --push when online, or without it for a dry run") from None
-
-
-def _redact(text: str) -> str:
-    """A library's message with the token and any user:password of a URL, should it quote them, blanked."""
-    import re
-
-    for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"):
-        token = os.environ.get(name)
-        if token:
-            text = text.replace(token, "***")
-    return re.sub(r"://[^/@\s]+@", "://***@", text)
-
-
 def cmd_publish(args: argparse.Namespace, console: Console) -> int:
-    import yaml
+    from specrun.hub import Confirmation, Source, results_publication
 
-    from specrun.hub import (
-        Confirmation,
-        Source,
-        check_revision,
-        default_source,
-        eval_results_yaml,
-        licence_gate,
-        model_index,
-        publish_check,
-        spec_task_ids,
-    )
-    from specrun.verify import verified_with_spec
-
-    revision = check_revision(args.benchmark_revision)
-    verified, loaded = verified_with_spec(args.results, args.spec)
-    results, spec = verified.results, loaded.spec
-    confirmation = Confirmation(args.confirm_licence) if args.confirm_licence else None
-    # the spec's licence and status, found by sha256: an edited results.json cannot open the gate
-    licence_gate(spec.licence.publication, spec.licence.data, f"{args.results} ({spec.id})", confirmation)
-    spec_task_ids(spec)  # the same task ids (and collision check) as publish-benchmark's eval.yaml
     if (args.source_name or args.source_user or args.source_org) and not args.source_url:
         raise SpecrunError("--source-name, --source-user and --source-org need --source-url (the hub requires a "
                            "source's url)")
-    source = (Source(url=args.source_url, name=args.source_name, user=args.source_user, org=args.source_org)
-              if args.source_url else default_source(args.benchmark))
-    files: dict[str, str | bytes] = {
-        f".eval_results/{spec.id}.yaml": eval_results_yaml(results, args.benchmark, confirmation, revision=revision,
-                                                           source=source),
-        "model-index.yaml": yaml.safe_dump({"model-index": model_index(results, args.benchmark, spec=spec,
-                                                                       revision=revision, source=source)},
-                                           sort_keys=False, allow_unicode=True),
-    }
-    check = publish_check(results, spec, files, args.repo)
+    source = Source(url=args.source_url, name=args.source_name, user=args.source_user, org=args.source_org) \
+        if args.source_url else None
+    confirmation = Confirmation(args.confirm_licence) if args.confirm_licence else None
+    files, check, spec_id = results_publication(args.results, args.spec, args.benchmark, args.benchmark_revision,
+                                                source, confirmation, args.repo)
     # model-index.yaml is a block for the model card's front matter: shown and written, but only the
     # .eval_results file is uploaded (specrun does not overwrite a model's README)
     to_upload = {name: text for name, text in files.items() if name.startswith(".eval_results/")} if args.push \
         else files
-    _publish(to_upload, args.repo, "model", args.push, args.output, f"specrun results on {spec.id}", check,
+    _publish(to_upload, args.repo, "model", args.push, args.output, f"specrun results on {spec_id}", check,
              args.create_pr)
     return 0
 
 
 def cmd_publish_benchmark(args: argparse.Namespace, console: Console) -> int:
-    from specrun.data import example_items, load_split, resolve_data_dir
-    from specrun.hub import (
-        Confirmation,
-        benchmark_check,
-        benchmark_eval_yaml,
-        data_files,
-        data_withheld,
-        dataset_card,
-        guess_language,
-        licence_gate,
-    )
-    from specrun.reports import render_card
+    from specrun.data import resolve_data_dir
+    from specrun.hub import Confirmation, benchmark_publication
     from specrun.spec import load_spec
 
     loaded = load_spec(args.spec)
-    spec = loaded.spec
     confirmation = Confirmation(args.confirm_licence) if args.confirm_licence else None
-    licence_gate(spec.licence.publication, spec.licence.data, f"{args.spec} ({spec.id})", confirmation)
-    eval_yaml = benchmark_eval_yaml(spec, args.evaluation_framework)
-    splits = None
-    if data_withheld(spec) is None:  # the gate is open: the evaluated splits go up as Parquet, named by configs
-        data_dir = resolve_data_dir(args.data_dir)
-        splits = {name: load_split(loaded, name, data_dir, workspace=workspace_of(args)).items
-                  for name in spec.evaluated_splits}
-        examples = splits[spec.evaluated_splits[0]]
-    else:
-        examples = example_items(loaded, resolve_data_dir(args.data_dir), workspace_of(args))
-    language = guess_language(spec, examples)
-    files: dict[str, str | bytes] = {
-        "README.md": dataset_card(spec, render_card(spec, examples), confirmation, splits=splits, language=language),
-        "eval.yaml": eval_yaml}
-    if splits:
-        files.update(data_files(splits))
-    check = benchmark_check(spec, files)
-    if language is None:
-        check.warnings.append("the dataset card states no language: the spec has none and the texts did not show "
-                              "one")
-    _publish(files, args.repo, "dataset", args.push, args.output, f"specrun benchmark {spec.id}", check,
+    files, check = benchmark_publication(loaded, resolve_data_dir(args.data_dir), workspace_of(args), confirmation,
+                                         args.evaluation_framework, args.spec)
+    _publish(files, args.repo, "dataset", args.push, args.output, f"specrun benchmark {loaded.spec.id}", check,
              args.create_pr)
     return 0
 

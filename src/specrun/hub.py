@@ -20,29 +20,41 @@ import io
 import json
 import os
 import re
+import typing
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from specrun.errors import SpecrunError
-from specrun.protocols import Item
+from specrun import registry
+from specrun.errors import SpecrunError, first_line
 from specrun.results import Results, confidence_percent
-from specrun.spec import GitSource, Spec
+from specrun.spec import GitSource, LoadedSpec, Spec
+from specrun.types import Item
+from specrun.workspace import Workspace
 
-# protocol kind -> hub task type (the hub's task ids)
-HUB_TASKS = {"sts": "sentence-similarity", "conditional_sts": "sentence-similarity", "retrieval": "text-retrieval"}
-# protocol kind -> hub subtask (dataset card `task_ids`; huggingface.js packages/tasks/src/pipelines.ts)
-HUB_TASK_IDS = {"sts": "semantic-similarity-scoring", "conditional_sts": "semantic-similarity-scoring",
-                "retrieval": "document-retrieval"}
-# registered metric -> hub metric type
-HUB_METRICS = {"pearson": "pearsonr", "spearman": "spearmanr", "conditional_spearman": "spearmanr",
-               "pairwise_accuracy": "accuracy", "map": "map", "mrr": "mrr", "ndcg_at_10": "ndcg_at_10"}
+
+def hub_task(kind: str) -> str:
+    """The hub's task type of a protocol kind: the registry entry says it (feature-extraction when it does not)."""
+    return getattr(registry.PROTOCOLS.get(kind), "hub_task", "") or "feature-extraction"
+
+
+def hub_task_id(kind: str) -> str | None:
+    """The hub's subtask (dataset card `task_ids`, huggingface.js packages/tasks/src/pipelines.ts) of a kind."""
+    return getattr(registry.PROTOCOLS.get(kind), "hub_task_id", None) or None
+
+
+def hub_metric(name: str) -> str:
+    """The hub's metric type of a registered metric (its `hub_id`), else the metric's own name."""
+    return getattr(registry.METRICS.get(name), "hub_id", "") or name
+
+
 # spec licence id -> hub licence id
 HUB_LICENCES = {"none-stated": "unknown"}
 EVALUATION_FRAMEWORK = "specrun"
@@ -314,11 +326,11 @@ def model_index(results: Results, dataset_id: str, *, spec: Spec, revision: str 
         for metric_id, score in scores.items():
             info = results.metrics[metric_id]
             entries.append(EvalResult(
-                task_type=HUB_TASKS.get(info.protocol_kind, "feature-extraction"), task_name=info.protocol,
+                task_type=hub_task(info.protocol_kind), task_name=info.protocol,
                 dataset_type=dataset_id, dataset_name=results.title,
                 dataset_config=CONFIG if has_data else None, dataset_split=split if has_data else None,
                 dataset_revision=revision,
-                metric_type=HUB_METRICS.get(info.metric, info.metric), metric_value=round(score.value, 6),
+                metric_type=hub_metric(info.metric), metric_value=round(score.value, 6),
                 metric_name=f"{metric_id} ({info.label})", source_name=source.name or "specrun",
                 source_url=source.url))
     return eval_results_to_model_index(results.provenance.model.name, entries)
@@ -469,16 +481,182 @@ def dataset_card(spec: Spec, card_text: str, confirmation: Confirmation | None, 
         license=HUB_LICENCES.get(spec.licence.data, spec.licence.data), pretty_name=spec.title,
         size_categories=[size_category(sum(len(items) for items in splits.values()))] if splits else None,
         source_datasets=source_datasets(spec),
-        task_categories=sorted({HUB_TASKS.get(kind, "feature-extraction") for kind in kinds}),
-        task_ids=sorted({HUB_TASK_IDS[kind] for kind in kinds if kind in HUB_TASK_IDS}) or None,
+        task_categories=sorted({hub_task(kind) for kind in kinds}),
+        task_ids=sorted({task for task in map(hub_task_id, kinds) if task}) or None,
         tags=["specrun", "sentence-embeddings", "benchmark"], **extra)
     body = card_text if confirmation is None else f"{card_text.rstrip()}\n\n{confirmation.sentence}\n"
     return str(DatasetCard(f"---\n{data.to_yaml()}\n---\n\n{body}"))
 
 
-__all__ = ["CONFIG", "EVALUATION_FRAMEWORK", "HUB_METRICS", "HUB_TASKS", "Confirmation", "EvalResultItem",
-           "EvalTask", "EvalYaml", "HubCheck", "Source", "benchmark_check", "benchmark_eval_yaml",
-           "check_eval_results", "check_eval_yaml", "check_revision", "data_files", "data_withheld", "dataset_card",
-           "default_source", "direction_check", "eval_results_yaml", "framework_check", "frameworks",
-           "guess_language", "licence_gate", "model_index", "parquet_bytes", "publish_check", "size_category",
-           "spec_task_ids", "task_id", "task_ids"]
+HUB_TIMEOUT_S = 5.0  # the connection check before an upload: offline answers in seconds, not after retries
+
+
+def hub_endpoint() -> tuple[str, str, int]:
+    """(shown, host, port) of HF_ENDPOINT or the default hub; `shown` drops any user:password in the URL."""
+    from urllib.parse import urlsplit
+
+    endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+    try:
+        parts = urlsplit(endpoint)
+        host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        host, port = None, 0
+    if not host or parts.scheme not in ("http", "https"):
+        raise SpecrunError("HF_ENDPOINT is not an http(s) URL; nothing was uploaded")
+    return f"{parts.scheme}://{host}:{port}", host, port
+
+
+def check_hub_reachable(repo_type: str, repo: str) -> None:
+    """One short TCP connection to the hub before uploading, so that offline is one line within seconds instead
+    of huggingface_hub's retries and log lines; its logging and progress bars are silenced for the upload."""
+    import socket
+    import threading
+
+    from huggingface_hub.utils import disable_progress_bars
+    from huggingface_hub.utils import logging as hub_logging
+
+    hub_logging.set_verbosity_error()
+    disable_progress_bars()
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+        raise SpecrunError(f"HF_HUB_OFFLINE is set; nothing was uploaded to {repo_type} repo {repo}")
+    shown, host, port = hub_endpoint()
+    found: list[object] = []
+
+    def resolve() -> None:  # name lookup has no timeout of its own; a thread bounds it
+        try:
+            found.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][4])
+        except (OSError, IndexError) as exc:
+            found.append(exc)
+
+    lookup = threading.Thread(target=resolve, daemon=True)
+    lookup.start()
+    lookup.join(HUB_TIMEOUT_S)
+    try:
+        if not found:
+            raise TimeoutError(None, f"no address for {host} within {HUB_TIMEOUT_S:g} s")
+        if isinstance(found[0], BaseException):
+            raise found[0]
+        address = typing.cast("tuple[str, int]", found[0])
+        socket.create_connection(address[:2], timeout=HUB_TIMEOUT_S).close()
+    except (OSError, IndexError) as exc:
+        reason = (exc.strerror if isinstance(exc, OSError) else None) or type(exc).__name__
+        raise SpecrunError(f"cannot reach the hub at {shown} ({reason}); nothing was uploaded to {repo_type} repo "
+                           f"{repo}; rerun with --push when online, or without it for a dry run") from None
+
+
+def redact(text: str) -> str:
+    """A library's message with the token and any user:password of a URL, should it quote them, blanked."""
+    import re
+
+    for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"):
+        token = os.environ.get(name)
+        if token:
+            text = text.replace(token, "***")
+    return re.sub(r"://[^/@\s]+@", "://***@", text)
+
+
+def upload(files: dict[str, str | bytes], repo: str, repo_type: str, message: str, create_pr: bool) -> str:
+    """One commit (or pull request) with every file, through huggingface_hub; the URL it made. Errors are one
+    line without the token."""
+    from huggingface_hub import CommitOperationAdd, HfApi
+
+    operations = [CommitOperationAdd(path_in_repo=name,
+                                     path_or_fileobj=content if isinstance(content, bytes) else content.encode())
+                  for name, content in files.items()]
+    try:
+        commit = HfApi().create_commit(repo_id=repo, repo_type=repo_type, operations=operations,
+                                       commit_message=message, create_pr=create_pr)
+    except Exception as exc:  # network, auth, permissions: one line, never the token
+        raise SpecrunError(f"upload to {repo_type} repo {repo} failed: {redact(first_line(exc))}") from None
+    return f"pull request {commit.pr_url}" if create_pr and commit.pr_url else commit.commit_url
+
+
+def results_publication(results_path: str, spec_path: str | None, benchmark: str, benchmark_revision: str | None,
+                        source: Source | None, confirmation: Confirmation | None,
+                        repo: str | None) -> tuple[dict[str, str | bytes], HubCheck, str]:
+    """`.eval_results/<spec>.yaml` and the model-index block of a verified run, with what the hub would make of
+    them; the licence gate reads the spec (found by the sha256 results.json records), never the results file."""
+    from specrun.verify import verified_with_spec
+
+    revision = check_revision(benchmark_revision)
+    verified, loaded = verified_with_spec(results_path, spec_path)
+    results, spec = verified.results, loaded.spec
+    licence_gate(spec.licence.publication, spec.licence.data, f"{results_path} ({spec.id})", confirmation)
+    spec_task_ids(spec)  # the same task ids (and collision check) as publish-benchmark's eval.yaml
+    source = source or default_source(benchmark)
+    files: dict[str, str | bytes] = {
+        f".eval_results/{spec.id}.yaml": eval_results_yaml(results, benchmark, confirmation, revision=revision,
+                                                           source=source),
+        "model-index.yaml": yaml.safe_dump({"model-index": model_index(results, benchmark, spec=spec,
+                                                                       revision=revision, source=source)},
+                                           sort_keys=False, allow_unicode=True),
+    }
+    return files, publish_check(results, spec, files, repo), spec.id
+
+
+def benchmark_publication(loaded: LoadedSpec, data_dir: Path | None, workspace: Workspace | None,
+                          confirmation: Confirmation | None, framework: str | None,
+                          shown: str) -> tuple[dict[str, str | bytes], HubCheck]:
+    """The benchmark repo's files: the dataset card (README.md), eval.yaml and, when the licence gate and the
+    sources allow, the evaluated splits as Parquet; with what the hub would make of them."""
+    from specrun.data import example_items, load_split
+    from specrun.reports import render_card
+
+    spec = loaded.spec
+    licence_gate(spec.licence.publication, spec.licence.data, f"{shown} ({spec.id})", confirmation)
+    eval_yaml = benchmark_eval_yaml(spec, framework)
+    splits = None
+    if data_withheld(spec) is None:  # the gate is open: the evaluated splits go up as Parquet, named by configs
+        splits = {name: load_split(loaded, name, data_dir, workspace=workspace).items
+                  for name in spec.evaluated_splits}
+        examples = splits[spec.evaluated_splits[0]]
+    else:
+        examples = example_items(loaded, data_dir, workspace)
+    language = guess_language(spec, examples)
+    files: dict[str, str | bytes] = {
+        "README.md": dataset_card(spec, render_card(spec, examples), confirmation, splits=splits, language=language),
+        "eval.yaml": eval_yaml}
+    if splits:
+        files.update(data_files(splits))
+    check = benchmark_check(spec, files)
+    if language is None:
+        check.warnings.append("the dataset card states no language: the spec has none and the texts did not show "
+                              "one")
+    return files, check
+
+
+__all__ = [
+    "CONFIG",
+    "EVALUATION_FRAMEWORK",
+    "Confirmation",
+    "EvalResultItem",
+    "EvalTask",
+    "EvalYaml",
+    "HubCheck",
+    "Source",
+    "benchmark_check",
+    "benchmark_eval_yaml",
+    "check_eval_results",
+    "check_eval_yaml",
+    "check_revision",
+    "data_files",
+    "data_withheld",
+    "dataset_card",
+    "default_source",
+    "direction_check",
+    "eval_results_yaml",
+    "framework_check",
+    "frameworks",
+    "guess_language",
+    "hub_metric",
+    "hub_task",
+    "hub_task_id",
+    "licence_gate",
+    "model_index",
+    "parquet_bytes",
+    "publish_check",
+    "size_category",
+    "spec_task_ids",
+    "task_id",
+    "task_ids",
+]

@@ -4,7 +4,8 @@ A protocol never knows which benchmark it serves. A new protocol is one class pl
 (`registry.PROTOCOLS.register(kind, instance)`), and the class carries its metadata: `item_fields` (field -> kind
 of `types.FIELD_KINDS`, converted and checked by the data stage), `outputs` (the per-unit arrays its metrics read),
 `unit` (what the bootstrap resamples), `Options` (the pydantic model of `protocols.<name>.options`, part of the
-spec's schema), `plot` (the outputs drawn against each other, or None), `hub_task` (the hub's task type) and
+spec's schema), `plot` (the outputs drawn against each other, or None), `hub_task` and `hub_task_id` (the hub's
+task type and subtask) and
 `caption` (the report's caption for its plot); then `validate_items()`, `texts()` and `run()`.
 """
 
@@ -56,6 +57,7 @@ class StsProtocol:
     Options = NoOptions
     plot: ClassVar[tuple[str, str] | None] = ("prediction", "gold")
     hub_task: ClassVar[str] = "sentence-similarity"
+    hub_task_id: ClassVar[str] = "semantic-similarity-scoring"
     caption: ClassVar[str] = "predicted similarity against gold"
 
     def validate_items(self, items: Sequence[Item], options: BaseModel, origin: str) -> None:
@@ -110,6 +112,7 @@ class RetrievalProtocol:
     Options = NoOptions
     plot: ClassVar[tuple[str, str] | None] = None
     hub_task: ClassVar[str] = "text-retrieval"
+    hub_task_id: ClassVar[str] = "document-retrieval"
     caption: ClassVar[str] = ""
 
     def validate_items(self, items: Sequence[Item], options: BaseModel, origin: str) -> None:
@@ -179,6 +182,7 @@ class ConditionalStsProtocol:
     Options = ConditionalOptions
     plot: ClassVar[tuple[str, str] | None] = None
     hub_task: ClassVar[str] = "sentence-similarity"
+    hub_task_id: ClassVar[str] = "semantic-similarity-scoring"
     caption: ClassVar[str] = ""
 
     def validate_items(self, items: Sequence[Item], options: BaseModel, origin: str) -> None:

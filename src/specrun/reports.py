@@ -17,6 +17,7 @@ from typing import Any
 
 import jinja2
 
+from specrun import registry
 from specrun.protocols import Item
 from specrun.results import Results, confidence_percent
 from specrun.spec import GitSource, Spec
@@ -141,6 +142,11 @@ def file_lines(spec: Spec, split: str) -> list[str]:
     return lines
 
 
+def plot_caption(kind: str) -> str:
+    """The caption a protocol kind gives its plot (the registry entry's `caption`)."""
+    return getattr(registry.PROTOCOLS.get(kind), "caption", "") or "plot"
+
+
 def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
     p = results.provenance
     m = p.model
@@ -168,7 +174,8 @@ def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
                  f"{confidence_percent(u.confidence)} interval; resampling unit {units}")
     lines.append("packages " + ", ".join(f"{name} {version}" for name, version in p.packages.items()))
     lines.append(f"run {p.created}")
-    plots = [(md_text(f"{key.replace('/', ', ')}: predicted similarity against gold"), file)
+    kinds = {info.protocol: info.protocol_kind for info in results.metrics.values()}
+    plots = [(md_text(f"{key.replace('/', ', ')}: {plot_caption(kinds.get(key.split('/')[-1], ''))}"), file)
              for key, file in results.plots.items()]
     texts = results.texts
     return {"model_line": md_text(model_line), "header": table_row(header),
