@@ -444,8 +444,10 @@ def _texts(items: Sequence[Item]) -> list[str]:
 
 
 def guess_language(spec: Spec, items: Sequence[Item]) -> str | None:
-    """The data's language, derived from its texts because specs do not state one: Japanese when kana appear,
-    English when common English function words make up a tenth of the words; else unknown (None)."""
+    """The data's language: the spec's `language` when it states one; else derived from its texts: Japanese when
+    kana appear, English when common English function words make up a tenth of the words; else unknown (None)."""
+    if spec.language:
+        return spec.language[0] if len(spec.language) == 1 else ",".join(spec.language)
     texts = _texts(items)
     if not texts:
         return None
@@ -477,7 +479,7 @@ def dataset_card(spec: Spec, card_text: str, confirmation: Confirmation | None, 
         extra["configs"] = [{"config_name": CONFIG,
                              "data_files": [{"split": split, "path": f"data/{split}.parquet"} for split in splits]}]
     data = DatasetCardData(
-        language=[language] if language else None,
+        language=language.split(",") if language else None,
         license=HUB_LICENCES.get(spec.licence.data, spec.licence.data), pretty_name=spec.title,
         size_categories=[size_category(sum(len(items) for items in splits.values()))] if splits else None,
         source_datasets=source_datasets(spec),

@@ -291,6 +291,8 @@ class Spec(Strict):
     id: Name
     title: Text
     licence: Licence
+    language: list[Annotated[str, Field(pattern=r"^[a-z]{2,3}$")]] | None = Field(
+        None, description="The data's languages as ISO 639 codes (e.g. [ja]); stated on the hub's dataset card.")
     sources: dict[Name, Source] = Field(min_length=1)
     splits: dict[Name, Split] = Field(min_length=1)
     subset: Subset
