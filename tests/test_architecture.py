@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "specrun"
 
 # the flow, bottom first: a module may import its own rank or a lower one, never a higher one
 RANKS = {
-    "errors": 0, "types": 0, "registry": 0, "files": 0, "workspace": 0, "options": 0,
+    "errors": 0, "types": 0, "registry": 0, "files": 0, "workspace": 0, "options": 0, "network": 0,
     "yamlsafe": 1, "spec": 1,
     "plan": 2,
     "data": 3,

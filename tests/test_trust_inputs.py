@@ -259,3 +259,14 @@ card:
   caveats: c
   examples: {count: 0, heading: Examples, columns: {id: id}}
 """
+
+
+def test_hub_unreachable_is_one_quick_line_without_retries(tmp_path: Path) -> None:
+    """No mirror and a hub that does not answer: one line naming --data-dir, not huggingface_hub's retry log."""
+    env = {"HF_ENDPOINT": "http://127.0.0.1:9", "SPECRUN_DATA_DIR": "", "HF_HOME": str(tmp_path / "hf")}
+    for args in (["card", str(SPECS / "biosses.yaml")],
+                 [str(SPECS / "biosses.yaml"), "--adapter", "hashing", "--output", str(tmp_path / "out")]):
+        done = run_subprocess(args, env=env, timeout=60)
+        line = assert_one_line_error(done.returncode, done.stderr, contains="pass --data-dir DIR")
+        assert "127.0.0.1:9" in line and "Retrying" not in done.stderr
+    assert not (tmp_path / "out").exists()

@@ -20,7 +20,6 @@ import io
 import json
 import os
 import re
-import typing
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -490,60 +489,18 @@ def dataset_card(spec: Spec, card_text: str, confirmation: Confirmation | None, 
     return str(DatasetCard(f"---\n{data.to_yaml()}\n---\n\n{body}"))
 
 
-HUB_TIMEOUT_S = 5.0  # the connection check before an upload: offline answers in seconds, not after retries
-
-
-def hub_endpoint() -> tuple[str, str, int]:
-    """(shown, host, port) of HF_ENDPOINT or the default hub; `shown` drops any user:password in the URL."""
-    from urllib.parse import urlsplit
-
-    endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
-    try:
-        parts = urlsplit(endpoint)
-        host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError:
-        host, port = None, 0
-    if not host or parts.scheme not in ("http", "https"):
-        raise SpecrunError("HF_ENDPOINT is not an http(s) URL; nothing was uploaded")
-    return f"{parts.scheme}://{host}:{port}", host, port
-
-
 def check_hub_reachable(repo_type: str, repo: str) -> None:
     """One short TCP connection to the hub before uploading, so that offline is one line within seconds instead
     of huggingface_hub's retries and log lines; its logging and progress bars are silenced for the upload."""
-    import socket
-    import threading
+    from specrun.network import hub_offline_flag, hub_unreachable, quiet_hub_logging
 
-    from huggingface_hub.utils import disable_progress_bars
-    from huggingface_hub.utils import logging as hub_logging
-
-    hub_logging.set_verbosity_error()
-    disable_progress_bars()
-    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+    quiet_hub_logging()
+    if hub_offline_flag():
         raise SpecrunError(f"HF_HUB_OFFLINE is set; nothing was uploaded to {repo_type} repo {repo}")
-    shown, host, port = hub_endpoint()
-    found: list[object] = []
-
-    def resolve() -> None:  # name lookup has no timeout of its own; a thread bounds it
-        try:
-            found.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][4])
-        except (OSError, IndexError) as exc:
-            found.append(exc)
-
-    lookup = threading.Thread(target=resolve, daemon=True)
-    lookup.start()
-    lookup.join(HUB_TIMEOUT_S)
-    try:
-        if not found:
-            raise TimeoutError(None, f"no address for {host} within {HUB_TIMEOUT_S:g} s")
-        if isinstance(found[0], BaseException):
-            raise found[0]
-        address = typing.cast("tuple[str, int]", found[0])
-        socket.create_connection(address[:2], timeout=HUB_TIMEOUT_S).close()
-    except (OSError, IndexError) as exc:
-        reason = (exc.strerror if isinstance(exc, OSError) else None) or type(exc).__name__
-        raise SpecrunError(f"cannot reach the hub at {shown} ({reason}); nothing was uploaded to {repo_type} repo "
-                           f"{repo}; rerun with --push when online, or without it for a dry run") from None
+    reason = hub_unreachable()
+    if reason is not None:
+        raise SpecrunError(f"cannot reach the hub {reason}; nothing was uploaded to {repo_type} repo "
+                           f"{repo}; rerun with --push when online, or without it for a dry run")
 
 
 def redact(text: str) -> str:

@@ -117,9 +117,10 @@ def _shown_name(name: str) -> str:
     return name
 
 
-def file_lines(spec: Spec, split: str) -> list[str]:
+def file_lines(spec: Spec, split: str, read: dict[str, str] | None = None) -> list[str]:
     """The files behind a split, named inside their source (never a local path), each with the sha256 the spec
-    pins for it; an unpinned file says so (its items are pinned by the fingerprint instead)."""
+    pins for it, or (in a report) the sha256 of the bytes the run read; an unpinned file says so."""
+    read = read or {}
     source = spec.sources[spec.splits[split].source]
     lines = []
     for source_split in spec.splits[split].source_split_names:
@@ -137,7 +138,9 @@ def file_lines(spec: Spec, split: str) -> list[str]:
         elif ref.contents:
             pin = f"{len(ref.contents)} file(s), each pinned by sha256 in the spec"
         else:
-            pin = "sha256 not pinned by the spec"
+            key = (ref.repo_path or ref.mirror) + (f":{ref.member}" if ref.member else "")
+            pin = f"sha256 {read[key]} as read; not pinned by the spec" if key in read else \
+                "sha256 not pinned by the spec"
         lines.append(f"file {name} ({pin})")
     return lines
 
@@ -167,7 +170,7 @@ def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
              f"per-item predictions {results.predictions.file} ({results.predictions.rows} rows, "
              f"sha256 {results.predictions.sha256})"]
     for split, d in p.data.items():
-        files = "; ".join(file_lines(spec, split)) if split in spec.splits else "files not in this spec"
+        files = "; ".join(file_lines(spec, split, d.files)) if split in spec.splits else "files not in this spec"
         lines.append(f"data {split}: {d.path} at revision {d.revision}, {files}, licence {d.licence}, "
                      f"fingerprint {d.fingerprint}, {d.n_selected} of {d.n_source} item(s) ({d.selection})")
     lines.append(f"seed {u.seed}; {u.interval} {u.method}, {u.resamples} resamples, "

@@ -92,6 +92,8 @@ class SplitProvenance(Frozen):
     n_source: int
     n_selected: int
     selection: str
+    files: dict[str, str] = Field(default_factory=dict,
+                                  description="File inside its source -> sha256 of the bytes read (no local path).")
 
 
 class Uncertainty(Frozen):
@@ -147,7 +149,7 @@ def build_results(plan: Plan, splits: dict[str, SplitData], runs: list[ProtocolR
             source=split.source, origin=split.origin, path=spec.sources[split.source].path,
             revision=spec.sources[split.source].revision, licence=spec.sources[split.source].licence,
             fingerprint=split.fingerprint, n_source=split.n_source, n_selected=len(split.items),
-            selection=str(spec.subset.splits[name]))
+            selection=str(spec.subset.splits[name]), files=split.files)
         for name, split in splits.items()
     }
     u = spec.uncertainty

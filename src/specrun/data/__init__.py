@@ -9,7 +9,7 @@ A split may read several source splits (files), concatenated in the declared ord
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from specrun.data.items import RawRow, fingerprint, map_items, needed_fields, select, where_keeps
@@ -32,28 +32,33 @@ class SplitData:
     items: list[Item]  # selected subset, in source order
     n_source: int  # items in the split before the subset
     fingerprint: str  # of all mapped items of the split, before the subset
+    files: dict[str, str] = field(default_factory=dict)  # file inside its source -> sha256 of the bytes read
 
 
 def _rows(loaded: LoadedSpec, split_name: str, data_dir: Path | None,
-          workspace: Workspace | None) -> tuple[list[RawRow], list[str], int]:
-    """Every kept row of the split's source split(s), in order, with the number its id is made of."""
+          workspace: Workspace | None) -> tuple[list[RawRow], list[str], int, dict[str, str]]:
+    """Every kept row of the split's source split(s), in order, with the number its id is made of; the origins,
+    the rows read, and the sha256 of each file read."""
     split = loaded.spec.splits[split_name]
     width = loaded.spec.sources[split.source].ids.width
     kept: list[RawRow] = []
     origins: list[str] = []
+    files: dict[str, str] = {}
     read = offset = 0
     for source_split in split.source_split_names:
-        rows, origin = read_source_split(loaded, split.source, source_split, data_dir, workspace)
-        origins.append(origin)
-        keeps = where_keeps(split.where, loaded, split_name, origin, rows)
-        for index, row in enumerate(rows):
+        part = read_source_split(loaded, split.source, source_split, data_dir, workspace)
+        origins.append(part.origin)
+        if part.file and part.sha256:
+            files[part.file] = part.sha256
+        keeps = where_keeps(split.where, loaded, split_name, part.origin, part.rows)
+        for index, row in enumerate(part.rows):
             if keeps(row):
                 number = f"{index + offset:0{width}d}" if split.ids == "running" else \
                     f"{source_split}-{index:0{width}d}"
-                kept.append(RawRow(origin=origin, number=index + 1, id_number=number, row=row))
-        offset += len(rows)
-        read += len(rows)
-    return kept, origins, read
+                kept.append(RawRow(origin=part.origin, number=index + 1, id_number=number, row=row))
+        offset += len(part.rows)
+        read += len(part.rows)
+    return kept, origins, read, files
 
 
 def load_split(loaded: LoadedSpec, split_name: str, data_dir: Path | None, *, check: bool = True,
@@ -61,7 +66,7 @@ def load_split(loaded: LoadedSpec, split_name: str, data_dir: Path | None, *, ch
     """One split's items, checked against the spec (fingerprint, subset); downloads go to the workspace."""
     spec = loaded.spec
     split = spec.splits[split_name]
-    rows, origins, read = _rows(loaded, split_name, data_dir, workspace)
+    rows, origins, read, files = _rows(loaded, split_name, data_dir, workspace)
     origin = "; ".join(origins)
     items = map_items(rows, spec.sources[split.source], needed_fields(loaded), loaded, split.source)
     if not items:
@@ -80,7 +85,7 @@ def load_split(loaded: LoadedSpec, split_name: str, data_dir: Path | None, *, ch
                            f"asks for {selection} items but {origin} has {len(items)}")
     selected = select(items, selection, spec.subset.seed)
     return SplitData(name=split_name, source=split.source, origin=origin, items=selected,
-                     n_source=len(items), fingerprint=found)
+                     n_source=len(items), fingerprint=found, files=files)
 
 
 def example_items(loaded: LoadedSpec, data_dir: Path | None, workspace: Workspace | None = None) -> list[Item]:

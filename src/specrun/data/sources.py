@@ -8,11 +8,13 @@ import tempfile
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from specrun.data.files import check_sha256, mirror_path, verify
 from specrun.errors import DataError, OfflineError, first_line
+from specrun.files import sha256_file
 from specrun.registry import Rows, readers
 from specrun.spec import FileRef, GitSource, HubDataset, LoadedSpec
 from specrun.workspace import Workspace
@@ -146,20 +148,38 @@ def _readable(loaded: LoadedSpec, source_name: str, source_split: str, data_dir:
         yield member_path, f"{path}:{ref.member}"
 
 
+@dataclass(frozen=True)
+class SourceRows:
+    rows: Rows
+    origin: str  # where they came from: a file, archive:member, or hub id@revision (for messages)
+    file: str | None  # the file's name inside its source (never a local path), when one file was read
+    sha256: str | None  # of the bytes read (the member's, for an archive member), when one file was read
+
+
 def read_source_split(loaded: LoadedSpec, source_name: str, source_split: str, data_dir: Path | None,
-                      workspace: Workspace | None = None) -> tuple[Rows, str]:
-    """The rows of one source split and where they came from (a file, archive:member, or hub id@revision)."""
+                      workspace: Workspace | None = None) -> SourceRows:
+    """The rows of one source split, where they came from, and the sha256 of the file read (for provenance)."""
     source = loaded.spec.sources[source_name]
     if isinstance(source, HubDataset) and (source.mirror is None or data_dir is None):
-        return _read_hub(source, source_split, data_dir / source_name if data_dir and not source.mirror else None)
+        rows, origin = _read_hub(source, source_split,
+                                 data_dir / source_name if data_dir and not source.mirror else None)
+        return SourceRows(rows, origin, None, None)
     layout = source.layout
+    ref = source.file_for(source_split)
     with _readable(loaded, source_name, source_split, data_dir, workspace) as (path, origin):
         try:
-            return readers()[layout.format].read(path, layout, source_split), origin
+            rows = readers()[layout.format].read(path, layout, source_split)
         except DataError:
             raise
         except Exception as exc:  # pyarrow, xlrd and plugins each raise their own parse errors
             raise DataError(f"cannot read as {layout.format}: {first_line(exc)}", file=origin) from None
+        if path.is_dir():
+            return SourceRows(rows, origin, None, None)
+        name = ref.repo_path or ref.mirror
+        if ref.member:
+            name += f":{ref.member}"
+        digest = ref.member_sha256 if ref.member else ref.sha256  # already checked against the file when pinned
+        return SourceRows(rows, origin, name, digest or sha256_file(path))
 
 
 def _read_hub(source: HubDataset, source_split: str, local: Path | None) -> tuple[Rows, str]:
@@ -167,6 +187,15 @@ def _read_hub(source: HubDataset, source_split: str, local: Path | None) -> tupl
     read with the same config, data files and split, so the offline path is the hub path."""
     datasets = _datasets()
     where = str(local) if local is not None else source.path
+    if local is None:
+        from specrun.network import hub_unreachable, quiet_hub_logging
+
+        quiet_hub_logging()
+        reason = hub_unreachable()
+        if reason is not None:
+            raise OfflineError(f"cannot reach the Hugging Face hub {reason} for {source.path}@"
+                               f"{source.revision[:12]}; pass --data-dir DIR (or set {DATA_DIR_ENV}) to use a local "
+                               "mirror")
     if local is not None and not local.is_dir():
         raise DataError("is not a folder; a hub source without `mirror` files is read from a local copy of the "
                         "dataset repo in <data-dir>/<source>/", file=where)
