@@ -179,3 +179,5 @@ def estimate(name: str, arrays: dict[str, np.ndarray], *, resamples: int, confid
                           f"(constant input); the interval is undefined on {n} units")
     low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
     return Score(value=point, ci_low=low, ci_high=high, n=n)
+
+from specrun import corpus_metrics  # noqa: E402,F401  registers the corpus protocol's metrics

@@ -223,3 +223,5 @@ PROTOCOLS = registry.PROTOCOLS
 for _kind, _protocol in (("sts", StsProtocol()), ("retrieval", RetrievalProtocol()),
                          ("conditional_sts", ConditionalStsProtocol())):
     PROTOCOLS.register(_kind, _protocol)
+
+from specrun import corpus  # noqa: E402,F401  registers the corpus protocol

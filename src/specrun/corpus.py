@@ -1,0 +1,305 @@
+"""Corpus-scale retrieval: every query ranks one whole corpus (the BEIR/MTEB layout), with trec_eval's measures.
+
+The data stage hands over the corpus once: the `beir_corpus` reader gives one row per query (its text and graded
+qrels) and every row references the same `Corpus` (ids and texts, in file order), so nothing is Q x N. The corpus
+is embedded through `embed` in chunks of `chunk_size` documents and searched exactly:
+
+1. candidates: float32 inner products of L2-normalised vectors, by blocks of at most `BLOCK_BYTES` of scores
+   (numpy matrix products with a running per-query threshold and `np.argpartition`, or faiss' exact
+   `IndexFlatIP` per chunk), keeping the best `top_k + margin` per query;
+2. exact order: the candidates are re-scored as `protocols.cosine_rows` scores (float64, rounded to 12 decimals,
+   so equal cosines are equal numbers) and sorted by score, highest first, then by corpus order. A bound on the
+   float32 error proves, per query, that no document outside the candidates can enter (or tie into) the top
+   `top_k`; a query without that proof is ranked by an exact float64 scan of the corpus.
+
+So numpy and faiss give the same ranking, and the ranking is the one a full float64 sort would give.
+Memory: Q x (top_k + margin) candidates plus one block of scores; never Q x N.
+
+Measures are trec_eval's (pytrec_eval's `ndcg_cut_K`, `map_cut_K`, `recall_K`, `P_K`, and `recip_rank` on the
+run cut at K), per query on its top `top_k`, averaged over queries by the metrics stage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from specrun import registry
+from specrun.data.readers import Corpus
+from specrun.errors import DataError, SpecrunError
+from specrun.protocols import cosine_rows
+from specrun.types import FIELD_KINDS, Embed, FieldError, Item, Outputs
+
+CORPUS_CUTOFFS = (1, 3, 5, 10, 100, 1000)  # the K of the corpus measures: ndcg_cut_K, map_cut_K, ...
+MEASURES = ("ndcg", "map", "mrr", "recall", "precision")
+BLOCK_BYTES = 32 * 2**20  # one block of float32 scores, queries x documents
+RESCORE_ROWS = 16_384  # candidate vectors re-scored per call (float32 and float64 copies: ~150 MB at 384 dims)
+UNIT_ROUNDOFF = 2.0**-24  # float32
+
+
+def output_name(measure: str, k: int) -> str:
+    return f"{measure}_cut_{k}"
+
+
+class CorpusOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    top_k: int = Field(1000, ge=1, description="Documents ranked per query: the largest cutoff the metrics use "
+                                               "(measures at larger cutoffs see only these).")
+    search: Literal["numpy", "faiss"] = Field("numpy", description="Candidate search: numpy matrix products or "
+                                                                   "faiss IndexFlatIP (exact; needs faiss-cpu).")
+    chunk_size: int = Field(50_000, ge=1, description="Documents embedded per call and searched per block.")
+
+
+def float32_error(dim: int) -> float:
+    """An upper bound on |float32 score - float64 cosine| for unit vectors of `dim` dimensions: the dot product's
+    accumulated rounding (dim u) plus both normalisations, doubled for safety."""
+    return 2.0 * (dim + 16) * UNIT_ROUNDOFF
+
+
+def _unit_rows(matrix: np.ndarray) -> np.ndarray:
+    matrix = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1)
+    if np.any(norms == 0):
+        raise SpecrunError("the model returned a zero embedding; cosine is undefined")
+    return matrix / norms[:, None]
+
+
+def _merge(state_s: np.ndarray, state_i: np.ndarray, scores: np.ndarray, index: np.ndarray) -> None:
+    """Keep, in place, the best state_s.shape[1] of each row among the state and the new (scores, index): only
+    scores above the row's current weakest are gathered, so after the first chunks a block costs one compare;
+    a dense block (the first) is cut first at its own width-th best, so no index array of its size is made."""
+    width = state_s.shape[1]
+    bar = state_s.min(axis=1)
+    mask = scores > bar[:, None]
+    counts = mask.sum(axis=1)
+    if len(counts) == 0 or counts.max() == 0:
+        return
+    if counts.max() > max(width, scores.shape[1] // 4) and scores.shape[1] > width:
+        cut = np.partition(scores, scores.shape[1] - width, axis=1)[:, scores.shape[1] - width]
+        mask = scores >= np.maximum(bar, cut)[:, None]
+        counts = mask.sum(axis=1)
+    rows, cols = np.nonzero(mask)
+    most = int(counts.max())
+    starts = np.cumsum(counts) - counts
+    slot = np.arange(len(rows)) - starts[rows]
+    cand_s = np.full((len(scores), most), -np.inf, dtype=np.float32)
+    cand_i = np.full((len(scores), most), -1, dtype=np.int64)
+    cand_s[rows, slot] = scores[rows, cols]
+    cand_i[rows, slot] = index[cols] if index.ndim == 1 else index[rows, cols]
+    all_s = np.concatenate([state_s, cand_s], axis=1)
+    all_i = np.concatenate([state_i, cand_i], axis=1)
+    keep = np.argpartition(all_s, all_s.shape[1] - width, axis=1)[:, all_s.shape[1] - width:]
+    state_s[:] = np.take_along_axis(all_s, keep, axis=1)
+    state_i[:] = np.take_along_axis(all_i, keep, axis=1)
+
+
+def _faiss() -> Any:
+    try:
+        import faiss
+    except ImportError:
+        raise SpecrunError("search: faiss needs faiss-cpu: pip install 'specrun[faiss]'") from None
+    return faiss
+
+
+def candidates(queries: np.ndarray, documents: Callable[[int, int], np.ndarray], n_docs: int, width: int, *,
+               search: str = "numpy", chunk_size: int = 50_000) -> tuple[np.ndarray, np.ndarray]:
+    """The best `width` documents of each query by float32 cosine, as (scores, corpus positions), unordered.
+
+    `documents(start, stop)` gives the raw vectors of corpus rows start..stop; it is called once per chunk."""
+    unit_q = _unit_rows(queries)
+    state_s = np.full((len(unit_q), width), -np.inf, dtype=np.float32)
+    state_i = np.full((len(unit_q), width), -1, dtype=np.int64)
+    engine = _faiss() if search == "faiss" else None
+    for start in range(0, n_docs, chunk_size):
+        stop = min(start + chunk_size, n_docs)
+        unit_d = _unit_rows(documents(start, stop))
+        if engine is not None:
+            index = engine.IndexFlatIP(unit_d.shape[1])
+            index.add(np.ascontiguousarray(unit_d))
+            found_s, found_i = index.search(np.ascontiguousarray(unit_q), min(width, stop - start))
+            _merge(state_s, state_i, found_s, found_i.astype(np.int64) + start)
+            continue
+        block = max(1, BLOCK_BYTES // (4 * (stop - start)))
+        positions = np.arange(start, stop, dtype=np.int64)
+        for q in range(0, len(unit_q), block):
+            scores = unit_q[q:q + block] @ unit_d.T
+            _merge(state_s[q:q + block], state_i[q:q + block], scores, positions)
+    return state_s, state_i
+
+
+def _ordered(scores: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """Per row, the column order: score descending, then corpus position ascending."""
+    return np.lexsort((positions, -scores), axis=-1)
+
+
+def exact_scan(query: np.ndarray, documents: Callable[[int, int], np.ndarray], n_docs: int, depth: int,
+               chunk_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The top `depth` of one query over the whole corpus by cosine_rows scores, ties by corpus order: the
+    fallback when the float32 candidates cannot be proven complete (many near-equal scores at the cut)."""
+    best_s = np.empty(0)
+    best_i = np.empty(0, dtype=np.int64)
+    for start in range(0, n_docs, chunk_size):
+        stop = min(start + chunk_size, n_docs)
+        block = documents(start, stop)
+        scores = cosine_rows(np.repeat(query[None, :], stop - start, axis=0), block)
+        best_s = np.concatenate([best_s, scores])
+        best_i = np.concatenate([best_i, np.arange(start, stop)])
+        if len(best_s) > depth:  # keep every score tied with the depth-th best: corpus order decides later
+            cut = np.partition(best_s, len(best_s) - depth)[len(best_s) - depth]
+            keep = best_s >= cut
+            best_s, best_i = best_s[keep], best_i[keep]
+    order = _ordered(best_s, best_i)[:depth]
+    return best_s[order], best_i[order]
+
+
+def rank_corpus(queries: np.ndarray, documents: Callable[[int, int], np.ndarray],
+                gather: Callable[[np.ndarray], np.ndarray], n_docs: int, depth: int, *, search: str = "numpy",
+                chunk_size: int = 50_000) -> tuple[np.ndarray, np.ndarray, int]:
+    """Each query's top min(depth, n_docs) corpus positions and their cosine_rows scores, highest first, ties
+    by corpus order; plus how many queries needed the exact scan. `gather(positions)` gives raw vectors of
+    arbitrary corpus rows (the re-scoring)."""
+    queries = np.asarray(queries)
+    depth = min(depth, n_docs)
+    width = min(n_docs, depth + max(64, depth // 8))
+    cand_s, cand_i = candidates(queries, documents, n_docs, width, search=search, chunk_size=chunk_size)
+    slack = float32_error(queries.shape[1])
+    ranked_i = np.empty((len(queries), depth), dtype=np.int64)
+    ranked_s = np.empty((len(queries), depth))
+    unproven: list[int] = []
+    rows = max(1, RESCORE_ROWS // width)
+    for q in range(0, len(queries), rows):
+        block_i = cand_i[q:q + rows]
+        vectors = gather(block_i.ravel())
+        exact = cosine_rows(np.repeat(queries[q:q + rows], width, axis=0), vectors).reshape(block_i.shape)
+        order = _ordered(exact, block_i)[:, :depth]
+        ranked_i[q:q + rows] = np.take_along_axis(block_i, order, axis=1)
+        ranked_s[q:q + rows] = np.take_along_axis(exact, order, axis=1)
+        if width < n_docs:  # outside the candidates: float32 <= weakest, so cosine <= weakest + slack
+            weakest = cand_s[q:q + rows].min(axis=1).astype(np.float64)
+            unproven.extend(q + np.flatnonzero(~(weakest + slack < ranked_s[q:q + rows, -1])))
+    for q in unproven:
+        ranked_s[q], ranked_i[q] = exact_scan(queries[q], documents, n_docs, depth, chunk_size)
+    return ranked_i, ranked_s, len(unproven)
+
+
+def trec_measures(gains: np.ndarray, ideal: np.ndarray, n_relevant: np.ndarray,
+                  cutoffs: Sequence[int] = CORPUS_CUTOFFS) -> dict[str, np.ndarray]:
+    """trec_eval's measures per query from the gains of its ranked run (queries x depth, the qrels score of each
+    ranked document, 0 when unjudged) and its ideal gains (queries x any, qrels scores sorted descending, 0
+    padded); relevant means score >= 1.
+
+    ndcg_cut_K: sum of gain / log2(rank + 1) over the top K, over the same for the ideal gains (linear gain, as
+    trec_eval and BEIR/MTEB). map_cut_K: precision at each relevant rank <= K, summed, over the number of relevant
+    documents in the qrels. mrr_cut_K: 1 / rank of the first relevant document within K, else 0. recall_cut_K:
+    relevant in the top K over relevant in the qrels. precision_cut_K: relevant in the top K over K (even when
+    the run or the relevant set is shorter)."""
+    gains = np.asarray(gains, dtype=np.float64)
+    depth = gains.shape[1]
+    relevant = gains >= 1
+    ranks = np.arange(1, depth + 1)
+    hits = np.cumsum(relevant, axis=1)
+    ap_sum = np.cumsum(np.where(relevant, hits / ranks, 0.0), axis=1)
+    discount = 1.0 / np.log2(np.arange(2, max(depth, ideal.shape[1], max(cutoffs)) + 2))
+    dcg = np.cumsum(gains * discount[:depth], axis=1)
+    idcg = np.cumsum(ideal * discount[:ideal.shape[1]], axis=1)
+    first = np.where(relevant.any(axis=1), np.argmax(relevant, axis=1) + 1, np.inf)
+    out = {}
+    for k in cutoffs:
+        c = min(k, depth) - 1
+        ideal_k = idcg[:, min(k, ideal.shape[1]) - 1]
+        out[output_name("ndcg", k)] = np.divide(dcg[:, c], ideal_k, out=np.zeros(len(gains)), where=ideal_k > 0)
+        out[output_name("map", k)] = ap_sum[:, c] / n_relevant
+        out[output_name("mrr", k)] = np.where(first <= k, 1.0 / first, 0.0)
+        out[output_name("recall", k)] = hits[:, c] / n_relevant
+        out[output_name("precision", k)] = hits[:, c] / k
+    return out
+
+
+def to_corpus(value: Any) -> Corpus:
+    if not isinstance(value, Corpus):
+        raise FieldError("expected a corpus; use the `beir_corpus` format and map this field to its `corpus`")
+    return value
+
+
+def to_judgments(value: Any) -> dict[str, int]:
+    if not isinstance(value, dict) or not value or not all(
+            isinstance(d, str) and isinstance(s, int) and not isinstance(s, bool) and s >= 0
+            for d, s in value.items()):
+        raise FieldError("expected qrels: document id -> whole-number score >= 0")
+    return value
+
+
+class CorpusRetrievalProtocol:
+    """Each query ranks the whole corpus by cosine, highest first, ties by corpus order (module docstring);
+    trec_eval's measures per query at each cutoff, which metrics average and the bootstrap resamples by query."""
+
+    item_fields: ClassVar[dict[str, str]] = {"query": "text", "qrels": "judgments", "corpus": "corpus"}
+    outputs: ClassVar[tuple[str, ...]] = tuple(output_name(m, k) for m in MEASURES for k in CORPUS_CUTOFFS)
+    unit: ClassVar[str] = "queries"
+    Options = CorpusOptions
+    plot: ClassVar[tuple[str, str] | None] = None
+    hub_task: ClassVar[str] = "text-retrieval"
+    hub_task_id: ClassVar[str] = "document-retrieval"
+    caption: ClassVar[str] = ""
+
+    def validate_items(self, items: Sequence[Item], options: BaseModel, origin: str) -> None:
+        corpus = items[0].fields["corpus"] if items else None
+        for item in items:
+            if item.fields["corpus"] != corpus:
+                raise DataError(f"query {item.id}: a split ranks one corpus; its source splits hold different "
+                                "ones", file=origin)
+            if not any(score >= 1 for score in item.fields["qrels"].values()):
+                raise DataError(f"query {item.id}: no relevant document in the qrels; recall and AP are undefined",
+                                file=origin)
+
+    def texts(self, items: Sequence[Item], options: BaseModel) -> Iterator[str]:
+        if items:
+            yield from items[0].fields["corpus"].texts
+        for item in items:
+            yield item.fields["query"]
+
+    def run(self, items: Sequence[Item], embed: Embed, options: BaseModel) -> Outputs:
+        assert isinstance(options, CorpusOptions)
+        corpus: Corpus = items[0].fields["corpus"]
+        texts = corpus.texts
+        queries = embed([item.fields["query"] for item in items])
+        ranked, _, _ = rank_corpus(
+            queries, lambda start, stop: embed(texts[start:stop]), lambda rows: embed([texts[i] for i in rows]),
+            len(texts), options.top_k, search=options.search, chunk_size=options.chunk_size)
+        arrays = corpus_measures(ranked, [item.fields["qrels"] for item in items], corpus.position)
+        return Outputs(unit=self.unit, ids=[item.id for item in items], arrays=arrays)
+
+
+def corpus_measures(ranked: np.ndarray, qrels: Sequence[dict[str, int]], position: dict[str, int],
+                    block: int = 1024) -> dict[str, np.ndarray]:
+    """trec_measures of each query's ranked corpus positions against its qrels (doc id -> score), by blocks of
+    queries so the gain matrices stay small."""
+    parts: list[dict[str, np.ndarray]] = []
+    for q in range(0, len(ranked), block):
+        chunk = ranked[q:q + block]
+        judged = qrels[q:q + block]
+        gains = np.zeros(chunk.shape)
+        for row, (ranking, scores) in enumerate(zip(chunk, judged, strict=True)):
+            where = np.array([position[doc] for doc in scores], dtype=np.int64)
+            values = np.array(list(scores.values()), dtype=np.float64)
+            hit = np.isin(ranking, where)
+            if hit.any():
+                lookup = dict(zip(where.tolist(), values.tolist(), strict=True))
+                gains[row, hit] = [lookup[p] for p in ranking[hit].tolist()]
+        width = max(len(s) for s in judged)
+        ideal = np.zeros((len(judged), width))
+        for row, scores in enumerate(judged):
+            values = sorted((v for v in scores.values() if v > 0), reverse=True)
+            ideal[row, :len(values)] = values
+        n_relevant = np.array([sum(1 for v in s.values() if v >= 1) for s in judged], dtype=np.float64)
+        parts.append(trec_measures(gains, ideal, n_relevant))
+    return {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
+
+
+FIELD_KINDS.setdefault("corpus", to_corpus)
+FIELD_KINDS.setdefault("judgments", to_judgments)
+registry.PROTOCOLS.register("corpus_retrieval", CorpusRetrievalProtocol())

@@ -1,0 +1,350 @@
+"""Corpus-scale retrieval: the search against a full float64 sort (ties by corpus order, duplicates, the exact
+fallback), numpy against faiss, the measures against pytrec_eval within 1e-9, the old BEIR path's numbers, memory
+that never grows with queries x documents, and the BEIR layout end to end (hashing adapter and the real model)
+against an independent computation."""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+import pytrec_eval
+import yaml
+
+from specrun.corpus import (
+    CORPUS_CUTOFFS,
+    CorpusOptions,
+    CorpusRetrievalProtocol,
+    corpus_measures,
+    output_name,
+    rank_corpus,
+)
+from specrun.data.readers import Corpus
+from specrun.protocols import RetrievalProtocol, cosine_rows
+from specrun.types import Item
+from tests.conftest import reference_model, run_ok
+from tests.fixtures import POOL, QUERIES, make_beir
+
+HERE = Path(__file__).resolve().parent
+TREC = {"ndcg": "ndcg_cut", "map": "map_cut", "recall": "recall", "precision": "P"}
+
+
+def brute_force(queries: np.ndarray, docs: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every query x document cosine_rows score, sorted by (-score, position): the reference ranking."""
+    ranked_i, ranked_s = [], []
+    for query in queries:
+        scores = cosine_rows(np.repeat(query[None, :], len(docs), axis=0), docs)
+        order = sorted(range(len(docs)), key=lambda i: (-scores[i], i))[:depth]
+        ranked_i.append(order)
+        ranked_s.append(scores[order])
+    return np.array(ranked_i), np.array(ranked_s)
+
+
+def ranked(queries: np.ndarray, docs: np.ndarray, depth: int, **options: object) -> tuple:
+    return rank_corpus(queries, lambda a, b: docs[a:b], lambda rows: docs[rows], len(docs), depth, **options)
+
+
+def clustered(seed: int, n_docs: int, n_queries: int, dim: int = 16, duplicates: int = 0,
+              levels: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Random vectors; `duplicates` exact copies of earlier documents; `levels` quantises so many ties exist."""
+    rng = np.random.default_rng(seed)
+    docs = rng.normal(size=(n_docs, dim)).astype(np.float32)
+    if duplicates:
+        docs[rng.choice(n_docs, duplicates, replace=False)] = docs[rng.integers(0, n_docs, duplicates)]
+    queries = rng.normal(size=(n_queries, dim)).astype(np.float32)
+    if levels:
+        docs = np.round(docs * levels / 3).astype(np.float32)
+        docs[np.all(docs == 0, axis=1), 0] = 1
+        queries = np.round(queries * levels / 3).astype(np.float32)
+        queries[np.all(queries == 0, axis=1), 0] = 1
+    return queries, docs
+
+
+@pytest.mark.parametrize("search", ["numpy", "faiss"])
+@pytest.mark.parametrize("case", [
+    {"seed": 1, "n_docs": 300, "n_queries": 40, "duplicates": 60},
+    {"seed": 2, "n_docs": 500, "n_queries": 30, "levels": 1},  # coarse vectors: ties everywhere
+    {"seed": 3, "n_docs": 50, "n_queries": 10},  # depth + margin covers the corpus: no proof needed
+])
+@pytest.mark.parametrize("depth", [1, 10, 120])
+def test_search_equals_a_full_float64_sort(case: dict, depth: int, search: str) -> None:
+    if search == "faiss":
+        pytest.importorskip("faiss")
+    queries, docs = clustered(**case)
+    expect_i, expect_s = brute_force(queries, docs, depth)
+    got_i, got_s, _ = ranked(queries, docs, depth, search=search, chunk_size=37)
+    np.testing.assert_array_equal(got_i, expect_i)
+    np.testing.assert_array_equal(got_s, expect_s)
+
+
+@pytest.mark.parametrize("search", ["numpy", "faiss"])
+def test_ties_beyond_the_candidates_take_the_exact_scan(search: str) -> None:
+    if search == "faiss":
+        pytest.importorskip("faiss")
+    rng = np.random.default_rng(4)
+    docs = rng.normal(size=(400, 16)).astype(np.float32)
+    docs[rng.choice(400, 150, replace=False)] = docs[7]  # 151 equal documents, more than top_k + margin
+    queries = (docs[7] + 0.01 * rng.normal(size=(5, 16))).astype(np.float32)
+    got_i, got_s, fallbacks = ranked(queries, docs, 10, search=search, chunk_size=64)
+    assert fallbacks == 5
+    expect_i, expect_s = brute_force(queries, docs, 10)
+    np.testing.assert_array_equal(got_i, expect_i)
+    np.testing.assert_array_equal(got_s, expect_s)
+    assert np.all(np.diff(got_i, axis=1) > 0)  # all tied: corpus order
+
+
+def test_ties_by_corpus_order_across_chunks() -> None:
+    docs = np.array([[0, 1], [1, 0], [2, 0], [0, 3], [5, 0], [1, 0]], dtype=np.float32)  # 1, 2, 4, 5 tie
+    got_i, got_s, _ = ranked(np.array([[1, 0]], dtype=np.float32), docs, 5, chunk_size=2)
+    assert got_i[0].tolist() == [1, 2, 4, 5, 0]
+    assert got_s[0].tolist() == [1.0, 1.0, 1.0, 1.0, 0.0]
+
+
+def test_numpy_and_faiss_give_identical_rankings() -> None:
+    pytest.importorskip("faiss")
+    queries, docs = clustered(7, 2000, 64, dim=32, duplicates=300)
+    a = ranked(queries, docs, 100, search="numpy", chunk_size=333)
+    b = ranked(queries, docs, 100, search="faiss", chunk_size=500)
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+
+
+def graded_qrels(rng: np.random.Generator, n_queries: int, n_docs: int, ids: list[str]) -> list[dict[str, int]]:
+    qrels = []
+    for _ in range(n_queries):
+        chosen = rng.choice(n_docs, int(rng.integers(1, 9)), replace=False)
+        judged = {ids[d]: int(rng.integers(0, 4)) for d in chosen}
+        judged[ids[int(chosen[0])]] = max(1, judged[ids[int(chosen[0])]])  # at least one relevant
+        qrels.append(judged)
+    return qrels
+
+
+def trec_reference(ranking: np.ndarray, qrels: list[dict[str, int]], ids: list[str]) -> dict[str, np.ndarray]:
+    """pytrec_eval on the full top-k run (scores that encode the rank, so trec_eval's own tie order never acts);
+    MRR@K is recip_rank on the run cut at K."""
+    names = [f"q{i}" for i in range(len(qrels))]
+    qrels_in = {name: dict(judged) for name, judged in zip(names, qrels, strict=True)}
+    cut = ",".join(map(str, CORPUS_CUTOFFS))
+    measures = {f"ndcg_cut.{cut}", f"map_cut.{cut}", f"recall.{cut}", f"P.{cut}"}
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels_in, measures)
+    run = {name: {ids[d]: float(len(row) - r) for r, d in enumerate(row)} for name, row in zip(names, ranking,
+                                                                                              strict=True)}
+    result = evaluator.evaluate(run)
+    out = {output_name(ours, k): np.array([result[n][f"{trec}_{k}"] for n in names])
+           for ours, trec in TREC.items() for k in CORPUS_CUTOFFS}
+    rr = pytrec_eval.RelevanceEvaluator(qrels_in, {"recip_rank"})
+    for k in CORPUS_CUTOFFS:
+        cut_run = {name: dict(list(docs.items())[:k]) for name, docs in run.items()}
+        found = rr.evaluate(cut_run)
+        out[output_name("mrr", k)] = np.array([found[n]["recip_rank"] for n in names])
+    return out
+
+
+@pytest.mark.parametrize("depth", [5, 40, 1000])
+def test_measures_equal_pytrec_eval(depth: int) -> None:
+    """Ties (duplicates), graded relevance, relevant documents outside the top k, k above and below the corpus."""
+    rng = np.random.default_rng(11)
+    queries, docs = clustered(11, 400, 60, duplicates=80)
+    ids = [f"doc{i}" for i in range(len(docs))]
+    qrels = graded_qrels(rng, len(queries), len(docs), ids)
+    ranking, _, _ = ranked(queries, docs, depth, chunk_size=90)
+    ours = corpus_measures(ranking, qrels, {d: i for i, d in enumerate(ids)})
+    theirs = trec_reference(ranking, qrels, ids)
+    assert set(ours) == set(theirs) == set(CorpusRetrievalProtocol.outputs)
+    for name, values in theirs.items():
+        np.testing.assert_allclose(ours[name], values, rtol=0, atol=1e-9, err_msg=name)
+    if depth < len(docs):
+        assert np.any(ours["mrr_cut_1000"] == 0)  # some queries find nothing relevant in their top k
+    assert any(max(q.values()) > 1 for q in qrels)
+
+
+def vectors_for(texts: list[str], dim: int = 24) -> dict[str, np.ndarray]:
+    return {t: np.random.default_rng(abs(hash(t)) % 2**32).normal(size=dim).astype(np.float32) for t in texts}
+
+
+def test_the_beir_fixture_gives_the_old_paths_numbers(tmp_path: Path) -> None:
+    from specrun.data.readers import read_beir, read_beir_corpus
+
+    folder = make_beir(tmp_path)
+    old_rows = read_beir(folder, None, "test")  # type: ignore[arg-type]
+    new_rows = read_beir_corpus(folder, None, "test")  # type: ignore[arg-type]
+    table = vectors_for(POOL + [q for q, _, _ in QUERIES.values()])
+
+    def embed(texts: list[str]) -> np.ndarray:
+        return np.stack([table[t] for t in texts])
+
+    old = RetrievalProtocol().run([Item(r["query_id"], r) for r in old_rows], embed, RetrievalProtocol.Options())
+    new = CorpusRetrievalProtocol().run([Item(r["query_id"], r) for r in new_rows], embed, CorpusOptions())
+    assert old.ids == new.ids
+    pairs = {"ap": "map_cut_1000", "rr": "mrr_cut_1000", "ndcg_at_10": "ndcg_cut_10",
+             **{f"precision_at_{k}": f"precision_cut_{k}" for k in (1, 3, 5, 10)},
+             **{f"recall_at_{k}": f"recall_cut_{k}" for k in (1, 3, 5, 10, 100)}}
+    for before, after in pairs.items():
+        np.testing.assert_allclose(new.arrays[after], old.arrays[before], rtol=0, atol=1e-12, err_msg=after)
+
+
+def test_memory_never_grows_with_queries_times_documents() -> None:
+    n_docs, n_queries, dim = 200_000, 2_000, 32
+
+    def unit(seeds: np.ndarray) -> np.ndarray:
+        out = np.empty((len(seeds), dim), dtype=np.float32)
+        for row, seed in enumerate(seeds):
+            out[row] = np.random.default_rng(int(seed)).standard_normal(dim)
+        return out
+
+    def documents(start: int, stop: int) -> np.ndarray:  # seeded per document, vectorised per chunk
+        rng = np.random.default_rng(start)
+        return rng.standard_normal((stop - start, dim), dtype=np.float32)
+
+    chunk = 20_000
+
+    def gather(rows: np.ndarray) -> np.ndarray:
+        out = np.empty((len(rows), dim), dtype=np.float32)
+        for start in np.unique(rows // chunk * chunk):
+            block = documents(int(start), min(int(start) + chunk, n_docs))
+            hit = rows // chunk * chunk == start
+            out[hit] = block[rows[hit] - start]
+        return out
+
+    queries = unit(np.arange(n_queries) + 10**9)
+    tracemalloc.start()
+    try:
+        ranking, _, _ = rank_corpus(queries, documents, gather, n_docs, 10, chunk_size=chunk)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    full = n_queries * n_docs * 4  # one float32 score per query and document: 1.6 GB
+    assert peak < full / 10, f"peak {peak / 2**20:.0f} MiB"
+    assert ranking.shape == (n_queries, 10)
+    check = np.random.default_rng(0).choice(n_queries, 3, replace=False)  # spot-check against a full sort
+    all_docs = np.concatenate([documents(s, min(s + chunk, n_docs)) for s in range(0, n_docs, chunk)])
+    np.testing.assert_array_equal(ranking[check], brute_force(queries[check], all_docs, 10)[0])
+
+
+# --- the BEIR layout end to end ---------------------------------------------------------------------------------
+
+DOCS = [*POOL, POOL[0], "A completely unrelated sentence about gardening.", POOL[5],
+        "Tomatoes need sun and water every day.", "How do I print text without a newline?"]
+GRADED = {  # query -> {doc index: score}; duplicates judged differently; the last query's relevant doc lies low
+    "c1": ("How can I convert a String to an int?", {6: 2, 4: 1, 2: 0}),
+    "c2": ("Compiling my .java program in the terminal fails", {0: 3, 12: 1, 1: 2}),
+    "c3": ("I get an exception when the array index is too big", {11: 2, 5: 1, 14: 1}),
+    "c4": ("How should I water my tomato plants?", {15: 2, 13: 1}),
+    "c5": ("When is the deadline for the second report?", {3: 1}),
+}
+
+
+def make_graded_beir(root: Path) -> Path:
+    folder = root / "corpusset" / "data"
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text("".join(
+        json.dumps({"_id": f"d{i}", "title": "", "text": t}) + "\n" for i, t in enumerate(DOCS)), encoding="utf-8")
+    (folder / "queries.jsonl").write_text("".join(
+        json.dumps({"_id": q, "text": text}) + "\n" for q, (text, _) in GRADED.items()), encoding="utf-8")
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
+        f"{q}\td{d}\t{s}\n" for q, (_, judged) in GRADED.items() for d, s in judged.items()), encoding="utf-8")
+    return folder
+
+
+def corpus_spec(tmp_path: Path, data: Path, **options: object) -> Path:
+    from specrun.data import load_split
+    from specrun.spec import load_spec
+
+    spec = yaml.safe_load((HERE / "corpus_beir.yaml").read_text(encoding="utf-8"))
+    spec["protocols"]["search"]["options"].update(options)
+    spec["splits"]["test"]["fingerprint"] = "sha256:" + "0" * 64
+    path = tmp_path / "corpusset.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    spec["splits"]["test"]["fingerprint"] = load_split(load_spec(path), "test", data, check=False).fingerprint
+    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def independent(vectors: np.ndarray, depth: int) -> dict[str, float]:
+    """numpy float64 cosine of every query and document, a Python sort (ties by corpus order), pytrec_eval."""
+    docs, queries = vectors[: len(DOCS)].astype(np.float64), vectors[len(DOCS):].astype(np.float64)
+    docs /= np.linalg.norm(docs, axis=1, keepdims=True)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    scores = np.round(queries @ docs.T, 10)
+    ids = [f"d{i}" for i in range(len(DOCS))]
+    qrels = {q: {f"d{d}": s for d, s in judged.items()} for q, (_, judged) in GRADED.items()}
+    run = {}
+    for row, q in enumerate(GRADED):
+        order = sorted(range(len(DOCS)), key=lambda i: (-scores[row, i], i))[:depth]
+        run[q] = {ids[d]: float(depth - r) for r, d in enumerate(order)}
+    result = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "map_cut.10", "recall.5", "P.3"}).evaluate(run)
+    mrr = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(
+        {q: dict(list(docs_.items())[:10]) for q, docs_ in run.items()})
+    mean = lambda key, table=result: float(np.mean([table[q][key] for q in GRADED]))  # noqa: E731
+    return {"ndcg_at_10": mean("ndcg_cut_10"), "map_at_10": mean("map_cut_10"), "recall_at_5": mean("recall_5"),
+            "p_at_3": mean("P_3"), "mrr_at_10": mean("recip_rank", mrr)}
+
+
+def texts_in_order() -> list[str]:
+    return DOCS + [text for text, _ in GRADED.values()]
+
+
+@pytest.mark.parametrize("search", ["numpy", "faiss"])
+def test_beir_corpus_end_to_end_hashing(search: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    if search == "faiss":
+        pytest.importorskip("faiss")
+    from specrun.encoders import HashingAdapter
+
+    data = tmp_path / "data"
+    make_graded_beir(data)
+    spec = corpus_spec(tmp_path, data, search=search)
+    results = run_ok([str(spec), "--data-dir", str(data), "--adapter", "hashing", "--output", str(tmp_path / "o"),
+                      "-q"], capsys)
+    vectors = HashingAdapter(None, ["cpu"], None, None, None).encode_group(texts_in_order(), 32)  # type: ignore[arg-type]
+    for metric, value in independent(np.asarray(vectors), 10).items():
+        score = results.scores["test"][metric]
+        assert score.value == pytest.approx(value, abs=1e-9), metric
+        assert score.n == len(GRADED) and score.ci_low <= score.value <= score.ci_high
+    assert results.provenance.uncertainty.unit == {"search": "queries"}
+    assert results.texts.total == len(DOCS) + len(GRADED)  # the corpus once, not once per query
+
+
+def test_beir_corpus_end_to_end_real_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "data"
+    make_graded_beir(data)
+    spec = corpus_spec(tmp_path, data)
+    results = run_ok([str(spec), "--data-dir", str(data), "--output", str(tmp_path / "o"), "-q"], capsys)
+    vectors = reference_model().encode(texts_in_order())
+    expected = independent(np.asarray(vectors), 10)
+    for metric, value in expected.items():
+        assert results.scores["test"][metric].value == pytest.approx(value, abs=1e-9), metric
+    assert 0 < expected["ndcg_at_10"] < 1
+
+
+def test_corpus_is_held_once_and_fingerprints_by_digest(tmp_path: Path) -> None:
+    import pickle
+
+    from specrun.data.readers import read_beir_corpus
+
+    rows = read_beir_corpus(make_graded_beir(tmp_path), None, "test")  # type: ignore[arg-type]
+    assert len({id(row["corpus"]) for row in rows}) == 1
+    corpus = rows[0]["corpus"]
+    assert json.dumps(corpus).startswith(f'"corpus:{len(DOCS)} documents:sha256:')
+    again = pickle.loads(pickle.dumps(corpus))
+    assert isinstance(again, Corpus) and again == corpus and again.texts == DOCS
+    assert rows[1]["qrels"] == {"d0": 3, "d12": 1, "d1": 2}
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("c1\td6\t1.5\n", "score '1.5' is not a whole number"),
+    ("c1\td6\t-1\n", "score '-1' is not a whole number"),
+    ("c1\td6\t1\n", "judges document 'd6' twice"),
+    ("c1\tnope\t1\n", "document 'nope' is not in corpus.jsonl"),
+])
+def test_bad_qrels_are_refused(line: str, expected: str, tmp_path: Path) -> None:
+    from specrun.data.readers import read_beir_corpus
+    from specrun.errors import DataError
+
+    folder = make_graded_beir(tmp_path)
+    with (folder / "qrels" / "test.tsv").open("a", encoding="utf-8") as handle:
+        handle.write(line)
+    with pytest.raises(DataError, match=expected):
+        read_beir_corpus(folder, None, "test")  # type: ignore[arg-type]
