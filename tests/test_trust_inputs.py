@@ -270,3 +270,13 @@ def test_hub_unreachable_is_one_quick_line_without_retries(tmp_path: Path) -> No
         line = assert_one_line_error(done.returncode, done.stderr, contains="pass --data-dir DIR")
         assert "127.0.0.1:9" in line and "Retrying" not in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_hub_model_unreachable_is_one_quick_line(tmp_path: Path, data_dir: Path) -> None:
+    """A hub model id while the hub does not answer: the local hub cache only, then one line naming --model DIR."""
+    env = {"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HOME": str(tmp_path / "hf")}
+    done = run_subprocess([str(SPECS / "biosses.yaml"), "--data-dir", str(data_dir), "--model", "someone/model",
+                           "--output", str(tmp_path / "out")], env=env, timeout=60)
+    line = assert_one_line_error(done.returncode, done.stderr, contains="pass a local model directory with --model")
+    assert "not in the local hub cache" in line and "Retrying" not in done.stderr
+    assert not (tmp_path / "out").exists()

@@ -2,14 +2,17 @@
 results derived from exact inputs (metric estimates, plots).
 
 Layout: <root>/embeddings/<key digest>/ holds `key.json` (the key in clear), `info.json` (the adapter's settings,
-so a fully cached run needs no model) and chunk files `*.npz`, each with its vectors, the sha256 of each text, the
-key digest and a checksum over all of it. A chunk is written to a temporary name and renamed (files.write_atomic),
-so a reader sees a whole chunk or none: two processes filling one cache add separate chunks, and a killed process
-leaves at most an unreferenced temporary file. A chunk that fails its checks (truncated, altered, another key) is
-reported once, removed, and its texts are encoded again; `info.json` and derived entries carry a checksum too and
-are treated the same way (a damaged info.json makes the run load the model to state its settings again). No
-maintained library does verified, append-only vector caching (diskcache/joblib trust a file because it exists, as
-JMTEB's cache does).
+so a fully cached run needs no model) and shards `*.shard`, one per finished group of batches: a JSON header line
+(key digest, count, dimension, checksum over key, shape, digests and vectors) padded to 64 bytes, the raw sha256 of
+each text, then the float32 rows. A reader keeps only the digests and memory-maps the rows (`Found`), so a run
+never holds a dict of every vector and a protocol that asks for 50,000 rows pages in those rows only. A shard is
+written to a temporary name and renamed (files.write_atomic), so a reader sees a whole shard or none: two
+processes filling one cache add separate shards, and a killed process leaves at most an unreferenced temporary
+file. A shard that holds a wanted text is verified (one streamed pass) before any of its rows is used; one that
+fails its checks (truncated, altered, another key) is reported once, removed, and its texts are encoded again;
+`info.json` and derived entries carry a checksum too and are treated the same way (a damaged info.json makes the
+run load the model to state its settings again). No maintained library does verified, append-only vector caching
+(diskcache/joblib trust a file because it exists, as JMTEB's cache does).
 
 A cache that cannot be used at all (not a folder, read-only, under a missing home) stops the run before any work,
 in one line (`open_cache_root`). A write that fails during the run (disk full, quota) is reported once as a
@@ -21,11 +24,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import json
 import uuid
-import zipfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,8 @@ from specrun.workspace import CacheWriter, Warn, open_cache_root
 
 __all__ = ["CacheError", "CacheWriter", "open_cache_root"]  # re-exported: their home is the workspace
 
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3  # 3: memory-mappable shards (2 wrote .npz chunks, now never read)
+
 
 @dataclass(frozen=True)
 class CacheKey:
@@ -66,23 +68,106 @@ def model_files_hash(directory: Path, memo_dir: Path | None = None) -> str:
                             for relative in folder_files(directory)])
 
 
-def text_hash(text: str) -> bytes:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest().encode("ascii")
-
-
-def _checksum(key_digest: str, hashes: np.ndarray, vectors: np.ndarray) -> str:
-    digest = hashlib.sha256(key_digest.encode())
-    digest.update(hashes.tobytes())
-    digest.update(np.ascontiguousarray(vectors).tobytes())
-    return digest.hexdigest()
+def text_digest(text: str) -> bytes:
+    """The raw sha256 of a text: what a shard's index holds (32 bytes a text)."""
+    return hashlib.sha256(text.encode("utf-8")).digest()
 
 
 def _info_checksum(key_digest: str, info: dict[str, Any]) -> str:
     return hashlib.sha256((key_digest + "\n" + json.dumps(info, sort_keys=True)).encode()).hexdigest()
 
 
+class Found(Mapping[str, np.ndarray]):
+    """Cached vectors found for some texts, without a dict of vectors: blocks (memory maps or arrays) and, for each
+    text, its (block, row). Reads as a mapping text -> vector, one row at a time."""
+
+    def __init__(self) -> None:
+        self.blocks: list[np.ndarray] = []
+        self.where: dict[str, tuple[int, int]] = {}
+
+    def add_block(self, block: np.ndarray) -> int:
+        self.blocks.append(block)
+        return len(self.blocks) - 1
+
+    def __getitem__(self, text: str) -> np.ndarray:
+        block, row = self.where[text]
+        return np.asarray(self.blocks[block][row])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.where)
+
+    def __len__(self) -> int:
+        return len(self.where)
+
+    def __contains__(self, text: object) -> bool:
+        return text in self.where
+
+
+SHARD_SUFFIX = ".shard"
+SHARD_MAGIC = "specrun-shard/1"
+SHARD_ALIGN = 64  # the header is padded to this, so the vectors start aligned for a memory map
+READ_BLOCK = 1 << 22
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One written group of vectors: a JSON header line, the raw sha256 of each text, then float32 rows (C order),
+    which are memory-mapped rather than read: only the rows a protocol asks for are ever paged in."""
+
+    path: Path
+    count: int
+    dim: int
+    offset: int  # where the vectors start
+
+    def vectors(self) -> np.ndarray:
+        if self.count == 0:
+            return np.empty((0, self.dim), dtype=np.float32)
+        return np.memmap(self.path, dtype="<f4", mode="r", offset=self.offset, shape=(self.count, self.dim))
+
+
+def _shard_prefix(key_digest: str, count: int, dim: int) -> bytes:
+    return f"{key_digest}\n{count}\n{dim}\n".encode()
+
+
+def encode_shard(key_digest: str, digests: bytes, vectors: np.ndarray) -> tuple[bytes, int]:
+    """The bytes of a shard, and where its vectors start. The checksum covers key, shape, digests and vectors."""
+    count, dim = vectors.shape
+    body = digests + np.ascontiguousarray(vectors, dtype="<f4").tobytes()
+    checksum = hashlib.sha256(_shard_prefix(key_digest, count, dim) + body).hexdigest()
+    header = json.dumps({"format": SHARD_MAGIC, "key": key_digest, "count": count, "dim": dim,
+                         "checksum": checksum}).encode()
+    size = -(-(len(header) + 1) // SHARD_ALIGN) * SHARD_ALIGN
+    return header.ljust(size - 1) + b"\n" + body, size + len(digests)
+
+
+class ShardError(Exception):
+    """Why a shard cannot be used; the message is the reason reported."""
+
+
+def read_shard_header(path: Path) -> tuple[dict[str, Any], int]:
+    """The header of a shard and where its digests start; ShardError when it cannot be a whole shard."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096)
+            size = path.stat().st_size
+    except OSError as exc:
+        raise ShardError(f"unreadable ({type(exc).__name__})") from None
+    line, newline, _ = head.partition(b"\n")
+    try:
+        header = json.loads(line.decode()) if newline else None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        header = None
+    if not isinstance(header, dict) or header.get("format") != SHARD_MAGIC or not all(
+            isinstance(header.get(name), int) and header[name] >= 0 for name in ("count", "dim")):
+        raise ShardError("unreadable (no shard header)")
+    start = len(line) + 1
+    if size != start + header["count"] * (32 + 4 * header["dim"]):
+        raise ShardError("unreadable (truncated or extended)")
+    return header, start
+
+
 class EmbeddingCache:
-    """Vectors of one key. `warn` is told once about each chunk (or info.json) that is ignored."""
+    """Vectors of one key, in append-only shards. `warn` is told once about each shard (or info.json) ignored."""
 
     def __init__(self, root: Path, key: CacheKey, warn: Warn, writer: CacheWriter | None = None) -> None:
         self.key = key
@@ -93,48 +178,75 @@ class EmbeddingCache:
         if not key_file.exists():
             self.writer.write(key_file, json.dumps(asdict(key), indent=2))
 
-    def lookup(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
-        """Cached vectors of those texts that have one (verified chunks only)."""
-        wanted = {text_hash(text): text for text in texts}
-        found: dict[str, np.ndarray] = {}
-        for chunk in sorted(self.folder.glob("*.npz")):
+    def shards(self) -> list[Path]:
+        return sorted(self.folder.glob(f"*{SHARD_SUFFIX}"))
+
+    def lookup(self, texts: Sequence[str]) -> Found:
+        """Where the cached vectors of those texts are. Only each shard's header and digests are read, plus, for a
+        shard that holds a wanted text, one streamed pass to verify its checksum before any of its rows is used;
+        vectors stay on disk, memory-mapped."""
+        wanted = {text_digest(text): text for text in texts}
+        found = Found()
+        dim: int | None = None
+        for path in self.shards():
             if len(found) == len(wanted):
                 break
             try:
-                with np.load(chunk, allow_pickle=False) as data:
-                    hashes = data["hashes"]
-                    needed = [i for i, h in enumerate(hashes) if h in wanted and wanted[h] not in found]
-                    if not needed:
-                        continue
-                    vectors = data["vectors"]
-                    meta = json.loads(bytes(data["meta"]).decode())
-            except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as exc:
-                self._drop(chunk, f"unreadable ({type(exc).__name__})")
+                header, start = read_shard_header(path)
+                if header.get("key") != self.key.digest:
+                    raise ShardError("written for another key")
+                count = header["count"]
+                if dim is not None and count and header["dim"] != dim:
+                    raise ShardError(f"{header['dim']} dimensions, other shards {dim}")
+                digests = self._verified_digests(path, header, start, wanted, found)
+            except ShardError as exc:
+                self._drop(path, str(exc))
                 continue
-            if not isinstance(meta, dict) or meta.get("key") != self.key.digest:
-                self._drop(chunk, "written for another key")
+            if digests is None:
                 continue
-            if meta.get("checksum") != _checksum(self.key.digest, hashes, vectors) or len(vectors) != len(hashes):
-                self._drop(chunk, "checksum mismatch")
-                continue
-            for i in needed:
-                found[wanted[hashes[i]]] = vectors[i]
+            shard = Shard(path, count, header["dim"], start + 32 * count)
+            block = found.add_block(shard.vectors())
+            dim = shard.dim
+            for row in range(count):
+                text = wanted.get(digests[32 * row:32 * row + 32])
+                if text is not None and text not in found:
+                    found.where[text] = (block, row)
         return found
 
-    def _drop(self, chunk: Path, reason: str) -> None:
-        self.warn(f"cache: ignored {chunk.name} ({reason}); its texts are encoded again")
-        _remove(chunk)
+    def _verified_digests(self, path: Path, header: dict[str, Any], start: int, wanted: dict[bytes, str],
+                          found: Found) -> bytes | None:
+        """The shard's digests when it holds a text still wanted (its checksum then verified), else None."""
+        count = header["count"]
+        try:
+            with path.open("rb") as handle:
+                handle.seek(start)
+                digests = handle.read(32 * count)
+                if not any((text := wanted.get(digests[i:i + 32])) is not None and text not in found
+                           for i in range(0, len(digests), 32)):
+                    return None
+                checksum = hashlib.sha256(_shard_prefix(self.key.digest, count, header["dim"]) + digests)
+                for block in iter(lambda: handle.read(READ_BLOCK), b""):
+                    checksum.update(block)
+        except OSError as exc:
+            raise ShardError(f"unreadable ({type(exc).__name__})") from None
+        if len(digests) != 32 * count or header.get("checksum") != checksum.hexdigest():
+            raise ShardError("checksum mismatch")
+        return digests
 
-    def store(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+    def _drop(self, shard: Path, reason: str) -> None:
+        self.warn(f"cache: ignored {shard.name} ({reason}); its texts are encoded again")
+        _remove(shard)
+
+    def store(self, texts: Sequence[str], vectors: np.ndarray) -> Shard | None:
+        """Write one shard atomically; the shard (to memory-map instead of holding the vectors) when written."""
         if not len(texts) or not self.writer.enabled:
-            return
-        hashes = np.array([text_hash(text) for text in texts], dtype="S64")
+            return None
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        meta = {"key": self.key.digest, "checksum": _checksum(self.key.digest, hashes, vectors), "count": len(texts)}
-        payload = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
-        buffer = io.BytesIO()
-        np.savez(buffer, hashes=hashes, vectors=vectors, meta=payload)
-        self.writer.write(self.folder / f"{uuid.uuid4().hex}.npz", buffer.getvalue())
+        content, offset = encode_shard(self.key.digest, b"".join(text_digest(text) for text in texts), vectors)
+        path = self.folder / f"{uuid.uuid4().hex}{SHARD_SUFFIX}"
+        if not self.writer.write(path, content):
+            return None
+        return Shard(path, len(texts), vectors.shape[1], offset)
 
     def load_info(self) -> dict[str, Any] | None:
         """The adapter settings stored with this key, verified; None when absent or damaged (reported, removed)."""
@@ -166,7 +278,6 @@ class EmbeddingCache:
     def save_info(self, info: dict[str, Any]) -> None:
         stored = {"key": self.key.digest, "checksum": _info_checksum(self.key.digest, info), "info": info}
         self.writer.write(self.folder / "info.json", json.dumps(stored, indent=2, sort_keys=True))
-
 
 def _remove(path: Path) -> None:
     with contextlib.suppress(OSError):  # a damaged entry that cannot be removed is simply ignored next time

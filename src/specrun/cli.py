@@ -85,6 +85,15 @@ def build_parser() -> argparse.ArgumentParser:
                      help=f"texts per batch (default: {DEFAULTS.batch_size})")
     run.add_argument("--max-length", type=_positive_int, metavar="N",
                      help="truncate texts to N tokens (default: the model's own limit)")
+    run.add_argument("--dtype", choices=("float32", "float16", "bfloat16"), default=DEFAULTS.dtype,
+                     help="precision the model computes in; vectors are stored as float32; recorded in results and "
+                          f"in the cache key (default: {DEFAULTS.dtype})")
+    run.add_argument("--executor", choices=("local", "ray"), default=DEFAULTS.executor,
+                     help="who encodes the texts the cache lacks: this process, or Ray actors across a cluster "
+                          "(needs pip install 'specrun[ray]'), batch for batch the same numbers "
+                          f"(default: {DEFAULTS.executor})")
+    run.add_argument("--ray-address", metavar="ADDR", default=DEFAULTS.ray_address,
+                     help="Ray cluster to use with --executor ray (default: $RAY_ADDRESS, else a local cluster)")
     run.add_argument("--prompt", metavar="TEXT", help="text put before every input, e.g. 'query: ' (recorded)")
     run.add_argument("--prompt-name", metavar="NAME",
                      help="a prompt the sentence-transformers model defines, by name (recorded with its text)")

@@ -1,8 +1,9 @@
 """Encoder stage, cached: the stages above ask for the vectors of texts and never see the cache or the model.
 
-`CachedEncoder` owns the cache key (everything that changes a vector), the lookup, the model (loaded, and torch
-imported, only when some text is missing or the cache's record of the adapter settings is damaged), progress,
-and the store (each finished group of batches is cached at once, so a killed run keeps what it finished).
+`CachedEncoder` owns the cache key (everything that changes a vector), the lookup, the executor (the model is
+loaded, and torch imported, only when some text is missing or the cache's record of the adapter settings is
+damaged; in this process or on Ray actors, executors.py), progress, and the store (each finished group of batches
+is cached at once as one shard, so a killed run keeps what it finished).
 """
 
 from __future__ import annotations
@@ -16,34 +17,40 @@ import numpy as np
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from specrun.cache import CacheKey, EmbeddingCache, model_files_hash
-from specrun.encoders import (
-    EncoderInfo,
-    ModelRef,
-    check_model,
-    choose_adapter,
-    encode_texts,
-    load_adapter,
-    parse_devices,
-    resolve_prompt,
-)
+from specrun.cache import CacheKey, EmbeddingCache, Found, model_files_hash
+from specrun.encoders import EncoderInfo, ModelRef, check_dtype, check_model, choose_adapter, resolve_prompt
+from specrun.executors import EncodeJob, open_executor
 from specrun.options import RunOptions
 from specrun.workspace import Workspace
 
 
 @dataclass(frozen=True)
 class Embeddings:
-    """The vectors of a set of unique texts, and how they were made."""
+    """The vectors of a set of unique texts, and how they were made. Vectors stay where they are (memory-mapped
+    cache shards, or this run's groups when nothing is cached): `embed` gathers only the rows asked for, so the
+    whole matrix is never built, let alone twice."""
 
-    vectors: np.ndarray  # (texts, dim), float32
-    row_of: dict[str, int]
+    blocks: Sequence[np.ndarray]  # each (rows, dim) float32
+    row_of: dict[str, tuple[int, int]]  # text -> (block, row)
     info: EncoderInfo
     encoded: frozenset[str]  # texts sent to the model in this run (the rest came from the cache)
     timings: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def dim(self) -> int:
+        return next((block.shape[1] for block in self.blocks), 0)
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """The `Embed` callable protocols use: rows in the order asked."""
-        return self.vectors[[self.row_of[text] for text in texts]]
+        """The `Embed` callable protocols use: rows in the order asked, read block by block."""
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        if not len(texts):
+            return out
+        where = np.array([self.row_of[text] for text in texts], dtype=np.int64)
+        order = np.argsort(where[:, 0], kind="stable")
+        blocks, starts = np.unique(where[order, 0], return_index=True)
+        for block, chunk in zip(blocks, np.split(order, starts[1:]), strict=True):
+            out[chunk] = self.blocks[block][where[chunk, 1]]
+        return out
 
 
 class CachedEncoder:
@@ -53,55 +60,61 @@ class CachedEncoder:
         self.model = model
         self.options = options
         self.console = console
+        self.warn = workspace.warn
         self.adapter_name = choose_adapter(model, options.adapter)
         check_model(model, self.adapter_name, options.max_length, options.trust_remote_code)
+        check_dtype(self.adapter_name, options.dtype)
         self.prompt = resolve_prompt(model, self.adapter_name, options.prompt, options.prompt_name)
         self.cache: EmbeddingCache | None = None
+        self.model_files: str | None = None
         if workspace.embeddings is not None:
-            key = CacheKey(model=model.weights_sha256, model_files=model_files_hash(Path(model.path), workspace.memo),
-                           adapter=self.adapter_name, prompt=self.prompt, max_length=options.max_length,
-                           dtype="float32", trust_remote_code=options.trust_remote_code)
+            self.model_files = model_files_hash(Path(model.path), workspace.memo)
+            key = CacheKey(model=model.weights_sha256, model_files=self.model_files, adapter=self.adapter_name,
+                           prompt=self.prompt, max_length=options.max_length, dtype=options.dtype,
+                           trust_remote_code=options.trust_remote_code)
             self.cache = EmbeddingCache(workspace.embeddings, key, warn=workspace.warn, writer=workspace.writer)
 
     def embeddings(self, unique: list[str]) -> Embeddings:
         """Vectors of `unique` (texts expected unique), from the cache where it has them."""
         timings: dict[str, float] = {}
         clock = time.perf_counter()
-        found = self.cache.lookup(unique) if self.cache else {}
+        found = self.cache.lookup(unique) if self.cache else Found()
         timings["cache_read"] = time.perf_counter() - clock
         missing = [text for text in unique if text not in found]
         info = self._stored_info() if self.cache and not missing else None
         if info is None:
             info = self._encode(missing, found, timings)
-        vectors = np.stack([found[text] for text in unique]) if unique else np.empty((0, 0), dtype=np.float32)
-        return Embeddings(vectors=vectors, row_of={text: row for row, text in enumerate(unique)}, info=info,
-                          encoded=frozenset(missing), timings=timings)
+        return Embeddings(blocks=found.blocks, row_of=found.where, info=info, encoded=frozenset(missing),
+                          timings=timings)
 
-    def _encode(self, missing: list[str], found: dict[str, np.ndarray], timings: dict[str, float]) -> EncoderInfo:
+    def _encode(self, missing: list[str], found: Found, timings: dict[str, float]) -> EncoderInfo:
+        """Encode what the cache lacks; each group is stored as one shard as soon as it is done and then read
+        back memory-mapped, so a long run holds no more than a group of vectors (uncached: the run's vectors)."""
         options = self.options
         clock = time.perf_counter()
-        adapter = load_adapter(self.model, self.adapter_name, parse_devices(options.device), options.max_length,
-                               self.prompt, options.prompt_name, trust_remote_code=options.trust_remote_code)
+        job = EncodeJob(model=self.model, adapter=self.adapter_name, device=options.device,
+                        max_length=options.max_length, prompt=self.prompt, prompt_name=options.prompt_name,
+                        trust_remote_code=options.trust_remote_code, dtype=options.dtype,
+                        batch_size=options.batch_size, model_files=self.model_files)
+        executor = open_executor(options.executor, job, self.warn, options.ray_address)
         timings["model_load"] = time.perf_counter() - clock
         if self.cache:
-            self.cache.save_info(asdict(adapter.info))
+            self.cache.save_info(asdict(executor.info))
         clock = time.perf_counter()
         try:
             with Progress(TextColumn("[bold]encoding"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                           console=self.console, transient=False, disable=self.console.quiet) as progress:
                 task = progress.add_task("encode", total=len(missing))
-
-                def done(indices: list[int], group: np.ndarray) -> None:
-                    if self.cache:
-                        self.cache.store([missing[i] for i in indices], group)
+                for indices, group in executor.groups(missing):
+                    texts = [missing[i] for i in indices]
+                    shard = self.cache.store(texts, group) if self.cache else None
+                    block = found.add_block(shard.vectors() if shard else group)
+                    found.where.update((text, (block, row)) for row, text in enumerate(texts))
                     progress.advance(task, len(indices))
-
-                new = encode_texts(adapter, missing, options.batch_size, on_group=done)
         finally:
-            adapter.close()
+            executor.close()
         timings["encode"] = time.perf_counter() - clock
-        found.update(zip(missing, new, strict=True))
-        return adapter.info
+        return executor.info
 
     def _stored_info(self) -> EncoderInfo | None:
         """The adapter settings cached with the vectors; None (the model is loaded) when absent or damaged."""
@@ -117,7 +130,7 @@ class CachedEncoder:
         key = self.cache.key
         if info.adapter != key.adapter or info.prompt != key.prompt or (
                 key.max_length is not None and info.max_length != key.max_length) or (
-                info.trust_remote_code != key.trust_remote_code):
+                info.trust_remote_code != key.trust_remote_code) or info.dtype != key.dtype:
             self.cache.drop_info("does not match its key")
             return None
         return info

@@ -115,10 +115,15 @@ def _default_model(memo_dir: Path | None) -> ModelRef:
 def _hub_model(repo_id: str, revision: str | None, memo_dir: Path | None) -> ModelRef:
     from huggingface_hub import snapshot_download
 
+    from specrun.network import hub_unreachable, quiet_hub_logging
+
+    quiet_hub_logging()
+    unreachable = hub_unreachable()  # offline: the local hub cache only, in seconds, never a retry log
     try:
-        directory = Path(snapshot_download(repo_id, revision=revision))
+        directory = Path(snapshot_download(repo_id, revision=revision, local_files_only=unreachable is not None))
     except Exception as exc:
-        text = first_line(exc)
+        text = f"the hub is unreachable {unreachable} and the model is not in the local hub cache" \
+            if unreachable else first_line(exc)
         raise OfflineError(f"cannot fetch model {repo_id} from the Hugging Face hub ({text}); "
                            "pass a local model directory with --model DIR") from None
     if (directory / "config.json").is_file():
@@ -287,18 +292,45 @@ def resolve_prompt(model: ModelRef, adapter: str, prompt: str | None, prompt_nam
     return prompts[prompt_name]
 
 
+DTYPES = ("float32", "float16", "bfloat16")
+
+
+def torch_dtype(name: str) -> Any:
+    import torch
+
+    return {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[name]
+
+
+def check_dtype(adapter: str, dtype: str) -> None:
+    """--dtype is a choice of how a model computes; the hashing adapter has no model, so anything else is refused."""
+    if dtype not in DTYPES:
+        raise ModelError(f"--dtype {dtype}: expected one of {', '.join(DTYPES)}")
+    if adapter == "hashing" and dtype != "float32":
+        raise ModelError(f"--dtype {dtype}: the hashing adapter has no model and computes in float32; "
+                         "pass --dtype float32")
+
+
+def dtype_warning(dtype: str, devices: Sequence[str]) -> str | None:
+    """float16 works on a CPU but without fast kernels (about 10x slower than float32 for MiniLM on 2 cores)."""
+    if dtype == "float16" and any(device.startswith("cpu") for device in devices):
+        return ("--dtype float16 on cpu is slow (no fast float16 kernels there, about 10x float32); "
+                "bfloat16 is the CPU's half precision")
+    return None
+
+
 class SentenceTransformersAdapter:
     """The model's own modules: its pooling, normalisation and max length, as its authors configured them.
     Several devices share the work through sentence-transformers' multi-process pool, batch for batch."""
 
     def __init__(self, model: ModelRef, devices: list[str], max_length: int | None, prompt: str | None,
-                 prompt_name: str | None, *, trust_remote_code: bool = False) -> None:
+                 prompt_name: str | None, *, trust_remote_code: bool = False, dtype: str = "float32") -> None:
         _quiet_transformers()
         from sentence_transformers import SentenceTransformer
 
         self.pool = None
         self.model = SentenceTransformer(model.path, device=devices[0], local_files_only=True,
                                          trust_remote_code=trust_remote_code)
+        self.model.to(torch_dtype(dtype))  # the whole pipeline, pooling included; vectors come back as float32
         if max_length:
             check_special_tokens(model, getattr(self.model, "tokenizer", None), max_length)
             self.model.max_seq_length = max_length
@@ -336,7 +368,7 @@ class TransformersAdapter:
     """Plain transformers: last hidden layer, mean over non-padding tokens."""
 
     def __init__(self, model: ModelRef, devices: list[str], max_length: int | None, prompt: str | None,
-                 prompt_name: str | None, *, trust_remote_code: bool = False) -> None:
+                 prompt_name: str | None, *, trust_remote_code: bool = False, dtype: str = "float32") -> None:
         if len(devices) > 1:
             raise ModelError("several devices need the sentence-transformers adapter")
         _quiet_transformers()
@@ -352,7 +384,8 @@ class TransformersAdapter:
                                                        trust_remote_code=trust_remote_code)
         check_special_tokens(model, self.tokenizer, max_length)
         self.model = AutoModel.from_pretrained(model.path, config=config, local_files_only=True,
-                                               trust_remote_code=trust_remote_code).to(self.device).eval()
+                                               trust_remote_code=trust_remote_code,
+                                               ).to(device=self.device, dtype=torch_dtype(dtype)).eval()
         limit = getattr(self.model.config, "max_position_embeddings", None) or 512
         self.max_length = int(max_length or min(self.tokenizer.model_max_length, limit))
         self.info = EncoderInfo(adapter="transformers", pooling="mean", normalize=False, max_length=self.max_length,
@@ -363,7 +396,7 @@ class TransformersAdapter:
         batch = self.tokenizer([self.prompt + text for text in texts], padding=True, truncation=True,
                                max_length=self.max_length, return_tensors="pt").to(self.device)
         with self.torch.inference_mode():
-            hidden = self.model(**batch).last_hidden_state
+            hidden = self.model(**batch).last_hidden_state.float()  # pooled in float32 whatever --dtype
         # Mean pooling by hand: transformers has no pooling helper; this is the formula ST's Pooling uses.
         mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
         pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
@@ -385,7 +418,7 @@ class HashingAdapter:
     DIMENSIONS = 64
 
     def __init__(self, model: ModelRef, devices: list[str], max_length: int | None, prompt: str | None,
-                 prompt_name: str | None, *, trust_remote_code: bool = False) -> None:
+                 prompt_name: str | None, *, trust_remote_code: bool = False, dtype: str = "float32") -> None:
         self.prompt = prompt or ""
         self.max_length = int(max_length or 512)
         self.info = EncoderInfo(adapter="hashing", pooling="none", normalize=True, max_length=self.max_length,
@@ -431,16 +464,18 @@ JAPANESE_TOKENIZER_PACKAGES = ("fugashi", "unidic", "ipadic", "mecab", "sudachi"
 
 def load_adapter(model: ModelRef, adapter: str, devices: list[str], max_length: int | None,
                  prompt: str | None = None, prompt_name: str | None = None, *,
-                 trust_remote_code: bool = False) -> Adapter:
+                 trust_remote_code: bool = False, dtype: str = "float32") -> Adapter:
     """Load the model behind an adapter. Code from the model folder runs only with `trust_remote_code`, which is
     passed to the libraries explicitly (so they never ask on standard input, which is also emptied while
     loading); every failure becomes one ModelError line."""
     name = choose_adapter(model, adapter)
     check_model(model, name, max_length, trust_remote_code)
+    check_dtype(name, dtype)
+    extra = {} if dtype == "float32" else {"dtype": dtype}  # adapters from plugins need not know --dtype
     try:
         with _no_stdin():
             return ADAPTERS[name](model, devices, max_length, prompt, prompt_name,
-                                  trust_remote_code=trust_remote_code)
+                                  trust_remote_code=trust_remote_code, **extra)
     except SpecrunError:
         raise
     except ImportError as exc:
@@ -482,17 +517,27 @@ def batches_by_length(texts: Sequence[str], batch_size: int) -> list[list[int]]:
     return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
 
 
+def groups_of(texts: Sequence[str], batch_size: int, group_batches: int = 16) -> list[list[int]]:
+    """Canonical batches, `group_batches` at a time: a group is the unit of progress, of cache writes (one shard)
+    and of work handed to another process or machine. Grouping never changes a vector, batching does."""
+    batches = batches_by_length(texts, batch_size)
+    return [[i for batch in batches[start:start + group_batches] for i in batch]
+            for start in range(0, len(batches), group_batches)]
+
+
+def iter_groups(adapter: Adapter, texts: Sequence[str], batch_size: int, *,
+                group_batches: int = 16) -> Iterator[tuple[list[int], np.ndarray]]:
+    """(indices into texts, float32 vectors) of each group, as soon as it is done; nothing is accumulated."""
+    for indices in groups_of(texts, batch_size, group_batches):
+        yield indices, np.asarray(adapter.encode_group([texts[i] for i in indices], batch_size), dtype=np.float32)
+
+
 def encode_texts(adapter: Adapter, texts: Sequence[str], batch_size: int, *, group_batches: int = 16,
                  on_group: Callable[[list[int], np.ndarray], None] | None = None) -> np.ndarray:
     """Embed texts (expected unique) in canonical length-sorted batches; rows come back in the order given.
-
-    Batches go to the adapter in groups (the unit of progress, of cache writes and of work for several
-    devices); `on_group(indices, vectors)` is told of each group as soon as it is done."""
-    batches = batches_by_length(texts, batch_size)
+    `on_group(indices, vectors)` is told of each group as soon as it is done."""
     out: np.ndarray | None = None
-    for start in range(0, len(batches), group_batches):
-        indices = [i for batch in batches[start:start + group_batches] for i in batch]
-        vectors = np.asarray(adapter.encode_group([texts[i] for i in indices], batch_size), dtype=np.float32)
+    for indices, vectors in iter_groups(adapter, texts, batch_size, group_batches=group_batches):
         if out is None:
             out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
         out[indices] = vectors

@@ -21,6 +21,9 @@ class RunOptions:
     cache_dir: str | None = None
     no_cache: bool = False
     trust_remote_code: bool = False
+    dtype: str = "float32"  # float32 | float16 | bfloat16: what the model computes in; vectors are float32
+    executor: str = "local"  # local | ray
+    ray_address: str | None = None  # None: $RAY_ADDRESS, else a local Ray cluster
 
 
 DEFAULTS = RunOptions()

@@ -20,6 +20,7 @@ from specrun.embedding import CachedEncoder
 from specrun.encoders import check_devices, describe, resolve_model
 from specrun.errors import SpecError
 from specrun.evaluation import evaluate
+from specrun.executors import check_executor
 from specrun.options import RunOptions
 from specrun.outputs import preflight_output_folders, preflight_output_root, write_output_sets
 from specrun.plan import Plan, make_plan
@@ -57,7 +58,9 @@ def run(paths: Sequence[str], options: RunOptions, console: Console) -> list[Run
     plans = [make_plan(loaded) for loaded in load_specs(paths)]
     preflight_output_root(Path(options.output))  # outputs, cache and devices fail here, before any work
     workspace = Workspace.resolve(options.cache_dir, options.no_cache).check()
-    check_devices(options.device)
+    check_executor(options.executor, options.device)
+    if options.executor == "local":  # Ray's actors see the cluster's devices, not this machine's
+        check_devices(options.device)
     data_dir = resolve_data_dir(options.data_dir)
     loaded = [load_data(plan, data_dir, workspace) for plan in plans]
     timings = {"data": time.perf_counter() - started}

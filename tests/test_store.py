@@ -1,0 +1,92 @@
+"""The streaming store: vectors stay in memory-mapped shards, a lookup reads only digests (and verifies a shard
+before serving any of its rows), and `Embeddings.embed` gathers only the rows asked for."""
+
+from __future__ import annotations
+
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+from specrun.cache import CacheKey, EmbeddingCache, read_shard_header, text_digest
+from specrun.embedding import Embeddings
+from specrun.encoders import EncoderInfo
+
+KEY = CacheKey(model="a" * 64, model_files="b" * 64, adapter="x", prompt=None, max_length=None, dtype="float32")
+INFO = EncoderInfo(adapter="x", pooling="none", normalize=False, max_length=8, device="cpu", dtype="float32")
+
+
+def filled(root: Path, count: int, dim: int, per_shard: int) -> tuple[EmbeddingCache, list[str], np.ndarray]:
+    cache = EmbeddingCache(root, KEY, warn=print)
+    texts = [f"text {i}" for i in range(count)]
+    vectors = np.random.default_rng(0).standard_normal((count, dim)).astype(np.float32)
+    for start in range(0, count, per_shard):
+        cache.store(texts[start:start + per_shard], vectors[start:start + per_shard])
+    return cache, texts, vectors
+
+
+def embeddings_of(cache: EmbeddingCache, texts: list[str]) -> Embeddings:
+    found = cache.lookup(texts)
+    return Embeddings(blocks=found.blocks, row_of=found.where, info=INFO, encoded=frozenset())
+
+
+def test_lookup_memory_maps_shards_and_embed_gathers_rows_in_the_order_asked(tmp_path: Path) -> None:
+    cache, texts, vectors = filled(tmp_path, 1000, 16, 128)
+    assert len(cache.shards()) == 8
+    wanted = [*texts[::-1][:700], "text 5", "text 5"]  # reversed, across shards, a duplicate
+    found = cache.lookup(wanted)
+    assert len(found) == 701 and all(isinstance(block, np.memmap) for block in found.blocks)
+    embeddings = embeddings_of(cache, texts)
+    rows = [texts.index(text) for text in wanted]
+    assert np.array_equal(embeddings.embed(wanted), vectors[rows])
+    assert embeddings.embed([]).shape == (0, 16)
+    assert np.array_equal(found["text 5"], vectors[5])  # still reads as a mapping text -> vector
+
+
+def test_a_shard_without_a_wanted_text_is_not_read_past_its_digests(tmp_path: Path) -> None:
+    cache, texts, _ = filled(tmp_path, 300, 8, 100)
+    messages: list[str] = []
+    last = cache.shards()
+    owner = {path: read_shard_header(path)[0]["count"] for path in last}
+    assert set(owner.values()) == {100}
+    found = EmbeddingCache(tmp_path, KEY, warn=messages.append).lookup(texts[:10])
+    assert len(found) == 10 and len(found.blocks) == 1 and messages == []
+
+
+def test_a_damaged_shard_costs_only_its_own_texts(tmp_path: Path) -> None:
+    cache, texts, vectors = filled(tmp_path, 300, 8, 100)
+    victim = cache.shards()[1]
+    header, start = read_shard_header(victim)
+    digests = victim.read_bytes()[start:start + 32 * header["count"]]
+    owned = {digests[i:i + 32] for i in range(0, len(digests), 32)}
+    lost = {text for text in texts if text_digest(text) in owned}
+    raw = bytearray(victim.read_bytes())
+    raw[-1] ^= 0x01  # one bit of one vector
+    victim.write_bytes(bytes(raw))
+    messages: list[str] = []
+    found = EmbeddingCache(tmp_path, KEY, warn=messages.append).lookup(texts)
+    assert len(messages) == 1 and "checksum mismatch" in messages[0] and not victim.exists()
+    assert set(texts) - set(found) == lost and len(lost) == 100
+    survivors = [text for text in texts if text in found]
+    assert np.array_equal(embeddings_of(cache, survivors).embed(survivors),
+                          vectors[[texts.index(text) for text in survivors]])
+
+
+def test_asking_for_a_slice_never_materialises_the_whole_matrix(tmp_path: Path) -> None:
+    """A protocol asking for 15,000 of 60,000 vectors: peak Python-tracked memory is that slice plus the index,
+    not the 60,000 x 384 matrix (92 MB) the dict-based cache built, twice, before."""
+    count, dim = 60_000, 384
+    cache, texts, vectors = filled(tmp_path, count, dim, 8192)
+    full = vectors.nbytes
+    del vectors
+    tracemalloc.start()
+    embeddings = embeddings_of(cache, texts)
+    index_peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.reset_peak()
+    part = embeddings.embed(texts[20_000:35_000])
+    slice_peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert part.shape == (15_000, dim)
+    assert index_peak < full / 4, (index_peak, full)
+    assert slice_peak < index_peak + 3 * part.nbytes, (slice_peak, part.nbytes)
+    assert slice_peak < full, (slice_peak, full)
