@@ -4,6 +4,7 @@ report collapses lists or tables into paragraphs. `card --html` is checked in he
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -195,7 +196,8 @@ def test_report_names_files_inside_their_source_and_no_local_path(hashing_run: P
     text = rendered_text(report)
     for local in (str(data_dir), str(data_dir.resolve()), str(SPECS.resolve()), str(Path.home()), "/tmp/"):
         assert local not in report
-    assert "file all.tsv (sha256 not pinned by the spec)" in text
+    read = hashlib.sha256((data_dir / "biosses" / "all.tsv").read_bytes()).hexdigest()
+    assert f"file all.tsv (sha256 {read} as read; not pinned by the spec)" in text  # the bytes the run read
     assert "• spec biosses.yaml sha256 " in text
     assert "test\tspearman_zero_shot\t" in text and "\t100 pairs\n" in text  # n says its unit
     assert "split\tmetric\tvalue\t95% CI\tn" in text
