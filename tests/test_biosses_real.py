@@ -16,6 +16,8 @@ from specrun.encoders import DEFAULT_MODEL_SHA256, encode_texts, load_adapter, r
 from specrun.results import Results
 from tests.conftest import SPECS, reference_model, run_cli
 
+pytestmark = pytest.mark.slow  # the real model throughout: the full suite (CI) runs this module
+
 
 def read_biosses(data_dir: Path) -> list[dict[str, str]]:
     with (data_dir / "biosses" / "all.tsv").open(encoding="utf-8", newline="") as handle:

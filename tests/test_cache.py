@@ -21,6 +21,8 @@ from tests.conftest import ROOT, SPECS
 
 BIOSSES = str(SPECS / "biosses.yaml")
 
+pytestmark = pytest.mark.slow  # the real model throughout: the full suite (CI) runs this module
+
 
 def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[Results, str]:
     from specrun.cli import main

@@ -15,6 +15,7 @@ from tests.conftest import SPECS, reference_model, run_cli
 from tests.test_biosses_real import read_biosses
 
 
+@pytest.mark.slow  # a real model or several processes: the full suite runs it
 def test_prompt_is_applied_and_recorded(tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli([str(SPECS / "biosses.yaml"), "--data-dir", str(data_dir), "--output", str(tmp_path),
                               "--prompt", "query: ", "-q"], capsys)

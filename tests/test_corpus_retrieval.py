@@ -186,6 +186,7 @@ def test_the_beir_fixture_gives_the_old_paths_numbers(tmp_path: Path) -> None:
         np.testing.assert_allclose(new.arrays[after], old.arrays[before], rtol=0, atol=1e-12, err_msg=after)
 
 
+@pytest.mark.slow  # a real model or several processes: the full suite runs it
 def test_memory_never_grows_with_queries_times_documents() -> None:
     n_docs, n_queries, dim = 200_000, 2_000, 32
 
@@ -307,6 +308,7 @@ def test_beir_corpus_end_to_end_hashing(search: str, tmp_path: Path, capsys: pyt
     assert results.texts.total == len(DOCS) + len(GRADED)  # the corpus once, not once per query
 
 
+@pytest.mark.slow  # a real model or several processes: the full suite runs it
 def test_beir_corpus_end_to_end_real_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "data"
     make_graded_beir(data)

@@ -85,6 +85,7 @@ def test_the_real_spec_with_a_nested_key_added(section: str, key: str, value: ob
     _load(document)
 
 
+@pytest.mark.slow  # a real model or several processes: the full suite runs it
 def test_killed_runs_leave_whole_results(tmp_path: Path, data_dir: Path) -> None:
     """Kill reruns into the same output at spread-out moments: results.json is always a whole, valid file."""
     env = {**os.environ, "SPECRUN_CACHE_DIR": str(tmp_path / "cache")}

@@ -391,6 +391,7 @@ def chromium_driver() -> Any:
     return webdriver.Chrome(options=options, service=Service(executable_path=shutil.which("chromedriver")))
 
 
+@pytest.mark.slow  # a real model or several processes: the full suite runs it
 def test_page_in_a_real_browser(board: tuple[Path, Leaderboard], tmp_path: Path) -> None:
     from selenium.webdriver.common.by import By
 

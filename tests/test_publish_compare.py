@@ -170,6 +170,7 @@ def test_scatter_plot_beside_the_report(two_runs: tuple[Path, Path]) -> None:
     assert f"]({name})" in (two_runs[0].parent / "report.md").read_text()
 
 
+@pytest.mark.slow  # a real model or several processes: the full suite runs it
 def test_report_renders_without_matplotlib(tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now fails

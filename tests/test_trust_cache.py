@@ -184,6 +184,7 @@ def test_an_unusable_home_is_one_line_naming_it(case: str, tmp_path: Path, data_
     assert files_under(tmp_path / "out") == []
 
 
+@pytest.mark.slow  # a real model or several processes: the full suite runs it
 @pytest.mark.parametrize("flag", ["--no-cache", "--cache-dir"])
 def test_a_missing_home_is_fine_with_no_cache_or_a_cache_dir(flag: str, tmp_path: Path, data_dir: Path) -> None:
     home = tmp_path / "home"

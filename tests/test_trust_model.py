@@ -131,6 +131,7 @@ def spearman(results: Results) -> float:
     return results.scores["test"]["spearman_zero_shot"].value
 
 
+@pytest.mark.slow  # a real model or several processes: the full suite runs it
 def test_max_length_8_changes_the_numbers_and_is_recorded(default_run: tuple[Results, Path], tmp_path: Path,
                                                           data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     default, cache = default_run
@@ -141,6 +142,7 @@ def test_max_length_8_changes_the_numbers_and_is_recorded(default_run: tuple[Res
     assert abs(spearman(short) - spearman(default)) > 0.1  # 8 tokens lose most of each sentence
 
 
+@pytest.mark.slow  # a real model or several processes: the full suite runs it
 def test_sentence_bert_config_of_a_copy_in_a_dot_folder_is_keyed(default_run: tuple[Results, Path], tmp_path: Path,
                                                                  data_dir: Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
@@ -162,6 +164,7 @@ def test_sentence_bert_config_of_a_copy_in_a_dot_folder_is_keyed(default_run: tu
     assert abs(spearman(short) - spearman(default)) > 0.1
 
 
+@pytest.mark.slow  # a real model or several processes: the full suite runs it
 def test_max_length_8_is_applied_by_the_transformers_adapter(tmp_path: Path, data_dir: Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     common = [BIOSSES, "-q", "--data-dir", str(data_dir), "--no-cache", "--adapter", "transformers"]

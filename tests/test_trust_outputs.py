@@ -324,6 +324,7 @@ def test_an_old_set_left_aside_is_put_back(tmp_path: Path, data_dir: Path, capsy
     check_whole(folder, prompt="old: ")
 
 
+@pytest.mark.slow  # a real model or several processes: the full suite runs it
 def test_killed_before_the_swap_leaves_the_old_set_and_the_next_run_cleans_up(tmp_path: Path,
                                                                                data_dir: Path) -> None:
     """SIGKILL once everything is staged: the old set is in place, whole; the hidden staging folder is the only
@@ -469,6 +470,7 @@ def test_ctrl_c_before_the_swap_keeps_the_old_set_and_says_so(tmp_path: Path, da
     check_whole(out / "biosses" / SLUG, prompt="old: ")
 
 
+@pytest.mark.slow  # a real model or several processes: the full suite runs it
 def test_ctrl_c_during_the_swaps_is_held_back_and_the_new_sets_are_whole(tmp_path: Path, data_dir: Path) -> None:
     """Ctrl-C after the first of two swaps: both new sets go in, then exit 130 saying they were written whole."""
     out = tmp_path / "out"
@@ -486,6 +488,7 @@ def test_ctrl_c_during_the_swaps_is_held_back_and_the_new_sets_are_whole(tmp_pat
     assert temporaries(out) == []
 
 
+@pytest.mark.slow  # a real model or several processes: the full suite runs it
 def test_ctrl_c_while_waiting_for_another_writer(tmp_path: Path, data_dir: Path) -> None:
     """A second run waiting on the lock stops at once on Ctrl-C, writes nothing; the first finishes whole."""
     out = tmp_path / "out"
@@ -507,6 +510,7 @@ def test_ctrl_c_while_waiting_for_another_writer(tmp_path: Path, data_dir: Path)
 
 # --- concurrency -----------------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # a real model or several processes: the full suite runs it
 @pytest.mark.parametrize(("pause", "rounds"), [(0, 3), (1.0, 2)])
 def test_concurrent_writers_leave_one_whole_set(pause: float, rounds: int, tmp_path: Path, data_dir: Path) -> None:
     """Four runs with different prompts and batch sizes on one cache and one output, a few rounds (with a pause
