@@ -85,11 +85,6 @@ def digest_of_files(pairs: list[tuple[Path, str]]) -> str:
     return digest.hexdigest()
 
 
-def cache_root() -> Path:
-    """$SPECRUN_CACHE_DIR, else $XDG_CACHE_HOME/specrun, else ~/.cache/specrun."""
-    return cache_root_origin()[0]
-
-
 def cache_root_origin() -> tuple[Path, str]:
     """The default cache root and the setting that chose it ($SPECRUN_CACHE_DIR, $XDG_CACHE_HOME or $HOME), so an
     unusable one can be reported by the name the user can change."""
