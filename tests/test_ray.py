@@ -118,3 +118,33 @@ def test_a_killed_actor_is_restarted_and_the_run_ends_whole(cluster: object, tmp
     else:  # or one clear line, and what finished is cached
         lines = [line for line in err.splitlines() if line.strip()]
         assert len(lines) == 1 and lines[0].startswith("specrun: error:") and "Ray" in lines[0], err
+
+
+def test_ray_ranks_a_corpus_as_one_process_does(cluster: object, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """The corpus-retrieval fixture (tests/corpus_beir.yaml) with Ray actors encoding: the same per-query rankings
+    (predictions.jsonl) and the same scores, intervals included, as --executor local."""
+    import json
+
+    from specrun.cli import main
+    from tests.test_corpus_retrieval import GRADED, corpus_spec, make_graded_beir
+
+    data = tmp_path / "data"
+    make_graded_beir(data)
+    spec = corpus_spec(tmp_path, data)
+    outcomes = {}
+    for executor in ("local", "ray"):
+        code = main([str(spec), "--data-dir", str(data), "--adapter", "hashing", "--executor", executor,
+                     "--no-cache", "--output", str(tmp_path / executor), "-q"])
+        captured = capsys.readouterr()
+        assert code == 0, captured.err
+        path = Path(captured.out.strip().splitlines()[-1])
+        results = Results.model_validate_json(path.read_text())
+        rows = [json.loads(line) for line in (path.parent / results.predictions.file).read_text().splitlines()]
+        outcomes[executor] = (results, rows)
+    (local, local_rows), (remote, remote_rows) = outcomes["local"], outcomes["ray"]
+    assert remote.provenance.model.device.startswith("ray:") and local.provenance.model.device == "cpu"
+    assert len(local_rows) == len(GRADED) and remote_rows == local_rows
+    assert remote.predictions.sha256 == local.predictions.sha256
+    assert remote.texts.encoded == local.texts.encoded == local.texts.unique > 0
+    assert remote.scores == local.scores
