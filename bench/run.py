@@ -13,7 +13,6 @@ Each timed command runs as its own process, alternating, `--repeat` times; the m
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import platform

