@@ -34,6 +34,7 @@ def independent(rows: list[tuple[str, str, str, int]]) -> tuple[float, float, in
     return rho, correct / counted, int(valid.sum()), counted
 
 
+@pytest.mark.slow  # the real model: the full suite runs it
 def test_csts_fixture_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "data"
     make_csts(data)

@@ -190,6 +190,7 @@ def board(runs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> tu
     return out, Leaderboard.model_validate_json((out / "leaderboard.json").read_text())
 
 
+@pytest.mark.slow  # the real-model runs of the module fixture: the full suite runs it
 def test_cli_writes_three_files_and_labels_tell_runs_apart(runs: dict[str, Path], tmp_path: Path,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(["leaderboard", *(str(p) for p in runs.values()), "-o", str(tmp_path)], capsys)
@@ -208,6 +209,7 @@ def test_cli_writes_three_files_and_labels_tell_runs_apart(runs: dict[str, Path]
     assert entry.max_length == 16 and entry.prompt is None
 
 
+@pytest.mark.slow  # the real-model runs of the module fixture: the full suite runs it
 def test_board_ranks_equal_the_plain_loop_on_the_runs(runs: dict[str, Path],
                                                       board: tuple[Path, Leaderboard]) -> None:
     _, result = board
@@ -229,6 +231,7 @@ def test_board_ranks_equal_the_plain_loop_on_the_runs(runs: dict[str, Path],
         assert b.best == row_of[str(verified[want["best"]].path)].model
 
 
+@pytest.mark.slow  # the real-model runs of the module fixture: the full suite runs it
 def test_two_models_agree_with_compare(runs: dict[str, Path], tmp_path: Path) -> None:
     from specrun.compare import compare
     from specrun.leaderboard import build_leaderboard
@@ -246,6 +249,7 @@ def test_two_models_agree_with_compare(runs: dict[str, Path], tmp_path: Path) ->
         assert other.separable_from_best == (d.ci_low > 0)
 
 
+@pytest.mark.slow  # the real-model runs of the module fixture: the full suite runs it
 def test_markdown_is_gfm_and_escapes_labels(board: tuple[Path, Leaderboard]) -> None:
     from markdown_it import MarkdownIt
 
@@ -263,6 +267,7 @@ def test_markdown_is_gfm_and_escapes_labels(board: tuple[Path, Leaderboard]) -> 
     assert widths == {1}
 
 
+@pytest.mark.slow  # the real-model runs of the module fixture: the full suite runs it
 def test_html_is_self_contained(board: tuple[Path, Leaderboard]) -> None:
     out, result = board
     page = (out / "leaderboard.html").read_text()
@@ -275,6 +280,7 @@ def test_html_is_self_contained(board: tuple[Path, Leaderboard]) -> None:
 # ------------------------------------------------------------------------------------------ refusals
 
 
+@pytest.mark.slow  # the real-model runs of the module fixture: the full suite runs it
 def test_different_items_are_refused_in_one_line(runs: dict[str, Path], tmp_path: Path, data_dir: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     spec = tmp_path / "biosses.yaml"
@@ -288,6 +294,7 @@ def test_different_items_are_refused_in_one_line(runs: dict[str, Path], tmp_path
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow  # the real-model runs of the module fixture: the full suite runs it
 def test_different_unit_ids_are_refused(runs: dict[str, Path]) -> None:
     a, b = load_verified(runs["st"]), load_verified(runs["ha"])
     (key, (ids, arrays)), = b.units.items()
@@ -296,6 +303,7 @@ def test_different_unit_ids_are_refused(runs: dict[str, Path]) -> None:
         check_same_items(a, swapped)
 
 
+@pytest.mark.slow  # the real-model runs of the module fixture: the full suite runs it
 def test_tampered_and_garbage_runs_are_refused(runs: dict[str, Path], tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     cases = {}
@@ -320,6 +328,7 @@ def test_tampered_and_garbage_runs_are_refused(runs: dict[str, Path], tmp_path: 
         assert out == "" and not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow  # the real-model runs of the module fixture: the full suite runs it
 def test_same_configuration_twice_and_missing_paths_are_refused(runs: dict[str, Path], tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     copy = tmp_path / "copy"
@@ -334,6 +343,7 @@ def test_same_configuration_twice_and_missing_paths_are_refused(runs: dict[str, 
     assert_one_line_error(code, err, contains="no results.json below this folder")
 
 
+@pytest.mark.slow  # the real-model runs of the module fixture: the full suite runs it
 def test_across_specs_with_a_missing_model(runs: dict[str, Path], tmp_path: Path, data_dir: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     spec = tmp_path / "small.yaml"
