@@ -6,8 +6,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import stat
 import tempfile
 from pathlib import Path
+
+from specrun.errors import SpecrunError
 
 CACHE_DIR_ENV = "SPECRUN_CACHE_DIR"
 VCS_FOLDERS = frozenset({".git", ".hg", ".svn"})
@@ -32,6 +35,41 @@ def write_atomic(path: Path, content: str | bytes) -> None:
     except BaseException:
         Path(handle.name).unlink(missing_ok=True)
         raise
+
+
+def read_regular_file(path: Path, limit: int, what: str, *, error: type[SpecrunError] = SpecrunError,
+                      shown: str | None = None) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes, for everything specrun reads back whole (specs,
+    results, predictions). A FIFO, a device (/dev/zero) or a folder is refused from its stat, before it is opened,
+    so a read never blocks or runs forever; the file is opened non-blocking and re-checked, in case it was swapped
+    in between. Faults raise `error` naming the file as `shown` (default: the path)."""
+    name = shown or str(path)
+    try:
+        before = os.stat(path)
+    except OSError as exc:
+        raise error(f"cannot read {what} ({exc.strerror})", file=name) from None
+    except ValueError:  # a NUL in a path read from a file
+        raise error(f"cannot read {what} (not a valid path)", file=repr(name)) from None
+    if not stat.S_ISREG(before.st_mode):
+        raise error(f"{what} is not a regular file", file=name)
+    too_big = f"over the {limit}-byte limit ({what} is at most {limit} bytes)"
+    if before.st_size > limit:
+        raise error(f"{what} is {before.st_size} bytes, {too_big}", file=name)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise error(f"cannot read {what} ({exc.strerror})", file=name) from None
+    with os.fdopen(fd, "rb") as handle:
+        after = os.fstat(fd)
+        if not stat.S_ISREG(after.st_mode) or (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
+            raise error(f"{what} changed while being read", file=name)
+        try:
+            data = handle.read(limit + 1)
+        except OSError as exc:
+            raise error(f"cannot read {what} ({exc.strerror})", file=name) from None
+    if len(data) > limit:
+        raise error(f"{what} grew {too_big} while being read", file=name)
+    return data
 
 
 def sha256_file(path: Path) -> str:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import stat
 from datetime import datetime, timezone
 from decimal import Decimal
 from importlib import metadata
@@ -20,7 +18,7 @@ from specrun import __version__
 from specrun.data import SplitData
 from specrun.errors import SpecrunError
 from specrun.evaluation import ProtocolRun
-from specrun.files import write_atomic
+from specrun.files import read_regular_file, write_atomic
 from specrun.plan import Plan
 from specrun.types import Score
 
@@ -190,37 +188,6 @@ def confidence_percent(confidence: float) -> str:
     """The interval's level as written, e.g. '95%' or '99.99999999%': rounding would misstate it ('100%')."""
     text = format(Decimal(repr(float(confidence))).scaleb(2).normalize(), "f")
     return f"{text}%"
-
-
-def read_regular_file(path: Path, limit: int, what: str) -> bytes:
-    """The bytes of a regular file of at most `limit` bytes. A FIFO, a device (/dev/zero) or a folder is refused
-    from its stat, before it is opened, so reading back never blocks or runs forever; the file is opened
-    non-blocking and re-checked, in case it was swapped in between."""
-    try:
-        before = os.stat(path)
-    except OSError as exc:
-        raise SpecrunError(f"cannot read {what} ({exc.strerror})", file=str(path)) from None
-    except ValueError:  # a NUL in a path read from a file
-        raise SpecrunError(f"cannot read {what} (not a valid path)", file=repr(str(path))) from None
-    if not stat.S_ISREG(before.st_mode):
-        raise SpecrunError(f"{what} is not a regular file", file=str(path))
-    if before.st_size > limit:
-        raise SpecrunError(f"{what} is {before.st_size} bytes, over the {limit}-byte limit", file=str(path))
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-    except OSError as exc:
-        raise SpecrunError(f"cannot read {what} ({exc.strerror})", file=str(path)) from None
-    with os.fdopen(fd, "rb") as handle:
-        after = os.fstat(fd)
-        if not stat.S_ISREG(after.st_mode) or (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
-            raise SpecrunError(f"{what} changed while being read", file=str(path))
-        try:
-            data = handle.read(limit + 1)
-        except OSError as exc:
-            raise SpecrunError(f"cannot read {what} ({exc.strerror})", file=str(path)) from None
-    if len(data) > limit:
-        raise SpecrunError(f"{what} grew over the {limit}-byte limit while being read", file=str(path))
-    return data
 
 
 def read_results(path: Path) -> Results:

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from specrun.errors import SpecrunError
+from specrun.files import read_regular_file
 from specrun.metrics import METRICS, estimate
 from specrun.protocols import PROTOCOLS
 from specrun.results import (
@@ -27,7 +28,6 @@ from specrun.results import (
     Unit,
     is_plain_file_name,
     read_predictions,
-    read_regular_file,
     read_results,
 )
 from specrun.spec import NAME_PATTERN, LoadedSpec, load_spec

@@ -9,13 +9,13 @@ its line. No maintained library does both (ruamel keeps lines but allows duplica
 from __future__ import annotations
 
 import hashlib
-import stat
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from specrun.errors import SpecError, first_line
+from specrun.errors import SpecError
+from specrun.files import read_regular_file
 
 KeyPath = tuple[str | int, ...]
 
@@ -66,7 +66,7 @@ class LocatedYaml:
 def read_yaml(path: Path, display: str | None = None) -> LocatedYaml:
     """Read one YAML file into plain dicts/lists/scalars; any defect raises a one-line SpecError."""
     name = display or str(path)
-    raw = read_bounded(path, MAX_SPEC_BYTES, name, "a spec")
+    raw = read_regular_file(path, MAX_SPEC_BYTES, "a spec", error=SpecError, shown=name)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -76,29 +76,6 @@ def read_yaml(path: Path, display: str | None = None) -> LocatedYaml:
     located = parse_yaml(text, name)
     located.sha256 = hashlib.sha256(raw).hexdigest()
     return located
-
-
-def read_bounded(path: Path, limit: int, name: str, what: str) -> bytes:
-    """A regular file's bytes, at most `limit` of them: a FIFO, a device (/dev/zero) or a folder is refused before
-    it is opened, and a file that grows past the limit while read is refused too, so nothing hangs or fills memory."""
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        raise SpecError("no such file", file=name) from None
-    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop on older Pythons
-        raise SpecError(f"cannot read file ({getattr(exc, 'strerror', None) or first_line(exc)})", file=name) from None
-    if not stat.S_ISREG(info.st_mode):
-        raise SpecError(f"not a regular file; {what} is a file", file=name)
-    if info.st_size > limit:
-        raise SpecError(f"file is {info.st_size} bytes; {what} is at most {limit}", file=name)
-    try:
-        with path.open("rb") as handle:
-            raw = handle.read(limit + 1)
-    except OSError as exc:
-        raise SpecError(f"cannot read file ({exc.strerror})", file=name) from None
-    if len(raw) > limit:
-        raise SpecError(f"file is over {limit} bytes; {what} is at most {limit}", file=name)
-    return raw
 
 
 def parse_yaml(text: str, name: str) -> LocatedYaml:
