@@ -350,9 +350,10 @@ def test_compare_refuses_runs_scoring_different_metrics(runs: Runs, tmp_path: Pa
 
 def test_compare_names_the_settings_in_which_two_runs_of_one_model_differ(runs: Runs,
                                                                         capsys: pytest.CaptureFixture[str]) -> None:
-    """Two runs of one model name must not read as the same model: the header names the differing prompt."""
+    """Two runs of one model name must not read as the same model: the header names the differing prompt, in the
+    leaderboard's words (results.run_labels serves both)."""
     code, out, err = run_cli(["compare", str(runs.a), str(runs.b)], capsys)
     assert code == 0, err
     header = out.splitlines()[0]
     name = "sentence-transformers/all-MiniLM-L6-v2"
-    assert header == f"Paired comparison on biosses: A = {name} (prompt None), B = {name} (prompt 'x: ')"
+    assert header == f'Paired comparison on biosses: A = {name} (no prompt), B = {name} (prompt "x: ")'

@@ -13,7 +13,7 @@ from scipy import stats
 
 from specrun.errors import SpecrunError
 from specrun.metrics import BOOTSTRAP_BATCH, METRICS, unit_counts
-from specrun.results import Results, confidence_percent
+from specrun.results import Results, confidence_percent, run_identity, run_labels
 from specrun.verify import load_verified
 
 
@@ -99,26 +99,10 @@ def _difference(split: str, metric_id: str, name: str, direction: str, arrays_a:
                       a_better=float(np.mean(wins)), n=n)
 
 
-def run_labels(a: Results, b: Results) -> tuple[str, str]:
-    """The two models' names, plus each setting the user chose in which the runs differ: two runs of one model
-    under different adapters, prompts or max lengths must not read as the same thing."""
-    ma, mb = a.provenance.model, b.provenance.model
-    settings = [(name, getattr(ma, name), getattr(mb, name))
-                for name in ("adapter", "prompt", "max_length", "dtype") if getattr(ma, name) != getattr(mb, name)]
-    if not settings:
-        return ma.name, mb.name
-
-    def label(name: str, index: int) -> str:
-        shown = ", ".join(f"{key.replace('_', ' ')} {values[index]!r}" for key, *values in settings)
-        return f"{name} ({shown})"
-
-    return label(ma.name, 0), label(mb.name, 1)
-
-
 def markdown(a: Results, b: Results, differences: list[Difference]) -> str:
     u = a.provenance.uncertainty
     percent = confidence_percent(u.confidence)
-    label_a, label_b = run_labels(a, b)
+    label_a, label_b = run_labels([run_identity(a), run_identity(b)])
     lines = [
         f"Paired comparison on {a.spec_id}: A = {label_a}, B = {label_b}",
         "",

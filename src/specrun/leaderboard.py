@@ -39,7 +39,6 @@ A resample in which a metric is undefined (NaN) makes the board undefined: refus
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -54,14 +53,18 @@ from rich.console import Console
 from specrun.errors import SpecrunError, printable
 from specrun.files import write_atomic
 from specrun.metrics import BOOTSTRAP_BATCH, METRICS, unit_counts
-from specrun.results import Results, confidence_percent
+from specrun.results import (
+    IDENTITY_FIELDS,
+    Results,
+    confidence_percent,
+    describe_setting,
+    run_identity,
+    run_labels,
+)
 from specrun.verify import Verified, load_verified
 
 LEADERBOARD_FORMAT = "specrun.leaderboard/1"
 RANK_CELLS = 1 << 22  # (resamples x models x models) booleans held at once when ranking
-IDENTITY_FIELDS = ("adapter", "prompt", "prompt_name", "max_length", "pooling", "normalize", "revision",
-                   "weights_sha256", "dtype", "device")  # what can tell two runs of one model name apart
-SHOWN_WHEN_DIFFERENT = 4  # the first fields, the user's own settings, always named when runs differ in them
 
 
 # ---------------------------------------------------------------------------------------------------- the model
@@ -337,42 +340,6 @@ def find_results(paths: Sequence[Path]) -> list[Path]:
     return list(unique.values())
 
 
-def identity(results: Results) -> tuple[Any, ...]:
-    m = results.provenance.model
-    return (m.name, *(getattr(m, field) for field in IDENTITY_FIELDS))
-
-
-def _describe(field: str, value: Any) -> str:
-    if field in ("prompt", "prompt_name"):
-        return f"{field.replace('_', ' ')} {json.dumps(value, ensure_ascii=False)}" if value else f"no {field}"
-    if field in ("weights_sha256", "revision"):
-        return f"{field.split('_')[0]} {str(value)[:10]}"
-    return f"{field.replace('_', ' ')} {value}"
-
-
-def labels(identities: Sequence[tuple[Any, ...]]) -> list[str]:
-    """The model name, plus, when a name has several configurations, every field (in IDENTITY_FIELDS order:
-    adapter, prompt, max length, pooling, ...) on which they differ: a label that hid a truncation behind the
-    adapter would credit the adapter with what the truncation did. The rest is in leaderboard.json."""
-    chosen: dict[str, list[int]] = {}
-    for name in dict.fromkeys(ident[0] for ident in identities):
-        group = list(dict.fromkeys(ident for ident in identities if ident[0] == name))
-        # what a user set (adapter, prompt, max length) is shown whenever it differs; what follows from it
-        # (pooling, normalisation, ...) only when still needed to tell runs apart
-        fields = [i for i in range(1, SHOWN_WHEN_DIFFERENT + 1) if len({g[i] for g in group}) > 1]
-        for i in range(SHOWN_WHEN_DIFFERENT + 1, len(IDENTITY_FIELDS) + 1):
-            if len({tuple(g[f] for f in fields) for g in group}) == len(group):
-                break
-            if len({g[i] for g in group}) > 1:
-                fields.append(i)
-        chosen[name] = fields
-    out = []
-    for ident in identities:
-        parts = [_describe(IDENTITY_FIELDS[i - 1], ident[i]) for i in chosen[ident[0]]]
-        out.append(printable(ident[0] + (f" ({', '.join(parts)})" if parts else "")))
-    return out
-
-
 def _items(results: Results) -> dict[str, tuple[str, str, int]]:
     return {split: (d.fingerprint, d.selection, d.n_selected) for split, d in results.provenance.data.items()}
 
@@ -469,8 +436,8 @@ def compute(runs: Sequence[Verified], *, title: str = "specrun leaderboard", res
     by_spec: dict[str, list[Verified]] = {}
     for run in runs:
         by_spec.setdefault(run.results.spec_id, []).append(run)
-    idents = list(dict.fromkeys(identity(run.results) for run in runs))
-    names = labels(idents)
+    idents = list(dict.fromkeys(run_identity(run.results) for run in runs))
+    names = run_labels(idents)
     label_of = dict(zip(idents, names, strict=True))
     spec_boards, observed, scores, directions, seeds = [], [], [], [], []
     for spec_id in sorted(by_spec):
@@ -478,15 +445,15 @@ def compute(runs: Sequence[Verified], *, title: str = "specrun leaderboard", res
         seen: dict[tuple[Any, ...], Verified] = {}
         for run in group:
             check_same_items(group[0], run)
-            ident = identity(run.results)
+            ident = run_identity(run.results)
             if ident in seen:
                 raise SpecrunError(f"{spec_id}: {run.path} and {seen[ident].path} are runs of the same model "
                                    f"configuration ({label_of[ident]}); pass one of them")
             seen[ident] = run
-        group = sorted(group, key=lambda run: label_of[identity(run.results)])  # ties for best: first label
-        board, ranking = spec_board(group, [label_of[identity(run.results)] for run in group])
+        group = sorted(group, key=lambda run: label_of[run_identity(run.results)])  # ties for best: first label
+        board, ranking = spec_board(group, [label_of[run_identity(run.results)] for run in group])
         spec_boards.append(board)
-        column = {idents.index(identity(run.results)): m for m, run in enumerate(group)}
+        column = {idents.index(run_identity(run.results)): m for m, run in enumerate(group)}
         full_observed = np.full(len(idents), np.nan)
         full_scores = np.full((len(ranking.scores), len(idents)), np.nan)
         for global_m, m in column.items():
@@ -634,7 +601,7 @@ def render_html(board: Leaderboard) -> str:
             axis = _axis([v for r in b.rows for v in (r.ci_low, r.ci_high, r.score)])
             boards.append({"board": b, "x": scale(axis, 1.0), "axis": axis, "models": len(b.rows)})
         specs.append({"spec": spec, "boards": boards, "percent": confidence_percent(spec.confidence)})
-    configs = {m.label: ", ".join(_describe(field, getattr(m, field)) for field in IDENTITY_FIELDS)
+    configs = {m.label: ", ".join(describe_setting(field, getattr(m, field)) for field in IDENTITY_FIELDS)
                for m in board.models}
     return _ENV.get_template("leaderboard.html.j2").render(
         board=board, specs=specs, percent=percent, fmt=fmt, separable=_separable, configs=configs, short=_short,

@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from decimal import Decimal
 from importlib import metadata
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from specrun import __version__
 from specrun.data import SplitData
-from specrun.errors import SpecrunError
+from specrun.errors import SpecrunError, printable
 from specrun.evaluation import ProtocolRun
 from specrun.files import read_regular_file, write_atomic
 from specrun.plan import Plan
@@ -258,3 +259,45 @@ def read_predictions(results_path: Path, results: Results) -> dict[Unit, tuple[l
                                file=str(path))
     return {unit: (ids, {key: np.asarray(values) for key, values in arrays.items()})
             for unit, (ids, arrays) in grouped.items()}
+
+
+IDENTITY_FIELDS = ("adapter", "prompt", "prompt_name", "max_length", "pooling", "normalize", "revision",
+                   "weights_sha256", "dtype", "device")  # what can tell two runs of one model name apart
+SHOWN_WHEN_DIFFERENT = 4  # the first fields, the user's own settings, always named when runs differ in them
+
+
+def run_identity(results: Results) -> tuple[Any, ...]:
+    m = results.provenance.model
+    return (m.name, *(getattr(m, field) for field in IDENTITY_FIELDS))
+
+
+def describe_setting(field: str, value: Any) -> str:
+    if field in ("prompt", "prompt_name"):
+        return f"{field.replace('_', ' ')} {json.dumps(value, ensure_ascii=False)}" if value else f"no {field}"
+    if field in ("weights_sha256", "revision"):
+        return f"{field.split('_')[0]} {str(value)[:10]}"
+    return f"{field.replace('_', ' ')} {value}"
+
+
+def run_labels(identities: Sequence[tuple[Any, ...]]) -> list[str]:
+    """What `compare` and `leaderboard` call each run: the model name, plus, when a name has several
+    configurations, every field (in IDENTITY_FIELDS order: adapter, prompt, max length, pooling, ...) on which
+    they differ: a label that hid a truncation behind the adapter would credit the adapter with what the
+    truncation did."""
+    chosen: dict[str, list[int]] = {}
+    for name in dict.fromkeys(ident[0] for ident in identities):
+        group = list(dict.fromkeys(ident for ident in identities if ident[0] == name))
+        # what a user set (adapter, prompt, max length) is shown whenever it differs; what follows from it
+        # (pooling, normalisation, ...) only when still needed to tell runs apart
+        fields = [i for i in range(1, SHOWN_WHEN_DIFFERENT + 1) if len({g[i] for g in group}) > 1]
+        for i in range(SHOWN_WHEN_DIFFERENT + 1, len(IDENTITY_FIELDS) + 1):
+            if len({tuple(g[f] for f in fields) for g in group}) == len(group):
+                break
+            if len({g[i] for g in group}) > 1:
+                fields.append(i)
+        chosen[name] = fields
+    out = []
+    for ident in identities:
+        parts = [describe_setting(IDENTITY_FIELDS[i - 1], ident[i]) for i in chosen[ident[0]]]
+        out.append(printable(ident[0] + (f" ({', '.join(parts)})" if parts else "")))
+    return out
