@@ -15,7 +15,7 @@ run load the model to state its settings again). No maintained library does veri
 (diskcache/joblib trust a file because it exists, as JMTEB's cache does).
 
 A cache that cannot be used at all (not a folder, read-only, under a missing home) stops the run before any work,
-in one line (`open_cache_root`). A write that fails during the run (disk full, quota) is reported once as a
+in one line (`workspace.open_cache_root`). A write that fails during the run (disk full, quota) is reported once as a
 warning and the run continues without writing to the cache: the numbers do not depend on the cache, and a
 half-written entry never exists because every write is atomic (`CacheWriter`).
 """
@@ -33,11 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from specrun.errors import CacheError
 from specrun.files import digest_of_files, folder_files, memo_sha256
-from specrun.workspace import CacheWriter, Warn, open_cache_root
-
-__all__ = ["CacheError", "CacheWriter", "open_cache_root"]  # re-exported: their home is the workspace
+from specrun.workspace import CacheWriter, Warn
 
 CACHE_FORMAT = 3  # 3: memory-mappable shards (2 wrote .npz chunks, now never read)
 
