@@ -186,6 +186,28 @@ def test_the_beir_fixture_gives_the_old_paths_numbers(tmp_path: Path) -> None:
         np.testing.assert_allclose(new.arrays[after], old.arrays[before], rtol=0, atol=1e-12, err_msg=after)
 
 
+def test_numpy_search_holds_one_copy_of_each_chunk() -> None:
+    """The chunk `documents` returns is searched as it is (scores divided by document norms): no normalised
+    second copy, so a search holds one chunk of vectors, one block of scores and the candidates."""
+    from specrun import corpus
+
+    n_docs, n_queries, dim = 40_000, 16, 64
+    docs = np.random.default_rng(3).standard_normal((n_docs, dim), dtype=np.float32)
+    queries = docs[:n_queries] + 0.1
+    chunk_bytes = n_docs * dim * 4  # 10 MB: the whole corpus is one chunk
+    tracemalloc.start()
+    try:
+        got_i, _, _ = rank_corpus(queries, lambda a, b: docs[a:b].copy(), lambda rows: docs[rows], n_docs, 10,
+                                  chunk_size=n_docs)  # a fresh array per chunk, as `embed` gives
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    scores = min(corpus.BLOCK_BYTES, n_queries * n_docs * 4)
+    assert peak < chunk_bytes + 3 * scores + 2**20, f"peak {peak / 2**20:.1f} MiB"
+    assert peak > chunk_bytes, "the chunk itself is expected to be counted"
+    np.testing.assert_array_equal(got_i, brute_force(queries, docs, 10)[0])
+
+
 @pytest.mark.slow  # a real model or several processes: the full suite runs it
 def test_memory_never_grows_with_queries_times_documents() -> None:
     n_docs, n_queries, dim = 200_000, 2_000, 32

@@ -4,16 +4,18 @@ The data stage hands over the corpus once: the `beir_corpus` reader gives one ro
 qrels) and every row references the same `Corpus` (ids and texts, in file order), so nothing is Q x N. The corpus
 is embedded through `embed` in chunks of `chunk_size` documents and searched exactly:
 
-1. candidates: float32 inner products of L2-normalised vectors, by blocks of at most `BLOCK_BYTES` of scores
-   (numpy matrix products with a running per-query threshold and `np.argpartition`, or faiss' exact
-   `IndexFlatIP` per chunk), keeping the best `top_k + margin` per query;
+1. candidates: float32 cosines, by blocks of at most `BLOCK_BYTES` of scores (numpy: normalised queries times
+   the chunk's raw vectors, each column divided by its document's norm, so no normalised copy of the chunk is
+   made; with a running per-query threshold and `np.argpartition`; or faiss' exact `IndexFlatIP` of the
+   normalised chunk), keeping the best `top_k + margin` per query;
 2. exact order: the candidates are re-scored as `protocols.cosine_rows` scores (float64, rounded to 12 decimals,
    so equal cosines are equal numbers) and sorted by score, highest first, then by corpus order. A bound on the
    float32 error proves, per query, that no document outside the candidates can enter (or tie into) the top
    `top_k`; a query without that proof is ranked by an exact float64 scan of the corpus.
 
 So numpy and faiss give the same ranking, and the ranking is the one a full float64 sort would give.
-Memory: Q x (top_k + margin) candidates plus one block of scores; never Q x N.
+Memory: Q x (top_k + margin) candidates, one chunk of vectors (as `embed` returns it) and one block of
+scores; never Q x N, and never a second copy of the chunk (numpy).
 
 Measures are trec_eval's (pytrec_eval's `ndcg_cut_K`, `map_cut_K`, `recall_K`, `P_K`, and `recip_rank` on the
 run cut at K), per query on its top `top_k`, averaged over queries by the metrics stage.
@@ -35,8 +37,8 @@ from specrun.types import FIELD_KINDS, Embed, FieldError, Item, Outputs
 
 CORPUS_CUTOFFS = (1, 3, 5, 10, 100, 1000)  # the K of the corpus measures: ndcg_cut_K, map_cut_K, ...
 MEASURES = ("ndcg", "map", "mrr", "recall", "precision")
-BLOCK_BYTES = 32 * 2**20  # one block of float32 scores, queries x documents
-RESCORE_ROWS = 16_384  # candidate vectors re-scored per call (float32 and float64 copies: ~150 MB at 384 dims)
+BLOCK_BYTES = 8 * 2**20  # one block of float32 scores, queries x documents
+RESCORE_ROWS = 4_096  # candidate vectors re-scored per call (float32 and float64 copies of both sides: ~38 MB)
 UNIT_ROUNDOFF = 2.0**-24  # float32
 
 
@@ -51,21 +53,28 @@ class CorpusOptions(BaseModel):
                                                "(measures at larger cutoffs see only these).")
     search: Literal["numpy", "faiss"] = Field("numpy", description="Candidate search: numpy matrix products or "
                                                                    "faiss IndexFlatIP (exact; needs faiss-cpu).")
-    chunk_size: int = Field(50_000, ge=1, description="Documents embedded per call and searched per block.")
+    chunk_size: int = Field(16_384, ge=1, description="Documents embedded per call and searched per block (the "
+                                                      "chunk of vectors a search holds).")
 
 
 def float32_error(dim: int) -> float:
-    """An upper bound on |float32 score - float64 cosine| for unit vectors of `dim` dimensions: the dot product's
-    accumulated rounding (dim u) plus both normalisations, doubled for safety."""
+    """An upper bound on |float32 score - float64 cosine| for vectors of `dim` dimensions: the dot product's
+    accumulated rounding (dim u), the query's normalisation and the document's norm (each at most dim/2 u + 2u,
+    sums of squares), the division (u): under 2 (dim + 4) u; the bound is 2 (dim + 16) u."""
     return 2.0 * (dim + 16) * UNIT_ROUNDOFF
+
+
+def _norms(matrix: np.ndarray) -> np.ndarray:
+    """Float32 row norms, summed row by row (einsum), so no temporary the size of the matrix is made."""
+    norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
+    if np.any(norms == 0):
+        raise SpecrunError("the model returned a zero embedding; cosine is undefined")
+    return norms
 
 
 def _unit_rows(matrix: np.ndarray) -> np.ndarray:
     matrix = np.asarray(matrix, dtype=np.float32)
-    norms = np.linalg.norm(matrix, axis=1)
-    if np.any(norms == 0):
-        raise SpecrunError("the model returned a zero embedding; cosine is undefined")
-    return matrix / norms[:, None]
+    return matrix / _norms(matrix)[:, None]
 
 
 def _merge(state_s: np.ndarray, state_i: np.ndarray, scores: np.ndarray, index: np.ndarray) -> None:
@@ -106,7 +115,7 @@ def _faiss() -> Any:
 
 
 def candidates(queries: np.ndarray, documents: Callable[[int, int], np.ndarray], n_docs: int, width: int, *,
-               search: str = "numpy", chunk_size: int = 50_000) -> tuple[np.ndarray, np.ndarray]:
+               search: str = "numpy", chunk_size: int = 16_384) -> tuple[np.ndarray, np.ndarray]:
     """The best `width` documents of each query by float32 cosine, as (scores, corpus positions), unordered.
 
     `documents(start, stop)` gives the raw vectors of corpus rows start..stop; it is called once per chunk."""
@@ -116,18 +125,22 @@ def candidates(queries: np.ndarray, documents: Callable[[int, int], np.ndarray],
     engine = _faiss() if search == "faiss" else None
     for start in range(0, n_docs, chunk_size):
         stop = min(start + chunk_size, n_docs)
-        unit_d = _unit_rows(documents(start, stop))
+        chunk = np.asarray(documents(start, stop), dtype=np.float32)
         if engine is not None:
-            index = engine.IndexFlatIP(unit_d.shape[1])
-            index.add(np.ascontiguousarray(unit_d))
+            index = engine.IndexFlatIP(chunk.shape[1])
+            index.add(np.ascontiguousarray(_unit_rows(chunk)))
+            del chunk
             found_s, found_i = index.search(np.ascontiguousarray(unit_q), min(width, stop - start))
             _merge(state_s, state_i, found_s, found_i.astype(np.int64) + start)
             continue
+        norms = _norms(chunk)
         block = max(1, BLOCK_BYTES // (4 * (stop - start)))
         positions = np.arange(start, stop, dtype=np.int64)
         for q in range(0, len(unit_q), block):
-            scores = unit_q[q:q + block] @ unit_d.T
+            scores = unit_q[q:q + block] @ chunk.T
+            scores /= norms  # cosine within float32_error of the float64 one, as with a normalised chunk
             _merge(state_s[q:q + block], state_i[q:q + block], scores, positions)
+        del chunk
     return state_s, state_i
 
 
@@ -158,7 +171,7 @@ def exact_scan(query: np.ndarray, documents: Callable[[int, int], np.ndarray], n
 
 def rank_corpus(queries: np.ndarray, documents: Callable[[int, int], np.ndarray],
                 gather: Callable[[np.ndarray], np.ndarray], n_docs: int, depth: int, *, search: str = "numpy",
-                chunk_size: int = 50_000) -> tuple[np.ndarray, np.ndarray, int]:
+                chunk_size: int = 16_384) -> tuple[np.ndarray, np.ndarray, int]:
     """Each query's top min(depth, n_docs) corpus positions and their cosine_rows scores, highest first, ties
     by corpus order; plus how many queries needed the exact scan. `gather(positions)` gives raw vectors of
     arbitrary corpus rows (the re-scoring)."""
