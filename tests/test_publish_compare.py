@@ -28,7 +28,8 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> tuple[
     assert main([*common, "--output", str(out / "a")]) == 0
     assert main([*common, "--output", str(out / "b"), "--adapter", "transformers", "--max-length", "16"]) == 0
     name = "sentence-transformers__all-MiniLM-L6-v2"
-    return out / "a" / "biosses" / name / "results.json", out / "b" / "biosses" / name / "results.json"
+    return (out / "a" / "biosses" / name / "results.json",
+            out / "b" / "biosses" / f"{name}+adapter-transformers+max-length-16" / "results.json")
 
 
 def test_predictions_are_one_row_per_item_and_reproduce_the_scores(two_runs: tuple[Path, Path]) -> None:

@@ -100,7 +100,8 @@ def test_a_damaged_cache_entry_is_reported_once_removed_and_recomputed(
     assert again.scores == first.scores  # never the edited 0.99
     assert again.provenance.model == first.provenance.model  # never the edited device, max length, pooling
     assert again.texts.encoded == 0  # only the damaged entry is recomputed, not the vectors
-    png = tmp_path / "b" / "biosses" / "sentence-transformers__all-MiniLM-L6-v2" / "scatter-test-zero_shot.png"
+    png = tmp_path / "b" / "biosses" / "sentence-transformers__all-MiniLM-L6-v2+adapter-hashing" / \
+        "scatter-test-zero_shot.png"
     assert png.read_bytes() == (tmp_path / "a" / png.relative_to(tmp_path / "b")).read_bytes()
     assert {path.name: path.read_bytes() for path in (cache / "derived").iterdir()} == before  # rewritten whole
 

@@ -29,8 +29,12 @@ JACSTS = str(SPECS / "jacsts.yaml")
 HIDDEN_MARKS = (outputs.STAGING_TAG, outputs.OLD_TAG, outputs.LOCK_SUFFIX, ".tmp")
 
 
-def run_args(data_dir: Path, output: Path, *extra: str, specs: tuple[str, ...] = (BIOSSES,)) -> list[str]:
-    return [*specs, "--data-dir", str(data_dir), "--adapter", "hashing", "--output", str(output), "-q", *extra]
+def run_args(data_dir: Path, output: Path, *extra: str, specs: tuple[str, ...] = (BIOSSES,),
+             name: str | None = SLUG) -> list[str]:
+    """Hashing runs; `--name SLUG` keeps runs with different prompts in one folder, the unit these tests swap."""
+    named = ["--name", name] if name else []
+    return [*specs, "--data-dir", str(data_dir), "--adapter", "hashing", "--output", str(output), "-q", *named,
+            *extra]
 
 
 def snapshot(folder: Path) -> dict[str, str]:
@@ -267,15 +271,21 @@ def test_mode_of_written_files_follows_umask(tmp_path: Path, data_dir: Path,
 def test_a_long_model_folder_name_still_stages(tmp_path: Path, data_dir: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """A model folder named with 255 bytes (the filesystem's limit): `.<name>.tmp-<random>` would not fit, so
-    hidden names use a shortened stem; the set lands, nothing else is left."""
+    hidden names use a shortened stem; with the settings added the name is cut to 255 bytes and told apart by a
+    digest; the set lands, nothing else is left."""
     model = tmp_path / ("m" * 255)
     model.mkdir()
     (model / "config.json").write_text("{}")
     out = tmp_path / "out"
     for prompt in ("a: ", "b: "):
-        run_ok(run_args(data_dir, out, "--model", str(model), "--prompt", prompt), capsys)
+        run_ok(run_args(data_dir, out, "--model", str(model), "--prompt", prompt, name=model.name), capsys)
         check_whole(out / "biosses" / model.name, prompt=prompt)
     assert os.listdir(out / "biosses") == [model.name]
+    run_ok(run_args(data_dir, out, "--model", str(model), "--prompt", "c: ", name=None), capsys)
+    named = sorted(set(os.listdir(out / "biosses")) - {model.name})
+    assert len(named) == 1 and len(named[0]) == 255 and named[0].startswith("m" * 200) and "~" in named[0]
+    check_whole(out / "biosses" / named[0], prompt="c: ")
+    assert sorted(os.listdir(out / "biosses")) == sorted([model.name, named[0]])  # no temporaries left
 
 
 # --- stale temporaries -----------------------------------------------------------------------------------------
@@ -545,3 +555,31 @@ def _prompt_of(folder: Path) -> str | None:
 def test_interrupt_error_is_a_specrun_error_with_exit_130() -> None:
     assert issubclass(outputs.OutputInterrupted, SpecrunError) and outputs.OutputInterrupted.exit_code == 130
     assert issubclass(outputs.OutputError, SpecrunError) and outputs.OutputError.exit_code == 2
+
+
+def test_settings_name_the_folder_so_no_run_replaces_another(tmp_path: Path, data_dir: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """The settings chosen away from their defaults are part of the folder's name: a run with a prompt, a max
+    length or another dtype lands beside the model's run, never over it; --name names the folder instead."""
+    import hashlib as hashing_lib
+
+    out = tmp_path / "out"
+    first = run_ok(run_args(data_dir, out, name=None), capsys)
+    base = f"{SLUG}+adapter-hashing"
+    before = snapshot(out / "biosses" / base)
+    run_ok(run_args(data_dir, out, "--prompt", "query: ", "--max-length", "64", name=None), capsys)
+    run_ok(run_args(data_dir, out, "--name", "my-run.v2"), capsys)
+    digest = hashing_lib.sha256(b"query: ").hexdigest()[:8]
+    assert sorted(os.listdir(out / "biosses")) == sorted(
+        [base, f"{base}+prompt-{digest}+max-length-64", "my-run.v2"])
+    assert snapshot(out / "biosses" / base) == before  # the first run's set, untouched
+    assert check_whole(out / "biosses" / base).scores == first.scores
+    check_whole(out / "biosses" / f"{base}+prompt-{digest}+max-length-64", prompt="query: ")
+
+
+@pytest.mark.parametrize("name", ["../escape", ".hidden", "a/b", "", "x" * 256, "tab\tname"])
+def test_a_bad_name_is_one_line(name: str, tmp_path: Path, data_dir: Path,
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(run_args(data_dir, tmp_path / "out", "--name", name, name=None), capsys)
+    assert_one_line_error(code, err, contains="--name")
+    assert not (tmp_path / "out").exists()

@@ -20,7 +20,6 @@ from specrun.results import confidence_percent
 from tests.conftest import SPECS, assert_one_line_error, files_under, run_cli, run_subprocess
 
 BIOSSES = SPECS / "biosses.yaml"
-MODEL = "sentence-transformers__all-MiniLM-L6-v2"  # the folder name of the default model, hashing adapter or not
 
 
 @dataclass(frozen=True)
@@ -39,8 +38,8 @@ def _run(spec: Path, data_dir: Path, output: Path, *extra: str) -> Path:
 
     assert main([str(spec), "--data-dir", str(data_dir), "--adapter", "hashing", "--output", str(output), "-q",
                  *extra]) == 0
-    spec_id = "biosses"
-    return output / spec_id / MODEL / "results.json"
+    [folder] = (output / "biosses").iterdir()  # one run per output root: <model>+adapter-hashing[+prompt-...]
+    return folder / "results.json"
 
 
 @pytest.fixture(scope="module")

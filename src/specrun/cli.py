@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import re
 import sys
 import typing
 from collections.abc import Sequence
@@ -76,8 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
                           "model, a deterministic word-hashing embedder for tests and scale checks)")
     _add_data_dir(run)
     run.add_argument("--output", metavar="ROOT", default=DEFAULTS.output,
-                     help="results root; writes ROOT/<spec id>/<model>/results.json and report.md "
-                          "(default: results)")
+                     help="results root; writes ROOT/<spec id>/<model>[+<setting>...]/results.json and report.md, "
+                          "the settings chosen away from their defaults naming the folder, e.g. "
+                          "+dtype-bfloat16 (default: results)")
+    run.add_argument("--name", type=_folder_name, default=DEFAULTS.name, metavar="NAME",
+                     help="the run's folder name instead: ROOT/<spec id>/NAME/ (letters, digits, . _ + -)")
     run.add_argument("--device", metavar="DEV", default=DEFAULTS.device,
                      help="torch device, e.g. cpu or cuda:0; several, comma-separated (cuda:0,cuda:1 or cpu,cpu), "
                           "share the encoding (default: auto)")
@@ -198,6 +202,13 @@ def _positive_int(text: str) -> int:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return value
+
+
+def _folder_name(text: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9_+-][A-Za-z0-9._+-]{0,254}", text):
+        raise argparse.ArgumentTypeError(f"expected a folder name of letters, digits, '.', '_', '+', '-' (up to "
+                                         f"255, not starting with '.'), got {text!r}")
+    return text
 
 
 def main(argv: Sequence[str] | None = None) -> int:

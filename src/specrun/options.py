@@ -13,6 +13,7 @@ class RunOptions:
     adapter: str = "auto"
     data_dir: str | None = None
     output: str = "results"
+    name: str | None = None  # the run's folder under ROOT/<spec id>/; None: the model's name and chosen settings
     device: str = "auto"
     batch_size: int = 32
     max_length: int | None = None

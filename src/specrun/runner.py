@@ -7,6 +7,8 @@ plots; files are written only once every spec of the invocation has succeeded, e
 
 from __future__ import annotations
 
+import hashlib
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,7 +23,7 @@ from specrun.encoders import check_devices, describe, resolve_model
 from specrun.errors import SpecError
 from specrun.evaluation import evaluate
 from specrun.executors import check_executor
-from specrun.options import RunOptions
+from specrun.options import DEFAULTS, RunOptions
 from specrun.outputs import preflight_output_folders, preflight_output_root, write_output_sets
 from specrun.plan import Plan, make_plan
 from specrun.plots import plot_files
@@ -32,6 +34,7 @@ from specrun.workspace import Workspace
 
 __all__ = ["RunOptions", "RunOutput", "run"]
 
+NAME_BYTES = 255  # the longest file name most filesystems take
 DERIVED_VERSIONS = ("specrun", "numpy", "scipy", "matplotlib")  # the libraries an estimate or a plot depends on
 
 
@@ -102,8 +105,32 @@ def run(paths: Sequence[str], options: RunOptions, console: Console) -> list[Run
 
 
 def output_folder(options: RunOptions, plan: Plan, model_slug: str) -> Path:
-    """ROOT/<spec id>/<model>: one folder per spec and model, written as one unit."""
-    return Path(options.output) / plan.id / model_slug
+    """ROOT/<spec id>/<model>[+<setting>...] (or --name): one folder per spec, model and chosen settings, written
+    as one unit; a run of one model with other settings (a dtype, a prompt, the hashing adapter) never replaces
+    its default run."""
+    name = options.name or model_slug + "".join(f"+{part}" for part in settings_parts(options))
+    if len(name.encode("utf-8")) > NAME_BYTES:  # a filesystem's limit: keep a prefix, told apart by a digest
+        name = name[:NAME_BYTES - 13] + "~" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:12]
+    return Path(options.output) / plan.id / name
+
+
+def settings_parts(options: RunOptions) -> list[str]:
+    """The settings given away from their defaults that can change a vector, each `name-value` in folder-safe
+    characters; a prompt (any text) as the first 8 hex digits of its sha256."""
+    parts = []
+    if options.model_revision:
+        parts.append(f"revision-{options.model_revision[:12]}")
+    if options.adapter != DEFAULTS.adapter:
+        parts.append(f"adapter-{options.adapter}")
+    if options.prompt is not None:
+        parts.append(f"prompt-{hashlib.sha256(options.prompt.encode('utf-8')).hexdigest()[:8]}")
+    if options.prompt_name is not None:
+        parts.append(f"prompt-name-{options.prompt_name}")
+    if options.max_length is not None:
+        parts.append(f"max-length-{options.max_length}")
+    if options.dtype != DEFAULTS.dtype:
+        parts.append(f"dtype-{options.dtype}")
+    return [re.sub(r"[^A-Za-z0-9._-]+", "-", part)[:40] for part in parts]
 
 
 def load_specs(paths: Sequence[str]) -> list[LoadedSpec]:
