@@ -32,6 +32,7 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> tuple[
             out / "b" / "biosses" / f"{name}+adapter-transformers+max-length-16" / "results.json")
 
 
+@pytest.mark.slow  # the real model (the two_runs fixture): the full suite runs it
 def test_predictions_are_one_row_per_item_and_reproduce_the_scores(two_runs: tuple[Path, Path]) -> None:
     path = two_runs[0]
     results = Results.model_validate_json(path.read_text())
@@ -44,6 +45,7 @@ def test_predictions_are_one_row_per_item_and_reproduce_the_scores(two_runs: tup
     assert rows[0]["id"] == "biosses-000" and rows[0]["gold"] == 2.2
 
 
+@pytest.mark.slow  # the real model (the two_runs fixture): the full suite runs it
 def test_compare_gives_a_paired_interval_around_the_observed_difference(
         two_runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     from specrun.compare import compare
@@ -71,6 +73,7 @@ def test_compare_gives_a_paired_interval_around_the_observed_difference(
     assert "| test | spearman_zero_shot |" in out and "P(A better)" in out
 
 
+@pytest.mark.slow  # the real model (the two_runs fixture): the full suite runs it
 def test_compare_refuses_different_items(two_runs: tuple[Path, Path], tmp_path: Path, data_dir: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     spec = tmp_path / "biosses.yaml"
@@ -81,6 +84,7 @@ def test_compare_refuses_different_items(two_runs: tuple[Path, Path], tmp_path: 
     assert code == 2 and "evaluated different items" in err and err.count("\n") == 1
 
 
+@pytest.mark.slow  # the real model (the two_runs fixture): the full suite runs it
 def test_compare_refuses_altered_predictions(two_runs: tuple[Path, Path], tmp_path: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     import shutil
@@ -93,6 +97,7 @@ def test_compare_refuses_altered_predictions(two_runs: tuple[Path, Path], tmp_pa
     assert code == 2 and "differs from the" in err and "that results.json pins" in err
 
 
+@pytest.mark.slow  # the real model (the two_runs fixture): the full suite runs it
 def test_publish_is_refused_without_licence_confirmation(two_runs: tuple[Path, Path], tmp_path: Path,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(["publish", str(two_runs[0]), "--benchmark", "specrun/biosses", "-o",
@@ -104,6 +109,7 @@ def test_publish_is_refused_without_licence_confirmation(two_runs: tuple[Path, P
     assert code == 2 and "not confirmed for publication" in err
 
 
+@pytest.mark.slow  # the real model (the two_runs fixture): the full suite runs it
 def test_publish_dry_run_with_confirmation_parses_with_huggingface_hub(
         two_runs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from huggingface_hub import ModelCard, metadata_load, parse_eval_result_entries
@@ -157,12 +163,14 @@ def test_confirmed_licence_needs_no_flag(tmp_path: Path, data_dir: Path, capsys:
     assert DatasetCard.load(tmp_path / "README.md").data.license == "cc-by-sa-4.0"
 
 
+@pytest.mark.slow  # the real model (the two_runs fixture): the full suite runs it
 def test_push_without_repo_is_one_line(two_runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run_cli(["publish", str(two_runs[0]), "--benchmark", "x/y", "--confirm-licence", "ok", "--push"],
                            capsys)
     assert code == 2 and "--push needs --repo" in err
 
 
+@pytest.mark.slow  # the real model (the two_runs fixture): the full suite runs it
 def test_scatter_plot_beside_the_report(two_runs: tuple[Path, Path]) -> None:
     pytest.importorskip("matplotlib")
     results = Results.model_validate_json(two_runs[0].read_text())
