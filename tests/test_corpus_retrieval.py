@@ -273,16 +273,14 @@ def make_graded_beir(root: Path) -> Path:
 
 
 def corpus_spec(tmp_path: Path, data: Path, **options: object) -> Path:
-    from specrun.data import load_split
-    from specrun.spec import load_spec
+    from specrun.cli import main
 
     spec = yaml.safe_load((HERE / "corpus_beir.yaml").read_text(encoding="utf-8"))
     spec["protocols"]["search"]["options"].update(options)
-    spec["splits"]["test"]["fingerprint"] = "sha256:" + "0" * 64
+    del spec["splits"]["test"]["fingerprint"]
     path = tmp_path / "corpusset.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
-    spec["splits"]["test"]["fingerprint"] = load_split(load_spec(path), "test", data, check=False).fingerprint
-    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    assert main(["fingerprint", str(path), "--data-dir", str(data), "--no-cache", "--write"]) == 0
     return path
 
 
