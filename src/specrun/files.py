@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
@@ -15,6 +16,11 @@ from specrun.errors import SpecrunError
 CACHE_DIR_ENV = "SPECRUN_CACHE_DIR"
 VCS_FOLDERS = frozenset({".git", ".hg", ".svn"})
 MEMO_MIN_BYTES = 1 << 20  # smaller files are read again: cheaper than a memo lookup, and no memo file per config
+
+
+def folder_safe(text: str) -> str:
+    """`text` in the characters a result folder's name may hold: every other run of characters becomes '-'."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text)
 
 
 def write_atomic(path: Path, content: str | bytes) -> None:

@@ -8,7 +8,6 @@ plots; files are written only once every spec of the invocation has succeeded, e
 from __future__ import annotations
 
 import hashlib
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from specrun.encoders import check_devices, describe, resolve_model
 from specrun.errors import SpecError
 from specrun.evaluation import evaluate
 from specrun.executors import check_executor
+from specrun.files import folder_safe
 from specrun.options import DEFAULTS, RunOptions
 from specrun.outputs import preflight_output_folders, preflight_output_root, write_output_sets
 from specrun.plan import Plan, make_plan
@@ -130,7 +130,7 @@ def settings_parts(options: RunOptions) -> list[str]:
         parts.append(f"max-length-{options.max_length}")
     if options.dtype != DEFAULTS.dtype:
         parts.append(f"dtype-{options.dtype}")
-    return [re.sub(r"[^A-Za-z0-9._-]+", "-", part)[:40] for part in parts]
+    return [folder_safe(part)[:40] for part in parts]
 
 
 def load_specs(paths: Sequence[str]) -> list[LoadedSpec]:
