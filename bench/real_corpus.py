@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         same_process(args.same_process_child, args.batch_size, args.rounds)
         return 0
 
-    from specrun.data.readers import read_beir_corpus
+    from specrun.readers.beir import read_beir_corpus
 
     def say(message: str) -> None:
         print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)

@@ -22,9 +22,11 @@ from pathlib import Path
 
 import numpy as np
 
-from specrun.corpus import CorpusOptions, corpus_measures, rank_corpus
-from specrun.data.readers import read_beir_corpus
 from specrun.metrics import estimate
+from specrun.protocols.corpus_retrieval import CorpusOptions
+from specrun.protocols.ranking import corpus_measures
+from specrun.readers.beir import read_beir_corpus
+from specrun.search.exact import rank_corpus
 
 WORDS = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu", "nu",
          "xi", "omicron", "pi", "rho", "sigma", "tau")

@@ -1,68 +1,213 @@
-"""The house follows the flow: no stage imports a later one (README "Layout"), checked by walking every module's
-imports, those inside functions included; a new kind of thing registers from one file."""
+"""The house follows the flow (README "Layout"), checked by walking every module's imports, those inside functions
+included: no module imports a later stage, there is no import cycle (same rank included), a registry is read only
+where its provider may be imported, nothing outside the bottom layer writes into it, and every name below exists.
+A new kind of thing registers from one file."""
 
 from __future__ import annotations
 
 import ast
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "specrun"
 
-# the flow, bottom first: a module may import its own rank or a lower one, never a higher one
+# The flow, bottom first: a module may import its own rank or a lower one, never a higher one. The kind packages
+# (search, readers, protocols, metrics) sit just above the bottom layer: they define what a kind of thing is and
+# import nothing but `core` (and `search`), so any stage may read their entries through a registry.
 RANKS = {
-    "errors": 0, "types": 0, "registry": 0, "files": 0, "workspace": 0, "options": 0, "network": 0,
-    "yamlsafe": 1, "spec": 1,
-    "plan": 2,
-    "data": 3,
-    "protocols": 4, "corpus": 4,
-    "cache": 5, "encoders": 5, "embedding": 5, "store": 5, "executors": 5,
-    "metrics": 6, "evaluation": 6, "corpus_metrics": 6,
-    "results": 7,
-    "verify": 8, "compare": 8,
-    "reports": 9, "plots": 9, "hub": 9, "leaderboard": 9, "outputs": 9,
-    "runner": 10,
-    "cli": 11, "__main__": 12, "__init__": 0,
+    "core": 0,
+    "search": 1,
+    "readers": 2, "protocols": 2, "metrics": 2,
+    "yamlsafe": 3, "spec": 3,
+    "plan": 4,
+    "data": 5,
+    "cache": 6, "encoders": 6, "embedding": 6, "executors": 6,
+    "evaluation": 7,
+    "results": 8,
+    "verify": 9, "compare": 9,
+    "reports": 10, "plots": 10, "hub": 10, "leaderboard": 10, "outputs": 10,
+    "runner": 11,
+    "cli": 12, "__main__": 13, "__init__": 0,
 }
+# each registry, and the package that fills it: reading a registry imports its provider
+REGISTRY_PROVIDERS = {"PROTOCOLS": "protocols", "METRICS": "metrics", "READERS": "readers", "readers": "readers",
+                      "register_reader": "readers", "ADAPTERS": "encoders", "FIELD_KINDS": "core"}
+
+
+def module_name(path: Path, package: Path = PACKAGE) -> str:
+    parts = path.relative_to(package).with_suffix("").parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(("specrun", *parts))
 
 
 def stage_of(module: str) -> str:
-    """specrun.data.items -> data; specrun.cli -> cli."""
+    """specrun.data.items -> data; specrun.cli -> cli; specrun -> __init__."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "__init__"
 
 
-def imports_of(path: Path) -> set[str]:
+def modules_of(package: Path = PACKAGE) -> dict[str, Path]:
+    return {module_name(path, package): path for path in sorted(package.rglob("*.py"))}
+
+
+def imports_of(path: Path, known: dict[str, Path], package: Path = PACKAGE) -> set[str]:
+    """The specrun modules `path` imports (a name imported from a package is its submodule when one exists)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
+    own = module_name(path, package)
+    is_package = path.name == "__init__.py"
     found: set[str] = set()
-    package = "specrun." + ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names if alias.name.startswith("specrun")}
         elif isinstance(node, ast.ImportFrom):
-            if node.level:  # relative import
-                base = package.rsplit(".", node.level)[0]
-                found.add(f"{base}.{node.module}" if node.module else base)
-            elif node.module and node.module.startswith("specrun"):
-                names = [f"{node.module}.{alias.name}" for alias in node.names]
-                found |= {name for name in names if stage_of(name) in RANKS and node.module == "specrun"}
-                if node.module != "specrun":
-                    found.add(node.module)
+            base = node.module or ""
+            if node.level:
+                anchor = own if is_package else own.rsplit(".", 1)[0]
+                anchor = anchor.rsplit(".", node.level - 1)[0] if node.level > 1 else anchor
+                base = f"{anchor}.{base}" if base else anchor
+            if not base.startswith("specrun"):
+                continue
+            for alias in node.names:
+                child = f"{base}.{alias.name}"
+                found.add(child if child in known else base)
+    return {name for name in found if name != own}
+
+
+def registry_reads(path: Path) -> set[str]:
+    """The registries a module touches by name (PROTOCOLS, METRICS, ...)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    names |= {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    return names & set(REGISTRY_PROVIDERS)
+
+
+def writes_into_core(path: Path) -> list[str]:
+    """Assignments, item writes and mutating calls on names imported from the bottom layer, outside its registries'
+    checked `register` (e.g. `FIELD_KINDS.setdefault(...)`, `types.X = ...`)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(("specrun.core", "specrun.types",
+                                                                                "specrun.registry")):
+            imported |= {alias.asname or alias.name for alias in node.names}
+        if isinstance(node, ast.ImportFrom) and node.module == "specrun":
+            imported |= {alias.asname or alias.name for alias in node.names
+                         if alias.name in ("types", "registry", "core")}
+    found = []
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, (ast.AugAssign, ast.AnnAssign)) else []
+        for target in targets:
+            if isinstance(target, (ast.Attribute, ast.Subscript)) and _root(target) in imported:
+                found.append(f"line {node.lineno}: assigns into {ast.unparse(target)}")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
+                "setdefault", "update", "__setitem__", "pop", "clear") and _root(node.func.value) in imported:
+            found.append(f"line {node.lineno}: {ast.unparse(node.func)}(...)")
     return found
 
 
-MODULES = sorted(p for p in PACKAGE.rglob("*.py"))
+def _root(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
-def test_no_stage_imports_a_later_stage(path: Path) -> None:
-    module = "specrun." + ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = iter(range(sys.maxsize))
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = next(counter)
+        stack.append(node)
+        on_stack.add(node)
+        for other in sorted(graph.get(node, ())):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                other = stack.pop()
+                on_stack.discard(other)
+                component.append(other)
+                if other == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    known = modules_of(package)
+    return {name: imports_of(path, known, package) & set(known) for name, path in known.items()}
+
+
+MODULES = modules_of()
+
+
+def test_every_rank_names_a_real_stage_and_every_stage_has_a_rank() -> None:
+    stages = {stage_of(name) for name in MODULES}
+    assert not stages - set(RANKS), f"place these in RANKS (README 'Layout'): {sorted(stages - set(RANKS))}"
+    assert not set(RANKS) - stages, f"stale names in RANKS: {sorted(set(RANKS) - stages)}"
+    assert set(REGISTRY_PROVIDERS.values()) <= stages
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_stage_imports_a_later_stage(module: str) -> None:
     own = stage_of(module)
-    assert own in RANKS, f"{module}: place its stage in RANKS (README 'Layout')"
-    later = sorted(name for name in imports_of(path)
+    later = sorted(name for name in imports_of(MODULES[module], MODULES)
                    if stage_of(name) != own and RANKS.get(stage_of(name), 99) > RANKS[own])
     assert not later, f"{module} (rank {RANKS[own]}) imports later stages: {later}"
+
+
+@pytest.mark.parametrize("module", sorted(name for name in MODULES if name != "specrun.core.registry"))
+def test_registries_are_read_only_where_their_provider_may_be_imported(module: str) -> None:
+    own = stage_of(module)
+    against = sorted(name for name in registry_reads(MODULES[module])
+                     if RANKS[REGISTRY_PROVIDERS[name]] > RANKS[own])
+    assert not against, f"{module} (rank {RANKS[own]}) reads registries filled by later stages: {against}"
+
+
+@pytest.mark.parametrize("module", sorted(name for name in MODULES if stage_of(name) != "core"))
+def test_nothing_outside_the_bottom_layer_writes_into_it(module: str) -> None:
+    assert not writes_into_core(MODULES[module]), f"{module}: {writes_into_core(MODULES[module])}"
+
+
+def test_no_import_cycles_same_rank_included() -> None:
+    assert not cycles(import_graph()), f"import cycles: {cycles(import_graph())}"
+
+
+def test_the_bottom_layer_imports_no_stage() -> None:
+    for module, path in MODULES.items():
+        if stage_of(module) == "core":
+            outside = sorted(name for name in imports_of(path, MODULES) if stage_of(name) != "core")
+            assert not outside, f"{module} imports {outside}"
+
+
+def test_the_cycle_check_finds_a_cycle() -> None:
+    """The checker itself: a two-module cycle and a three-module one are found, a chain is not."""
+    assert cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def kind_files(package: str) -> Iterator[Path]:
+    yield from sorted((PACKAGE / package).glob("*.py"))
 
 
 # --- a new protocol, metric and reader, registered from this module alone ----------------------------------------
@@ -117,18 +262,18 @@ def test_toy_protocol_metric_and_reader_registered_from_a_test(tmp_path: Path,
     import numpy as np
     from pydantic import BaseModel, ConfigDict
 
-    from specrun import registry
+    from specrun.core import registry
+    from specrun.core.contracts import MetricEntry, ProtocolKind
+    from specrun.core.types import Item, Outputs
     from specrun.data import load_split
-    from specrun.metrics import Metric
     from specrun.spec import load_spec
-    from specrun.types import Item, Outputs
     from tests.conftest import run_ok
 
     class ToyOptions(BaseModel):
         model_config = ConfigDict(extra="forbid", frozen=True)
         scale: float = 1.0
 
-    class ToyProtocol:
+    class ToyProtocol(ProtocolKind):
         """Toy: a per-text score, the scaled norm of half the vector."""
 
         item_fields = {"text": "text", "target": "number"}  # noqa: RUF012
@@ -171,7 +316,7 @@ def test_toy_protocol_metric_and_reader_registered_from_a_test(tmp_path: Path,
     (tmp_path / "data" / "toy" / "toy.txt").write_text(
         "# text;length\n" + "".join(f"{t};{len(t.split())}\n" for t in texts), encoding="utf-8")
     registry.PROTOCOLS.register("toy_norm", ToyProtocol())
-    registry.METRICS.register("toy_sign_agreement", Metric(("score", "target"), sign_agreement))
+    registry.METRICS.register("toy_sign_agreement", MetricEntry(("score", "target"), sign_agreement))
     registry.register_reader(registry.ReaderEntry("semicolons", read_semicolons, options=SemicolonOptions))
     try:
         spec = tmp_path / "toy.yaml"
@@ -212,7 +357,7 @@ def test_cli_defaults_are_the_run_defaults() -> None:
     from dataclasses import fields
 
     from specrun.cli import build_parser
-    from specrun.options import DEFAULTS
+    from specrun.core.options import DEFAULTS
 
     args = build_parser().parse_args(["run", "x.yaml"])
     for option in fields(DEFAULTS):

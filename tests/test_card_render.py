@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from specrun.protocols import Item
+from specrun.core.types import Item
 from specrun.reports import markdown_to_html, md_cell, md_text, metric_lines, render_card, source_lines, subset_lines
 from specrun.results import Results
 from specrun.spec import Spec, load_spec

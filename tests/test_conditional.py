@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from specrun.metrics import METRICS
-from specrun.protocols import fill
+from specrun.protocols.conditional_sts import fill
 from tests.conftest import reference_model, run_cli, run_ok
 from tests.fixtures import CSTS_ROWS, fixture_spec, make_csts
 

@@ -14,17 +14,14 @@ import pytest
 import pytrec_eval
 import yaml
 
-from specrun.corpus import (
-    CORPUS_CUTOFFS,
-    CorpusOptions,
-    CorpusRetrievalProtocol,
-    corpus_measures,
-    output_name,
-    rank_corpus,
-)
-from specrun.data.readers import Corpus
-from specrun.protocols import RetrievalProtocol, cosine_rows
-from specrun.types import Item
+from specrun.core.corpus import SharedCorpus
+from specrun.core.types import CORPUS_CUTOFFS, Item
+from specrun.core.types import trec_output as output_name
+from specrun.protocols.corpus_retrieval import CorpusOptions, CorpusRetrievalProtocol
+from specrun.protocols.ranking import corpus_measures
+from specrun.protocols.retrieval import RetrievalProtocol
+from specrun.search.cosine import cosine_rows
+from specrun.search.exact import rank_corpus
 from tests.conftest import reference_model, run_ok
 from tests.fixtures import POOL, QUERIES, make_beir
 
@@ -166,7 +163,7 @@ def vectors_for(texts: list[str], dim: int = 24) -> dict[str, np.ndarray]:
 
 
 def test_the_beir_fixture_gives_the_old_paths_numbers(tmp_path: Path) -> None:
-    from specrun.data.readers import read_beir, read_beir_corpus
+    from specrun.readers.beir import read_beir, read_beir_corpus
 
     folder = make_beir(tmp_path)
     old_rows = read_beir(folder, None, "test")  # type: ignore[arg-type]
@@ -189,7 +186,7 @@ def test_the_beir_fixture_gives_the_old_paths_numbers(tmp_path: Path) -> None:
 def test_numpy_search_holds_one_copy_of_each_chunk() -> None:
     """The chunk `documents` returns is searched as it is (scores divided by document norms): no normalised
     second copy, so a search holds one chunk of vectors, one block of scores and the candidates."""
-    from specrun import corpus
+    from specrun.search import exact as corpus
 
     n_docs, n_queries, dim = 40_000, 16, 64
     docs = np.random.default_rng(3).standard_normal((n_docs, dim), dtype=np.float32)
@@ -344,14 +341,17 @@ def test_beir_corpus_end_to_end_real_model(tmp_path: Path, capsys: pytest.Captur
 def test_corpus_is_held_once_and_fingerprints_by_digest(tmp_path: Path) -> None:
     import pickle
 
-    from specrun.data.readers import read_beir_corpus
+    from specrun.readers.beir import read_beir_corpus
 
     rows = read_beir_corpus(make_graded_beir(tmp_path), None, "test")  # type: ignore[arg-type]
     assert len({id(row["corpus"]) for row in rows}) == 1
     corpus = rows[0]["corpus"]
-    assert json.dumps(corpus).startswith(f'"corpus:{len(DOCS)} documents:sha256:')
+    from specrun.core.corpus import fingerprint_default
+
+    assert json.dumps(corpus, default=fingerprint_default).startswith(f'"corpus:{len(DOCS)} documents:sha256:')
+    assert not isinstance(corpus, str)  # a corpus is no string: only the fingerprint hook turns it into its digest
     again = pickle.loads(pickle.dumps(corpus))
-    assert isinstance(again, Corpus) and again == corpus and again.texts == DOCS
+    assert isinstance(again, SharedCorpus) and again == corpus and again.texts == DOCS
     assert rows[1]["qrels"] == {"d0": 3, "d12": 1, "d1": 2}
 
 
@@ -362,8 +362,8 @@ def test_corpus_is_held_once_and_fingerprints_by_digest(tmp_path: Path) -> None:
     ("c1\tnope\t1\n", "document 'nope' is not in corpus.jsonl"),
 ])
 def test_bad_qrels_are_refused(line: str, expected: str, tmp_path: Path) -> None:
-    from specrun.data.readers import read_beir_corpus
-    from specrun.errors import DataError
+    from specrun.core.errors import DataError
+    from specrun.readers.beir import read_beir_corpus
 
     folder = make_graded_beir(tmp_path)
     with (folder / "qrels" / "test.tsv").open("a", encoding="utf-8") as handle:

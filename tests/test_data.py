@@ -54,7 +54,7 @@ def test_subset_count_is_seeded_and_in_source_order(tmp_path: Path, data_dir: Pa
 
 
 def test_fingerprint_changes_with_any_value() -> None:
-    from specrun.protocols import Item
+    from specrun.core.types import Item
 
     base = [Item("a", {"text1": "x", "text2": "y", "gold": 1.0})]
     assert fingerprint(base) != fingerprint([Item("a", {"text1": "x", "text2": "y", "gold": 1.5})])

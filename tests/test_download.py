@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from specrun.core.errors import SpecrunError
 from specrun.data import load_split
-from specrun.errors import SpecrunError
 from specrun.spec import load_spec
 from tests.conftest import SPECS
 
@@ -100,7 +100,7 @@ def test_no_cache_downloads_go_to_a_temporary_folder_removed_at_exit(tmp_path: P
     import subprocess
     import sys
 
-    from specrun.workspace import Workspace
+    from specrun.core.workspace import Workspace
 
     root, requests = server
     served = root / "owner/pairs" / ("c" * 40) / "data"
@@ -115,7 +115,7 @@ def test_no_cache_downloads_go_to_a_temporary_folder_removed_at_exit(tmp_path: P
     workspace.close()
     assert not scratch.exists()
 
-    code = ("from specrun.workspace import Workspace; w = Workspace.resolve(no_cache=True); p = w.downloads(); "
+    code = ("from specrun.core.workspace import Workspace; w = Workspace.resolve(no_cache=True); p = w.downloads(); "
             "(p / 'f').write_text('x'); print(p)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     left = Path(done.stdout.strip())

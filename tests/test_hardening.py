@@ -16,7 +16,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from specrun.errors import SpecError
+from specrun.core.errors import SpecError
 from specrun.results import Results
 from specrun.spec import load_spec
 from specrun.yamlsafe import parse_yaml

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from specrun.errors import SpecrunError
+from specrun.core.errors import SpecrunError
 from specrun.leaderboard import Leaderboard, check_same_items, rank_board, rank_overall
 from specrun.metrics import METRICS
 from specrun.verify import load_verified

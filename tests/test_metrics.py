@@ -8,8 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from specrun.metrics import METRICS, MetricError, estimate, unit_counts, value
-from specrun.protocols import cosine_rows
+from specrun.core.errors import MetricError
+from specrun.metrics import METRICS, estimate, unit_counts, value
+from specrun.search.cosine import cosine_rows
 
 
 def test_hand_worked_example() -> None:

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import pytrec_eval
 
-from specrun.protocols import RetrievalProtocol, rank_measures
+from specrun.protocols.ranking import rank_measures
+from specrun.protocols.retrieval import RetrievalProtocol
 from tests.conftest import reference_model, run_cli, run_ok
 from tests.fixtures import POOL, QUERIES, fixture_spec, make_beir, make_qabot
 
@@ -40,7 +41,7 @@ def fake_embed(vectors: dict[str, np.ndarray]):
 
 
 def test_ties_keep_file_order() -> None:
-    from specrun.protocols import Item
+    from specrun.core.types import Item
 
     vectors = {"q": np.array([1.0, 0.0]), "a": np.array([0.0, 1.0]), "b": np.array([1.0, 1.0]),
                "c": np.array([2.0, 2.0])}  # b and c tie (same direction); b comes first in the file
@@ -56,7 +57,7 @@ def test_ties_keep_file_order() -> None:
 
 
 def test_measures_equal_pytrec_eval() -> None:
-    from specrun.protocols import Item
+    from specrun.core.types import Item
 
     rng = np.random.default_rng(5)
     texts = [f"doc{i}" for i in range(40)]

@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 import yaml
 
-from specrun.errors import SpecError
+from specrun.core.errors import SpecError
 from specrun.spec import load_spec, schema_text
 from specrun.yamlsafe import parse_yaml
 from tests.conftest import ROOT, SPECS

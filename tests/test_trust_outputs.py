@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from specrun import outputs
-from specrun.errors import SpecrunError
+from specrun.core.errors import SpecrunError
 from specrun.results import Results
 from tests.conftest import ROOT, SPECS, assert_one_line_error, files_under, run_cli, run_ok, tmpfs
 

@@ -18,8 +18,8 @@ import pytest
 import yaml
 from scipy import stats
 
+from specrun.core.errors import SpecrunError
 from specrun.data import load_split
-from specrun.errors import SpecrunError
 from specrun.spec import load_spec
 from tests.conftest import assert_one_line_error, reference_model, run_cli, run_ok, run_subprocess
 
@@ -341,7 +341,7 @@ PLUGIN = '''
 """A specrun reader plugin: pipe-separated pairs, `a | b | score` per line, with its own options."""
 from pydantic import BaseModel, ConfigDict
 
-from specrun.registry import ReaderEntry
+from specrun.core.registry import ReaderEntry
 
 
 class PipeOptions(BaseModel):

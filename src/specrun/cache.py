@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from specrun.files import digest_of_files, folder_files, memo_sha256
-from specrun.workspace import CacheWriter, Warn
+from specrun.core.files import digest_of_files, folder_files, memo_sha256
+from specrun.core.workspace import CacheWriter, Warn
 
 CACHE_FORMAT = 3  # 3: memory-mappable shards (2 wrote .npz chunks, now never read)
 

@@ -19,11 +19,12 @@ from rich.console import Console
 from rich.table import Table
 
 from specrun import __version__
-from specrun.errors import SpecrunError, os_error_text
+from specrun.core.errors import SpecrunError, UsageError, os_error_text
+from specrun.core.registry import did_you_mean
 
 if TYPE_CHECKING:
+    from specrun.core.workspace import Workspace
     from specrun.hub import HubCheck
-    from specrun.workspace import Workspace
 
 def _add_cache(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache-dir", metavar="DIR",
@@ -34,7 +35,7 @@ def _add_cache(parser: argparse.ArgumentParser) -> None:
 
 
 def workspace_of(args: argparse.Namespace) -> Workspace:
-    from specrun.workspace import Workspace
+    from specrun.core.workspace import Workspace
 
     return Workspace.resolve(getattr(args, "cache_dir", None), getattr(args, "no_cache", False))
 
@@ -45,18 +46,18 @@ def _add_data_dir(parser: argparse.ArgumentParser) -> None:
                              "without either, data comes from the Hugging Face hub)")
 
 
-class UsageError(SpecrunError):
-    """A bad flag or argument: one line naming it, exit 2, not argparse's usage block."""
-
-
 class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> typing.NoReturn:
+        choice = re.search(r"invalid choice: '(.*?)' \(choose from (.*)\)", message)
+        if choice:  # name the closest choice too (argparse does so only from Python 3.14)
+            known = [name.strip(" '") for name in choice.group(2).split(",")]
+            message = message.replace(choice.group(0), choice.group(0) + did_you_mean(choice.group(1), known))
         raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from specrun.options import DEFAULTS
-    from specrun.registry import ADAPTERS
+    from specrun.core.options import DEFAULTS
+    from specrun.core.registry import ADAPTERS
 
     parser = OneLineParser(
         prog="specrun",
@@ -235,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
-    from specrun.options import RunOptions
+    from specrun.core.options import RunOptions
     from specrun.runner import run
 
     options = RunOptions(**{option.name: getattr(args, option.name) for option in dataclasses.fields(RunOptions)})
@@ -269,8 +270,8 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_card(args: argparse.Namespace, console: Console) -> int:
+    from specrun.core.files import write_atomic
     from specrun.data import example_items, resolve_data_dir
-    from specrun.files import write_atomic
     from specrun.reports import render_card
     from specrun.spec import load_spec
     from specrun.verify import check_against_spec, load_verified
@@ -349,7 +350,7 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
     from specrun.spec import load_spec
 
     if args.formats:
-        from specrun.registry import readers
+        from specrun.core.registry import readers
 
         formats = Table(title="file formats (readers)")
         for column in ("format", "reads", "provider", "description"):
@@ -376,7 +377,7 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     from specrun.compare import compare, markdown
-    from specrun.files import write_atomic
+    from specrun.core.files import write_atomic
 
     output = _output_file(args.output)
     a, b, differences = compare(Path(args.a), Path(args.b))
@@ -393,7 +394,7 @@ def _publish(files: dict[str, str | bytes], repo: str | None, repo_type: str, pu
     files to -o and upload them with --push, otherwise say what would be uploaded and what the hub would make of it.
     Every check comes before the first byte is written."""
     from specrun import hub
-    from specrun.files import write_atomic
+    from specrun.core.files import write_atomic
     from specrun.hub import check_hub_reachable, upload
 
     check = check or hub.HubCheck()

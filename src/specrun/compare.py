@@ -4,15 +4,14 @@ Reads results.json and the predictions they pin; nothing is re-encoded."""
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
-from specrun.errors import SpecrunError
-from specrun.metrics import BOOTSTRAP_BATCH, METRICS, unit_counts
+from specrun.core.errors import SpecrunError
+from specrun.metrics import METRICS
+from specrun.metrics.resampling import distribution, percentile_interval
 from specrun.results import Results, confidence_percent, run_identity, run_labels
 from specrun.verify import load_verified
 
@@ -78,25 +77,19 @@ def _difference(split: str, metric_id: str, name: str, direction: str, arrays_a:
     data_b = [arrays_b[key] for key in metric.inputs]
     n_units = len(data_a[0])
 
-    def paired(index: np.ndarray, axis: int = -1) -> np.ndarray:
-        weights = unit_counts(index, n_units)  # one resample of units, scored for both models
+    def paired(weights: np.ndarray) -> np.ndarray:  # one resample of units, scored for both models
         return metric.statistic(*data_a, weights=weights) - metric.statistic(*data_b, weights=weights)
 
     ones = np.ones(n_units)
     value_a = float(metric.statistic(*data_a, weights=ones))
     value_b = float(metric.statistic(*data_b, weights=ones))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        result = stats.bootstrap((np.arange(n_units),), paired, n_resamples=resamples, confidence_level=confidence,
-                                 method="percentile", vectorized=True, batch=BOOTSTRAP_BATCH,
-                                 rng=np.random.default_rng(seed))
-    distribution = result.bootstrap_distribution
-    if not np.all(np.isfinite(distribution)):
+    differences = distribution(paired, n_units, resamples, seed)
+    if not np.all(np.isfinite(differences)):
         raise SpecrunError(f"{metric_id} on {split}: some resamples are degenerate; the interval is undefined")
-    wins = distribution > 0 if direction == "higher" else distribution < 0
+    wins = differences > 0 if direction == "higher" else differences < 0
+    low, high = percentile_interval(differences, confidence)
     return Difference(split=split, metric=metric_id, a=value_a, b=value_b, difference=value_a - value_b,
-                      ci_low=float(result.confidence_interval.low), ci_high=float(result.confidence_interval.high),
-                      a_better=float(np.mean(wins)), n=n)
+                      ci_low=low, ci_high=high, a_better=float(np.mean(wins)), n=n)
 
 
 def markdown(a: Results, b: Results, differences: list[Difference]) -> str:

@@ -18,10 +18,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from specrun.cache import CacheKey, EmbeddingCache, Found, model_files_hash
+from specrun.core.options import RunOptions
+from specrun.core.workspace import Workspace
 from specrun.encoders import EncoderInfo, ModelRef, check_dtype, check_model, choose_adapter, resolve_prompt
 from specrun.executors import EncodeJob, open_executor
-from specrun.options import RunOptions
-from specrun.workspace import Workspace
 
 
 @dataclass(frozen=True)

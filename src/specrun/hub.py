@@ -31,12 +31,13 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from specrun import registry
-from specrun.errors import SpecrunError, first_line
+from specrun.core import registry
+from specrun.core.corpus import SharedCorpus
+from specrun.core.errors import SpecrunError, first_line
+from specrun.core.types import Item
+from specrun.core.workspace import Workspace
 from specrun.results import Results, confidence_percent
 from specrun.spec import GitSource, LoadedSpec, Spec
-from specrun.types import Item
-from specrun.workspace import Workspace
 
 
 def hub_task(kind: str) -> str:
@@ -417,7 +418,9 @@ def parquet_bytes(items: Sequence[Item]) -> bytes:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pa.Table.from_pylist([{"id": item.id, **item.fields} for item in items])
+    # a shared corpus is shown by its digest, as in the items' fingerprint (uploading the corpus itself: issue 20)
+    table = pa.Table.from_pylist([{"id": item.id, **{name: str(value) if isinstance(value, SharedCorpus) else value
+                                                      for name, value in item.fields.items()}} for item in items])
     sink = io.BytesIO()
     pq.write_table(table, sink)
     return sink.getvalue()
@@ -492,7 +495,7 @@ def dataset_card(spec: Spec, card_text: str, confirmation: Confirmation | None, 
 def check_hub_reachable(repo_type: str, repo: str) -> None:
     """One short TCP connection to the hub before uploading, so that offline is one line within seconds instead
     of huggingface_hub's retries and log lines; its logging and progress bars are silenced for the upload."""
-    from specrun.network import hub_offline_flag, hub_unreachable, quiet_hub_logging
+    from specrun.core.network import hub_offline_flag, hub_unreachable, quiet_hub_logging
 
     quiet_hub_logging()
     if hub_offline_flag():

@@ -6,7 +6,7 @@ evaluated the same items (fingerprint, subset, unit ids) with the same bootstrap
 Per spec, every (split, metric) of the spec is a *board*. Notation: models m = 1..M on the board, n units, B
 resamples, confidence c, alpha = (1 - c) / 2, seed = `provenance.uncertainty.seed`.
 
-    idx_b  ~ uniform {0..n-1}^n, drawn as scipy.stats.bootstrap draws them: rng = default_rng(seed),
+    idx_b  ~ uniform {0..n-1}^n, drawn by the one resampling driver (metrics.resampling): rng = default_rng(seed),
              rng.integers(0, n, (250, n)) per batch of 250 resamples (so resample b is compare's resample b)
     w_b    = unit_counts(idx_b)                        how often each unit is in resample b
     S_bm   = statistic(model m's arrays, weights=w_b)  the metric, count-weighted; one w_b for all models
@@ -50,9 +50,9 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 from rich.console import Console
 
-from specrun.errors import SpecrunError, printable
-from specrun.files import write_atomic
-from specrun.metrics import BOOTSTRAP_BATCH, METRICS, unit_counts
+from specrun.core.errors import SpecrunError, printable
+from specrun.core.files import write_atomic
+from specrun.metrics import METRICS, draw_weights
 from specrun.results import (
     IDENTITY_FIELDS,
     Results,
@@ -165,14 +165,6 @@ class Leaderboard(Frozen):
 # ---------------------------------------------------------------------------------------------------- the numbers
 
 
-def draw_indices(n_units: int, resamples: int, seed: int) -> list[np.ndarray]:
-    """The resampled unit indices, batch by batch, exactly as scipy.stats.bootstrap draws them in compare and
-    metrics.estimate (same generator, same batch shapes), so resample b here is resample b there."""
-    rng = np.random.default_rng(seed)
-    return [rng.integers(0, n_units, (min(BOOTSTRAP_BATCH, resamples - start), n_units), dtype=np.int64)
-            for start in range(0, resamples, BOOTSTRAP_BATCH)]
-
-
 def resampled_scores(statistic: Callable[..., np.ndarray], models: Sequence[Sequence[np.ndarray]], *,
                      resamples: int, seed: int) -> np.ndarray:
     """(resamples, models) statistic of every model on the same resampled units: one count matrix per batch,
@@ -180,12 +172,11 @@ def resampled_scores(statistic: Callable[..., np.ndarray], models: Sequence[Sequ
     n_units = len(models[0][0])
     out = np.empty((resamples, len(models)))
     start = 0
-    for index in draw_indices(n_units, resamples, seed):
-        weights = unit_counts(index, n_units)
+    for weights in draw_weights(n_units, resamples, seed):  # the driver compare and estimates draw through
         with np.errstate(all="ignore"):
             for m, data in enumerate(models):
-                out[start:start + len(index), m] = statistic(*data, weights=weights)
-        start += len(index)
+                out[start:start + len(weights), m] = statistic(*data, weights=weights)
+        start += len(weights)
     return out
 
 
@@ -628,5 +619,5 @@ def build_leaderboard(paths: list[Path], output: Path, *, title: str | None = No
     return written
 
 
-__all__ = ["Leaderboard", "build_leaderboard", "compute", "draw_indices", "rank_board", "rank_overall",
+__all__ = ["Leaderboard", "build_leaderboard", "compute", "rank_board", "rank_overall",
            "resampled_scores"]

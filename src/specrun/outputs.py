@@ -50,7 +50,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from specrun.errors import SpecrunError
+from specrun.core.errors import OutputError, OutputInterrupted
 
 STAGING_TAG = ".tmp-"
 OLD_TAG = ".old-"
@@ -63,16 +63,6 @@ PAUSE_DURING_SWAP_ENV = "SPECRUN_TEST_PAUSE_DURING_SWAP"
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 _STEM_MAX = 200  # the hidden names add at most 14 characters; NAME_MAX is 255 on every common filesystem
-
-
-class OutputError(SpecrunError):
-    """The results cannot be written where --output points (a file, read-only, full, a name too long)."""
-
-
-class OutputInterrupted(SpecrunError):
-    """Ctrl-C while writing results: exit 130, with a message saying what is on disk."""
-
-    exit_code = 130
 
 
 def _load_renameat2() -> Any:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from specrun import registry
+from specrun.core import registry
 from specrun.spec import LoadedSpec, Spec
 
 

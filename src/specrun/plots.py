@@ -8,8 +8,8 @@ import io
 
 import numpy as np
 
-from specrun import registry
 from specrun.cache import DerivedCache
+from specrun.core import registry
 from specrun.evaluation import ProtocolRun
 from specrun.plan import Plan
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import jinja2
 
-from specrun import registry
-from specrun.protocols import Item
+from specrun.core import registry
+from specrun.core.types import Item
 from specrun.results import Results, confidence_percent
 from specrun.spec import GitSource, Spec
 

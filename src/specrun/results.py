@@ -16,12 +16,12 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from specrun import __version__
+from specrun.core.errors import SpecrunError, printable
+from specrun.core.files import read_regular_file, write_atomic
+from specrun.core.types import Score
 from specrun.data import SplitData
-from specrun.errors import SpecrunError, printable
 from specrun.evaluation import ProtocolRun
-from specrun.files import read_regular_file, write_atomic
 from specrun.plan import Plan
-from specrun.types import Score
 
 __all__ = ["write_atomic"]  # callers import it from here too
 

@@ -16,21 +16,21 @@ from pathlib import Path
 from rich.console import Console
 
 from specrun.cache import DerivedCache
+from specrun.core.errors import SpecError
+from specrun.core.files import folder_safe
+from specrun.core.options import DEFAULTS, RunOptions
+from specrun.core.workspace import Workspace
 from specrun.data import SplitData, load_split, resolve_data_dir
 from specrun.embedding import CachedEncoder
 from specrun.encoders import check_devices, describe, resolve_model
-from specrun.errors import SpecError
 from specrun.evaluation import evaluate
 from specrun.executors import check_executor
-from specrun.files import folder_safe
-from specrun.options import DEFAULTS, RunOptions
 from specrun.outputs import preflight_output_folders, preflight_output_root, write_output_sets
 from specrun.plan import Plan, make_plan
 from specrun.plots import plot_files
 from specrun.reports import render_card
 from specrun.results import ModelProvenance, Results, TextCounts, build_results, package_versions, results_json
 from specrun.spec import LoadedSpec, load_spec
-from specrun.workspace import Workspace
 
 __all__ = ["RunOptions", "RunOutput", "run"]
 

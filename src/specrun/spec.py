@@ -16,8 +16,8 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
 
-from specrun import registry
-from specrun.errors import SpecError
+from specrun.core import registry
+from specrun.core.errors import SpecError
 from specrun.yamlsafe import KeyPath, LocatedYaml, read_yaml
 
 REVISION_PATTERN = r"^[0-9a-f]{40}$"
@@ -398,7 +398,9 @@ def _first_error(exc: ValidationError, located: LocatedYaml, model: type[BaseMod
         more = len(errors) - len(branches)
         return located.error(loc, f"{options} (got {given!r})" + (f" (+{more} more)" if more else ""))
     if kind == "union_tag_invalid" and loc[:1] == ("protocols",) and len(loc) == 2:
-        return located.error((*loc, "kind"), f"unknown protocol kind {err.get('ctx', {}).get('tag')!r}; expected "
+        tag = str(err.get("ctx", {}).get("tag"))
+        return located.error((*loc, "kind"), f"unknown protocol kind {tag!r}"
+                                             f"{registry.did_you_mean(tag, list(registry.PROTOCOLS))}; expected "
                                              f"one of: {', '.join(registry.PROTOCOLS)}")
     if kind == "extra_forbidden":
         what = "option" if "options" in loc[:-1] else "key"
@@ -545,7 +547,9 @@ def _check_references(spec: Spec, located: LocatedYaml, require_fingerprints: bo
                                 f"unknown protocol {metric.protocol!r}; expected one of: {', '.join(spec.protocols)}")
         if metric.metric not in registry.METRICS:
             raise located.error(("metrics", name, "metric"),
-                                f"unknown metric {metric.metric!r}; expected one of: {', '.join(registry.METRICS)}")
+                                f"unknown metric {metric.metric!r}"
+                                f"{registry.did_you_mean(metric.metric, list(registry.METRICS))}; expected one of: "
+                                f"{', '.join(registry.METRICS)}")
         kind = spec.protocols[metric.protocol].kind
         outputs = registry.PROTOCOLS[kind].outputs
         missing = [need for need in registry.METRICS[metric.metric].inputs if need not in outputs]
@@ -606,7 +610,7 @@ def write_fingerprints(path: Path, fingerprints: dict[str, str]) -> list[str]:
 
     from ruamel.yaml import YAML
 
-    from specrun.files import write_atomic
+    from specrun.core.files import write_atomic
 
     yaml_rt = YAML()  # round-trip: comments and key order survive
     yaml_rt.preserve_quotes = True

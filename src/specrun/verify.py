@@ -18,10 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-from specrun.errors import SpecrunError
-from specrun.files import read_regular_file
+from specrun.core.errors import SpecrunError
+from specrun.core.files import read_regular_file
+from specrun.core.registry import PROTOCOLS
 from specrun.metrics import METRICS, estimate
-from specrun.protocols import PROTOCOLS
 from specrun.results import (
     RESULTS_LIMIT,
     Results,

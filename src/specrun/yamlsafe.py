@@ -14,8 +14,8 @@ from typing import Any
 
 import yaml
 
-from specrun.errors import SpecError
-from specrun.files import read_regular_file
+from specrun.core.errors import SpecError
+from specrun.core.files import read_regular_file
 
 KeyPath = tuple[str | int, ...]
 

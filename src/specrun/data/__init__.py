@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from specrun.core.registry import PROTOCOLS
+from specrun.core.types import Item
+from specrun.core.workspace import Workspace
 from specrun.data.items import RawRow, fingerprint, map_items, needed_fields, select, where_keeps
 from specrun.data.sources import DATA_DIR_ENV, read_source_split, resolve_data_dir
-from specrun.registry import PROTOCOLS
 from specrun.spec import LoadedSpec
-from specrun.types import Item
-from specrun.workspace import Workspace
 
 __all__ = ["DATA_DIR_ENV", "SplitData", "example_items", "fingerprint", "load_split", "resolve_data_dir"]
 

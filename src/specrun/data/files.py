@@ -3,11 +3,10 @@ regular, pinned by sha256."""
 
 from __future__ import annotations
 
-import stat
 from pathlib import Path
 
-from specrun.errors import DataError, first_line
-from specrun.files import sha256_file
+from specrun.core.errors import first_line
+from specrun.core.files import regular_or_folder, sha256_file
 from specrun.spec import FileRef, LoadedSpec
 
 
@@ -27,22 +26,6 @@ def mirror_path(data_dir: Path, source_name: str, relative: str, loaded: LoadedS
         raise loaded.error(key, f"{data_dir / source_name / relative} does not exist in the data mirror")
     regular_or_folder(path)
     return path
-
-
-def regular_or_folder(path: Path) -> None:
-    """Refuse a FIFO, socket or device before anything opens it: reading one hangs or never ends."""
-    mode = path.stat().st_mode
-    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        raise DataError("not a regular file or folder (a FIFO, socket or device is never read)", file=str(path))
-
-
-def open_regular(path: Path, what: str) -> None:
-    """A file a folder format needs: present and regular, or one line naming it."""
-    if not path.exists():
-        raise DataError(f"{what} is missing", file=str(path))
-    regular_or_folder(path)
-    if path.is_dir():
-        raise DataError(f"{what} is a folder, expected a file", file=str(path))
 
 
 def verify(path: Path, ref: FileRef, loaded: LoadedSpec, key: tuple[str | int, ...]) -> None:

@@ -11,14 +11,15 @@ from typing import Any
 
 import numpy as np
 
-from specrun.errors import DataError
-from specrun.registry import PROTOCOLS, Rows
+from specrun.core.corpus import fingerprint_default
+from specrun.core.errors import DataError, FieldError
+from specrun.core.registry import FIELD_KINDS, PROTOCOLS, Rows
+from specrun.core.types import Item
 from specrun.spec import GitSource, HubDataset, LoadedSpec, Not
-from specrun.types import FIELD_KINDS, FieldError, Item
 
 
 def _convert(value: Any, kind: str, *, origin: str, row: int, column: str) -> Any:
-    """A raw value as the field kind a protocol asked for (types.FIELD_KINDS), or one line naming row and column."""
+    """A raw value as the field kind a protocol asked for (FIELD_KINDS), or one line naming row and column."""
     try:
         return FIELD_KINDS[kind](value)
     except FieldError as exc:
@@ -87,7 +88,8 @@ def fingerprint(items: Sequence[Item]) -> str:
     """sha256 over the mapped items (id and fields), independent of the file format they came from."""
     digest = hashlib.sha256()
     for item in items:
-        record = json.dumps([item.id, item.fields], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        record = json.dumps([item.id, item.fields], sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                            default=fingerprint_default)
         digest.update(record.encode("utf-8"))
         digest.update(b"\n")
     return "sha256:" + digest.hexdigest()

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from specrun.core.errors import DataError, OfflineError, first_line
+from specrun.core.files import sha256_file
+from specrun.core.registry import Rows, readers
+from specrun.core.workspace import Workspace
 from specrun.data.files import check_sha256, mirror_path, verify
-from specrun.errors import DataError, OfflineError, first_line
-from specrun.files import sha256_file
-from specrun.registry import Rows, readers
 from specrun.spec import FileRef, GitSource, HubDataset, LoadedSpec
-from specrun.workspace import Workspace
 
 DATA_DIR_ENV = "SPECRUN_DATA_DIR"
 GIT_RAW_URL = "https://raw.githubusercontent.com/{repo}/{revision}/{path}"
@@ -188,7 +188,7 @@ def _read_hub(source: HubDataset, source_split: str, local: Path | None) -> tupl
     datasets = _datasets()
     where = str(local) if local is not None else source.path
     if local is None:
-        from specrun.network import hub_unreachable, quiet_hub_logging
+        from specrun.core.network import hub_unreachable, quiet_hub_logging
 
         quiet_hub_logging()
         reason = hub_unreachable()

@@ -11,7 +11,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from specrun.errors import SpecrunError
+from specrun.core.errors import DataError, SpecrunError
 
 CACHE_DIR_ENV = "SPECRUN_CACHE_DIR"
 VCS_FOLDERS = frozenset({".git", ".hg", ".svn"})
@@ -146,3 +146,19 @@ def probe_writable_dir(path: Path) -> None:
     handle, name = tempfile.mkstemp(dir=path, prefix=".probe.", suffix=".tmp")
     os.close(handle)
     os.unlink(name)
+
+
+def regular_or_folder(path: Path) -> None:
+    """Refuse a FIFO, socket or device before anything opens it: reading one hangs or never ends."""
+    mode = path.stat().st_mode
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise DataError("not a regular file or folder (a FIFO, socket or device is never read)", file=str(path))
+
+
+def open_regular(path: Path, what: str) -> None:
+    """A file a folder format needs: present and regular, or one line naming it."""
+    if not path.exists():
+        raise DataError(f"{what} is missing", file=str(path))
+    regular_or_folder(path)
+    if path.is_dir():
+        raise DataError(f"{what} is a folder, expected a file", file=str(path))

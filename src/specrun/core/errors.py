@@ -65,3 +65,29 @@ class OfflineError(SpecrunError):
 
 class CacheError(SpecrunError):
     """The cache folder cannot be used; the message names it and the flags that avoid it."""
+
+
+class MetricError(SpecrunError):
+    """A metric is undefined on what the model produced (NaN, constant prediction, degenerate resamples)."""
+
+
+class OutputError(SpecrunError):
+    """The results cannot be written where --output points (a file, read-only, full, a name too long)."""
+
+
+class OutputInterrupted(SpecrunError):
+    """Ctrl-C while writing results: exit 130, with a message saying what is on disk."""
+
+    exit_code = 130
+
+
+class UsageError(SpecrunError):
+    """A bad flag or argument: one line naming it, exit 2, not argparse's usage block."""
+
+
+class RegistryError(SpecrunError):
+    """An entry does not meet its registry's contract, or a name is registered twice (names the provider)."""
+
+
+class FieldError(ValueError):
+    """A raw value is not of the field's kind; the message says what was expected (the data stage adds where)."""

@@ -1,57 +1,16 @@
-"""The bottom layer: plain types every stage shares, importing no stage.
-
-`Item` is what the data stage produces and protocols read; `Outputs` what a protocol produces and metrics read;
-`Embed` the callable the encoder stage hands to protocols; `FIELD_KINDS` the kinds of item fields a protocol can
-ask for, each with the converter the data stage applies to a raw value (a new kind is one function and one line).
-"""
+"""Kinds of item fields and the converter of each: what a protocol's `item_fields` name, and what the data stage
+applies to a raw value. A protocol that needs a new kind registers its converter from its own file
+(`FIELD_KINDS.register`); a name registered twice is refused."""
 
 from __future__ import annotations
 
 import math
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
-
-Embed = Callable[[Sequence[str]], np.ndarray]  # texts -> (len(texts), dim) matrix, rows in the order given
-
-RANK_CUTOFFS = (1, 3, 5, 10, 20, 100)  # the K of precision_at_K / recall_at_K, shared by protocol and metrics
-
-
-@dataclass(frozen=True)
-class Item:
-    id: str
-    fields: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Outputs:
-    """Per-unit arrays in unit order, aligned: what metrics consume and the bootstrap resamples."""
-
-    unit: str
-    ids: list[str]
-    arrays: dict[str, np.ndarray]
-
-
-class Score(BaseModel):
-    """A metric's value on all units, its bootstrap interval and the number of units it was computed on: what
-    the metrics stage returns, results.json stores and every reader shows (one type for all of them)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    value: float
-    ci_low: float
-    ci_high: float
-    n: int = Field(gt=0)
-
-
-class FieldError(ValueError):
-    """A raw value is not of the field's kind; the message says what was expected (the data stage adds where)."""
-
+from specrun.core.errors import FieldError
+from specrun.core.registry import FIELD_KINDS
 
 # A plain decimal number as data files write it. Python's float() also takes '2_2' (22.0), '١٢' (Arabic-Indic
 # digits) and surrounding whitespace; a gold score written so is a defect of the file, not a number.
@@ -112,9 +71,5 @@ def to_labels(value: Any) -> list[int]:
     return [int(label) for label in labels]
 
 
-FIELD_KINDS: dict[str, Callable[[Any], Any]] = {
-    "text": to_text,
-    "number": to_number,
-    "texts": to_texts,
-    "labels": to_labels,
-}
+for _kind, _converter in (("text", to_text), ("number", to_number), ("texts", to_texts), ("labels", to_labels)):
+    FIELD_KINDS.register(_kind, _converter)

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from specrun.errors import CacheError, first_line, os_error_text
-from specrun.files import cache_root_origin, probe_writable_dir, write_atomic
+from specrun.core.errors import CacheError, first_line, os_error_text
+from specrun.core.files import cache_root_origin, probe_writable_dir, write_atomic
 
 Warn = Callable[[str], None]
 

@@ -1,0 +1,58 @@
+"""The one resampling driver: which units each bootstrap resample draws, and the percentile interval of a
+distribution. Estimates, `compare` and the leaderboard all draw through `draw_indices`, so resample b is the same
+units everywhere by construction (a paired comparison scores both models on exactly the resamples each model's
+own interval used).
+
+The draws are numpy's `default_rng(seed).integers(0, n, (batch, n))`, batch by batch, and the interval is
+`scipy.stats.quantile` at (1 - confidence) / 2 and its complement: the same numbers `scipy.stats.bootstrap(...,
+method="percentile", batch=BOOTSTRAP_BATCH, rng=default_rng(seed))` gives, which is what specrun used before it
+had its own driver (tests/test_metrics.py checks the two against each other)."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+from specrun.metrics.weighted import unit_counts
+
+BOOTSTRAP_BATCH = 250  # resamples held in memory at once: 250 x units x 8 bytes per array
+
+
+def draw_indices(n_units: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
+    """(batch, n_units) resampled unit indices, batch by batch; the same seed gives the same draws."""
+    rng = np.random.default_rng(seed)
+    for start in range(0, resamples, BOOTSTRAP_BATCH):
+        yield rng.integers(0, n_units, (min(BOOTSTRAP_BATCH, resamples - start), n_units), dtype=np.int64)
+
+
+def draw_weights(n_units: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
+    """(batch, n_units) unit multiplicities of each resample: what a count-weighted statistic takes."""
+    for index in draw_indices(n_units, resamples, seed):
+        yield unit_counts(index, n_units)
+
+
+def distribution(statistic: Callable[[np.ndarray], np.ndarray], n_units: int, resamples: int,
+                 seed: int) -> np.ndarray:
+    """statistic(weights) of every resample, (resamples, ...); degenerate resamples stay NaN for the caller."""
+    parts = []
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        for weights in draw_weights(n_units, resamples, seed):
+            parts.append(np.asarray(statistic(weights)))
+    return np.concatenate(parts, axis=0)
+
+
+def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The percentile bootstrap interval of a distribution (axis 0), as scipy.stats.bootstrap computes it."""
+    from scipy import stats  # imported here: a run whose estimates are all cached never needs it
+
+    alpha = np.asarray((1 - confidence) / 2, dtype=values.dtype)
+    levels = np.stack((alpha, 1 - alpha), axis=-1)
+    quantile = getattr(stats, "quantile", None)
+    if quantile is None:  # scipy < 1.15 computed the interval with numpy's percentile
+        low, high = np.percentile(values, levels * 100, axis=0)
+    else:
+        low, high = quantile(values, levels, axis=-1)
+    return float(low), float(high)

@@ -1,0 +1,104 @@
+"""Conditional STS (C-STS): the similarity of two sentences under a condition, each sentence pair with two
+conditions."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from typing import ClassVar
+
+import numpy as np
+from pydantic import BaseModel, Field, field_validator
+
+from specrun.core.contracts import KindExample, ProtocolKind
+from specrun.core.errors import DataError
+from specrun.core.registry import PROTOCOLS
+from specrun.core.types import Embed, Item, Outputs, Strict
+from specrun.search.cosine import cosine_rows
+
+_PLACEHOLDER = re.compile(r"\{(sentence|condition)\}")
+
+
+class ConditionalOptions(Strict):
+    template: str = Field(description="Text embedded for a sentence under a condition; {sentence}, {condition}.")
+    condition_template: str = Field("{condition}", description="Text embedded for the condition alone.")
+    subtract_condition: bool = Field(description="Subtract the condition's embedding from the conditional one.")
+    invalid_gold: float | None = Field(None, description="Rows with this gold (e.g. -1) are excluded.")
+
+    @field_validator("template")
+    @classmethod
+    def _has_sentence(cls, value: str) -> str:
+        if "{sentence}" not in value:
+            raise ValueError("template must contain {sentence}")
+        return value
+
+
+def fill(template: str, sentence: str, condition: str) -> str:
+    """Substitute {sentence} and {condition} once each; braces inside the texts are left alone."""
+    values = {"sentence": sentence, "condition": condition}
+    return _PLACEHOLDER.sub(lambda match: values[match.group(1)], template)
+
+
+class ConditionalStsProtocol(ProtocolKind):
+    """Conditional STS: rows come in adjacent pairs (same two sentences, two conditions). Each sentence is
+    embedded under its condition (a template), optionally minus the condition's own embedding; the
+    prediction is the cosine of the two. The unit is the sentence pair with its two conditions."""
+
+    item_fields: ClassVar[dict[str, str]] = {"text1": "text", "text2": "text", "condition": "text",
+                                             "gold": "number"}
+    outputs: ClassVar[tuple[str, ...]] = ("prediction_a", "prediction_b", "gold_a", "gold_b", "valid_a", "valid_b")
+    unit: ClassVar[str] = "sentence pairs"
+    Options = ConditionalOptions
+    plot: ClassVar[tuple[str, str] | None] = None
+    hub_task: ClassVar[str] = "sentence-similarity"
+    hub_task_id: ClassVar[str] = "semantic-similarity-scoring"
+    caption: ClassVar[str] = ""
+
+    def validate_items(self, items: Sequence[Item], options: BaseModel, origin: str) -> None:
+        if len(items) % 2:
+            raise DataError(f"{len(items)} rows; conditional rows come in adjacent pairs", file=origin)
+        for first, second in zip(items[::2], items[1::2], strict=True):
+            for key in ("text1", "text2"):
+                if first.fields[key] != second.fields[key]:
+                    raise DataError(f"items {first.id} and {second.id} form a pair but differ in {key}", file=origin)
+
+    def _conditioned(self, item: Item, key: str, options: ConditionalOptions) -> str:
+        return fill(options.template, item.fields[key], item.fields["condition"])
+
+    def texts(self, items: Sequence[Item], options: BaseModel) -> Iterator[str]:
+        assert isinstance(options, ConditionalOptions)
+        for item in items:
+            yield self._conditioned(item, "text1", options)
+            yield self._conditioned(item, "text2", options)
+            if options.subtract_condition:
+                yield fill(options.condition_template, "", item.fields["condition"])
+
+    def run(self, items: Sequence[Item], embed: Embed, options: BaseModel) -> Outputs:
+        assert isinstance(options, ConditionalOptions)
+        left = embed([self._conditioned(item, "text1", options) for item in items]).astype(np.float64)
+        right = embed([self._conditioned(item, "text2", options) for item in items]).astype(np.float64)
+        if options.subtract_condition:
+            condition = embed([fill(options.condition_template, "", item.fields["condition"]) for item in items])
+            left, right = left - condition, right - condition
+        prediction = cosine_rows(left, right)
+        gold = np.array([item.fields["gold"] for item in items], dtype=np.float64)
+        valid = np.ones_like(gold) if options.invalid_gold is None else (gold != options.invalid_gold) * 1.0
+        return Outputs(unit=self.unit, ids=[item.id for item in items[::2]], arrays={
+            "prediction_a": prediction[::2], "prediction_b": prediction[1::2],
+            "gold_a": gold[::2], "gold_b": gold[1::2], "valid_a": valid[::2], "valid_b": valid[1::2]})
+
+    def example(self) -> KindExample:
+        rows = [("a man rides a red bike", "a woman rides a blue bike", "the vehicle", 5),
+                ("a man rides a red bike", "a woman rides a blue bike", "the colour", 1),
+                ("two dogs play on a beach", "a cat sleeps on a sofa", "the animal", 2),
+                ("two dogs play on a beach", "a cat sleeps on a sofa", "the place", 1),
+                ("a chef cuts vegetables", "a chef serves soup", "the job", 5),
+                ("a chef cuts vegetables", "a chef serves soup", "the action", 2),
+                ("kids build a sandcastle", "kids swim in the sea", "the place", 4),
+                ("kids build a sandcastle", "kids swim in the sea", "the activity", 2)]
+        return KindExample(items=[Item(id=f"c{i}", fields={"text1": a, "text2": b, "condition": c, "gold": g})
+                                  for i, (a, b, c, g) in enumerate(rows)],
+                           options={"template": "{sentence} (about {condition})", "subtract_condition": False})
+
+
+PROTOCOLS.register("conditional_sts", ConditionalStsProtocol())

@@ -1,0 +1,103 @@
+"""Corpus-scale retrieval: every query ranks one whole corpus (the BEIR/MTEB layout), with trec_eval's measures.
+
+The data stage hands over the corpus once: the `beir_corpus` reader gives one row per query (its text and graded
+qrels) and every row references the same `SharedCorpus` (ids and texts, in file order), so nothing is Q x N. The
+corpus is embedded through `embed` in chunks of `chunk_size` documents and searched exactly (`search.exact`).
+
+Measures are trec_eval's (pytrec_eval's `ndcg_cut_K`, `map_cut_K`, `recall_K`, `P_K`, and `recip_rank` on the
+run cut at K), per query on its top `top_k`, averaged over queries by the metrics stage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, Field
+
+from specrun.core.contracts import KindExample, ProtocolKind
+from specrun.core.corpus import SharedCorpus
+from specrun.core.errors import DataError, FieldError
+from specrun.core.registry import FIELD_KINDS, PROTOCOLS
+from specrun.core.types import CORPUS_CUTOFFS, TREC_MEASURES, Embed, Item, Outputs, Strict, trec_output
+from specrun.protocols.ranking import corpus_measures
+from specrun.search.exact import rank_corpus
+
+
+class CorpusOptions(Strict):
+    top_k: int = Field(1000, ge=1, description="Documents ranked per query: the largest cutoff the metrics use "
+                                               "(measures at larger cutoffs see only these).")
+    search: Literal["numpy", "faiss"] = Field("numpy", description="Candidate search: numpy matrix products or "
+                                                                   "faiss IndexFlatIP (exact; needs faiss-cpu).")
+    chunk_size: int = Field(16_384, ge=1, description="Documents embedded per call and searched per block (the "
+                                                      "chunk of vectors a search holds).")
+
+
+def to_corpus(value: Any) -> SharedCorpus:
+    if not isinstance(value, SharedCorpus):
+        raise FieldError("expected a corpus; use the `beir_corpus` format and map this field to its `corpus`")
+    return value
+
+
+def to_judgments(value: Any) -> dict[str, int]:
+    if not isinstance(value, dict) or not value or not all(
+            isinstance(d, str) and isinstance(s, int) and not isinstance(s, bool) and s >= 0
+            for d, s in value.items()):
+        raise FieldError("expected qrels: document id -> whole-number score >= 0")
+    return value
+
+
+class CorpusRetrievalProtocol(ProtocolKind):
+    """Each query ranks the whole corpus by cosine, highest first, ties by corpus order (module docstring);
+    trec_eval's measures per query at each cutoff, which metrics average and the bootstrap resamples by query."""
+
+    item_fields: ClassVar[dict[str, str]] = {"query": "text", "qrels": "judgments", "corpus": "corpus"}
+    outputs: ClassVar[tuple[str, ...]] = tuple(trec_output(m, k) for m in TREC_MEASURES for k in CORPUS_CUTOFFS)
+    unit: ClassVar[str] = "queries"
+    Options = CorpusOptions
+    plot: ClassVar[tuple[str, str] | None] = None
+    hub_task: ClassVar[str] = "text-retrieval"
+    hub_task_id: ClassVar[str] = "document-retrieval"
+    caption: ClassVar[str] = ""
+
+    def validate_items(self, items: Sequence[Item], options: BaseModel, origin: str) -> None:
+        corpus = items[0].fields["corpus"] if items else None
+        for item in items:
+            if item.fields["corpus"] != corpus:
+                raise DataError(f"query {item.id}: a split ranks one corpus; its source splits hold different "
+                                "ones", file=origin)
+            if not any(score >= 1 for score in item.fields["qrels"].values()):
+                raise DataError(f"query {item.id}: no relevant document in the qrels; recall and AP are undefined",
+                                file=origin)
+
+    def texts(self, items: Sequence[Item], options: BaseModel) -> Iterator[str]:
+        if items:
+            yield from items[0].fields["corpus"].texts
+        for item in items:
+            yield item.fields["query"]
+
+    def run(self, items: Sequence[Item], embed: Embed, options: BaseModel) -> Outputs:
+        assert isinstance(options, CorpusOptions)
+        corpus: SharedCorpus = items[0].fields["corpus"]
+        texts = corpus.texts
+        queries = embed([item.fields["query"] for item in items])
+        ranked, _, _ = rank_corpus(
+            queries, lambda start, stop: embed(texts[start:stop]), lambda rows: embed([texts[i] for i in rows]),
+            len(texts), options.top_k, search=options.search, chunk_size=options.chunk_size)
+        arrays = corpus_measures(ranked, [item.fields["qrels"] for item in items], corpus.position)
+        return Outputs(unit=self.unit, ids=[item.id for item in items], arrays=arrays)
+
+    def example(self) -> KindExample:
+        corpus = SharedCorpus(ids=[f"d{i}" for i in range(6)], texts=[
+            "how to compile java", "java cannot find symbol", "int versus Integer", "read input with Scanner",
+            "null pointer exception", "convert a string to an int"])
+        queries = [("compiling java in a terminal", {"d0": 2, "d1": 1}), ("parse a number", {"d5": 1, "d2": 0}),
+                   ("crash with null", {"d4": 1})]
+        return KindExample(items=[Item(id=f"q{i}", fields={"query": q, "qrels": r, "corpus": corpus})
+                                  for i, (q, r) in enumerate(queries)], options={"top_k": 5, "chunk_size": 4},
+                           metrics=("ndcg_cut_5", "map_cut_5", "mrr_cut_10", "recall_cut_3", "precision_cut_1"))
+
+
+FIELD_KINDS.register("corpus", to_corpus)
+FIELD_KINDS.register("judgments", to_judgments)
+PROTOCOLS.register("corpus_retrieval", CorpusRetrievalProtocol())

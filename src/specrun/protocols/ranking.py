@@ -1,0 +1,94 @@
+"""Per-query measures of a ranked list, shared by the ranking kinds: `rank_measures` for a candidate list with
+binary relevance (retrieval), `trec_measures` / `corpus_measures` for trec_eval's measures at cutoffs on graded
+qrels (corpus retrieval). Metrics average what these return; they never rank."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from specrun.core.types import CORPUS_CUTOFFS, RANK_CUTOFFS, trec_output
+
+
+def rank_measures(relevance_in_rank_order: np.ndarray, n_relevant: int) -> dict[str, float]:
+    """AP, RR, P@k, R@k and nDCG@10 of one ranked list of binary relevance.
+
+    AP divides by the number of relevant items; P@k divides by min(k, list length) even when fewer are relevant
+    (trec_eval's P_k divides by k; the two differ only for lists shorter than k)."""
+    rel = np.asarray(relevance_in_rank_order, dtype=np.float64)
+    ranks = np.arange(1, len(rel) + 1)
+    hits = np.cumsum(rel)
+    found = np.flatnonzero(rel)
+    out = {
+        "ap": float(np.sum(hits[found] / ranks[found]) / n_relevant),
+        "rr": float(1.0 / (found[0] + 1)) if len(found) else 0.0,
+    }
+    for k in RANK_CUTOFFS:
+        cut = min(k, len(rel))
+        out[f"precision_at_{k}"] = float(hits[cut - 1] / cut)
+        out[f"recall_at_{k}"] = float(hits[cut - 1] / n_relevant)
+    discounts = 1.0 / np.log2(np.arange(2, 12))
+    dcg = float(np.sum(rel[:10] * discounts[: min(10, len(rel))]))
+    ideal = float(np.sum(discounts[: min(10, n_relevant)]))
+    out["ndcg_at_10"] = dcg / ideal
+    return out
+
+
+def trec_measures(gains: np.ndarray, ideal: np.ndarray, n_relevant: np.ndarray,
+                  cutoffs: Sequence[int] = CORPUS_CUTOFFS) -> dict[str, np.ndarray]:
+    """trec_eval's measures per query from the gains of its ranked run (queries x depth, the qrels score of each
+    ranked document, 0 when unjudged) and its ideal gains (queries x any, qrels scores sorted descending, 0
+    padded); relevant means score >= 1.
+
+    ndcg_cut_K: sum of gain / log2(rank + 1) over the top K, over the same for the ideal gains (linear gain, as
+    trec_eval and BEIR/MTEB). map_cut_K: precision at each relevant rank <= K, summed, over the number of relevant
+    documents in the qrels. mrr_cut_K: 1 / rank of the first relevant document within K, else 0. recall_cut_K:
+    relevant in the top K over relevant in the qrels. precision_cut_K: relevant in the top K over K (even when
+    the run or the relevant set is shorter)."""
+    gains = np.asarray(gains, dtype=np.float64)
+    depth = gains.shape[1]
+    relevant = gains >= 1
+    ranks = np.arange(1, depth + 1)
+    hits = np.cumsum(relevant, axis=1)
+    ap_sum = np.cumsum(np.where(relevant, hits / ranks, 0.0), axis=1)
+    discount = 1.0 / np.log2(np.arange(2, max(depth, ideal.shape[1], max(cutoffs)) + 2))
+    dcg = np.cumsum(gains * discount[:depth], axis=1)
+    idcg = np.cumsum(ideal * discount[:ideal.shape[1]], axis=1)
+    first = np.where(relevant.any(axis=1), np.argmax(relevant, axis=1) + 1, np.inf)
+    out = {}
+    for k in cutoffs:
+        c = min(k, depth) - 1
+        ideal_k = idcg[:, min(k, ideal.shape[1]) - 1]
+        out[trec_output("ndcg", k)] = np.divide(dcg[:, c], ideal_k, out=np.zeros(len(gains)), where=ideal_k > 0)
+        out[trec_output("map", k)] = ap_sum[:, c] / n_relevant
+        out[trec_output("mrr", k)] = np.where(first <= k, 1.0 / first, 0.0)
+        out[trec_output("recall", k)] = hits[:, c] / n_relevant
+        out[trec_output("precision", k)] = hits[:, c] / k
+    return out
+
+
+def corpus_measures(ranked: np.ndarray, qrels: Sequence[dict[str, int]], position: dict[str, int],
+                    block: int = 1024) -> dict[str, np.ndarray]:
+    """trec_measures of each query's ranked corpus positions against its qrels (doc id -> score), by blocks of
+    queries so the gain matrices stay small."""
+    parts: list[dict[str, np.ndarray]] = []
+    for q in range(0, len(ranked), block):
+        chunk = ranked[q:q + block]
+        judged = qrels[q:q + block]
+        gains = np.zeros(chunk.shape)
+        for row, (ranking, scores) in enumerate(zip(chunk, judged, strict=True)):
+            where = np.array([position[doc] for doc in scores], dtype=np.int64)
+            values = np.array(list(scores.values()), dtype=np.float64)
+            hit = np.isin(ranking, where)
+            if hit.any():
+                lookup = dict(zip(where.tolist(), values.tolist(), strict=True))
+                gains[row, hit] = [lookup[p] for p in ranking[hit].tolist()]
+        width = max(len(s) for s in judged)
+        ideal = np.zeros((len(judged), width))
+        for row, scores in enumerate(judged):
+            values = sorted((v for v in scores.values() if v > 0), reverse=True)
+            ideal[row, :len(values)] = values
+        n_relevant = np.array([sum(1 for v in s.values() if v >= 1) for s in judged], dtype=np.float64)
+        parts.append(trec_measures(gains, ideal, n_relevant))
+    return {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}

@@ -1,0 +1,26 @@
+"""Cosine as every protocol and the exact search compute it: float64, rounded to 12 decimals, a zero vector an
+error."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from specrun.core.errors import SpecrunError
+
+COSINE_DECIMALS = 12
+
+
+def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cosine of each row of a with the same row of b, in float64, rounded to 12 decimals; a zero vector is an
+    error, not a NaN.
+
+    Rounding makes mathematically equal cosines equal numbers: a pair of identical sentences gives 1 +- 2e-16
+    depending on the formula, and rank metrics must see such values as ties. Embeddings are float32 (about 7
+    digits), so nothing real lies below 1e-12."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    norm_a = np.linalg.norm(a, axis=1)
+    norm_b = np.linalg.norm(b, axis=1)
+    if np.any(norm_a == 0) or np.any(norm_b == 0):
+        raise SpecrunError("the model returned a zero embedding; cosine is undefined")
+    return np.round(np.einsum("ij,ij->i", a, b) / (norm_a * norm_b), COSINE_DECIMALS)

@@ -1,0 +1,43 @@
+"""The one resampling driver gives scipy.stats.bootstrap's numbers (the draws and the percentile interval specrun
+used before it had its own driver), and estimates, compare and the leaderboard draw the same resamples."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from specrun.metrics import METRICS, draw_indices, estimate, unit_counts
+from specrun.metrics.resampling import BOOTSTRAP_BATCH, distribution, percentile_interval
+
+
+@pytest.mark.parametrize("name", ["pearson", "spearman", "map"])
+@pytest.mark.parametrize("n, resamples, confidence, seed", [(7, 100, 0.95, 0), (120, 1000, 0.9, 20261006),
+                                                            (33, 251, 0.99, 5)])
+def test_estimate_equals_scipy_bootstrap(name: str, n: int, resamples: int, confidence: float, seed: int) -> None:
+    rng = np.random.default_rng(n)
+    gold = np.round(rng.random(n) * 5, 1)
+    arrays = {"prediction": gold + rng.standard_normal(n), "gold": gold, "ap": rng.random(n)}
+    metric = METRICS[name]
+    data = [arrays[key] for key in metric.inputs]
+    reference = stats.bootstrap((np.arange(n),), lambda index, axis=-1: metric.statistic(
+        *data, weights=unit_counts(index, n)), n_resamples=resamples, confidence_level=confidence,
+        method="percentile", vectorized=True, batch=BOOTSTRAP_BATCH, rng=np.random.default_rng(seed))
+    score = estimate(name, arrays, resamples=resamples, confidence=confidence, seed=seed)
+    assert (score.ci_low, score.ci_high) == (reference.confidence_interval.low, reference.confidence_interval.high)
+    values = distribution(lambda weights: metric.statistic(*data, weights=weights), n, resamples, seed)
+    np.testing.assert_array_equal(values, reference.bootstrap_distribution)
+
+
+def test_draws_are_seeded_batched_and_shared() -> None:
+    first = np.concatenate(list(draw_indices(9, 600, 3)))
+    assert first.shape == (600, 9) and np.array_equal(first, np.concatenate(list(draw_indices(9, 600, 3))))
+    assert [len(batch) for batch in draw_indices(9, 600, 3)] == [250, 250, 100]
+    assert not np.array_equal(first, np.concatenate(list(draw_indices(9, 600, 4))))
+
+
+def test_percentile_interval_of_a_plain_loop() -> None:
+    values = np.random.default_rng(1).standard_normal(1000)
+    low, high = percentile_interval(values, 0.9)
+    assert low == pytest.approx(np.percentile(values, 5), abs=1e-12)
+    assert high == pytest.approx(np.percentile(values, 95), abs=1e-12)

@@ -1,0 +1,93 @@
+"""Every registered protocol kind runs its own tiny example (`ProtocolKind.example`) through the evaluation's
+parts with the hashing adapter, without the CLI: options typed, items validated, only the declared texts embedded,
+outputs aligned, and every metric it feeds estimated with an interval. A new kind is tested by being registered."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from specrun.core.contracts import KindExample, ProtocolKind
+from specrun.core.registry import METRICS, PROTOCOLS
+from specrun.core.types import Item, Outputs
+from specrun.encoders import HashingAdapter
+from specrun.metrics import estimate
+
+
+def hashing_embed(asked: list[str]):
+    adapter = HashingAdapter(None, ["cpu"], None, None, None)  # type: ignore[arg-type]
+
+    def embed(texts: Sequence[str]) -> np.ndarray:
+        asked.extend(texts)
+        return adapter.encode_group(list(texts), 32)
+
+    return embed
+
+
+def run_example(kind: str) -> tuple[Outputs, dict[str, object]]:
+    protocol = PROTOCOLS[kind]
+    example = protocol.example()
+    assert isinstance(example, KindExample), f"{kind}: declare a tiny example() for the per-kind grid"
+    options = protocol.Options.model_validate(dict(example.options))
+    items = list(example.items)
+    for item in items:
+        assert set(protocol.item_fields) <= set(item.fields), f"{kind}: example item {item.id} lacks fields"
+    protocol.validate_items(items, options, "example")
+    declared = set(protocol.texts(items, options))
+    asked: list[str] = []
+    outputs = protocol.run(items, hashing_embed(asked), options)
+    assert set(asked) <= declared, f"{kind}: run embedded texts that texts() did not declare"
+    assert outputs.unit == protocol.unit
+    assert set(outputs.arrays) == set(protocol.outputs)
+    assert len(set(outputs.ids)) == len(outputs.ids)
+    for name, values in outputs.arrays.items():
+        assert values.shape == (len(outputs.ids),), f"{kind}: {name} is not one value per unit"
+        assert np.all(np.isfinite(values)), f"{kind}: {name} has non-finite values"
+    fed = example.metrics or tuple(name for name, metric in METRICS.items()
+                                   if set(metric.inputs) <= set(protocol.outputs))
+    assert fed, f"{kind}: no registered metric reads its outputs"
+    scores = {name: estimate(name, outputs.arrays, resamples=50, confidence=0.9, seed=7) for name in fed}
+    return outputs, scores
+
+
+@pytest.mark.parametrize("kind", sorted(PROTOCOLS))
+def test_every_kind_runs_its_example(kind: str) -> None:
+    outputs, scores = run_example(kind)
+    for name, score in scores.items():
+        assert score.ci_low <= score.value <= score.ci_high, (kind, name, score)
+    again, _ = run_example(kind)  # deterministic: the same vectors give the same outputs
+    for name in outputs.arrays:
+        np.testing.assert_array_equal(outputs.arrays[name], again.arrays[name])
+
+
+def test_a_kind_registered_from_a_test_is_in_the_grid() -> None:
+    """Registering a kind is all it takes for the grid to run it (nothing else is edited)."""
+
+    class Lengths(ProtocolKind):
+        item_fields = {"text": "text", "target": "number"}  # noqa: RUF012
+        outputs = ("prediction", "gold")
+        unit = "texts"
+
+        def texts(self, items: Sequence[Item], options: object) -> list[str]:
+            return [item.fields["text"] for item in items]
+
+        def run(self, items: Sequence[Item], embed, options: object) -> Outputs:
+            vectors = embed([item.fields["text"] for item in items])
+            return Outputs(unit=self.unit, ids=[item.id for item in items], arrays={
+                "prediction": vectors[:, 0].astype(np.float64),
+                "gold": np.array([item.fields["target"] for item in items])})
+
+        def example(self) -> KindExample:
+            texts = ["a", "a cat", "the black cat", "a dog in the park", "one two three four five"]
+            return KindExample(items=[Item(id=f"t{i}", fields={"text": t, "target": float(len(t))})
+                                      for i, t in enumerate(texts)], metrics=("spearman",))
+
+    PROTOCOLS.register("toy_lengths", Lengths())
+    try:
+        assert "toy_lengths" in sorted(PROTOCOLS)
+        _, scores = run_example("toy_lengths")
+        assert set(scores) == {"spearman"}
+    finally:
+        PROTOCOLS.unregister("toy_lengths")
