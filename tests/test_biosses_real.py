@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from specrun.core.settings import EncoderSettings
 from specrun.encoders import DEFAULT_MODEL_SHA256, encode_texts, load_adapter, resolve_model
 from specrun.results import Results
 from tests.conftest import SPECS, reference_model, run_cli
@@ -116,8 +117,8 @@ def test_report_is_the_card_plus_results(runs: list[Path]) -> None:
 
 def test_transformers_adapter_gives_the_same_cosines(reference: dict[str, object], data_dir: Path) -> None:
     rows = read_biosses(data_dir)
-    adapter = load_adapter(resolve_model(None), "transformers", ["cpu"], None)
-    assert adapter.info.adapter == "transformers" and adapter.info.pooling == "mean"
+    adapter = load_adapter(resolve_model(None), EncoderSettings(adapter="transformers"), ["cpu"])
+    assert adapter.info.settings.adapter == "transformers" and adapter.info.pooling == "mean"
     left = encode_texts(adapter, [r["sentence1"] for r in rows], batch_size=16)
     right = encode_texts(adapter, [r["sentence2"] for r in rows], batch_size=16)
     cosine = np.sum(left * right, axis=1) / (np.linalg.norm(left, axis=1) * np.linalg.norm(right, axis=1))

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from specrun.cache import CacheKey, EmbeddingCache
+from specrun.core.settings import EncoderSettings
 from specrun.results import Results
 from tests.conftest import ROOT, SPECS
 
@@ -67,15 +68,17 @@ def test_key_covers_prompt_max_length_adapter_and_model_files(tmp_path: Path, da
 
 
 def test_a_key_never_reads_another_keys_chunks(tmp_path: Path) -> None:
-    key = CacheKey(model="a" * 64, model_files="b" * 64, adapter="sentence-transformers", prompt=None,
-                   max_length=None, dtype="float32")
+    key = CacheKey(model="a" * 64, model_files="b" * 64, settings=EncoderSettings(adapter="sentence-transformers"))
     EmbeddingCache(tmp_path, key, warn=print).store(["hello"], np.ones((1, 3)))
     assert list(EmbeddingCache(tmp_path, key, warn=print).lookup(["hello"])) == ["hello"]
-    for change in ({"model": "c" * 64}, {"prompt": "query: "}, {"max_length": 64}, {"dtype": "float16"}):
-        other = CacheKey(**{**key.__dict__, **change})
+    for change in ({"model": "c" * 64}, {"prompt": "query: "}, {"max_length": 64}, {"dtype": "float16"},
+                   {"trust_remote_code": True}):
+        other = CacheKey(model=change.pop("model", key.model), model_files=key.model_files,
+                         settings=key.settings.with_values(**change))
         assert EmbeddingCache(tmp_path, other, warn=print).lookup(["hello"]) == {}
     # a chunk copied into another key's folder is refused by its recorded key
-    other = EmbeddingCache(tmp_path, CacheKey(**{**key.__dict__, "prompt": "x"}), warn=lambda m: warnings.append(m))
+    stolen_key = CacheKey(key.model, key.model_files, key.settings.with_values(prompt="x"))
+    other = EmbeddingCache(tmp_path, stolen_key, warn=lambda m: warnings.append(m))
     warnings: list[str] = []
     shutil.copy(chunks(tmp_path / key.digest[:40])[0], other.folder / "stolen.shard")
     assert other.lookup(["hello"]) == {} and "written for another key" in warnings[0]
@@ -97,7 +100,7 @@ def test_truncated_chunk_is_reported_once_and_recomputed(tmp_path: Path, data_di
 
 
 def test_altered_vectors_fail_the_checksum(tmp_path: Path) -> None:
-    key = CacheKey(model="a" * 64, model_files="b" * 64, adapter="x", prompt=None, max_length=None, dtype="float32")
+    key = CacheKey(model="a" * 64, model_files="b" * 64, settings=EncoderSettings(adapter="x"))
     cache = EmbeddingCache(tmp_path, key, warn=print)
     cache.store(["a", "b"], np.arange(6, dtype=np.float32).reshape(2, 3))
     path = chunks(tmp_path)[0]

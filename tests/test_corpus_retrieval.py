@@ -309,6 +309,7 @@ def texts_in_order() -> list[str]:
 def test_beir_corpus_end_to_end_hashing(search: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     if search == "faiss":
         pytest.importorskip("faiss")
+    from specrun.core.settings import EncoderSettings
     from specrun.encoders import HashingAdapter
 
     data = tmp_path / "data"
@@ -316,7 +317,8 @@ def test_beir_corpus_end_to_end_hashing(search: str, tmp_path: Path, capsys: pyt
     spec = corpus_spec(tmp_path, data, search=search)
     results = run_ok([str(spec), "--data-dir", str(data), "--adapter", "hashing", "--output", str(tmp_path / "o"),
                       "-q"], capsys)
-    vectors = HashingAdapter(None, ["cpu"], None, None, None).encode_group(texts_in_order(), 32)  # type: ignore[arg-type]
+    adapter = HashingAdapter(None, EncoderSettings(adapter="hashing"), ["cpu"])
+    vectors = adapter.encode_group(texts_in_order(), 32)
     for metric, value in independent(np.asarray(vectors), 10).items():
         score = results.scores["test"][metric]
         assert score.value == pytest.approx(value, abs=1e-9), metric

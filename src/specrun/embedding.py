@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from specrun.cache import CacheKey, EmbeddingCache, Found, model_files_hash
 from specrun.core.options import RunOptions
 from specrun.core.workspace import Workspace
-from specrun.encoders import EncoderInfo, ModelRef, check_dtype, check_model, choose_adapter, resolve_prompt
+from specrun.encoders import EncoderInfo, ModelRef, resolve_settings
 from specrun.executors import EncodeJob, open_executor
 
 
@@ -61,17 +61,12 @@ class CachedEncoder:
         self.options = options
         self.console = console
         self.warn = workspace.warn
-        self.adapter_name = choose_adapter(model, options.adapter)
-        check_model(model, self.adapter_name, options.max_length, options.trust_remote_code)
-        check_dtype(self.adapter_name, options.dtype)
-        self.prompt = resolve_prompt(model, self.adapter_name, options.prompt, options.prompt_name)
+        self.settings = resolve_settings(model, options.encoder)
         self.cache: EmbeddingCache | None = None
         self.model_files: str | None = None
         if workspace.embeddings is not None:
             self.model_files = model_files_hash(Path(model.path), workspace.memo)
-            key = CacheKey(model=model.weights_sha256, model_files=self.model_files, adapter=self.adapter_name,
-                           prompt=self.prompt, max_length=options.max_length, dtype=options.dtype,
-                           trust_remote_code=options.trust_remote_code)
+            key = CacheKey(model=model.weights_sha256, model_files=self.model_files, settings=self.settings)
             self.cache = EmbeddingCache(workspace.embeddings, key, warn=workspace.warn, writer=workspace.writer)
 
     def embeddings(self, unique: list[str]) -> Embeddings:
@@ -92,14 +87,12 @@ class CachedEncoder:
         back memory-mapped, so a long run holds no more than a group of vectors (uncached: the run's vectors)."""
         options = self.options
         clock = time.perf_counter()
-        job = EncodeJob(model=self.model, adapter=self.adapter_name, device=options.device,
-                        max_length=options.max_length, prompt=self.prompt, prompt_name=options.prompt_name,
-                        trust_remote_code=options.trust_remote_code, dtype=options.dtype,
+        job = EncodeJob(model=self.model, settings=self.settings, device=options.device,
                         batch_size=options.batch_size, model_files=self.model_files)
         executor = open_executor(options.executor, job, self.warn, options.ray_address)
         timings["model_load"] = time.perf_counter() - clock
         if self.cache:
-            self.cache.save_info(asdict(executor.info))
+            self.cache.save_info(executor.info.record())
         clock = time.perf_counter()
         try:
             with Progress(TextColumn("[bold]encoding"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -123,14 +116,11 @@ class CachedEncoder:
         if stored is None:
             return None
         try:
-            info = EncoderInfo(**stored)
-        except TypeError:
+            info = EncoderInfo.from_record(stored)
+        except (TypeError, ValueError):  # pydantic's ValidationError is a ValueError
             self.cache.drop_info("unexpected fields")
             return None
-        key = self.cache.key
-        if info.adapter != key.adapter or info.prompt != key.prompt or (
-                key.max_length is not None and info.max_length != key.max_length) or (
-                info.trust_remote_code != key.trust_remote_code) or info.dtype != key.dtype:
+        if not self.cache.key.settings.agrees_with(info.settings):
             self.cache.drop_info("does not match its key")
             return None
         return info

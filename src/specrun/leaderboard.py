@@ -47,7 +47,7 @@ from typing import Any, Literal
 
 import jinja2
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, create_model
 from rich.console import Console
 
 from specrun.core.errors import SpecrunError, printable
@@ -55,6 +55,7 @@ from specrun.core.files import write_atomic
 from specrun.metrics import METRICS, draw_weights
 from specrun.results import (
     IDENTITY_FIELDS,
+    ModelProvenance,
     Results,
     confidence_percent,
     describe_setting,
@@ -74,21 +75,10 @@ class Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class ModelEntry(Frozen):
-    """One model configuration: a name plus what makes its vectors differ (adapter, prompt, ...)."""
-
-    label: str
-    name: str
-    adapter: str
-    pooling: str
-    normalize: bool
-    max_length: int
-    prompt: str | None
-    prompt_name: str | None
-    revision: str | None
-    weights_sha256: str | None
-    dtype: str
-    device: str
+# One model configuration: a name plus what makes its vectors differ (adapter, prompt, ...): the identity fields
+# of results.py, typed as in the model provenance, so a new setting reaches the leaderboard without an edit here.
+ModelEntry = create_model("ModelEntry", __base__=Frozen, label=(str, ...), name=(str, ...), **{
+    name: (ModelProvenance.model_fields[name].annotation, ...) for name in IDENTITY_FIELDS})
 
 
 class BoardRow(Frozen):

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from specrun import __version__
 from specrun.core.errors import SpecrunError, printable
 from specrun.core.files import read_regular_file, write_atomic
+from specrun.core.settings import EncoderSettings
 from specrun.core.types import Score
 from specrun.data import SplitData
 from specrun.evaluation import ProtocolRun
@@ -61,24 +62,19 @@ class TextCounts(Frozen):
     encoded: int = Field(ge=0, description="Texts sent to the model in this run.")
 
 
-class ModelProvenance(Frozen):
-    """The encoder's own description (encoders.ModelRef and EncoderInfo, field for field; a test keeps them in
-    step), validated as it goes into results.json."""
+class ModelProvenance(EncoderSettings):
+    """The encoder's own description, validated as it goes into results.json: the model (encoders.ModelRef), every
+    setting as the adapter applied it (EncoderSettings, inherited: a new setting is recorded without an edit here)
+    and what follows from the model (encoders.EncoderInfo); a test keeps them in step."""
 
     name: str
     path: str
     origin: Literal["bundled", "local", "hub"]
     revision: str | None
     weights_sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="A content digest of the weights, always.")
-    adapter: str
     pooling: str
     normalize: bool
-    max_length: int
     device: str
-    dtype: str
-    prompt: str | None = None
-    prompt_name: str | None = None
-    trust_remote_code: bool = False
 
 
 class SplitProvenance(Frozen):
@@ -261,9 +257,9 @@ def read_predictions(results_path: Path, results: Results) -> dict[Unit, tuple[l
             for unit, (ids, arrays) in grouped.items()}
 
 
-IDENTITY_FIELDS = ("adapter", "prompt", "prompt_name", "max_length", "pooling", "normalize", "revision",
-                   "weights_sha256", "dtype", "device")  # what can tell two runs of one model name apart
-SHOWN_WHEN_DIFFERENT = 4  # the first fields, the user's own settings, always named when runs differ in them
+# what can tell two runs of one model name apart: the user's settings first, then what follows from the model
+IDENTITY_FIELDS = (*EncoderSettings.identity_fields(), "pooling", "normalize", "revision", "weights_sha256", "device")
+SHOWN_WHEN_DIFFERENT = len(EncoderSettings.identity_fields())  # the user's own settings: named whenever they differ
 
 
 def run_identity(results: Results) -> tuple[Any, ...]:

@@ -18,7 +18,7 @@ from rich.console import Console
 from specrun.cache import DerivedCache
 from specrun.core.errors import SpecError
 from specrun.core.files import folder_safe
-from specrun.core.options import DEFAULTS, RunOptions
+from specrun.core.options import RunOptions
 from specrun.core.workspace import Workspace
 from specrun.data import SplitData, load_split, resolve_data_dir
 from specrun.embedding import CachedEncoder
@@ -117,20 +117,8 @@ def output_folder(options: RunOptions, plan: Plan, model_slug: str) -> Path:
 def settings_parts(options: RunOptions) -> list[str]:
     """The settings given away from their defaults that can change a vector, each `name-value` in folder-safe
     characters; a prompt (any text) as the first 8 hex digits of its sha256."""
-    parts = []
-    if options.model_revision:
-        parts.append(f"revision-{options.model_revision[:12]}")
-    if options.adapter != DEFAULTS.adapter:
-        parts.append(f"adapter-{options.adapter}")
-    if options.prompt is not None:
-        parts.append(f"prompt-{hashlib.sha256(options.prompt.encode('utf-8')).hexdigest()[:8]}")
-    if options.prompt_name is not None:
-        parts.append(f"prompt-name-{options.prompt_name}")
-    if options.max_length is not None:
-        parts.append(f"max-length-{options.max_length}")
-    if options.dtype != DEFAULTS.dtype:
-        parts.append(f"dtype-{options.dtype}")
-    return [folder_safe(part)[:40] for part in parts]
+    parts = [f"revision-{options.model_revision[:12]}"] if options.model_revision else []
+    return [folder_safe(part)[:40] for part in parts + options.encoder.folder_parts()]
 
 
 def load_specs(paths: Sequence[str]) -> list[LoadedSpec]:

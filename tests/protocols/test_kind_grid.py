@@ -11,13 +11,14 @@ import pytest
 
 from specrun.core.contracts import KindExample, ProtocolKind
 from specrun.core.registry import METRICS, PROTOCOLS
+from specrun.core.settings import EncoderSettings
 from specrun.core.types import Item, Outputs
 from specrun.encoders import HashingAdapter
 from specrun.metrics import estimate
 
 
 def hashing_embed(asked: list[str]):
-    adapter = HashingAdapter(None, ["cpu"], None, None, None)  # type: ignore[arg-type]
+    adapter = HashingAdapter(None, EncoderSettings(adapter="hashing"), ["cpu"])  # type: ignore[arg-type]
 
     def embed(texts: Sequence[str]) -> np.ndarray:
         asked.extend(texts)

@@ -1,0 +1,89 @@
+"""Everything a user chooses that can change a vector, besides the model itself, in one frozen type.
+
+`EncoderSettings` is built from the command line (one flag per field, the flag's destination is the field's
+name), handed to the adapter that applies it, keyed in the embedding cache, named in the result folder, recorded
+in results.json and named by `compare` and the leaderboard when two runs differ in it. Each field says in its
+metadata how those consumers treat it, so a new setting is one field here, its flag, and the adapters that
+apply it: nothing else is edited.
+
+The same type describes a run at three moments: as requested (`adapter: auto`, a prompt given by name), as
+resolved before any model is loaded (the adapter chosen, the prompt's text: what the cache is keyed by) and as
+applied by the adapter (the effective max length and dtype: what results record)."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Literal
+
+from pydantic import Field
+
+from specrun.core.types import Strict
+
+Folder = Literal["value", "digest", "none"]
+
+
+def _setting(default: Any, description: str, *, keyed: bool = True, folder: Folder = "value",
+             identity: bool = True, model_default: bool = False) -> Any:
+    """A settings field. keyed: part of the cache key (else it is recorded only); folder: how a value away from
+    the default names the result folder (its value, the first 8 hex digits of its sha256, or not at all);
+    identity: whether compare and the leaderboard name it when two runs of one model differ in it;
+    model_default: None means the model's own value, which the adapter applies and reports."""
+    return Field(default, description=description, json_schema_extra={
+        "keyed": keyed, "folder": folder, "identity": identity, "model_default": model_default})
+
+
+class EncoderSettings(Strict):
+    adapter: str = _setting("auto", "How the model's output becomes one vector: a registered adapter, or auto.")
+    prompt: str | None = _setting(None, "Text put before every input (resolved: also when given by name).",
+                                  folder="digest")
+    prompt_name: str | None = _setting(None, "A prompt of the model's sentence-transformers config, by name; "
+                                             "the text it names is what the cache is keyed by.", keyed=False)
+    max_length: int | None = _setting(None, "Tokens per text: the user's override (applied: the effective limit).",
+                                      model_default=True)
+    dtype: str = _setting("float32", "What the model computes in; vectors are float32 whatever it is.")
+    trust_remote_code: bool = _setting(False, "Whether code from the model folder may compute the vectors.",
+                                       folder="none", identity=False)
+
+    @classmethod
+    def meta(cls, name: str) -> dict[str, Any]:
+        extra = cls.model_fields[name].json_schema_extra
+        assert isinstance(extra, dict)
+        return extra
+
+    @classmethod
+    def identity_fields(cls) -> tuple[str, ...]:
+        """The settings that tell two runs of one model apart, in field order."""
+        return tuple(name for name in cls.model_fields if cls.meta(name)["identity"])
+
+    def cache_fields(self) -> dict[str, Any]:
+        """The keyed settings (of the resolved settings): what the embedding cache key is made of."""
+        return {name: getattr(self, name) for name in type(self).model_fields if self.meta(name)["keyed"]}
+
+    def folder_parts(self) -> list[str]:
+        """`name-value` for each setting given away from its default, in field order (a prompt by its digest)."""
+        parts = []
+        for name, info in type(self).model_fields.items():
+            value, style = getattr(self, name), self.meta(name)["folder"]
+            if value == info.default or style == "none":
+                continue
+            shown = hashlib.sha256(str(value).encode("utf-8")).hexdigest()[:8] if style == "digest" else value
+            parts.append(f"{name.replace('_', '-')}-{shown}")
+        return parts
+
+    def agrees_with(self, applied: EncoderSettings) -> bool:
+        """Whether settings an adapter reports having applied are these (resolved) ones: every keyed setting
+        equal, except where these leave the value to the model."""
+        return all(getattr(applied, name) == getattr(self, name) for name in self.cache_fields()
+                   if not (self.meta(name)["model_default"] and getattr(self, name) is None))
+
+    def record(self) -> dict[str, Any]:
+        """Every setting by name, as results.json and the cache's info.json hold them."""
+        return self.model_dump()
+
+    def with_values(self, **values: Any) -> EncoderSettings:
+        """The same settings with some resolved or applied (the adapter chosen, the prompt's text, the effective
+        max length and dtype)."""
+        return self.model_copy(update=values)
+
+
+DEFAULT_SETTINGS = EncoderSettings()
