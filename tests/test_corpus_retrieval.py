@@ -310,7 +310,7 @@ def test_beir_corpus_end_to_end_hashing(search: str, tmp_path: Path, capsys: pyt
     if search == "faiss":
         pytest.importorskip("faiss")
     from specrun.core.settings import EncoderSettings
-    from specrun.encoders import HashingAdapter
+    from specrun.encoders.adapters import HashingAdapter
 
     data = tmp_path / "data"
     make_graded_beir(data)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from specrun.encoders import dtype_warning
+from specrun.encoders.devices import dtype_warning
 from tests.conftest import SPECS, assert_one_line_error, run_cli, run_ok
 
 BIOSSES = str(SPECS / "biosses.yaml")

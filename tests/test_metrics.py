@@ -115,7 +115,7 @@ def test_bootstrap_speed_shape_for_10k_pairs() -> None:
 
 
 def test_batches_depend_only_on_the_set_of_texts() -> None:
-    from specrun.encoders import batches_by_length
+    from specrun.encoders.batching import batches_by_length
 
     texts = ["bb", "a", "cc", "ddd", "e"]
     shuffled = ["e", "ddd", "cc", "a", "bb"]

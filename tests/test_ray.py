@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from specrun.cache import read_shard_header
+from specrun.encoders.store import read_shard_header
 from specrun.results import Results
 from tests.conftest import SPECS
 

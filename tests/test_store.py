@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
-from specrun.cache import CacheKey, EmbeddingCache, read_shard_header, text_digest
 from specrun.core.settings import EncoderSettings
-from specrun.embedding import Embeddings
-from specrun.encoders import EncoderInfo
+from specrun.encoders.adapters import EncoderInfo
+from specrun.encoders.cached import Embeddings
+from specrun.encoders.store import CacheKey, EmbeddingCache, read_shard_header, text_digest
 
 KEY = CacheKey(model="a" * 64, model_files="b" * 64, settings=EncoderSettings(adapter="x"))
 INFO = EncoderInfo(settings=EncoderSettings(adapter="x", max_length=8), pooling="none", normalize=False, device="cpu")

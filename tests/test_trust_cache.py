@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from specrun.cache import read_shard_header
+from specrun.encoders.store import read_shard_header
 from specrun.results import Results
 from tests.conftest import SPECS, assert_one_line_error, files_under, run_cli, run_ok, run_subprocess, tmpfs
 
@@ -112,7 +112,7 @@ def test_a_damaged_cache_entry_is_reported_once_removed_and_recomputed(
 def test_info_json_is_checked_even_when_it_parses(tmp_path: Path, data_dir: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """An info.json with the right key and checksum but fields of another version is not trusted either."""
-    from specrun.cache import _info_checksum
+    from specrun.encoders.store import _info_checksum
 
     first = run_ok(hashing(tmp_path, data_dir, "a"), capsys)
     path = info_files(tmp_path / "cache")[0]

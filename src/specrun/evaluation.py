@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from specrun.cache import DerivedCache
 from specrun.core.errors import SpecrunError
 from specrun.core.types import Embed, Outputs, Score
 from specrun.data import SplitData
+from specrun.encoders.store import DerivedCache
 from specrun.metrics import estimate
 from specrun.plan import Plan, PlannedMetric
 

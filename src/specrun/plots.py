@@ -8,8 +8,8 @@ import io
 
 import numpy as np
 
-from specrun.cache import DerivedCache
 from specrun.core import registry
+from specrun.encoders.store import DerivedCache
 from specrun.evaluation import ProtocolRun
 from specrun.plan import Plan
 

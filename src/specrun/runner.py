@@ -15,16 +15,18 @@ from pathlib import Path
 
 from rich.console import Console
 
-from specrun.cache import DerivedCache
 from specrun.core.errors import SpecError
 from specrun.core.files import folder_safe
 from specrun.core.options import RunOptions
 from specrun.core.workspace import Workspace
 from specrun.data import SplitData, load_split, resolve_data_dir
-from specrun.embedding import CachedEncoder
-from specrun.encoders import check_devices, describe, resolve_model
+from specrun.encoders.adapters import describe
+from specrun.encoders.cached import CachedEncoder
+from specrun.encoders.devices import check_devices
+from specrun.encoders.executors import check_executor
+from specrun.encoders.models import resolve_model
+from specrun.encoders.store import DerivedCache
 from specrun.evaluation import evaluate
-from specrun.executors import check_executor
 from specrun.outputs import preflight_output_folders, preflight_output_root, write_output_sets
 from specrun.plan import Plan, make_plan
 from specrun.plots import plot_files

@@ -13,7 +13,7 @@ from specrun.core.contracts import KindExample, ProtocolKind
 from specrun.core.registry import METRICS, PROTOCOLS
 from specrun.core.settings import EncoderSettings
 from specrun.core.types import Item, Outputs
-from specrun.encoders import HashingAdapter
+from specrun.encoders.adapters import HashingAdapter
 from specrun.metrics import estimate
 
 

@@ -3,7 +3,7 @@
 Five registries, each a read-only mapping from a name used in specs or flags to an entry typed by its contract
 (`core.contracts`) and checked when it registers: protocol kinds, metrics, readers (file formats), adapters, and
 the field kinds items are converted to. specrun's own entries register when their kind package is imported (a
-package per kind of thing: `specrun.protocols`, `specrun.metrics`, `specrun.readers`, `specrun.encoders`,
+package per kind of thing: `specrun.protocols`, `specrun.metrics`, `specrun.readers`, `specrun.encoders.adapters`,
 each of which imports only this bottom layer, so loading a registry from any stage pulls in no other stage);
 installed packages add theirs through the entry-point groups `specrun.protocols`, `specrun.metrics`,
 `specrun.readers`, `specrun.adapters` (an entry point names an entry object), and a test can `register` a toy entry
@@ -105,7 +105,7 @@ class Registry(Mapping[str, T], Generic[T]):
 PROTOCOLS: Registry[ProtocolKind] = Registry("protocol kind", "specrun.protocols", "specrun.protocols")
 METRICS: Registry[MetricEntry] = Registry("metric", "specrun.metrics", "specrun.metrics")
 READERS: Registry[ReaderEntry] = Registry("format", "specrun.readers", "specrun.readers")
-ADAPTERS: Registry[AdapterEntry] = Registry("adapter", "specrun.encoders", "specrun.adapters")
+ADAPTERS: Registry[AdapterEntry] = Registry("adapter", "specrun.encoders.adapters", "specrun.adapters")
 # field kinds: the built-in ones from core.fields; a protocol kind that needs another registers it from its file
 FIELD_KINDS: Registry[Callable[[Any], Any]] = Registry("field kind", "specrun.core.fields", None)
 

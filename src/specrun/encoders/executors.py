@@ -20,20 +20,15 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from specrun.cache import model_files_hash
 from specrun.core.errors import ModelError, SpecrunError, first_line
 from specrun.core.registry import ADAPTERS
 from specrun.core.settings import EncoderSettings
 from specrun.core.workspace import Warn
-from specrun.encoders import (
-    EncoderInfo,
-    ModelRef,
-    dtype_warning,
-    groups_of,
-    iter_groups,
-    load_adapter,
-    parse_devices,
-)
+from specrun.encoders.adapters import EncoderInfo, load_adapter
+from specrun.encoders.batching import groups_of, iter_groups
+from specrun.encoders.devices import dtype_warning, parse_devices
+from specrun.encoders.models import ModelRef
+from specrun.encoders.store import model_files_hash
 
 EXECUTORS = ("local", "ray")
 RAY_INSTALL = "pip install 'specrun[ray]'"

@@ -17,11 +17,12 @@ import numpy as np
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from specrun.cache import CacheKey, EmbeddingCache, Found, model_files_hash
 from specrun.core.options import RunOptions
 from specrun.core.workspace import Workspace
-from specrun.encoders import EncoderInfo, ModelRef, resolve_settings
-from specrun.executors import EncodeJob, open_executor
+from specrun.encoders.adapters import EncoderInfo, resolve_settings
+from specrun.encoders.executors import EncodeJob, open_executor
+from specrun.encoders.models import ModelRef
+from specrun.encoders.store import CacheKey, EmbeddingCache, Found, model_files_hash
 
 
 @dataclass(frozen=True)
