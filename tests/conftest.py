@@ -9,13 +9,22 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import pytest
 
 from specrun.cli import main
+
+# The tests write nothing into the checkout: bytecode of this process (from here on) and of every subprocess goes
+# to a temporary folder, and hypothesis keeps no example database.
+_PYCACHE = os.environ.setdefault("PYTHONPYCACHEPREFIX", tempfile.mkdtemp(prefix="specrun-pycache-"))
+sys.pycache_prefix = _PYCACHE
+hypothesis.settings.register_profile("specrun", database=None)
+hypothesis.settings.load_profile("specrun")
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = ROOT / "specs"
@@ -24,6 +33,12 @@ SEEDS = ROOT.parent / "shared" / "seeds"
 
 def data_root() -> Path:
     return Path(os.environ.get("SPECRUN_DATA_DIR", ROOT.parent / "shared" / "data"))
+
+
+@pytest.fixture(autouse=True)
+def no_debug_from_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A caller's SPECRUN_DEBUG=1 would turn every one-line error the tests expect into a traceback."""
+    monkeypatch.delenv("SPECRUN_DEBUG", raising=False)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import re
 import sys
 import typing
@@ -65,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Evaluate sentence-embedding models on benchmarks declared in YAML. "
                     "`specrun SPEC...` is short for `specrun run SPEC...`.")
     parser.add_argument("--version", action="version", version=f"specrun {__version__}")
+    parser.add_argument("--traceback", action="store_true",
+                        help=f"on an error, show Python's traceback instead of one line (for bug reports; also "
+                             f"{DEBUG_ENV}=1); may stand anywhere on the command line")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
 
     run = sub.add_parser("run", help="evaluate a model on one or more specs (the default command)")
@@ -213,8 +217,14 @@ def _folder_name(text: str) -> str:
     return text
 
 
+DEBUG_ENV = "SPECRUN_DEBUG"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    # --traceback (anywhere) or SPECRUN_DEBUG=1: re-raise instead of the one line, for bug reports
+    debug = "--traceback" in args_list or os.environ.get(DEBUG_ENV, "") not in ("", "0")
+    args_list = [arg for arg in args_list if arg != "--traceback"]
     if args_list and args_list[0] not in COMMAND_FUNCTIONS and not args_list[0].startswith("-"):
         args_list.insert(0, "run")
     parser = build_parser()
@@ -226,12 +236,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         console = Console(stderr=True, quiet=getattr(args, "quiet", False))
         return COMMAND_FUNCTIONS[args.command](args, console)
     except SpecrunError as exc:
+        if debug:
+            raise
         print(f"specrun: error: {exc.one_line()}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
+        if debug:
+            raise
         print("specrun: interrupted; nothing was written", file=sys.stderr)
         return 130
     except OSError as exc:  # a filesystem or device fault no stage anticipated: still one line, naming the path
+        if debug:
+            raise
         print(f"specrun: error: {SpecrunError(os_error_text(exc)).one_line()}", file=sys.stderr)
         return 2
 
