@@ -86,6 +86,7 @@ class ReaderEntry:
     options: type[BaseModel] | None = None  # model of `options` in the spec, for a plugin's own settings
     description: str = ""
     provider: str = "specrun"  # the distribution that registered it
+    layout_keys: frozenset[str] = frozenset()  # the source keys it reads: quoting, names, optional_names, ...
 
 
 @dataclass(frozen=True)

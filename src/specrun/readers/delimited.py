@@ -58,6 +58,8 @@ def read_csv(path: Path, layout: Any, split: str) -> Rows:
     return _read_delimited(path, layout, ",")
 
 
-register_reader(ReaderEntry("tsv", read_tsv, description="tab-separated, header row or `names`; `quoting`, "
-                                                         "`optional_names`, `extra_fields`"))
-register_reader(ReaderEntry("csv", read_csv, description="comma-separated, as tsv"))
+KEYS = frozenset({"quoting", "names", "optional_names", "extra_fields"})
+register_reader(ReaderEntry("tsv", read_tsv, layout_keys=KEYS,
+                            description="tab-separated, header row or `names`; `quoting`, `optional_names`, "
+                                        "`extra_fields`"))
+register_reader(ReaderEntry("csv", read_csv, layout_keys=KEYS, description="comma-separated, as tsv"))

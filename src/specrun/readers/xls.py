@@ -35,4 +35,5 @@ def _cell_text(value: Any) -> Any:
     return value if isinstance(value, str) else str(value)
 
 
-register_reader(ReaderEntry("xls", read_xls, description="legacy Excel, first sheet (needs specrun[xls])"))
+register_reader(ReaderEntry("xls", read_xls, layout_keys=frozenset({"names"}),
+                            description="legacy Excel, first sheet (needs specrun[xls])"))

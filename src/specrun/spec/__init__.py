@@ -1,0 +1,20 @@
+"""Spec stage: YAML -> validated, typed benchmark spec, one module per job: `model` (the pydantic model, the
+single source of truth, and the JSON Schema made from it), `errors` (pydantic's errors in the spec's own words),
+`references` (checks across keys), `loading` (read a spec file, write its fingerprints back)."""
+
+from specrun.spec.loading import LoadedSpec, load_spec, write_fingerprints
+from specrun.spec.model import (
+    NAME_PATTERN,
+    FileRef,
+    GitSource,
+    HubDataset,
+    Layout,
+    Not,
+    Spec,
+    json_schema,
+    schema_text,
+    spec_model,
+)
+
+__all__ = ["NAME_PATTERN", "FileRef", "GitSource", "HubDataset", "Layout", "LoadedSpec", "Not", "Spec",
+           "json_schema", "load_spec", "schema_text", "spec_model", "write_fingerprints"]

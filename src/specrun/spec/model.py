@@ -1,0 +1,337 @@
+"""The spec as a typed model: the single source of truth. `schema/spec.schema.json` is generated from it
+(`python -m specrun.spec > schema/spec.schema.json`) and a test fails when the two drift. Protocol options are
+typed per registered kind (a union discriminated by `kind`)."""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import Field, create_model, field_validator, model_validator
+
+from specrun.core import registry
+from specrun.core.types import Strict
+
+REVISION_PATTERN = r"^[0-9a-f]{40}$"
+FINGERPRINT_PATTERN = r"^sha256:[0-9a-f]{64}$"
+NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]*$"
+HUB_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$"
+
+PATTERN_MEANING = {
+    REVISION_PATTERN: "a full 40-hex commit hash (lower case)",
+    FINGERPRINT_PATTERN: "'sha256:' and 64 hex digits (run `specrun fingerprint SPEC` to compute it)",
+    NAME_PATTERN: "a lower-case name of letters, digits, '_', '.', '-'",
+    HUB_ID_PATTERN: "a hub id 'owner/name'",
+}
+
+Revision = Annotated[str, Field(pattern=REVISION_PATTERN, description="Full 40-hex commit hash.")]
+Fingerprint = Annotated[str, Field(pattern=FINGERPRINT_PATTERN, description="sha256 of the mapped items.")]
+MAX_NAME = 64  # ids, split, source, protocol and metric names become folder and file names: keep them short
+MAX_PATH_PART = 255  # bytes in one path component: what ext4, xfs, btrfs and tmpfs accept
+Name = Annotated[str, Field(pattern=NAME_PATTERN, max_length=MAX_NAME)]
+Count = Annotated[int, Field(strict=True)]  # a YAML `true` is not the number 1
+Text = Annotated[str, Field(min_length=1)]
+
+
+class Licence(Strict):
+    """The data licence and whether publishing results under it has been confirmed."""
+
+    data: Text = Field(description="Licence id of the data, e.g. gpl-3.0, cc-by-sa-4.0, none-stated.")
+    publication: Literal["confirmed", "unconfirmed"]
+    notice: str | None = Field(None, description="Shown at the top of the card while publication is unconfirmed.")
+
+    @model_validator(mode="after")
+    def _notice_when_unconfirmed(self) -> Licence:
+        if self.publication == "unconfirmed" and not self.notice:
+            raise ValueError("an unconfirmed licence needs a notice for the top of the card")
+        return self
+
+
+class Layout(Strict):
+    """How a source's files are read: the format, and its options."""
+
+    format: Annotated[str, Field(json_schema_extra=lambda schema: schema.update(enum=sorted(registry.readers())),
+                                 description="A registered reader (`specrun list --formats`).")]
+    quoting: Literal["minimal", "none"] = Field("minimal", description="tsv/csv: 'none' reads quotes as text.")
+    names: list[Text] | None = Field(None, description="Column names of a file without a header row.")
+    optional_names: list[Text] | None = Field(
+        None, description="tsv/csv: trailing fields a row may lack (null when absent), after the named columns.")
+    extra_fields: Literal["error", "ignore"] = Field(
+        "error", description="tsv/csv: what to do with fields beyond the named (and optional) columns.")
+    options: dict[Name, Any] = Field(default_factory=dict, description="Options of a plugin reader.")
+
+
+class Mirror(Layout):
+    """Where the data lies in a local mirror: <data-dir>/<source name>/<file>, one file per source split."""
+
+    files: dict[Name, Text] = Field(min_length=1, description="Source split -> path inside the source's folder.")
+
+
+class ItemIds(Strict):
+    """How items are named: a column of the data, or the row number (0-based, zero-padded to `width`)."""
+
+    prefix: str = ""
+    column: str | None = None
+    width: Count = Field(0, ge=0, le=12)
+
+
+@dataclass(frozen=True)
+class FileRef:
+    """One source split's file: where it lies in the mirror and, for git sources, where upstream and its hash."""
+
+    mirror: str
+    repo_path: str | None = None
+    sha256: str | None = None
+    member: str | None = None
+    contents: dict[str, str] | None = None
+    member_sha256: str | None = None
+
+    @property
+    def pinned(self) -> bool:
+        return self.sha256 is not None or bool(self.contents) or self.member_sha256 is not None
+
+
+class HubDataset(Strict):
+    """A Hugging Face hub dataset at a commit, read with `datasets` (config, data files, split). Offline: either
+    mirror files read like any file source (`mirror`), or a local copy of the dataset repo in
+    <data-dir>/<source>/ read by `datasets` with the very same arguments (`splits` without `mirror`)."""
+
+    type: Literal["hf_dataset"]
+    path: Annotated[str, Field(pattern=HUB_ID_PATTERN)]
+    revision: Revision
+    licence: Text
+    config: Text | None = Field(None, description="The dataset's config (subset) name.")
+    data_files: dict[Name, Text | list[Text]] | None = Field(
+        None, description="Split -> file pattern(s) inside the dataset repo, as `load_dataset(data_files=...)`.")
+    splits: list[Name] | None = Field(None, description="The dataset's splits this spec reads (without `mirror`).")
+    mirror: Mirror | None = None
+    columns: dict[Name, Text] = Field(min_length=1, description="Item field -> column of the data.")
+    values: dict[Text, dict[str, str | int | float]] | None = Field(
+        None, description="Column -> {value in the data: value to use}, e.g. NLI labels to numbers.")
+    ids: ItemIds = ItemIds()
+
+    @model_validator(mode="after")
+    def _mirror_or_splits(self) -> HubDataset:
+        if self.mirror is None and not self.splits and not self.data_files:
+            raise ValueError("name the dataset's splits (`splits: [test]`), its `data_files`, or mirror files "
+                             "(`mirror`)")
+        return self
+
+    @property
+    def layout(self) -> Layout:
+        return self.mirror if self.mirror is not None else Layout(format="hf_dataset")
+
+    @property
+    def split_names(self) -> list[str]:
+        if self.mirror is not None:
+            return list(self.mirror.files)
+        return list(self.splits or self.data_files or [])
+
+    def file_for(self, split: str) -> FileRef:
+        return FileRef(mirror=self.mirror.files[split] if self.mirror is not None else ".")
+
+    def mirror_key(self, split: str) -> tuple[str, ...]:
+        return ("mirror", "files", split) if self.mirror is not None else ("splits",)
+
+
+Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+
+
+class GitFile(Strict):
+    path: Text = Field(description="Path in the repository (a file, or a folder for folder formats).")
+    sha256: Sha256 | None = Field(None, description="sha256 of the file (of the archive when `member` is set).")
+    member: Text | None = Field(None, description="A file inside a zip archive: its path in the archive, or a "
+                                                   "path the archive's entry ends with after a '/'.")
+    member_sha256: Sha256 | None = Field(
+        None, description="sha256 of the extracted member: lets the mirror hold the member itself, or the archive.")
+    contents: dict[Text, Sha256] | None = Field(None, description="Folder formats: file inside -> sha256.")
+    mirror: Text | None = Field(None, description="Path inside <data-dir>/<source>/ (default: the file's name).")
+
+
+class GitSource(Layout):
+    """Files in a git repository at a full commit, each with its sha256; offline, the same files from the mirror."""
+
+    type: Literal["git_file"]
+    path: Annotated[str, Field(pattern=HUB_ID_PATTERN, description="Repository owner/name.")]
+    revision: Revision
+    licence: Text
+    fetch: bool = Field(True, description="False: never downloaded (e.g. withdrawn data); only a user's mirror.")
+    files: dict[Name, GitFile] = Field(min_length=1, description="Source split -> file.")
+    columns: dict[Name, Text] = Field(min_length=1, description="Item field -> column of the data.")
+    values: dict[Text, dict[str, str | int | float]] | None = Field(
+        None, description="Column -> {value in the data: value to use}, e.g. NLI labels to numbers.")
+    ids: ItemIds = ItemIds()
+
+    @property
+    def layout(self) -> Layout:
+        return self
+
+    @property
+    def split_names(self) -> list[str]:
+        return list(self.files)
+
+    def file_for(self, split: str) -> FileRef:
+        entry = self.files[split]
+        mirror = entry.mirror or PurePosixPath(entry.path).name
+        return FileRef(mirror=mirror, repo_path=entry.path, sha256=entry.sha256, member=entry.member,
+                       contents=entry.contents, member_sha256=entry.member_sha256)
+
+    def mirror_key(self, split: str) -> tuple[str, ...]:
+        return ("files", split, "mirror") if self.files[split].mirror else ("files", split, "path")
+
+
+Source = Annotated[HubDataset | GitSource, Field(discriminator="type")]
+
+
+Scalar = str | int | float
+
+
+class Not(Strict):
+    not_: Scalar | list[Scalar] = Field(alias="not", description="Keep rows whose column is none of these.")
+
+
+class Split(Strict):
+    source: Name
+    source_split: Name | None = Field(None, description="The one source split (file) this split reads.")
+    source_splits: list[Name] | None = Field(
+        None, min_length=2, description="Several source splits (files) read in this order as one split.")
+    ids: Literal["running", "per_file"] = Field(
+        "running", description="With source_splits: row numbers run on across files, or restart per file "
+                               "with the source split's name in the id.")
+    where: dict[Text, Scalar | list[Scalar] | Not] | None = Field(
+        None, description="Keep rows whose column equals the value (a list: any of them; {not: ...}: none).")
+    evaluate: bool = Field(True, description="Scored and reported; false for a split no protocol reads here.")
+    fingerprint: Fingerprint | None = Field(
+        None, description="sha256 of the mapped items; required for an evaluated split unless its file is pinned "
+                          "by sha256.")
+
+    @model_validator(mode="after")
+    def _one_way_to_name_files(self) -> Split:
+        if (self.source_split is None) == (self.source_splits is None):
+            raise ValueError("name the source split to read: `source_split: NAME`, or several read as one split: "
+                             "`source_splits: [A, B]`")
+        return self
+
+    @property
+    def source_split_names(self) -> list[str]:
+        return [self.source_split] if self.source_split is not None else list(self.source_splits or [])
+
+
+class Subset(Strict):
+    seed: Annotated[Count, Field(ge=0, le=2**63 - 1, description="Seeds the subset draw and the bootstrap.")]
+    splits: dict[Name, Literal["all"] | Annotated[Count, Field(gt=0)]] = Field(min_length=1)
+
+
+class ProtocolSpec(Strict):
+    """What every protocol entry holds; `spec_model()` makes one subclass per registered kind, whose `kind` is that
+    kind and whose `options` is that kind's own options model, joined as a union discriminated by `kind`: the
+    schema checks each kind's options and an editor completes them."""
+
+    kind: Name = Field(description="Registered protocol kind, e.g. sts.")
+    label: Text
+    capability: Text
+    similarity: Literal["cosine"] = "cosine"
+    description: Text
+    options: Any = Field(None, description="Options of this protocol kind.")
+
+
+class MetricSpec(Strict):
+    metric: Name = Field(description="Registered metric, e.g. pearson, spearman.")
+    protocol: Name
+    label: Text
+    direction: Literal["higher", "lower"]
+    range: tuple[float, float]
+
+    @field_validator("range")
+    @classmethod
+    def _ordered(cls, value: tuple[float, float]) -> tuple[float, float]:
+        if not value[0] < value[1]:
+            raise ValueError(f"range must be [low, high] with low < high, got {list(value)}")
+        return value
+
+
+class Uncertainty(Strict):
+    method: Literal["bootstrap"] = "bootstrap"
+    interval: Literal["percentile"] = "percentile"
+    resamples: Count = Field(ge=100, le=100_000)
+    confidence: float = Field(gt=0.5, lt=1.0)
+
+
+class Examples(Strict):
+    count: Count = Field(ge=0, le=50)
+    heading: Text
+    columns: dict[Name, Text] = Field(min_length=1, description="'id' or item field -> column header.")
+
+
+class Card(Strict):
+    what_is_measured: Text
+    data: Text
+    items_label: Text = "Items"
+    items: Text
+    uncertainty: Text
+    caveats: Text
+    examples: Examples
+
+
+class Spec(Strict):
+    """A benchmark: data at a pinned revision, protocols, metrics, uncertainty and the card's prose."""
+
+    id: Name
+    title: Text
+    licence: Licence
+    language: list[Annotated[str, Field(pattern=r"^[a-z]{2,3}$")]] | None = Field(
+        None, description="The data's languages as ISO 639 codes (e.g. [ja]); stated on the hub's dataset card.")
+    sources: dict[Name, Source] = Field(min_length=1)
+    splits: dict[Name, Split] = Field(min_length=1)
+    subset: Subset
+    protocols: dict[Name, ProtocolSpec] = Field(min_length=1)
+    metrics: dict[Name, MetricSpec] = Field(min_length=1)
+    uncertainty: Uncertainty
+    card: Card
+    citation: str | None = None
+
+    @property
+    def evaluated_splits(self) -> list[str]:
+        return [name for name, split in self.splits.items() if split.evaluate]
+
+
+def _protocol_models() -> list[type[ProtocolSpec]]:
+    models = []
+    for kind, protocol in registry.PROTOCOLS.items():
+        options = protocol.Options
+        required = any(field.is_required() for field in options.model_fields.values())
+        models.append(create_model(
+            f"{''.join(part.title() for part in kind.split('_'))}Protocol", __base__=ProtocolSpec,
+            __doc__=f"A protocol of kind {kind}: {(protocol.__doc__ or '').strip().splitlines()[0]}",
+            kind=(Literal[kind], Field(description="Registered protocol kind.")),
+            options=(options, Field(description=f"Options of kind {kind}.")) if required
+            else (options, Field(default_factory=options, description=f"Options of kind {kind}."))))
+    return models
+
+
+@functools.cache
+def _spec_model(kinds: tuple[str, ...]) -> type[Spec]:
+    members = _protocol_models()
+    entry: Any = members[0] if len(members) == 1 else Annotated[Union[tuple(members)],  # noqa: UP007
+                                                                   Field(discriminator="kind")]
+    return create_model("Spec", __base__=Spec, __doc__=Spec.__doc__,
+                        protocols=(dict[Name, entry], Field(min_length=1)))
+
+
+def spec_model() -> type[Spec]:
+    """The spec model for the protocol kinds registered now (built once per set of kinds)."""
+    return _spec_model(tuple(registry.PROTOCOLS))
+
+
+def json_schema() -> dict[str, Any]:
+    schema = spec_model().model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "https://github.com/specrun/specrun/schema/spec.schema.json"
+    return schema
+
+
+def schema_text() -> str:
+    return json.dumps(json_schema(), indent=2, ensure_ascii=False) + "\n"

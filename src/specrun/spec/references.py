@@ -1,0 +1,133 @@
+"""Checks across keys that pydantic's per-field validation cannot see: files inside the mirror, splits and
+sources that exist, fingerprints, metrics that a protocol feeds, a format's own keys and options."""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+from pydantic import ValidationError
+
+from specrun.core import registry
+from specrun.spec.model import MAX_PATH_PART, GitSource, HubDataset, Layout, Spec
+from specrun.yamlsafe import KeyPath, LocatedYaml
+
+
+def check_references(spec: Spec, located: LocatedYaml, require_fingerprints: bool) -> None:
+    """Checks across keys that pydantic's per-field validation cannot see; each names its own line."""
+    for source_name, source in spec.sources.items():
+        for split_name in source.split_names:
+            ref = source.file_for(split_name)
+            for text in (ref.mirror, ref.repo_path, *(ref.contents or {})):
+                if text is not None and not _relative_inside(text):
+                    raise located.error(("sources", source_name, *source.mirror_key(split_name)),
+                                        f"{text!r} must be a relative path inside the source's folder")
+                long = [part for part in PurePosixPath(text or "").parts if len(part.encode()) > MAX_PATH_PART]
+                if long:
+                    raise located.error(("sources", source_name, *source.mirror_key(split_name)),
+                                        f"path component of {len(long[0].encode())} bytes; a file system takes "
+                                        f"at most {MAX_PATH_PART}")
+    for source_name, source in spec.sources.items():
+        _check_layout(source, ("sources", source_name, "mirror") if isinstance(source, HubDataset)
+                      else ("sources", source_name), located)
+    for name, split in spec.splits.items():
+        if split.source not in spec.sources:
+            raise located.error(("splits", name, "source"),
+                                f"unknown source {split.source!r}; expected one of: {', '.join(spec.sources)}")
+        source = spec.sources[split.source]
+        key = "source_split" if split.source_split is not None else "source_splits"
+        for position, source_split in enumerate(split.source_split_names):
+            if source_split not in source.split_names:
+                raise located.error(("splits", name, key) + ((position,) if key == "source_splits" else ()),
+                                    f"source {split.source!r} has no split {source_split!r}; "
+                                    f"it has: {', '.join(source.split_names)}")
+        if len(set(split.source_split_names)) != len(split.source_split_names):
+            raise located.error(("splits", name, key), "a source split is listed twice")
+        pinned = all(source.file_for(part).pinned for part in split.source_split_names)
+        if require_fingerprints and split.evaluate and split.fingerprint is None and not pinned:
+            raise located.error(("splits", name),
+                                "an evaluated split needs a fingerprint (run `specrun fingerprint SPEC`) "
+                                "or a file pinned by sha256")
+    if not spec.evaluated_splits:
+        raise located.error(("splits",), "no split is evaluated (every split has `evaluate: false`); "
+                                         "a spec scores at least one split")
+    for name, selection in spec.subset.splits.items():
+        if name not in spec.splits:
+            raise located.error(("subset", "splits", name),
+                                f"unknown split; expected one of: {', '.join(spec.splits)}")
+        if selection != "all" and not spec.splits[name].evaluate:
+            raise located.error(("subset", "splits", name),
+                                f"split {name!r} is not evaluated, so it is never loaded and a count would "
+                                "never be checked; write `all`")
+    for name in spec.evaluated_splits:
+        if name not in spec.subset.splits:
+            raise located.error(("subset", "splits"), f"no selection for evaluated split {name!r} (all or a count)")
+    for name, protocol in spec.protocols.items():
+        kind = registry.PROTOCOLS[protocol.kind]  # options were typed and checked by the spec model itself
+        needed = kind.item_fields
+        for split_name in spec.evaluated_splits:
+            source_name = spec.splits[split_name].source
+            missing = [field for field in needed if field not in spec.sources[source_name].columns]
+            if missing:
+                raise located.error(("sources", source_name, "columns"),
+                                    f"protocol {name!r} ({protocol.kind}) needs item field(s) "
+                                    f"{', '.join(missing)}; map each to a column")
+    used_protocols = set()
+    for name, metric in spec.metrics.items():
+        if metric.protocol not in spec.protocols:
+            raise located.error(("metrics", name, "protocol"),
+                                f"unknown protocol {metric.protocol!r}; expected one of: {', '.join(spec.protocols)}")
+        if metric.metric not in registry.METRICS:
+            raise located.error(("metrics", name, "metric"),
+                                f"unknown metric {metric.metric!r}"
+                                f"{registry.did_you_mean(metric.metric, list(registry.METRICS))}; expected one of: "
+                                f"{', '.join(registry.METRICS)}")
+        kind = spec.protocols[metric.protocol].kind
+        outputs = registry.PROTOCOLS[kind].outputs
+        missing = [need for need in registry.METRICS[metric.metric].inputs if need not in outputs]
+        if missing:
+            raise located.error(("metrics", name, "metric"),
+                                f"metric {metric.metric!r} needs {', '.join(missing)}, "
+                                f"which protocol kind {kind!r} does not produce")
+        used_protocols.add(metric.protocol)
+    for name in spec.protocols:
+        if name not in used_protocols:
+            raise located.error(("protocols", name), "no metric uses this protocol")
+    for field in spec.card.examples.columns:
+        known = {"id", *(f for s in spec.sources.values() for f in s.columns)}
+        if field not in known:
+            raise located.error(("card", "examples", "columns", field),
+                                f"unknown item field; expected one of: {', '.join(sorted(known))}")
+
+
+LAYOUT_KEYS = ("quoting", "names", "optional_names", "extra_fields")  # source keys that only some formats read
+
+
+def _check_layout(source: HubDataset | GitSource, key: KeyPath, located: LocatedYaml) -> None:
+    """The format is registered; options are those of that format."""
+    if isinstance(source, HubDataset) and source.mirror is None:
+        return
+    layout = source.layout
+    formats = registry.readers()
+    if layout.format not in formats:
+        raise located.error((*key, "format"), f"unknown format {layout.format!r}; expected one of: "
+                                              f"{', '.join(formats)} (plugins add more: `specrun list --formats`)")
+    entry = formats[layout.format]
+    for option in LAYOUT_KEYS:  # each format says which of the shared layout keys it reads
+        if getattr(layout, option) != Layout.model_fields[option].default and option not in entry.layout_keys:
+            readers = "/".join(name for name, other in formats.items() if option in other.layout_keys)
+            raise located.error((*key, option), f"`{option}` is an option of {readers}, not of {layout.format}")
+    if layout.optional_names and not layout.names:
+        raise located.error((*key, "optional_names"), "optional trailing fields need `names` for the required "
+                                                      "columns (a header row cannot name fields some rows lack)")
+    if layout.options and entry.options is None:
+        raise located.error((*key, "options"), f"format {layout.format} takes no `options`")
+    if entry.options is not None:
+        try:
+            entry.options.model_validate(layout.options)
+        except ValidationError as exc:
+            err = exc.errors(include_url=False)[0]
+            raise located.error((*key, "options", *err["loc"]), err["msg"]) from None
+
+
+def _relative_inside(text: str) -> bool:
+    return not (text.startswith(("/", "\\")) or ".." in PurePosixPath(text).parts or ":" in text or "\\" in text)
