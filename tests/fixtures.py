@@ -12,8 +12,7 @@ from pathlib import Path
 import yaml
 
 from specrun.data import load_split
-from specrun.spec import load_spec
-from tests.conftest import SPECS
+from tests.conftest import SPECS, plan_of
 
 POOL = [
     "How do I compile a Java file from the command line?",
@@ -130,9 +129,9 @@ def fixture_spec(name: str, tmp_path: Path, data_dir: Path, edit: dict | None = 
         target[last] = value
     path = tmp_path / f"{name}.yaml"
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
-    loaded = load_spec(path, require_fingerprints=False)
+    plan = plan_of(path, require_fingerprints=False)
     for split, entry in data["splits"].items():
         if entry.get("evaluate", True):
-            entry["fingerprint"] = load_split(loaded, split, data_dir, check=False).fingerprint
+            entry["fingerprint"] = load_split(plan, split, data_dir, check=False).fingerprint
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
     return path

@@ -266,8 +266,7 @@ def test_toy_protocol_metric_and_reader_registered_from_a_test(tmp_path: Path,
     from specrun.core.contracts import MetricEntry, ProtocolKind
     from specrun.core.types import Item, Outputs
     from specrun.data import load_split
-    from specrun.spec import load_spec
-    from tests.conftest import run_ok
+    from tests.conftest import plan_of, run_ok
 
     class ToyOptions(BaseModel):
         model_config = ConfigDict(extra="forbid", frozen=True)
@@ -321,7 +320,7 @@ def test_toy_protocol_metric_and_reader_registered_from_a_test(tmp_path: Path,
     try:
         spec = tmp_path / "toy.yaml"
         spec.write_text(TOY_SPEC.replace('"FINGERPRINT"', "sha256:" + "0" * 64), encoding="utf-8")
-        found = load_split(load_spec(spec), "test", tmp_path / "data", check=False).fingerprint
+        found = load_split(plan_of(spec), "test", tmp_path / "data", check=False).fingerprint
         spec.write_text(TOY_SPEC.replace('"FINGERPRINT"', found), encoding="utf-8")
         results = run_ok([str(spec), "--data-dir", str(tmp_path / "data"), "--adapter", "hashing", "--output",
                           str(tmp_path / "out")], capsys)

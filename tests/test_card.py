@@ -9,7 +9,7 @@ import pytest
 from specrun.data import load_split
 from specrun.reports import metric_lines, render_card, source_lines, subset_lines
 from specrun.spec import load_spec
-from tests.conftest import SEEDS, SPECS, run_cli
+from tests.conftest import SEEDS, SPECS, plan_of, run_cli
 
 SEED_CARD = SEEDS / "001_927b26562a42dfc8.txt"
 
@@ -42,8 +42,7 @@ def test_structured_lines_match_the_seed(seed_card: str) -> None:
 
 
 def test_example_rows_are_the_first_items_numbered_by_row(data_dir: Path, seed_card: str) -> None:
-    loaded = load_spec(SPECS / "biosses.yaml")
-    items = load_split(loaded, "test", data_dir).items
+    items = load_split(plan_of(SPECS / "biosses.yaml"), "test", data_dir).items
     assert [item.id for item in items[:3]] == ["biosses-000", "biosses-001", "biosses-002"]
     assert items[-1].id == "biosses-099"
     table = seed_card.split("item_id\tsentence 1\tsentence 2\tgold\n")[1].splitlines()
@@ -56,7 +55,7 @@ def test_licence_notice_only_while_unconfirmed(tmp_path: Path, data_dir: Path) -
                                                                         "publication: confirmed")
     confirmed = tmp_path / "biosses.yaml"
     confirmed.write_text(text, encoding="utf-8")
-    loaded = load_spec(confirmed)
-    card = render_card(loaded.spec, load_split(loaded, "test", data_dir).items)
+    plan = plan_of(confirmed)
+    card = render_card(plan.spec, load_split(plan, "test", data_dir).items)
     assert "Licence to confirm" not in card
     assert card.startswith("# Biomedical sentence similarity (BIOSSES)\n\n**What is measured.**")

@@ -18,7 +18,7 @@ from specrun.core.types import Item
 from specrun.reports import markdown_to_html, md_cell, md_text, metric_lines, render_card, source_lines, subset_lines
 from specrun.results import Results
 from specrun.spec import Spec, load_spec
-from tests.conftest import SEEDS, SPECS, run_cli
+from tests.conftest import SEEDS, SPECS, plan_of, run_cli
 
 SEED_CARD = SEEDS / "001_927b26562a42dfc8.txt"
 ALL_SPECS = sorted(SPECS.glob("*.yaml"))
@@ -151,7 +151,7 @@ def hashing_run(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Pat
 def _example_items(spec_path: Path, data_dir: Path) -> list[Item]:
     from specrun.data import example_items
 
-    return example_items(load_spec(spec_path), data_dir)
+    return example_items(plan_of(spec_path), data_dir)
 
 
 @pytest.mark.parametrize("spec_path", ALL_SPECS, ids=[p.stem for p in ALL_SPECS])

@@ -10,11 +10,11 @@ import pytest
 
 from specrun.data import fingerprint, load_split
 from specrun.spec import load_spec
-from tests.conftest import SPECS
+from tests.conftest import SPECS, plan_of
 
 
 def test_quoted_tab_in_row_27_is_kept(data_dir: Path) -> None:
-    items = load_split(load_spec(SPECS / "biosses.yaml"), "test", data_dir).items
+    items = load_split(plan_of(SPECS / "biosses.yaml"), "test", data_dir).items
     row = items[27]
     assert row.id == "biosses-027"
     assert "\t" in row.fields["text2"] and row.fields["text2"].endswith("regression of established tumors")
@@ -34,8 +34,8 @@ def test_fingerprint_is_the_same_from_another_file_format(tmp_path: Path, data_d
     text = text.replace("format: tsv", "format: jsonl").replace("train: all.tsv", "train: all.jsonl")
     spec = tmp_path / "biosses.yaml"
     spec.write_text(text, encoding="utf-8")
-    from_jsonl = load_split(load_spec(spec), "test", tmp_path)  # raises if the fingerprint differed
-    from_tsv = load_split(load_spec(SPECS / "biosses.yaml"), "test", data_dir)
+    from_jsonl = load_split(plan_of(spec), "test", tmp_path)  # raises if the fingerprint differed
+    from_tsv = load_split(plan_of(SPECS / "biosses.yaml"), "test", data_dir)
     assert from_jsonl.fingerprint == from_tsv.fingerprint == fingerprint(from_tsv.items)
 
 
@@ -43,14 +43,14 @@ def test_subset_count_is_seeded_and_in_source_order(tmp_path: Path, data_dir: Pa
     text = (SPECS / "biosses.yaml").read_text(encoding="utf-8").replace("    test: all", "    test: 30")
     spec = tmp_path / "biosses.yaml"
     spec.write_text(text, encoding="utf-8")
-    first = load_split(load_spec(spec), "test", data_dir)
-    second = load_split(load_spec(spec), "test", data_dir)
+    first = load_split(plan_of(spec), "test", data_dir)
+    second = load_split(plan_of(spec), "test", data_dir)
     ids = [item.id for item in first.items]
     assert ids == [item.id for item in second.items] and len(ids) == 30 and ids == sorted(ids)
     assert first.n_source == 100
     changed = tmp_path / "other.yaml"
     changed.write_text(text.replace("seed: 20261006", "seed: 1"), encoding="utf-8")
-    assert [item.id for item in load_split(load_spec(changed), "test", data_dir).items] != ids
+    assert [item.id for item in load_split(plan_of(changed), "test", data_dir).items] != ids
 
 
 def test_fingerprint_changes_with_any_value() -> None:

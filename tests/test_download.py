@@ -16,8 +16,7 @@ import yaml
 
 from specrun.core.errors import SpecrunError
 from specrun.data import load_split
-from specrun.spec import load_spec
-from tests.conftest import SPECS
+from tests.conftest import SPECS, plan_of
 
 ROWS = "sentence1\tsentence2\tscore\n" + "".join(f"s{i} one\ts{i} two\t{i % 5}\n" for i in range(6))
 
@@ -63,13 +62,13 @@ def test_download_checked_cached_and_refetched(tmp_path: Path, server: tuple[Pat
     served.mkdir(parents=True)
     (served / "pairs.tsv").write_text(ROWS, encoding="utf-8")
     spec = spec_for(tmp_path, hashlib.sha256(ROWS.encode()).hexdigest())
-    items = load_split(load_spec(spec), "test", None).items
+    items = load_split(plan_of(spec), "test", None).items
     assert [item.id for item in items] == [f"p-{i:02d}" for i in range(6)] and len(requests) == 1
-    load_split(load_spec(spec), "test", None)
+    load_split(plan_of(spec), "test", None)
     assert len(requests) == 1  # the cached copy was re-hashed and used
     cached = next((tmp_path / "cache" / "git").rglob("*pairs.tsv"))
     cached.write_text(ROWS.replace("s1 one", "s1 ONE"), encoding="utf-8")
-    again = load_split(load_spec(spec), "test", None).items
+    again = load_split(plan_of(spec), "test", None).items
     assert len(requests) == 2 and again[1].fields["text1"] == "s1 one"  # tampered copy fetched again
 
 
@@ -80,7 +79,7 @@ def test_download_that_does_not_match_its_pin(tmp_path: Path, server: tuple[Path
     (served / "pairs.tsv").write_text(ROWS, encoding="utf-8")
     spec = spec_for(tmp_path, "0" * 64)
     with pytest.raises(SpecrunError) as raised:
-        load_split(load_spec(spec), "test", None)
+        load_split(plan_of(spec), "test", None)
     line = raised.value.one_line()
     assert "pairs.tsv" in line and "0000000000" in line, line
     assert not list((tmp_path / "cache").rglob("*pairs.tsv"))  # nothing unverified is kept
@@ -89,7 +88,7 @@ def test_download_that_does_not_match_its_pin(tmp_path: Path, server: tuple[Path
 def test_download_offline_names_the_flag(tmp_path: Path, server: tuple[Path, list[str]]) -> None:
     spec = spec_for(tmp_path, "0" * 64)  # nothing is served at that path: 404
     with pytest.raises(SpecrunError) as raised:
-        load_split(load_spec(spec), "test", None)
+        load_split(plan_of(spec), "test", None)
     assert "pass --data-dir DIR" in raised.value.one_line()
 
 
@@ -108,7 +107,7 @@ def test_no_cache_downloads_go_to_a_temporary_folder_removed_at_exit(tmp_path: P
     (served / "pairs.tsv").write_text(ROWS, encoding="utf-8")
     spec = spec_for(tmp_path, hashlib.sha256(ROWS.encode()).hexdigest())
     workspace = Workspace.resolve(no_cache=True)
-    items = load_split(load_spec(spec), "test", None, workspace=workspace).items
+    items = load_split(plan_of(spec), "test", None, workspace=workspace).items
     assert [item.id for item in items] == [f"p-{i:02d}" for i in range(6)] and len(requests) == 1
     scratch = workspace.downloads()
     assert list(scratch.rglob("*pairs.tsv")) and not (tmp_path / "cache").exists()  # SPECRUN_CACHE_DIR untouched

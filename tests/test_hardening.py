@@ -20,7 +20,7 @@ from specrun.core.errors import SpecError
 from specrun.results import Results
 from specrun.spec import load_spec
 from specrun.yamlsafe import parse_yaml
-from tests.conftest import ROOT, SPECS
+from tests.conftest import ROOT, SPECS, plan_of
 
 SPEC = yaml.safe_load((SPECS / "biosses.yaml").read_text(encoding="utf-8"))
 
@@ -121,5 +121,5 @@ def test_crlf_and_bom_in_spec_and_data_are_read(newline: str, tmp_path: Path, da
     mirror.mkdir(parents=True)
     raw = (data_dir / "biosses" / "all.tsv").read_bytes()
     (mirror / "all.tsv").write_bytes(b"\xef\xbb\xbf" + raw.replace(b"\n", newline.encode()))
-    split = load_split(load_spec(spec), "test", tmp_path / "data")  # the fingerprint check passes
+    split = load_split(plan_of(spec), "test", tmp_path / "data")  # the fingerprint check passes
     assert len(split.items) == 100

@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from specrun.results import Results
-from tests.conftest import SPECS, reference_model
+from tests.conftest import SPECS, plan_of, reference_model
 
 pytestmark = pytest.mark.slow
 
@@ -110,7 +110,6 @@ def test_unique_texts_only(results: dict[str, Results], data_dir: Path) -> None:
 def test_xls_and_its_tsv_derivative_have_one_fingerprint(tmp_path: Path, data_dir: Path) -> None:
     """The mirror's jacsts.tsv (derived from the .xls) maps to the same items: the fingerprint is format-free."""
     from specrun.data import load_split
-    from specrun.spec import load_spec
 
     text = (SPECS / "jacsts.yaml").read_text(encoding="utf-8")
     text = text.replace("format: xls", "format: csv").replace("    names: [sentence1, sentence2, score]", "")
@@ -118,5 +117,5 @@ def test_xls_and_its_tsv_derivative_have_one_fingerprint(tmp_path: Path, data_di
                                                               "        # sha256: 78d66fee")
     spec = tmp_path / "jacsts.yaml"
     spec.write_text(text, encoding="utf-8")
-    from_tsv = load_split(load_spec(spec), "test", data_dir)  # checks the spec's fingerprint
+    from_tsv = load_split(plan_of(spec), "test", data_dir)  # checks the spec's fingerprint
     assert from_tsv.n_source == 3670

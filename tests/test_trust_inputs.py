@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SPECS, assert_one_line_error, files_under, run_cli, run_subprocess
+from tests.conftest import SPECS, assert_one_line_error, files_under, plan_of, run_cli, run_subprocess
 from tests.fixtures import fixture_spec, make_beir, make_csts
 
 SPEC_TEXT = (SPECS / "biosses.yaml").read_text(encoding="utf-8")
@@ -209,9 +209,8 @@ def test_valid_numbers_still_read(tmp_path: Path, mirror: Path, capsys: pytest.C
         lines[row] = "\t".join(cells)
     path.write_text("\n".join(lines), encoding="utf-8")
     from specrun.data import load_split
-    from specrun.spec import load_spec
 
-    items = load_split(load_spec(SPECS / "biosses.yaml"), "test", mirror, check=False).items
+    items = load_split(plan_of(SPECS / "biosses.yaml"), "test", mirror, check=False).items
     assert [item.fields["gold"] for item in items[:5]] == [float(form) for form in forms]
 
 

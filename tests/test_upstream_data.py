@@ -20,8 +20,7 @@ from scipy import stats
 
 from specrun.core.errors import SpecrunError
 from specrun.data import load_split
-from specrun.spec import load_spec
-from tests.conftest import assert_one_line_error, reference_model, run_cli, run_ok, run_subprocess
+from tests.conftest import assert_one_line_error, plan_of, reference_model, run_cli, run_ok, run_subprocess
 
 SENTENCES = [
     ("A man is playing a guitar.", "A man plays the guitar.", 4.8),
@@ -123,7 +122,7 @@ def test_ragged_rows_with_optional_trailing_fields(tmp_path: Path, capsys: pytes
     source = git_source("tsv", {"test": {"path": "sts-test.csv", "sha256": sha(path)}}, quoting="none",
                         names=STSB_NAMES, optional_names=["licence", "origin"])
     spec = write_spec(tmp_path, sts_spec(source, {"test": {"source": "up", "source_split": "test"}}))
-    items = load_split(load_spec(spec), "test", data).items
+    items = load_split(plan_of(spec), "test", data).items
     assert len(items) == len(SENTENCES) and items[1].fields["text2"] == 'A woman is cutting an "onion.'
     results = run_ok([str(spec), "--data-dir", str(data), "--output", str(tmp_path / "out")], capsys)
     assert scores(results) == pytest.approx(independent_scores(stsb_pairs(path)), abs=1e-6)
@@ -137,8 +136,8 @@ def test_ragged_rows_ignored_extra_fields_give_the_same_items(tmp_path: Path) ->
     ignore = {**optional, "extra_fields": "ignore"}
     ignore.pop("optional_names")
     split = {"test": {"source": "up", "source_split": "test"}}
-    first = load_split(load_spec(write_spec(tmp_path, sts_spec(optional, split))), "test", data)
-    second = load_split(load_spec(write_spec(tmp_path, sts_spec(ignore, split))), "test", data)
+    first = load_split(plan_of(write_spec(tmp_path, sts_spec(optional, split))), "test", data)
+    second = load_split(plan_of(write_spec(tmp_path, sts_spec(ignore, split))), "test", data)
     assert first.fingerprint == second.fingerprint and len(first.items) == len(SENTENCES)
 
 
@@ -164,7 +163,7 @@ def test_too_few_fields_stay_an_error(tmp_path: Path) -> None:
     spec = write_spec(tmp_path, sts_spec(source, {"test": {"source": "up", "source_split": "test",
                                                            "fingerprint": "sha256:" + "0" * 64}}))
     with pytest.raises(SpecrunError, match="6 fields, expected 7 to 9"):
-        load_split(load_spec(spec), "test", data, check=False)
+        load_split(plan_of(spec), "test", data, check=False)
 
 
 # --- several files into one split: SICK-R as MTEB pools it --------------------------------------------------------
@@ -199,7 +198,7 @@ def test_three_files_pooled_into_one_split(tmp_path: Path, capsys: pytest.Captur
     document = sts_spec(sick_source(paths), {"test": {"source": "up",
                                                       "source_splits": ["train", "trial", "test_annotated"]}})
     spec = write_spec(tmp_path, document)
-    split = load_split(load_spec(spec), "test", data)
+    split = load_split(plan_of(spec), "test", data)
     assert [item.id for item in split.items] == [f"up-{i:03d}" for i in range(len(SENTENCES))]
     assert all(path.name in split.origin for path in paths.values())
     results = run_ok([str(spec), "--data-dir", str(data), "--output", str(tmp_path / "out")], capsys)
@@ -214,12 +213,12 @@ def test_pooled_files_with_per_file_ids_and_a_tampered_file(tmp_path: Path) -> N
     paths = make_sick(data / "up")
     document = sts_spec(sick_source(paths), {"test": {"source": "up", "source_splits": ["trial", "train"],
                                                       "ids": "per_file"}})
-    split = load_split(load_spec(write_spec(tmp_path, document)), "test", data)
+    split = load_split(plan_of(write_spec(tmp_path, document)), "test", data)
     assert [item.id for item in split.items][:3] == ["up-trial-000", "up-trial-001", "up-train-000"]
     paths["train"].write_text(paths["train"].read_text(encoding="utf-8").replace("guitar", "banjo"),
                               encoding="utf-8")
     with pytest.raises(SpecrunError) as raised:
-        load_split(load_spec(write_spec(tmp_path, document)), "test", data)
+        load_split(plan_of(write_spec(tmp_path, document)), "test", data)
     assert re.search(r"files\.train\.sha256: .*SICK_train\.txt has sha256", raised.value.one_line())
 
 
@@ -252,19 +251,19 @@ def test_member_mirrored_zipped_or_extracted_gives_one_fingerprint(tmp_path: Pat
                                          "member": "data/pairs.csv",
                                          "member_sha256": hashlib.sha256(content).hexdigest()}})
     spec = write_spec(tmp_path, sts_spec(source, {"test": {"source": "up", "source_split": "test"}}))
-    from_zip = load_split(load_spec(spec), "test", zipped)
-    from_member = load_split(load_spec(spec), "test", extracted)
+    from_zip = load_split(plan_of(spec), "test", zipped)
+    from_member = load_split(plan_of(spec), "test", extracted)
     assert from_zip.fingerprint == from_member.fingerprint and len(from_zip.items) == len(SENTENCES)
     assert from_zip.origin.endswith("release.zip:data/pairs.csv") and from_member.origin.endswith("pairs.csv")
     (extracted / "up" / "pairs.csv").write_bytes(content.replace(b"guitar", b"banjo"))
     with pytest.raises(SpecrunError) as raised:
-        load_split(load_spec(spec), "test", extracted)
+        load_split(plan_of(spec), "test", extracted)
     assert re.search("member_sha256: .*pairs.csv has sha256", raised.value.one_line())
     unpinned = {**source, "files": {"test": {k: v for k, v in source["files"]["test"].items()
                                              if k != "member_sha256"}}}
     spec = write_spec(tmp_path, sts_spec(unpinned, {"test": {"source": "up", "source_split": "test"}}))
     with pytest.raises(SpecrunError, match="pin it with `member_sha256`"):
-        load_split(load_spec(spec), "test", extracted)
+        load_split(plan_of(spec), "test", extracted)
 
 
 # --- a hub dataset folder with a config, read through datasets ------------------------------------------------------
@@ -295,8 +294,7 @@ def test_hub_dataset_folder_with_a_config(tmp_path: Path, capsys: pytest.Capture
               "ids": {"prefix": "up-", "width": 3}}
     spec = write_spec(tmp_path, sts_spec(source, {"test": {"source": "up", "source_split": "test",
                                                            "where": {"split_tag": {"not": "drop"}}}}))
-    loaded = load_spec(spec, require_fingerprints=False)
-    split = load_split(loaded, "test", data)
+    split = load_split(plan_of(spec, require_fingerprints=False), "test", data)
     kept = [row for index, row in enumerate(SENTENCES) if index != 3]
     assert len(split.items) == len(kept) and split.items[3].id == "up-004"  # ids keep the row numbers
     document = yaml.safe_load(spec.read_text(encoding="utf-8"))
@@ -322,15 +320,15 @@ def test_label_strings_mapped_to_numbers_and_where_lists(tmp_path: Path) -> None
     source["columns"] = {"text1": "sentence1", "text2": "sentence2", "gold": "label"}
     document = sts_spec(source, {"test": {"source": "up", "source_split": "test",
                                           "where": {"genre": ["news", "fiction", "travel"]}}})
-    items = load_split(load_spec(write_spec(tmp_path, document)), "test", data).items
+    items = load_split(plan_of(write_spec(tmp_path, document)), "test", data).items
     expected = [(index, 2 - index % 3) for index in range(len(SENTENCES)) if index % 4 != 3]
     assert [(int(item.id[3:]), item.fields["gold"]) for item in items] == expected
     document["splits"]["test"]["where"] = {"genre": {"not": ["news", "slate"]}}
-    items = load_split(load_spec(write_spec(tmp_path, document)), "test", data).items
+    items = load_split(plan_of(write_spec(tmp_path, document)), "test", data).items
     assert [int(item.id[3:]) for item in items] == [i for i in range(len(SENTENCES)) if i % 4 in (1, 2)]
     source["values"]["label"].pop("neutral")
     with pytest.raises(SpecrunError, match=r"row 2: column 'label': 'neutral' is not in `values.label`"):
-        load_split(load_spec(write_spec(tmp_path, sts_spec(source, {"test": {"source": "up",
+        load_split(plan_of(write_spec(tmp_path, sts_spec(source, {"test": {"source": "up",
                                                                              "source_split": "test"}}))),
                    "test", data)
 
@@ -415,9 +413,9 @@ def test_fingerprint_write_keeps_comments(tmp_path: Path, capsys: pytest.Capture
     assert code == 0, err
     code, _, err = run_cli(["fingerprint", str(spec), "--data-dir", str(data), "--write"], capsys)
     assert code == 0 and "updated test" in err
-    expected = load_split(load_spec(spec, require_fingerprints=False), "test", data, check=False).fingerprint
+    expected = load_split(plan_of(spec, require_fingerprints=False), "test", data, check=False).fingerprint
     written = spec.read_text(encoding="utf-8")
     assert written == text.replace("sha256:" + "0" * 64, expected)  # only the value changed, comments kept
-    load_split(load_spec(spec), "test", data)  # and it now checks
+    load_split(plan_of(spec), "test", data)  # and it now checks
     code, _, err = run_cli(["fingerprint", str(spec), "--data-dir", str(data), "--write"], capsys)
     assert code == 0 and "already up to date" in err

@@ -298,12 +298,14 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
 def cmd_card(args: argparse.Namespace, console: Console) -> int:
     from specrun.core.files import write_atomic
     from specrun.data import example_items, resolve_data_dir
+    from specrun.plan import make_plan
     from specrun.reports import render_card
     from specrun.spec import load_spec
     from specrun.verify import check_against_spec, load_verified
 
     output = _output_file(args.output)
     loaded = load_spec(args.spec)
+    plan = make_plan(loaded)
     results = None
     if args.results:
         verified = load_verified(args.results)
@@ -312,7 +314,7 @@ def cmd_card(args: argparse.Namespace, console: Console) -> int:
                                file=args.results)
         check_against_spec(verified, loaded)
         results = verified.results
-    items = example_items(loaded, resolve_data_dir(args.data_dir), workspace_of(args))
+    items = example_items(plan, resolve_data_dir(args.data_dir), workspace_of(args))
     text = render_card(loaded.spec, items, results)
     if args.html:  # the same Markdown rendered (CommonMark + GFM tables) in a minimal page
         from specrun.hub import guess_language
@@ -354,13 +356,14 @@ def _output_folder(output: str | None) -> Path | None:
 
 def cmd_fingerprint(args: argparse.Namespace, console: Console) -> int:
     from specrun.data import load_split, resolve_data_dir
+    from specrun.plan import make_plan
     from specrun.spec import load_spec
 
-    loaded = load_spec(args.spec, require_fingerprints=False)
+    plan = make_plan(load_spec(args.spec, require_fingerprints=False))
     data_dir = resolve_data_dir(args.data_dir)
     found = {}
-    for name in loaded.spec.evaluated_splits:
-        split = load_split(loaded, name, data_dir, check=False, workspace=workspace_of(args))
+    for name in (split.name for split in plan.splits):
+        split = load_split(plan, name, data_dir, check=False, workspace=workspace_of(args))
         found[name] = split.fingerprint
         print(f"{name}: {split.fingerprint}  ({split.n_source} items from {split.origin})")
     if args.write:
@@ -478,14 +481,24 @@ def cmd_publish(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_publish_benchmark(args: argparse.Namespace, console: Console) -> int:
-    from specrun.data import resolve_data_dir
-    from specrun.hub import Confirmation, benchmark_publication
+    from specrun.data import example_items, load_split, resolve_data_dir
+    from specrun.hub import Confirmation, benchmark_publication, data_withheld, licence_gate
+    from specrun.plan import make_plan
     from specrun.spec import load_spec
 
     loaded = load_spec(args.spec)
+    plan, spec = make_plan(loaded), loaded.spec
     confirmation = Confirmation(args.confirm_licence) if args.confirm_licence else None
-    files, check = benchmark_publication(loaded, resolve_data_dir(args.data_dir), workspace_of(args), confirmation,
-                                         args.evaluation_framework, args.spec)
+    licence_gate(spec.licence.publication, spec.licence.data, f"{args.spec} ({spec.id})", confirmation)
+    data_dir, workspace = resolve_data_dir(args.data_dir), workspace_of(args)
+    splits = None
+    if data_withheld(spec) is None:  # the gate is open: the evaluated splits go up as Parquet, named by configs
+        splits = {split.name: load_split(plan, split.name, data_dir, workspace=workspace).items
+                  for split in plan.splits}
+        examples = splits[plan.splits[0].name]
+    else:
+        examples = example_items(plan, data_dir, workspace)
+    files, check = benchmark_publication(spec, splits, examples, confirmation, args.evaluation_framework, args.spec)
     _publish(files, args.repo, "dataset", args.push, args.output, f"specrun benchmark {loaded.spec.id}", check,
              args.create_pr)
     return 0

@@ -25,7 +25,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -35,9 +34,8 @@ from specrun.core import registry
 from specrun.core.corpus import SharedCorpus
 from specrun.core.errors import SpecrunError, first_line
 from specrun.core.types import Item
-from specrun.core.workspace import Workspace
 from specrun.results import Results, confidence_percent
-from specrun.spec import GitSource, LoadedSpec, Spec
+from specrun.spec import GitSource, Spec
 
 
 def hub_task(kind: str) -> str:
@@ -556,24 +554,16 @@ def results_publication(results_path: str, spec_path: str | None, benchmark: str
     return files, publish_check(results, spec, files, repo), spec.id
 
 
-def benchmark_publication(loaded: LoadedSpec, data_dir: Path | None, workspace: Workspace | None,
+def benchmark_publication(spec: Spec, splits: Mapping[str, Sequence[Item]] | None, examples: Sequence[Item],
                           confirmation: Confirmation | None, framework: str | None,
                           shown: str) -> tuple[dict[str, str | bytes], HubCheck]:
     """The benchmark repo's files: the dataset card (README.md), eval.yaml and, when the licence gate and the
-    sources allow, the evaluated splits as Parquet; with what the hub would make of them."""
-    from specrun.data import example_items, load_split
+    sources allow (`data_withheld`), the evaluated splits' items as Parquet; with what the hub would make of them.
+    The caller loads the items (the data stage runs before this stage, never from it)."""
     from specrun.reports import render_card
 
-    spec = loaded.spec
     licence_gate(spec.licence.publication, spec.licence.data, f"{shown} ({spec.id})", confirmation)
     eval_yaml = benchmark_eval_yaml(spec, framework)
-    splits = None
-    if data_withheld(spec) is None:  # the gate is open: the evaluated splits go up as Parquet, named by configs
-        splits = {name: load_split(loaded, name, data_dir, workspace=workspace).items
-                  for name in spec.evaluated_splits}
-        examples = splits[spec.evaluated_splits[0]]
-    else:
-        examples = example_items(loaded, data_dir, workspace)
     language = guess_language(spec, examples)
     files: dict[str, str | bytes] = {
         "README.md": dataset_card(spec, render_card(spec, examples), confirmation, splits=splits, language=language),

@@ -1,7 +1,8 @@
 """Plan stage: each spec resolved once into an immutable plan, which every later stage reads instead of the YAML.
 
 The spec stage has already validated keys, types, references and each protocol's typed options; the plan binds
-names to registry entries (protocol kinds, metrics) and lists what will run, so the runner reads as the flow:
+names to registry entries (protocol kinds, metrics, readers), resolves each source split to its file, pins and
+the key paths its errors name, and lists what will run, so the runner reads as the flow:
 plan -> data -> cached encoder -> evaluate -> results -> reports.
 """
 
@@ -11,14 +12,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from specrun.core import registry
-from specrun.spec import LoadedSpec, Spec
+from specrun.core.contracts import MetricEntry, ProtocolKind, ReaderEntry
+from specrun.core.errors import SpecError
+from specrun.spec import FileRef, GitSource, HubDataset, LoadedSpec, Spec, Uncertainty
+from specrun.yamlsafe import KeyPath
 
 
 @dataclass(frozen=True)
 class PlannedMetric:
     id: str  # the spec's metric id, e.g. spearman_zero_shot
     metric: str  # the registered metric
-    entry: Any  # its registry entry (inputs, statistic, direction, hub id)
+    entry: MetricEntry  # its registry entry (inputs, statistic, direction, hub id)
     protocol: str  # the spec's protocol name it reads
     label: str
     direction: str
@@ -28,29 +32,77 @@ class PlannedMetric:
 class PlannedProtocol:
     name: str  # the spec's protocol name, e.g. zero_shot
     kind: str
-    entry: Any  # the registered protocol (fields, outputs, unit, run)
+    entry: ProtocolKind  # the registered protocol (fields, outputs, unit, run)
     options: Any  # its typed options
     metrics: tuple[PlannedMetric, ...]
 
 
 @dataclass(frozen=True)
+class PlannedFile:
+    """One source split's file: where it lies and its pins, with the spec's key paths for error messages."""
+
+    source_split: str
+    ref: FileRef
+    key: KeyPath  # the key naming its path in the mirror
+    pins: KeyPath  # the key holding its sha256 pins
+
+
+@dataclass(frozen=True)
+class PlannedSource:
+    """A source resolved: its declaration, the reader of its format (None: a hub dataset read by `datasets`) and
+    each source split's file."""
+
+    name: str
+    declared: HubDataset | GitSource
+    reader: ReaderEntry | None
+    files: dict[str, PlannedFile]
+
+    @property
+    def read_by_datasets(self) -> bool:
+        return isinstance(self.declared, HubDataset) and self.declared.mirror is None
+
+
+@dataclass(frozen=True)
 class PlannedSplit:
     name: str
-    source: str
+    source: PlannedSource
     source_splits: tuple[str, ...]
     selection: str | int  # "all" or a count drawn with the seed
+    ids: str  # running | per_file: how row numbers go on across source splits
+    where: dict[str, Any] | None
+    fingerprint: str | None
+    evaluate: bool
 
 
 @dataclass(frozen=True)
 class Plan:
-    """One spec, resolved: what is read, which protocols run on it and which metrics each feeds."""
+    """One spec, resolved: what is read (sources, files, readers), which protocols run on it and which metrics
+    each feeds. The data stage, results and reports read this, never the YAML again."""
 
     loaded: LoadedSpec
-    splits: tuple[PlannedSplit, ...]  # evaluated splits only, in spec order
+    sources: dict[str, PlannedSource]
+    all_splits: tuple[PlannedSplit, ...]  # every split, in spec order
     protocols: tuple[PlannedProtocol, ...]
+    fields: dict[str, str]  # the item fields (and their kinds) the protocols need
+    metric_ids: tuple[str, ...]  # every metric, in the spec's order
     seed: int
-    resamples: int
-    confidence: float
+    uncertainty: Uncertainty
+
+    @property
+    def resamples(self) -> int:
+        return self.uncertainty.resamples
+
+    @property
+    def confidence(self) -> float:
+        return self.uncertainty.confidence
+
+    @property
+    def splits(self) -> tuple[PlannedSplit, ...]:
+        """The evaluated splits, in spec order."""
+        return tuple(split for split in self.all_splits if split.evaluate)
+
+    def split(self, name: str) -> PlannedSplit:
+        return next(split for split in self.all_splits if split.name == name)
 
     @property
     def spec(self) -> Spec:
@@ -60,20 +112,39 @@ class Plan:
     def id(self) -> str:
         return self.loaded.spec.id
 
+    def error(self, key: KeyPath, message: str) -> SpecError:
+        """An error at a key of the spec: file, line, key path and message."""
+        return self.loaded.error(key, message)
+
+
+def _planned_source(name: str, source: HubDataset | GitSource) -> PlannedSource:
+    reader = None if isinstance(source, HubDataset) and source.mirror is None else \
+        registry.READERS[source.layout.format]
+    files = {split: PlannedFile(source_split=split, ref=source.file_for(split),
+                                key=("sources", name, *source.mirror_key(split)),
+                                pins=("sources", name, "files", split))
+             for split in source.split_names}
+    return PlannedSource(name=name, declared=source, reader=reader, files=files)
+
 
 def make_plan(loaded: LoadedSpec) -> Plan:
     spec = loaded.spec
     protocols = []
+    fields: dict[str, str] = {}
     for name, protocol in spec.protocols.items():
         entry = registry.PROTOCOLS[protocol.kind]
+        fields.update(entry.item_fields)
         metrics = tuple(PlannedMetric(id=metric_id, metric=m.metric, entry=registry.METRICS[m.metric], protocol=name,
                                       label=m.label, direction=m.direction)
                         for metric_id, m in spec.metrics.items() if m.protocol == name)
+        # options were typed and checked by the spec model itself (a union discriminated by kind)
         protocols.append(PlannedProtocol(name=name, kind=protocol.kind, entry=entry,
                                          options=entry.Options.model_validate(protocol.options), metrics=metrics))
-    splits = tuple(PlannedSplit(name=name, source=spec.splits[name].source,
-                                source_splits=tuple(spec.splits[name].source_split_names),
-                                selection=spec.subset.splits[name])
-                   for name in spec.evaluated_splits)
-    return Plan(loaded=loaded, splits=splits, protocols=tuple(protocols), seed=spec.subset.seed,
-                resamples=spec.uncertainty.resamples, confidence=spec.uncertainty.confidence)
+    sources = {name: _planned_source(name, source) for name, source in spec.sources.items()}
+    splits = tuple(PlannedSplit(name=name, source=sources[split.source],
+                                source_splits=tuple(split.source_split_names),
+                                selection=spec.subset.splits.get(name, "all"), ids=split.ids,
+                                where=split.where, fingerprint=split.fingerprint, evaluate=split.evaluate)
+                   for name, split in spec.splits.items())
+    return Plan(loaded=loaded, sources=sources, all_splits=splits, protocols=tuple(protocols), fields=fields,
+                metric_ids=tuple(spec.metrics), seed=spec.subset.seed, uncertainty=spec.uncertainty)

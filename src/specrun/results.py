@@ -130,7 +130,7 @@ def build_results(plan: Plan, splits: dict[str, SplitData], runs: list[ProtocolR
                   texts: TextCounts, plots: dict[str, str], versions: dict[str, str],
                   timings: dict[str, float]) -> tuple[Results, str]:
     """results.json's model and the predictions file it pins (one row per evaluated unit)."""
-    spec = plan.spec
+    spec = plan.spec  # its id, title and licence; everything read is in the plan
     rows: list[dict[str, object]] = []
     scores: dict[str, dict[str, Score]] = {split.name: {} for split in plan.splits}
     for run in runs:
@@ -141,13 +141,14 @@ def build_results(plan: Plan, splits: dict[str, SplitData], runs: list[ProtocolR
     predictions = predictions_jsonl(rows)
     data = {
         name: SplitProvenance(
-            source=split.source, origin=split.origin, path=spec.sources[split.source].path,
-            revision=spec.sources[split.source].revision, licence=spec.sources[split.source].licence,
-            fingerprint=split.fingerprint, n_source=split.n_source, n_selected=len(split.items),
-            selection=str(spec.subset.splits[name]), files=split.files)
+            source=split.source, origin=split.origin, path=plan.sources[split.source].declared.path,
+            revision=plan.sources[split.source].declared.revision,
+            licence=plan.sources[split.source].declared.licence, fingerprint=split.fingerprint,
+            n_source=split.n_source, n_selected=len(split.items), selection=str(plan.split(name).selection),
+            files=split.files)
         for name, split in splits.items()
     }
-    u = spec.uncertainty
+    u = plan.uncertainty
     provenance = Provenance(
         spec_path=plan.loaded.display, spec_sha256=plan.loaded.sha256, specrun_version=__version__,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"), data=data, model=model,
@@ -158,7 +159,7 @@ def build_results(plan: Plan, splits: dict[str, SplitData], runs: list[ProtocolR
     metrics = {m.id: MetricInfo(metric=m.metric, protocol=p.name, protocol_kind=p.kind, label=m.label,
                                 direction=m.direction)
                for p in plan.protocols for m in p.metrics}
-    metrics = {name: metrics[name] for name in spec.metrics}  # in the spec's order
+    metrics = {name: metrics[name] for name in plan.metric_ids}  # in the spec's order
     results = Results(spec_id=spec.id, title=spec.title, licence=spec.licence.data,
                       publication=spec.licence.publication, scores=scores, metrics=metrics, texts=texts,
                       predictions=PredictionsRef(file=PREDICTIONS_FILE, sha256=hashlib.sha256(

@@ -135,7 +135,7 @@ def load_specs(paths: Sequence[str]) -> list[LoadedSpec]:
 
 
 def load_data(plan: Plan, data_dir: Path | None, workspace: Workspace) -> Loaded:
-    splits = {split.name: load_split(plan.loaded, split.name, data_dir, workspace=workspace)
+    splits = {split.name: load_split(plan, split.name, data_dir, workspace=workspace)
               for split in plan.splits}
     texts = [text for split in plan.splits for protocol in plan.protocols
              for text in protocol.entry.texts(splits[split.name].items, protocol.options)]

@@ -12,12 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from specrun.core.registry import PROTOCOLS
 from specrun.core.types import Item
 from specrun.core.workspace import Workspace
-from specrun.data.items import RawRow, fingerprint, map_items, needed_fields, select, where_keeps
+from specrun.data.items import RawRow, fingerprint, map_items, select, where_keeps
 from specrun.data.sources import DATA_DIR_ENV, read_source_split, resolve_data_dir
-from specrun.spec import LoadedSpec
+from specrun.plan import Plan, PlannedSplit
 
 __all__ = ["DATA_DIR_ENV", "SplitData", "example_items", "fingerprint", "load_split", "resolve_data_dir"]
 
@@ -35,22 +34,21 @@ class SplitData:
     files: dict[str, str] = field(default_factory=dict)  # file inside its source -> sha256 of the bytes read
 
 
-def _rows(loaded: LoadedSpec, split_name: str, data_dir: Path | None,
+def _rows(plan: Plan, split: PlannedSplit, data_dir: Path | None,
           workspace: Workspace | None) -> tuple[list[RawRow], list[str], int, dict[str, str]]:
     """Every kept row of the split's source split(s), in order, with the number its id is made of; the origins,
     the rows read, and the sha256 of each file read."""
-    split = loaded.spec.splits[split_name]
-    width = loaded.spec.sources[split.source].ids.width
+    width = split.source.declared.ids.width
     kept: list[RawRow] = []
     origins: list[str] = []
     files: dict[str, str] = {}
     read = offset = 0
-    for source_split in split.source_split_names:
-        part = read_source_split(loaded, split.source, source_split, data_dir, workspace)
+    for source_split in split.source_splits:
+        part = read_source_split(plan, split.source, source_split, data_dir, workspace)
         origins.append(part.origin)
         if part.file and part.sha256:
             files[part.file] = part.sha256
-        keeps = where_keeps(split.where, loaded, split_name, part.origin, part.rows)
+        keeps = where_keeps(split.where, plan, split.name, part.origin, part.rows)
         for index, row in enumerate(part.rows):
             if keeps(row):
                 number = f"{index + offset:0{width}d}" if split.ids == "running" else \
@@ -61,35 +59,32 @@ def _rows(loaded: LoadedSpec, split_name: str, data_dir: Path | None,
     return kept, origins, read, files
 
 
-def load_split(loaded: LoadedSpec, split_name: str, data_dir: Path | None, *, check: bool = True,
+def load_split(plan: Plan, split_name: str, data_dir: Path | None, *, check: bool = True,
                workspace: Workspace | None = None) -> SplitData:
-    """One split's items, checked against the spec (fingerprint, subset); downloads go to the workspace."""
-    spec = loaded.spec
-    split = spec.splits[split_name]
-    rows, origins, read, files = _rows(loaded, split_name, data_dir, workspace)
+    """One split's items, checked against the plan (fingerprint, subset); downloads go to the workspace."""
+    split = plan.split(split_name)
+    rows, origins, read, files = _rows(plan, split, data_dir, workspace)
     origin = "; ".join(origins)
-    items = map_items(rows, spec.sources[split.source], needed_fields(loaded), loaded, split.source)
+    items = map_items(rows, plan, split.source)
     if not items:
-        raise loaded.error(("splits", split_name), f"split is empty: {origin} has no rows"
-                           + (" that match `where`" if split.where and read else ""))
-    for protocol in spec.protocols.values():
-        kind = PROTOCOLS[protocol.kind]
-        kind.validate_items(items, kind.Options.model_validate(protocol.options), origin)
+        raise plan.error(("splits", split_name), f"split is empty: {origin} has no rows"
+                         + (" that match `where`" if split.where and read else ""))
+    for protocol in plan.protocols:
+        protocol.entry.validate_items(items, protocol.options, origin)
     found = fingerprint(items)
     if check and split.fingerprint is not None and split.fingerprint != found:
-        raise loaded.error(("splits", split_name, "fingerprint"),
-                           f"data does not match the spec: spec says {split.fingerprint}, {origin} gives {found}")
-    selection = spec.subset.splits[split_name]
-    if selection != "all" and selection > len(items):
-        raise loaded.error(("subset", "splits", split_name),
-                           f"asks for {selection} items but {origin} has {len(items)}")
-    selected = select(items, selection, spec.subset.seed)
-    return SplitData(name=split_name, source=split.source, origin=origin, items=selected,
+        raise plan.error(("splits", split_name, "fingerprint"),
+                         f"data does not match the spec: spec says {split.fingerprint}, {origin} gives {found}")
+    if split.selection != "all" and split.selection > len(items):
+        raise plan.error(("subset", "splits", split_name),
+                         f"asks for {split.selection} items but {origin} has {len(items)}")
+    selected = select(items, split.selection, plan.seed)
+    return SplitData(name=split_name, source=split.source.name, origin=origin, items=selected,
                      n_source=len(items), fingerprint=found, files=files)
 
 
-def example_items(loaded: LoadedSpec, data_dir: Path | None, workspace: Workspace | None = None) -> list[Item]:
+def example_items(plan: Plan, data_dir: Path | None, workspace: Workspace | None = None) -> list[Item]:
     """The items a card quotes: the first evaluated split's, loaded (and checked) only when it shows examples."""
-    if not loaded.spec.card.examples.count:
+    if not plan.spec.card.examples.count:
         return []
-    return load_split(loaded, loaded.spec.evaluated_splits[0], data_dir, workspace=workspace).items
+    return load_split(plan, plan.splits[0].name, data_dir, workspace=workspace).items

@@ -7,39 +7,40 @@ from pathlib import Path
 
 from specrun.core.errors import first_line
 from specrun.core.files import regular_or_folder, sha256_file
-from specrun.spec import FileRef, LoadedSpec
+from specrun.plan import Plan
+from specrun.spec import FileRef
 
 
-def mirror_path(data_dir: Path, source_name: str, relative: str, loaded: LoadedSpec, key: tuple[str | int, ...],
+def mirror_path(data_dir: Path, source_name: str, relative: str, plan: Plan, key: tuple[str | int, ...],
                 *, must_exist: bool = True) -> Path:
     """<data-dir>/<source>/<relative>, which must stay inside <data-dir>/<source>/ (symlinks included)."""
     try:
         root = (data_dir / source_name).resolve()
         path = (root / relative).resolve()
     except (OSError, RuntimeError) as exc:  # a symlink loop: RuntimeError before Python 3.13, OSError after
-        raise loaded.error(key, f"{data_dir / source_name / relative} cannot be resolved ({first_line(exc)})") from None
+        raise plan.error(key, f"{data_dir / source_name / relative} cannot be resolved ({first_line(exc)})") from None
     if not path.is_relative_to(root):
-        raise loaded.error(key, f"{relative!r} resolves outside the data mirror folder {root}")
+        raise plan.error(key, f"{relative!r} resolves outside the data mirror folder {root}")
     if not path.exists():
         if not must_exist:
             return path
-        raise loaded.error(key, f"{data_dir / source_name / relative} does not exist in the data mirror")
+        raise plan.error(key, f"{data_dir / source_name / relative} does not exist in the data mirror")
     regular_or_folder(path)
     return path
 
 
-def verify(path: Path, ref: FileRef, loaded: LoadedSpec, key: tuple[str | int, ...]) -> None:
+def verify(path: Path, ref: FileRef, plan: Plan, key: tuple[str | int, ...]) -> None:
     """The file (or folder contents) against the sha256 pins of the spec."""
     if ref.sha256 is not None:
-        check_sha256(path, ref.sha256, loaded, (*key, "sha256"))
+        check_sha256(path, ref.sha256, plan, (*key, "sha256"))
     for relative, expected in (ref.contents or {}).items():
         target = path / relative
         if not target.is_file():
-            raise loaded.error((*key, "contents"), f"{target} is missing or not a regular file")
-        check_sha256(target, expected, loaded, (*key, "contents", relative))
+            raise plan.error((*key, "contents"), f"{target} is missing or not a regular file")
+        check_sha256(target, expected, plan, (*key, "contents", relative))
 
 
-def check_sha256(path: Path, expected: str, loaded: LoadedSpec, key: tuple[str | int, ...]) -> None:
+def check_sha256(path: Path, expected: str, plan: Plan, key: tuple[str | int, ...]) -> None:
     found = sha256_file(path)
     if found != expected:
-        raise loaded.error(key, f"{path} has sha256 {found}, the spec pins {expected}")
+        raise plan.error(key, f"{path} has sha256 {found}, the spec pins {expected}")

@@ -13,9 +13,10 @@ import numpy as np
 
 from specrun.core.corpus import fingerprint_default
 from specrun.core.errors import DataError, FieldError
-from specrun.core.registry import FIELD_KINDS, PROTOCOLS, Rows
+from specrun.core.registry import FIELD_KINDS, Rows
 from specrun.core.types import Item
-from specrun.spec import GitSource, HubDataset, LoadedSpec, Not
+from specrun.plan import Plan, PlannedSource
+from specrun.spec import GitSource, HubDataset, Not
 
 
 def _convert(value: Any, kind: str, *, origin: str, row: int, column: str) -> Any:
@@ -36,9 +37,9 @@ class RawRow:
     row: dict[str, Any]
 
 
-def map_items(rows: Sequence[RawRow], source: HubDataset | GitSource, fields: dict[str, str],
-              loaded: LoadedSpec, source_name: str) -> list[Item]:
+def map_items(rows: Sequence[RawRow], plan: Plan, planned: PlannedSource) -> list[Item]:
     """Rows -> items with ids; every field a protocol needs converted and checked."""
+    source, source_name, fields = planned.declared, planned.name, plan.fields
     checked: set[str] = set()
     items: list[Item] = []
     seen: set[str] = set()
@@ -48,10 +49,10 @@ def map_items(rows: Sequence[RawRow], source: HubDataset | GitSource, fields: di
             present = set(raw.row)
             for field, column in source.columns.items():
                 if column not in present:
-                    raise loaded.error(("sources", source_name, "columns", field),
+                    raise plan.error(("sources", source_name, "columns", field),
                                        f"column {column!r} is not in {raw.origin}; it has: {', '.join(raw.row)}")
             if source.ids.column and source.ids.column not in present:
-                raise loaded.error(("sources", source_name, "ids", "column"),
+                raise plan.error(("sources", source_name, "ids", "column"),
                                    f"column {source.ids.column!r} is not in {raw.origin}")
         row = raw.row
         item_id = f"{source.ids.prefix}{row[source.ids.column] if source.ids.column else raw.id_number}"
@@ -59,7 +60,7 @@ def map_items(rows: Sequence[RawRow], source: HubDataset | GitSource, fields: di
             raise DataError(f"row {raw.number}: duplicate item id {item_id!r}", file=raw.origin)
         seen.add(item_id)
         values = {
-            field: _convert(_mapped(row, source, field, loaded, source_name, raw), kind, origin=raw.origin,
+            field: _convert(_mapped(row, source, field, raw), kind, origin=raw.origin,
                             row=raw.number, column=source.columns[field])
             for field, kind in fields.items()
         }
@@ -69,8 +70,7 @@ def map_items(rows: Sequence[RawRow], source: HubDataset | GitSource, fields: di
     return items
 
 
-def _mapped(row: dict[str, Any], source: HubDataset | GitSource, field: str, loaded: LoadedSpec,
-            source_name: str, raw: RawRow) -> Any:
+def _mapped(row: dict[str, Any], source: HubDataset | GitSource, field: str, raw: RawRow) -> Any:
     """A column's value after the spec's `values` map of that column (e.g. 'entailment' -> 0), if it has one."""
     column = source.columns[field]
     table = (source.values or {}).get(column)
@@ -103,21 +103,13 @@ def select(items: list[Item], selection: str | int, seed: int) -> list[Item]:
     return [items[i] for i in chosen]
 
 
-def needed_fields(loaded: LoadedSpec) -> dict[str, str]:
-    """Item fields (and their kinds) that the spec's protocols need."""
-    fields: dict[str, str] = {}
-    for protocol in loaded.spec.protocols.values():
-        fields.update(PROTOCOLS[protocol.kind].item_fields)
-    return fields
-
-
-def where_keeps(where: dict[str, Any] | None, loaded: LoadedSpec, split_name: str,
+def where_keeps(where: dict[str, Any] | None, plan: Plan, split_name: str,
                 origin: str, rows: Rows) -> Callable[[dict[str, Any]], bool]:
     """The spec's `where` as a test of one row: equal to a value, any of a list, or none of `not`."""
     tests: list[Callable[[dict[str, Any]], bool]] = []
     for column, wanted in (where or {}).items():
         if rows and column not in rows[0]:
-            raise loaded.error(("splits", split_name, "where", column), f"column {column!r} is not in {origin}")
+            raise plan.error(("splits", split_name, "where", column), f"column {column!r} is not in {origin}")
         negate = isinstance(wanted, Not)
         values = wanted.not_ if isinstance(wanted, Not) else wanted
         allowed = {str(v) for v in (values if isinstance(values, list) else [values])}

@@ -14,10 +14,11 @@ from typing import Any
 
 from specrun.core.errors import DataError, OfflineError, first_line
 from specrun.core.files import sha256_file
-from specrun.core.registry import Rows, readers
+from specrun.core.registry import Rows
 from specrun.core.workspace import Workspace
 from specrun.data.files import check_sha256, mirror_path, verify
-from specrun.spec import FileRef, GitSource, HubDataset, LoadedSpec
+from specrun.plan import Plan, PlannedSource
+from specrun.spec import FileRef, GitSource, HubDataset
 
 DATA_DIR_ENV = "SPECRUN_DATA_DIR"
 GIT_RAW_URL = "https://raw.githubusercontent.com/{repo}/{revision}/{path}"
@@ -104,27 +105,26 @@ def extracted(path: Path, member: str) -> Iterator[Path]:
 
 
 @contextmanager
-def _readable(loaded: LoadedSpec, source_name: str, source_split: str, data_dir: Path | None,
+def _readable(plan: Plan, planned: PlannedSource, source_split: str, data_dir: Path | None,
               workspace: Workspace | None) -> Iterator[tuple[Path, str]]:
     """The file (or folder) to read for a source split, verified against the spec's pins, and its origin."""
-    source = loaded.spec.sources[source_name]
-    assert isinstance(source, GitSource) or source.mirror is not None
-    ref = source.file_for(source_split)
-    key = ("sources", source_name, *source.mirror_key(source_split))
-    pins = ("sources", source_name, "files", source_split)
+    source, source_name, entry = planned.declared, planned.name, planned.reader
+    assert entry is not None
+    file = planned.files[source_split]
+    ref, key, pins = file.ref, file.key, file.pins
     if data_dir is not None:
-        path = mirror_path(data_dir, source_name, ref.mirror, loaded, key, must_exist=ref.member is None)
+        path = mirror_path(data_dir, source_name, ref.mirror, plan, key, must_exist=ref.member is None)
         if ref.member is not None and not path.exists():
             # the mirror may hold the member extracted from the archive, under its own name
-            extracted_path = mirror_path(data_dir, source_name, PurePosixPath(ref.member).name, loaded, key,
+            extracted_path = mirror_path(data_dir, source_name, PurePosixPath(ref.member).name, plan, key,
                                          must_exist=False)
             if not extracted_path.exists():
-                raise loaded.error(key, f"neither the archive {data_dir / source_name / ref.mirror} nor its member "
+                raise plan.error(key, f"neither the archive {data_dir / source_name / ref.mirror} nor its member "
                                         f"{PurePosixPath(ref.member).name} is in the data mirror")
             if ref.member_sha256 is None:
-                raise loaded.error(pins, f"the mirror holds the extracted member {extracted_path.name}; pin it with "
+                raise plan.error(pins, f"the mirror holds the extracted member {extracted_path.name}; pin it with "
                                          "`member_sha256` (the archive's `sha256` cannot check it)")
-            check_sha256(extracted_path, ref.member_sha256, loaded, (*pins, "member_sha256"))
+            check_sha256(extracted_path, ref.member_sha256, plan, (*pins, "member_sha256"))
             yield extracted_path, str(extracted_path)
             return
     elif not isinstance(source, GitSource):
@@ -134,17 +134,16 @@ def _readable(loaded: LoadedSpec, source_name: str, source_split: str, data_dir:
                            f"<data-dir>/{source_name}/{ref.mirror} and pass --data-dir DIR")
     else:
         path = _download(source, ref, (workspace or Workspace.resolve()).downloads())
-    entry = readers()[source.layout.format]
     if path.is_dir() != entry.folder and ref.member is None:
         raise DataError(f"is a folder; format {entry.name} reads a file" if path.is_dir()
                         else f"is a file; format {entry.name} reads a folder", file=str(path))
-    verify(path, ref, loaded, pins)
+    verify(path, ref, plan, pins)
     if ref.member is None:
         yield path, str(path)
         return
     with extracted(path, ref.member) as member_path:
         if ref.member_sha256 is not None:
-            check_sha256(member_path, ref.member_sha256, loaded, (*pins, "member_sha256"))
+            check_sha256(member_path, ref.member_sha256, plan, (*pins, "member_sha256"))
         yield member_path, f"{path}:{ref.member}"
 
 
@@ -156,19 +155,20 @@ class SourceRows:
     sha256: str | None  # of the bytes read (the member's, for an archive member), when one file was read
 
 
-def read_source_split(loaded: LoadedSpec, source_name: str, source_split: str, data_dir: Path | None,
+def read_source_split(plan: Plan, planned: PlannedSource, source_split: str, data_dir: Path | None,
                       workspace: Workspace | None = None) -> SourceRows:
     """The rows of one source split, where they came from, and the sha256 of the file read (for provenance)."""
-    source = loaded.spec.sources[source_name]
+    source = planned.declared
     if isinstance(source, HubDataset) and (source.mirror is None or data_dir is None):
         rows, origin = _read_hub(source, source_split,
-                                 data_dir / source_name if data_dir and not source.mirror else None)
+                                 data_dir / planned.name if data_dir and not source.mirror else None)
         return SourceRows(rows, origin, None, None)
     layout = source.layout
-    ref = source.file_for(source_split)
-    with _readable(loaded, source_name, source_split, data_dir, workspace) as (path, origin):
+    ref = planned.files[source_split].ref
+    assert planned.reader is not None
+    with _readable(plan, planned, source_split, data_dir, workspace) as (path, origin):
         try:
-            rows = readers()[layout.format].read(path, layout, source_split)
+            rows = planned.reader.read(path, layout, source_split)
         except DataError:
             raise
         except Exception as exc:  # pyarrow, xlrd and plugins each raise their own parse errors

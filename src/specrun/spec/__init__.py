@@ -11,10 +11,11 @@ from specrun.spec.model import (
     Layout,
     Not,
     Spec,
+    Uncertainty,
     json_schema,
     schema_text,
     spec_model,
 )
 
-__all__ = ["NAME_PATTERN", "FileRef", "GitSource", "HubDataset", "Layout", "LoadedSpec", "Not", "Spec",
+__all__ = ["NAME_PATTERN", "FileRef", "GitSource", "HubDataset", "Layout", "LoadedSpec", "Not", "Spec", "Uncertainty",
            "json_schema", "load_spec", "schema_text", "spec_model", "write_fingerprints"]
