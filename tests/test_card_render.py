@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
+from specrun.core.markdown import md_cell, md_text
 from specrun.core.types import Item
-from specrun.reports import markdown_to_html, md_cell, md_text, metric_lines, render_card, source_lines, subset_lines
+from specrun.reports import markdown_to_html, metric_lines, render_card, source_lines, subset_lines
 from specrun.results import Results
 from specrun.spec import Spec, load_spec
 from tests.conftest import SEEDS, SPECS, plan_of, run_cli

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from specrun.core.errors import SpecrunError
+from specrun.core.markdown import md_text
 from specrun.metrics import METRICS
 from specrun.metrics.resampling import distribution, percentile_interval
 from specrun.results import Results, confidence_percent, run_identity, run_labels
@@ -95,7 +96,7 @@ def _difference(split: str, metric_id: str, name: str, direction: str, arrays_a:
 def markdown(a: Results, b: Results, differences: list[Difference]) -> str:
     u = a.provenance.uncertainty
     percent = confidence_percent(u.confidence)
-    label_a, label_b = run_labels([run_identity(a), run_identity(b)])
+    label_a, label_b = (md_text(label) for label in run_labels([run_identity(a), run_identity(b)]))
     lines = [
         f"Paired comparison on {a.spec_id}: A = {label_a}, B = {label_b}",
         "",

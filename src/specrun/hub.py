@@ -28,12 +28,12 @@ from importlib import resources
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
 
 from specrun.core import registry
 from specrun.core.corpus import SharedCorpus
 from specrun.core.errors import SpecrunError, first_line
-from specrun.core.types import Item
+from specrun.core.types import Item, Strict
 from specrun.results import Results, confidence_percent
 from specrun.spec import GitSource, Spec
 
@@ -127,14 +127,10 @@ def spec_task_ids(spec: Spec) -> dict[tuple[str, str], str]:
 # ---- the hub's documented schema -------------------------------------------------------------------------------
 
 
-class _Hub(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
 RepoId = Field(pattern=r"^[A-Za-z0-9][\w.-]*/[\w.-]+$", description="A hub repo id, owner/name.")
 
 
-class EvalTask(_Hub):
+class EvalTask(Strict):
     """One task of eval.yaml: hub-docs docs/hub/eval-results.md keeps to these three keys."""
 
     id: str = Field(min_length=1, description="The task id .eval_results entries name as dataset.task_id.")
@@ -142,7 +138,7 @@ class EvalTask(_Hub):
     split: str = Field(pattern=HUB_SPLIT.pattern, description="The HF dataset split.")
 
 
-class EvalYaml(_Hub):
+class EvalYaml(Strict):
     """A benchmark repo's eval.yaml, as hub-docs docs/hub/eval-results.md documents it."""
 
     name: str = Field(min_length=1)
@@ -159,7 +155,7 @@ class EvalYaml(_Hub):
         return tasks
 
 
-class EvalResultDataset(_Hub):
+class EvalResultDataset(Strict):
     id: str = RepoId
     task_id: str = Field(min_length=1)
     config: str | None = None
@@ -167,14 +163,14 @@ class EvalResultDataset(_Hub):
     revision: str | None = Field(None, pattern=REVISION.pattern, description="The benchmark repo's commit.")
 
 
-class EvalResultSource(_Hub):
+class EvalResultSource(Strict):
     url: str = Field(pattern=r"^https?://\S+$", description="Required whenever source is given.")
     name: str | None = None
     user: str | None = None
     org: str | None = None
 
 
-class EvalResultItem(_Hub):
+class EvalResultItem(Strict):
     """One entry of `.eval_results/*.yaml` (hub-docs eval-results.md and eval_results.yaml; huggingface_hub
     EvalResultEntry)."""
 

@@ -47,11 +47,13 @@ from typing import Any, Literal
 
 import jinja2
 import numpy as np
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import create_model
 from rich.console import Console
 
 from specrun.core.errors import SpecrunError, printable
 from specrun.core.files import write_atomic
+from specrun.core.markdown import md_text
+from specrun.core.types import Strict
 from specrun.metrics import METRICS, draw_weights
 from specrun.results import (
     IDENTITY_FIELDS,
@@ -71,17 +73,13 @@ RANK_CELLS = 1 << 22  # (resamples x models x models) booleans held at once when
 # ---------------------------------------------------------------------------------------------------- the model
 
 
-class Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
 # One model configuration: a name plus what makes its vectors differ (adapter, prompt, ...): the identity fields
 # of results.py, typed as in the model provenance, so a new setting reaches the leaderboard without an edit here.
-ModelEntry = create_model("ModelEntry", __base__=Frozen, label=(str, ...), name=(str, ...), **{
+ModelEntry = create_model("ModelEntry", __base__=Strict, label=(str, ...), name=(str, ...), **{
     name: (ModelProvenance.model_fields[name].annotation, ...) for name in IDENTITY_FIELDS})
 
 
-class BoardRow(Frozen):
+class BoardRow(Strict):
     model: str
     results: str
     score: float
@@ -97,7 +95,7 @@ class BoardRow(Frozen):
     separable_from_best: bool
 
 
-class Board(Frozen):
+class Board(Strict):
     """One (split, metric) of a spec: its models ranked, with rank intervals and the pairwise shares."""
 
     split: str
@@ -112,7 +110,7 @@ class Board(Frozen):
     better: list[list[float]]  # better[i][j]: share of resamples where rows[i] beats rows[j]
 
 
-class SpecBoard(Frozen):
+class SpecBoard(Strict):
     spec_id: str
     title: str
     resamples: int
@@ -122,7 +120,7 @@ class SpecBoard(Frozen):
     boards: list[Board]
 
 
-class OverallRow(Frozen):
+class OverallRow(Strict):
     model: str
     specs: int
     mean: float | None
@@ -135,7 +133,7 @@ class OverallRow(Frozen):
     borda_rank_high: int
 
 
-class Overall(Frozen):
+class Overall(Strict):
     specs: list[str]
     resamples: int
     confidence: float
@@ -144,7 +142,7 @@ class Overall(Frozen):
     rows: list[OverallRow]
 
 
-class Leaderboard(Frozen):
+class Leaderboard(Strict):
     format: Literal["specrun.leaderboard/1"] = LEADERBOARD_FORMAT
     title: str
     models: list[ModelEntry]
@@ -489,11 +487,9 @@ HOW_TO_READ = (
 
 
 def _md(text: str) -> str:
-    """Text from results files (labels, titles) made inert in a GFM table cell."""
-    text = printable(" ".join(str(text).split()))
-    for char in "\\`*_[]<>|#!~&":
-        text = text.replace(char, "\\" + char)
-    return text
+    """Text from results files (labels, titles) made inert in a GFM table cell: control characters shown as
+    escapes, then the one Markdown escaper."""
+    return md_text(printable(str(text)))
 
 
 def _ci(low: float, high: float) -> str:

@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from specrun import __version__
 from specrun.core.errors import SpecrunError, printable
 from specrun.core.files import read_regular_file, write_atomic
 from specrun.core.settings import EncoderSettings
-from specrun.core.types import Score
+from specrun.core.types import Score, Strict
 from specrun.data import SplitData
 from specrun.evaluation import ProtocolRun
 from specrun.plan import Plan
@@ -34,11 +34,7 @@ RECORDED_PACKAGES = ("specrun", "numpy", "scipy", "torch", "transformers", "sent
                      "tokenizers", "pydantic", "matplotlib")
 
 
-class Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class MetricInfo(Frozen):
+class MetricInfo(Strict):
     """What a metric id means, so results can be compared and exported without the spec."""
 
     metric: str
@@ -48,7 +44,7 @@ class MetricInfo(Frozen):
     direction: Literal["higher", "lower"]
 
 
-class PredictionsRef(Frozen):
+class PredictionsRef(Strict):
     """The per-unit predictions beside results.json (JSON Lines), pinned by sha256."""
 
     file: str
@@ -56,7 +52,7 @@ class PredictionsRef(Frozen):
     rows: int
 
 
-class TextCounts(Frozen):
+class TextCounts(Strict):
     total: int = Field(ge=0, description="Texts the protocols asked for, duplicates included.")
     unique: int = Field(ge=0)
     encoded: int = Field(ge=0, description="Texts sent to the model in this run.")
@@ -77,7 +73,7 @@ class ModelProvenance(EncoderSettings):
     device: str
 
 
-class SplitProvenance(Frozen):
+class SplitProvenance(Strict):
     source: str
     origin: str
     path: str
@@ -91,7 +87,7 @@ class SplitProvenance(Frozen):
                                   description="File inside its source -> sha256 of the bytes read (no local path).")
 
 
-class Uncertainty(Frozen):
+class Uncertainty(Strict):
     method: str
     interval: str
     resamples: int
@@ -100,7 +96,7 @@ class Uncertainty(Frozen):
     unit: dict[str, str] = Field(description="Protocol -> the unit the bootstrap resamples.")
 
 
-class Provenance(Frozen):
+class Provenance(Strict):
     spec_path: str
     spec_sha256: str
     specrun_version: str
@@ -112,7 +108,7 @@ class Provenance(Frozen):
     timings_s: dict[str, float]
 
 
-class Results(Frozen):
+class Results(Strict):
     format: Literal["specrun.results/1"] = RESULTS_FORMAT
     spec_id: str
     title: str

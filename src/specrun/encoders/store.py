@@ -72,8 +72,21 @@ def text_digest(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8")).digest()
 
 
+def keyed_hasher(key: str) -> Any:
+    """The one checksum of every file the store writes (shards, info.json, derived entries): sha256 over the
+    entry's key, a newline, then its payload, so an entry copied under another key fails like a damaged one.
+    Returned open, for payloads that are streamed."""
+    return hashlib.sha256(key.encode() + b"\n")
+
+
+def keyed_checksum(key: str, payload: bytes) -> str:
+    digest = keyed_hasher(key)
+    digest.update(payload)
+    return digest.hexdigest()
+
+
 def _info_checksum(key_digest: str, info: dict[str, Any]) -> str:
-    return hashlib.sha256((key_digest + "\n" + json.dumps(info, sort_keys=True)).encode()).hexdigest()
+    return keyed_checksum(key_digest, json.dumps(info, sort_keys=True).encode())
 
 
 class Found(Mapping[str, np.ndarray]):
@@ -124,15 +137,16 @@ class Shard:
         return np.memmap(self.path, dtype="<f4", mode="r", offset=self.offset, shape=(self.count, self.dim))
 
 
-def _shard_prefix(key_digest: str, count: int, dim: int) -> bytes:
-    return f"{key_digest}\n{count}\n{dim}\n".encode()
+def _shard_shape(count: int, dim: int) -> bytes:
+    """What a shard's checksum covers before its digests and vectors."""
+    return f"{count}\n{dim}\n".encode()
 
 
 def encode_shard(key_digest: str, digests: bytes, vectors: np.ndarray) -> tuple[bytes, int]:
     """The bytes of a shard, and where its vectors start. The checksum covers key, shape, digests and vectors."""
     count, dim = vectors.shape
     body = digests + np.ascontiguousarray(vectors, dtype="<f4").tobytes()
-    checksum = hashlib.sha256(_shard_prefix(key_digest, count, dim) + body).hexdigest()
+    checksum = keyed_checksum(key_digest, _shard_shape(count, dim) + body)
     header = json.dumps({"format": SHARD_MAGIC, "key": key_digest, "count": count, "dim": dim,
                          "checksum": checksum}).encode()
     size = -(-(len(header) + 1) // SHARD_ALIGN) * SHARD_ALIGN
@@ -223,7 +237,8 @@ class EmbeddingCache:
                 if not any((text := wanted.get(digests[i:i + 32])) is not None and text not in found
                            for i in range(0, len(digests), 32)):
                     return None
-                checksum = hashlib.sha256(_shard_prefix(self.key.digest, count, header["dim"]) + digests)
+                checksum = keyed_hasher(self.key.digest)
+                checksum.update(_shard_shape(count, header["dim"]) + digests)
                 for block in iter(lambda: handle.read(READ_BLOCK), b""):
                     checksum.update(block)
         except OSError as exc:
@@ -303,10 +318,6 @@ class DerivedCache:
             digest.update(str(values.shape).encode() + values.tobytes())
         return digest.hexdigest()
 
-    @staticmethod
-    def _entry_checksum(key: str, payload: bytes) -> str:
-        return hashlib.sha256(key.encode() + b"\n" + payload).hexdigest()
-
     def get(self, key: str, what: str = "entry") -> bytes | None:
         """The payload stored under `key`, verified; None when absent or damaged (then reported and removed)."""
         try:
@@ -319,7 +330,7 @@ class DerivedCache:
             reason = "unreadable"
         elif fields[0] != key.encode():
             reason = "written for another key"
-        elif fields[1] != self._entry_checksum(key, payload).encode():
+        elif fields[1] != keyed_checksum(key, payload).encode():
             reason = "checksum mismatch"
         else:
             return payload
@@ -332,5 +343,5 @@ class DerivedCache:
         _remove(self.folder / key)
 
     def put(self, key: str, payload: bytes) -> None:
-        header = f"{key} {self._entry_checksum(key, payload)}\n".encode()
+        header = f"{key} {keyed_checksum(key, payload)}\n".encode()
         self.writer.write(self.folder / key, header + payload)
