@@ -6,7 +6,7 @@ the corpus matrix.
 
 In one run: (a) a child process that loads the model with `SentenceTransformer` and encodes exactly the texts
 specrun encodes (the unique corpus and query texts, batch 32, CPU), timed around `encode` alone; (b) a child
-`specrun SPEC --data-dir DIR --no-cache -q` (a `corpus_retrieval` spec like `tests/corpus_beir.yaml`, default
+`specrun SPEC --data-dir DIR --no-cache -q` (a `corpus_retrieval` spec like `tests/protocols/corpus_beir.yaml`, default
 model), whose texts/s is `texts.encoded / provenance.timings_s.encode` from its results.json and whose peak RSS
 is the child's own (`os.wait4`). A small unmeasured warm-up (imports and model files into the page cache) runs
 first; `--rounds R` alternates (a) and (b) R times, so that load from other processes hits both alike, and
@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from scale import generate  # noqa: E402
 
 DIM = 384
-SPEC = ROOT / "tests" / "corpus_beir.yaml"
+SPEC = ROOT / "tests" / "protocols" / "corpus_beir.yaml"
 
 
 def plain_encode(texts_file: Path, batch_size: int) -> None:

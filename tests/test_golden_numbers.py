@@ -59,7 +59,7 @@ def _fixture_case(name: str, tmp_path: Path) -> list[str]:
             "sources.qabot.files": {"test": {"path": "data"}},
             "sources.qabot.columns": {"query": "query", "candidates": "candidates", "relevance": "relevance"}})
     else:
-        from tests.test_corpus_retrieval import corpus_spec, make_graded_beir
+        from tests.protocols.test_corpus_retrieval import corpus_spec, make_graded_beir
 
         make_graded_beir(data)
         spec = corpus_spec(tmp_path, data)

@@ -6,7 +6,7 @@ own interval used).
 The draws are numpy's `default_rng(seed).integers(0, n, (batch, n))`, batch by batch, and the interval is
 `scipy.stats.quantile` at (1 - confidence) / 2 and its complement: the same numbers `scipy.stats.bootstrap(...,
 method="percentile", batch=BOOTSTRAP_BATCH, rng=default_rng(seed))` gives, which is what specrun used before it
-had its own driver (tests/test_metrics.py checks the two against each other)."""
+had its own driver (tests/metrics/test_resampling.py checks the two against each other)."""
 
 from __future__ import annotations
 

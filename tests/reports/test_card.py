@@ -24,7 +24,7 @@ def seed_card() -> str:
 def test_card_command_reproduces_the_seed_card(data_dir: Path, seed_card: str,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     """The card is Markdown; rendered and copied as text, it is the seed card line for line."""
-    from tests.test_card_render import rendered_text
+    from tests.reports.test_card_render import rendered_text
 
     code, out, err = run_cli(["card", str(SPECS / "biosses.yaml"), "--data-dir", str(data_dir)], capsys)
     assert code == 0, err

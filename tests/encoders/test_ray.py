@@ -122,12 +122,12 @@ def test_a_killed_actor_is_restarted_and_the_run_ends_whole(cluster: object, tmp
 
 def test_ray_ranks_a_corpus_as_one_process_does(cluster: object, tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    """The corpus-retrieval fixture (tests/corpus_beir.yaml) with Ray actors encoding: the same per-query rankings
-    (predictions.jsonl) and the same scores, intervals included, as --executor local."""
+    """The corpus-retrieval fixture (tests/protocols/corpus_beir.yaml) with Ray actors encoding: the same per-query
+    rankings (predictions.jsonl) and the same scores, intervals included, as --executor local."""
     import json
 
     from specrun.cli import main
-    from tests.test_corpus_retrieval import GRADED, corpus_spec, make_graded_beir
+    from tests.protocols.test_corpus_retrieval import GRADED, corpus_spec, make_graded_beir
 
     data = tmp_path / "data"
     make_graded_beir(data)
