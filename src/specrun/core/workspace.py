@@ -30,7 +30,7 @@ def warn_stderr(message: str) -> None:
 class CacheWriter:
     """Every cache write goes through here. The first failure (a full disk, a quota) is reported once and turns
     writing off for the rest of the run: the run goes on and its results are the same, only not cached.
-    Nothing half-written stays behind, since each write is atomic (files.write_atomic)."""
+    Nothing half-written stays behind, since each write is atomic (core.files.write_atomic)."""
 
     def __init__(self, warn: Warn) -> None:
         self.warn = warn

@@ -2,7 +2,7 @@
 
 `CachedEncoder` owns the cache key (everything that changes a vector), the lookup, the executor (the model is
 loaded, and torch imported, only when some text is missing or the cache's record of the adapter settings is
-damaged; in this process or on Ray actors, executors.py), progress, and the store (each finished group of batches
+damaged; in this process or on Ray actors, `executors`), progress, and the store (each finished group of batches
 is cached at once as one shard, so a killed run keeps what it finished).
 """
 

@@ -1,6 +1,6 @@
 """Who encodes the texts the cache lacks: this process (`local`), or Ray actors across a cluster (`ray`).
 
-Both hand back the same canonical groups of batches (`encoders.groups_of`), so which process or machine encoded
+Both hand back the same canonical groups of batches (`batching.groups_of`), so which process or machine encoded
 a text never changes its vector beyond float noise: numbers equal a single process. Scheduling, placement,
 retries and restarts are Ray's (an actor per GPU, or per few CPUs, each loading the model once; an actor that
 dies is restarted and its task retried); specrun adds no scheduler. Ray is imported only for `--executor ray`.

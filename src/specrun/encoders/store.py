@@ -6,7 +6,7 @@ so a fully cached run needs no model) and shards `*.shard`, one per finished gro
 (key digest, count, dimension, checksum over key, shape, digests and vectors) padded to 64 bytes, the raw sha256 of
 each text, then the float32 rows. A reader keeps only the digests and memory-maps the rows (`Found`), so a run
 never holds a dict of every vector and a protocol that asks for 50,000 rows pages in those rows only. A shard is
-written to a temporary name and renamed (files.write_atomic), so a reader sees a whole shard or none: two
+written to a temporary name and renamed (core.files.write_atomic), so a reader sees a whole shard or none: two
 processes filling one cache add separate shards, and a killed process leaves at most an unreferenced temporary
 file. A shard that holds a wanted text is verified (one streamed pass) before any of its rows is used; one that
 fails its checks (truncated, altered, another key) is reported once, removed, and its texts are encoded again;
@@ -15,9 +15,9 @@ run load the model to state its settings again). No maintained library does veri
 (diskcache/joblib trust a file because it exists, as JMTEB's cache does).
 
 A cache that cannot be used at all (not a folder, read-only, under a missing home) stops the run before any work,
-in one line (`workspace.open_cache_root`). A write that fails during the run (disk full, quota) is reported once as a
-warning and the run continues without writing to the cache: the numbers do not depend on the cache, and a
-half-written entry never exists because every write is atomic (`CacheWriter`).
+in one line (`core.workspace.open_cache_root`). A write that fails during the run (disk full, quota) is reported
+once as a warning and the run continues without writing to the cache: the numbers do not depend on the cache, and
+a half-written entry never exists because every write is atomic (`CacheWriter`).
 """
 
 from __future__ import annotations
