@@ -16,14 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import hypothesis
+import hypothesis.configuration
 import pytest
 
-from specrun.cli import main
-
-# The tests write nothing into the checkout: bytecode of this process (from here on) and of every subprocess goes
-# to a temporary folder, and hypothesis keeps no example database.
-_PYCACHE = os.environ.setdefault("PYTHONPYCACHEPREFIX", tempfile.mkdtemp(prefix="specrun-pycache-"))
-sys.pycache_prefix = _PYCACHE
+# The tests write nothing into the checkout: no bytecode from this process (from here on: specrun, the test
+# modules) or any subprocess (bytecode already compiled, as the installed libraries', is still read; a bytecode
+# prefix would make every library compile again), and hypothesis keeps its files (no example database) elsewhere.
+sys.dont_write_bytecode = True
+os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+hypothesis.configuration.set_hypothesis_home_dir(tempfile.mkdtemp(prefix="specrun-hypothesis-"))
 hypothesis.settings.register_profile("specrun", database=None)
 hypothesis.settings.load_profile("specrun")
 
@@ -104,6 +105,8 @@ def plan_of(path: Path | str, **options: Any) -> Any:
 
 
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    from specrun.cli import main  # imported here: specrun is first imported after the bytecode switch above
+
     code = main(args)
     captured = capsys.readouterr()
     return code, captured.out, captured.err

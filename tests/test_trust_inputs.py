@@ -136,6 +136,7 @@ def test_input_fault_is_one_line_exit_2_nothing_written(case: Case, tmp_path: Pa
     assert files_under(out) == []
 
 
+@pytest.mark.slow  # a fresh process, a real model, a network timeout or a large matrix (seconds)
 @pytest.mark.parametrize("target", ["fifo", "/dev/zero", "folder"])
 def test_spec_that_is_not_a_regular_file(target: str, tmp_path: Path) -> None:
     """A FIFO would block forever, /dev/zero would read until memory runs out: both refused before opening."""
@@ -260,6 +261,7 @@ card:
 """
 
 
+@pytest.mark.slow  # a fresh process, a real model, a network timeout or a large matrix (seconds)
 def test_hub_unreachable_is_one_quick_line_without_retries(tmp_path: Path) -> None:
     """No mirror and a hub that does not answer: one line naming --data-dir, not huggingface_hub's retry log."""
     env = {"HF_ENDPOINT": "http://127.0.0.1:9", "SPECRUN_DATA_DIR": "", "HF_HOME": str(tmp_path / "hf")}
@@ -271,6 +273,7 @@ def test_hub_unreachable_is_one_quick_line_without_retries(tmp_path: Path) -> No
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow  # a fresh process, a real model, a network timeout or a large matrix (seconds)
 def test_hub_model_unreachable_is_one_quick_line(tmp_path: Path, data_dir: Path) -> None:
     """A hub model id while the hub does not answer: the local hub cache only, then one line naming --model DIR."""
     env = {"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HOME": str(tmp_path / "hf")}

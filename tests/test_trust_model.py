@@ -245,6 +245,7 @@ REMOTE_CODE = [  # folder kind, adapter
 ]
 
 
+@pytest.mark.slow  # a fresh process per case
 @pytest.mark.parametrize(("kind", "adapter"), REMOTE_CODE)
 def test_remote_code_never_runs_even_when_y_is_piped(kind: str, adapter: str, tmp_path: Path,
                                                      data_dir: Path) -> None:

@@ -227,6 +227,7 @@ def test_the_fault_table_covers_enough(tmp_path: Path) -> None:
 
 # --- what a successful run leaves ------------------------------------------------------------------------------
 
+@pytest.mark.slow  # a fresh process, a real model, a network timeout or a large matrix (seconds)
 def test_a_run_leaves_only_its_sets(tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str],
                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """Two specs, then a rerun with another prompt: each folder is the new set, whole, swapped in by one atomic
@@ -465,6 +466,7 @@ def _wait_for_prompt(folder: Path, prompt: str, timeout: float = 120) -> None:
     raise AssertionError(f"{folder} never got prompt {prompt!r}")
 
 
+@pytest.mark.slow  # a fresh process, a real model, a network timeout or a large matrix (seconds)
 def test_ctrl_c_before_the_swap_keeps_the_old_set_and_says_so(tmp_path: Path, data_dir: Path) -> None:
     out = tmp_path / "out"
     assert _spawn(data_dir, out, "--prompt", "old: ").wait(timeout=120) == 0

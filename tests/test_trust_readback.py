@@ -287,6 +287,7 @@ def test_task_id_collision_is_refused_identically(runs: Runs, tmp_path: Path,
         task_ids([("a", "b-c"), ("a-b", "c")])
 
 
+@pytest.mark.slow  # a fresh process, a real model, a network timeout or a large matrix (seconds)
 @pytest.mark.parametrize("command", ["publish", "publish-benchmark"])
 def test_push_offline_is_one_quick_line_without_the_token(command: str, runs: Runs, tmp_path: Path) -> None:
     token = "hf_dummyTOKENthatmustneverbeprinted"

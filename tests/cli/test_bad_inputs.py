@@ -201,6 +201,7 @@ def test_missing_data_dir_names_the_flag(tmp_path: Path, capsys: pytest.CaptureF
     assert code == 2 and "is not a directory (from --data-dir)" in err
 
 
+@pytest.mark.slow  # a fresh process, a real model, a network timeout or a large matrix (seconds)
 def test_hub_unreachable_names_the_flag(tmp_path: Path) -> None:
     env = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PATH": "/usr/bin:/bin",
            "HF_HOME": str(tmp_path / "hf")}

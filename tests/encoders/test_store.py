@@ -7,6 +7,7 @@ import tracemalloc
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from specrun.core.settings import EncoderSettings
 from specrun.encoders.adapters import EncoderInfo
@@ -73,6 +74,7 @@ def test_a_damaged_shard_costs_only_its_own_texts(tmp_path: Path) -> None:
                           vectors[[texts.index(text) for text in survivors]])
 
 
+@pytest.mark.slow  # a fresh process, a real model, a network timeout or a large matrix (seconds)
 def test_asking_for_a_slice_never_materialises_the_whole_matrix(tmp_path: Path) -> None:
     """A protocol asking for 15,000 of 60,000 vectors: peak Python-tracked memory is that slice plus the index,
     not the 60,000 x 384 matrix (92 MB) the dict-based cache built, twice, before."""

@@ -183,6 +183,7 @@ def test_the_beir_fixture_gives_the_old_paths_numbers(tmp_path: Path) -> None:
         np.testing.assert_allclose(new.arrays[after], old.arrays[before], rtol=0, atol=1e-12, err_msg=after)
 
 
+@pytest.mark.slow  # a fresh process, a real model, a network timeout or a large matrix (seconds)
 def test_numpy_search_holds_one_copy_of_each_chunk() -> None:
     """The chunk `documents` returns is searched as it is (scores divided by document norms): no normalised
     second copy, so a search holds one chunk of vectors, one block of scores and the candidates."""

@@ -86,6 +86,7 @@ def test_dataset_card_front_matter(benchmark: Path) -> None:
     assert sorted(files_under(benchmark)) == ["README.md", "data/test.parquet", "eval.yaml"]
 
 
+@pytest.mark.slow  # a fresh process, a real model, a network timeout or a large matrix (seconds)
 def test_framework_not_listed_is_said_and_push_refused(tmp_path: Path, data_dir: Path,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     source = frameworks()["source"]

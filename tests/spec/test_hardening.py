@@ -65,6 +65,7 @@ def test_random_documents_never_escape_as_other_exceptions(document: object) -> 
     _load(document)
 
 
+@pytest.mark.slow  # a fresh process, a real model, a network timeout or a large matrix (seconds)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(sorted(SPEC)), values)
 def test_the_real_spec_with_one_key_replaced(key: str, value: object) -> None:
@@ -74,6 +75,7 @@ def test_the_real_spec_with_one_key_replaced(key: str, value: object) -> None:
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["sources", "splits", "protocols", "metrics", "card", "licence", "subset"]),
        st.text(max_size=8), values)
+@pytest.mark.slow  # a fresh process, a real model, a network timeout or a large matrix (seconds)
 def test_the_real_spec_with_a_nested_key_added(section: str, key: str, value: object) -> None:
     document = yaml.safe_load(yaml.safe_dump(SPEC))
     target = document[section]
