@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from specrun.core import registry
-from specrun.core.contracts import MetricEntry, ProtocolKind, ReaderEntry
+from specrun.core.contracts import MetricEntry, ProtocolKind, ReaderEntry, ReadLayout
 from specrun.core.errors import SpecError
 from specrun.spec import FileRef, GitSource, HubDataset, LoadedSpec, Spec, Uncertainty
 from specrun.yamlsafe import KeyPath
@@ -55,6 +55,7 @@ class PlannedSource:
     name: str
     declared: HubDataset | GitSource
     reader: ReaderEntry | None
+    layout: ReadLayout | None  # what the reader is given: the format and its options (shared keys merged in)
     files: dict[str, PlannedFile]
 
     @property
@@ -120,11 +121,13 @@ class Plan:
 def _planned_source(name: str, source: HubDataset | GitSource) -> PlannedSource:
     reader = None if isinstance(source, HubDataset) and source.mirror is None else \
         registry.READERS[source.layout.format]
+    layout = None if reader is None else ReadLayout(format=source.layout.format,
+                                                    options=reader.merged_options(source.layout))
     files = {split: PlannedFile(source_split=split, ref=source.file_for(split),
                                 key=("sources", name, *source.mirror_key(split)),
                                 pins=("sources", name, "files", split))
              for split in source.split_names}
-    return PlannedSource(name=name, declared=source, reader=reader, files=files)
+    return PlannedSource(name=name, declared=source, reader=reader, layout=layout, files=files)
 
 
 def make_plan(loaded: LoadedSpec) -> Plan:

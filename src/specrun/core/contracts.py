@@ -77,8 +77,18 @@ class MetricEntry:
 
 
 @dataclass(frozen=True)
+class ReadLayout:
+    """What a reader is given besides the path: the source's format and its options (a dict, already validated by
+    the reader's own options model; a reader that wants them typed validates them again with that model)."""
+
+    format: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class ReaderEntry:
-    """A file format: `read(path, layout, source_split) -> rows` (one dict per row, column -> value)."""
+    """A file format: `read(path, layout, source_split) -> rows` (one dict per row, column -> value), `layout` a
+    `ReadLayout`."""
 
     name: str
     read: Callable[[Path, Any, str], Rows]
@@ -87,6 +97,20 @@ class ReaderEntry:
     description: str = ""
     provider: str = "specrun"  # the distribution that registered it
     layout_keys: frozenset[str] = frozenset()  # the source keys it reads: quoting, names, optional_names, ...
+
+    def merged_options(self, declared: Any) -> dict[str, Any]:
+        """The options this reader gets from a source declaration (a pydantic model): its `options`, plus each
+        shared key the reader reads (`layout_keys`) that the source gives at its top level, where specs before
+        the per-reader options put them. A key given in both places is a ValueError."""
+        merged = dict(declared.options)
+        for key in sorted(self.layout_keys):
+            value = getattr(declared, key)
+            if value == type(declared).model_fields[key].default:
+                continue
+            if key in merged:
+                raise ValueError(f"`{key}` is given twice: at the source's top level and in its `options`")
+            merged[key] = value
+        return merged
 
 
 @dataclass(frozen=True)

@@ -168,7 +168,7 @@ def read_source_split(plan: Plan, planned: PlannedSource, source_split: str, dat
     assert planned.reader is not None
     with _readable(plan, planned, source_split, data_dir, workspace) as (path, origin):
         try:
-            rows = planned.reader.read(path, layout, source_split)
+            rows = planned.reader.read(path, planned.layout, source_split)
         except DataError:
             raise
         except Exception as exc:  # pyarrow, xlrd and plugins each raise their own parse errors

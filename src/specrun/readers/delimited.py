@@ -4,14 +4,36 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from specrun.core.contracts import ReaderEntry, Rows
+from pydantic import Field, model_validator
+
+from specrun.core.contracts import ReaderEntry, ReadLayout, Rows
 from specrun.core.errors import DataError
 from specrun.core.registry import register_reader
+from specrun.core.types import Strict
 
 
-def _read_delimited(path: Path, layout: Any, delimiter: str) -> Rows:
+class DelimitedOptions(Strict):
+    """The options of tsv and csv (in the source's `options`, or at its top level as older specs write them)."""
+
+    quoting: Literal["minimal", "none"] = Field("minimal", description="'none' reads quotes as text.")
+    names: list[Annotated[str, Field(min_length=1)]] | None = Field(
+        None, description="Column names of a file without a header row.")
+    optional_names: list[Annotated[str, Field(min_length=1)]] | None = Field(
+        None, description="Trailing fields a row may lack (null when absent), after the named columns.")
+    extra_fields: Literal["error", "ignore"] = Field(
+        "error", description="What to do with fields beyond the named (and optional) columns.")
+
+    @model_validator(mode="after")
+    def _optional_after_named(self) -> DelimitedOptions:
+        if self.optional_names and not self.names:
+            raise ValueError("optional trailing fields need `names` for the required columns (a header row cannot "
+                             "name fields some rows lack)")
+        return self
+
+
+def _read_delimited(path: Path, layout: ReadLayout, delimiter: str) -> Rows:
     """A local TSV/CSV file with the csv module: RFC-4180 quoting (a quoted tab or line break stays in its field),
     every value text, errors with their line. datasets' csv builder would parse the same way through pandas but
     first builds and fingerprints an Arrow cache of each file, about half of a fully cached run; datasets stays
@@ -21,12 +43,13 @@ def _read_delimited(path: Path, layout: Any, delimiter: str) -> Rows:
     some lines), are declared: `optional_names` are trailing fields a row may lack (None when absent), and
     `extra_fields: ignore` drops fields beyond all declared ones. A row shorter than the required columns, or
     longer than declared without `ignore`, stays an error that names both options."""
-    quoting = csv.QUOTE_NONE if layout.quoting == "none" else csv.QUOTE_MINIMAL
-    optional = list(layout.optional_names or [])
+    options = DelimitedOptions.model_validate(dict(layout.options))
+    quoting = csv.QUOTE_NONE if options.quoting == "none" else csv.QUOTE_MINIMAL
+    optional = list(options.optional_names or [])
     with path.open(encoding="utf-8-sig", newline="") as handle:
         reader = csv.reader(handle, delimiter=delimiter, quoting=quoting, strict=True)
         try:
-            header = list(layout.names) if layout.names else next(reader, None)
+            header = list(options.names) if options.names else next(reader, None)
             if not header:
                 raise DataError("file is empty; expected a header row", file=str(path))
             columns = header + optional
@@ -34,7 +57,7 @@ def _read_delimited(path: Path, layout: Any, delimiter: str) -> Rows:
             for record in reader:
                 if not record:
                     continue
-                if len(record) > len(columns) and layout.extra_fields == "ignore":
+                if len(record) > len(columns) and options.extra_fields == "ignore":
                     record = record[:len(columns)]
                 if not len(header) <= len(record) <= len(columns):
                     expected = f"{len(header)}" + (f" to {len(columns)}" if optional else "")
@@ -59,7 +82,8 @@ def read_csv(path: Path, layout: Any, split: str) -> Rows:
 
 
 KEYS = frozenset({"quoting", "names", "optional_names", "extra_fields"})
-register_reader(ReaderEntry("tsv", read_tsv, layout_keys=KEYS,
+register_reader(ReaderEntry("tsv", read_tsv, options=DelimitedOptions, layout_keys=KEYS,
                             description="tab-separated, header row or `names`; `quoting`, `optional_names`, "
                                         "`extra_fields`"))
-register_reader(ReaderEntry("csv", read_csv, layout_keys=KEYS, description="comma-separated, as tsv"))
+register_reader(ReaderEntry("csv", read_csv, options=DelimitedOptions, layout_keys=KEYS,
+                            description="comma-separated, as tsv"))

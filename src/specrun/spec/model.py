@@ -61,7 +61,9 @@ class Layout(Strict):
         None, description="tsv/csv: trailing fields a row may lack (null when absent), after the named columns.")
     extra_fields: Literal["error", "ignore"] = Field(
         "error", description="tsv/csv: what to do with fields beyond the named (and optional) columns.")
-    options: dict[Name, Any] = Field(default_factory=dict, description="Options of a plugin reader.")
+    options: dict[Name, Any] = Field(default_factory=dict, description=(
+        "Options of the format, typed by its reader (`specrun list --formats`): tsv/csv take quoting, names, "
+        "optional_names and extra_fields here or at the source's top level; xls takes names; plugins their own."))
 
 
 class Mirror(Layout):

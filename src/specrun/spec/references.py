@@ -123,10 +123,14 @@ def _check_layout(source: HubDataset | GitSource, key: KeyPath, located: Located
         raise located.error((*key, "options"), f"format {layout.format} takes no `options`")
     if entry.options is not None:
         try:
-            entry.options.model_validate(layout.options)
+            merged = entry.merged_options(layout)  # the shared keys at the top level join the reader's options
+        except ValueError as exc:
+            raise located.error((*key, "options"), str(exc)) from None
+        try:
+            entry.options.model_validate(merged)
         except ValidationError as exc:
             err = exc.errors(include_url=False)[0]
-            raise located.error((*key, "options", *err["loc"]), err["msg"]) from None
+            raise located.error((*key, "options", *err["loc"]), err["msg"].removeprefix("Value error, ")) from None
 
 
 def _relative_inside(text: str) -> bool:
