@@ -8,8 +8,11 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from specrun.core.contracts import KindExample, ProtocolKind
+from specrun.core.errors import SpecrunError
 from specrun.core.registry import METRICS, PROTOCOLS
 from specrun.core.settings import EncoderSettings
 from specrun.core.types import Item, Outputs
@@ -92,3 +95,37 @@ def test_a_kind_registered_from_a_test_is_in_the_grid() -> None:
         assert set(scores) == {"spearman"}
     finally:
         PROTOCOLS.unregister("toy_lengths")
+
+
+BAD_VALUES = {"nan": np.nan, "inf": np.inf, "-inf": -np.inf, "zero": 0.0}
+
+
+@pytest.mark.parametrize("kind", sorted(PROTOCOLS))
+@settings(max_examples=12, deadline=None)
+@given(data=st.data())
+def test_every_kind_refuses_non_finite_and_zero_vectors(kind: str, data: st.DataObject) -> None:
+    """One text's vector made NaN, inf or zero (everywhere or in one dimension) ends the kind's run in one
+    SpecrunError line, never a number: whichever text and kind."""
+    protocol = PROTOCOLS[kind]
+    example = protocol.example()
+    options = protocol.Options.model_validate(dict(example.options))
+    asked: list[str] = []
+    protocol.run(list(example.items), hashing_embed(asked), options)
+    poisoned = data.draw(st.sampled_from(sorted(set(asked))), label="text")
+    bad = data.draw(st.sampled_from(sorted(BAD_VALUES)), label="value")
+    whole = data.draw(st.booleans(), label="whole vector") or bad == "zero"
+    clean = hashing_embed([])
+
+    def embed(texts: Sequence[str]) -> np.ndarray:
+        vectors = clean(texts).copy()
+        for row, text in enumerate(texts):
+            if text == poisoned:
+                if whole:
+                    vectors[row] = BAD_VALUES[bad]
+                else:
+                    vectors[row, 0] = BAD_VALUES[bad]
+        return vectors
+
+    with pytest.raises(SpecrunError) as caught:
+        protocol.run(list(example.items), embed, options)
+    assert "embedding" in caught.value.one_line() and "\n" not in caught.value.one_line()

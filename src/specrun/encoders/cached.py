@@ -17,6 +17,7 @@ import numpy as np
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from specrun.core.errors import ModelError
 from specrun.core.options import RunOptions
 from specrun.core.workspace import Workspace
 from specrun.encoders.adapters import EncoderInfo, resolve_settings
@@ -52,6 +53,15 @@ class Embeddings:
         for block, chunk in zip(blocks, np.split(order, starts[1:]), strict=True):
             out[chunk] = self.blocks[block][where[chunk, 1]]
         return out
+
+
+def refuse_non_finite(vectors: np.ndarray, texts: Sequence[str]) -> None:
+    """NaN or inf in what the model returned is one line naming the first such text, never a vector."""
+    bad = np.flatnonzero(~np.isfinite(vectors).all(axis=1))
+    if len(bad):
+        raise ModelError(f"the model returned {len(bad)} non-finite vector(s) (NaN or inf) in a group of "
+                         f"{len(texts)}, the first for the text {texts[bad[0]][:60]!r}; nothing of the group "
+                         "was cached")
 
 
 class CachedEncoder:
@@ -101,6 +111,7 @@ class CachedEncoder:
                 task = progress.add_task("encode", total=len(missing))
                 for indices, group in executor.groups(missing):
                     texts = [missing[i] for i in indices]
+                    refuse_non_finite(group, texts)  # before the store: the cache never holds such a vector
                     shard = self.cache.store(texts, group) if self.cache else None
                     block = found.add_block(shard.vectors() if shard else group)
                     found.where.update((text, (block, row)) for row, text in enumerate(texts))

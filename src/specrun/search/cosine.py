@@ -10,9 +10,19 @@ from specrun.core.errors import SpecrunError
 COSINE_DECIMALS = 12
 
 
+def check_norms(norms: np.ndarray) -> None:
+    """Cosine is undefined for a zero vector and for one holding NaN or inf (its norm says which): an error, never
+    a NaN score or a vector silently left out of a ranking."""
+    if not np.all(np.isfinite(norms)):
+        raise SpecrunError(f"the model returned {int(np.sum(~np.isfinite(norms)))} non-finite embedding(s) (NaN "
+                           "or inf); cosine is undefined")
+    if np.any(norms == 0):
+        raise SpecrunError("the model returned a zero embedding; cosine is undefined")
+
+
 def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Cosine of each row of a with the same row of b, in float64, rounded to 12 decimals; a zero vector is an
-    error, not a NaN.
+    """Cosine of each row of a with the same row of b, in float64, rounded to 12 decimals; a zero or non-finite
+    vector is an error, not a NaN.
 
     Rounding makes mathematically equal cosines equal numbers: a pair of identical sentences gives 1 +- 2e-16
     depending on the formula, and rank metrics must see such values as ties. Embeddings are float32 (about 7
@@ -21,6 +31,6 @@ def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     b = np.asarray(b, dtype=np.float64)
     norm_a = np.linalg.norm(a, axis=1)
     norm_b = np.linalg.norm(b, axis=1)
-    if np.any(norm_a == 0) or np.any(norm_b == 0):
-        raise SpecrunError("the model returned a zero embedding; cosine is undefined")
+    check_norms(norm_a)
+    check_norms(norm_b)
     return np.round(np.einsum("ij,ij->i", a, b) / (norm_a * norm_b), COSINE_DECIMALS)

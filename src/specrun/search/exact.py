@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from specrun.core.errors import SpecrunError
-from specrun.search.cosine import cosine_rows
+from specrun.search.cosine import check_norms, cosine_rows
 
 BLOCK_BYTES = 8 * 2**20  # one block of float32 scores, queries x documents
 RESCORE_ROWS = 4_096  # candidate vectors re-scored per call (float32 and float64 copies of both sides: ~38 MB)
@@ -41,8 +41,7 @@ def float32_error(dim: int) -> float:
 def _norms(matrix: np.ndarray) -> np.ndarray:
     """Float32 row norms, summed row by row (einsum), so no temporary the size of the matrix is made."""
     norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
-    if np.any(norms == 0):
-        raise SpecrunError("the model returned a zero embedding; cosine is undefined")
+    check_norms(norms)  # a NaN or inf row would otherwise score NaN and silently never be ranked
     return norms
 
 
