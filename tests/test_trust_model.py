@@ -179,8 +179,9 @@ def test_max_length_8_is_applied_by_the_transformers_adapter(tmp_path: Path, dat
 MAX_LENGTH_FAULTS = [  # adapter, --max-length, text the one line holds
     ("sentence-transformers", "513", "at most 512 tokens"),
     ("transformers", "100000", "at most 512 tokens"),
-    ("sentence-transformers", "2", "adds 2 special tokens"),
-    ("transformers", "1", "adds 2 special tokens"),
+    # these two load the tokenizer (and the model): the full suite runs them
+    pytest.param("sentence-transformers", "2", "adds 2 special tokens", marks=pytest.mark.slow),
+    pytest.param("transformers", "1", "adds 2 special tokens", marks=pytest.mark.slow),
 ]
 
 

@@ -287,6 +287,7 @@ def make_hub_folder(folder: Path) -> None:
             writer.writerows([(*row, "keep" if index != 3 else "drop") for index, row in enumerate(rows)])
 
 
+@pytest.mark.slow  # loads the `datasets` library and builds its Arrow cache (seconds)
 def test_hub_dataset_folder_with_a_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "data"
     make_hub_folder(data / "up")
