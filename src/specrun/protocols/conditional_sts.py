@@ -1,4 +1,4 @@
-"""Conditional STS (C-STS): the similarity of two sentences under a condition, each sentence pair with two
+"""Conditional STS: the similarity of two sentences under a condition, each sentence pair with two
 conditions."""
 
 from __future__ import annotations
