@@ -236,20 +236,24 @@ def resolve_settings(model: ModelRef, requested: EncoderSettings) -> EncoderSett
     """The settings as they will be applied, before any model is loaded: the adapter chosen, the prompt's text
     (also when given by name), and everything the model folder alone can refuse checked (code it would run, a
     --max-length beyond its positions, a dtype the adapter does not compute in)."""
-    adapter = choose_adapter(model, requested.adapter)
-    check_model(model, adapter, requested.max_length, requested.trust_remote_code)
-    check_dtype(adapter, requested.dtype)
+    adapter = checked_adapter(model, requested)
     return requested.with_values(adapter=adapter,
                                  prompt=resolve_prompt(model, adapter, requested.prompt, requested.prompt_name))
+
+
+def checked_adapter(model: ModelRef, settings: EncoderSettings) -> str:
+    """The adapter the settings choose (auto resolved), after what the model folder alone can refuse."""
+    adapter = choose_adapter(model, settings.adapter)
+    check_model(model, adapter, settings.max_length, settings.trust_remote_code)
+    check_dtype(adapter, settings.dtype)
+    return adapter
 
 
 def load_adapter(model: ModelRef, settings: EncoderSettings, devices: list[str]) -> Adapter:
     """Load the model behind an adapter, with settings as `resolve_settings` gives them (the prompt as text). Code
     from the model folder runs only with `trust_remote_code`, which is passed to the libraries explicitly (so they
     never ask on standard input, which is also emptied while loading); every failure becomes one ModelError line."""
-    name, trust_remote_code = choose_adapter(model, settings.adapter), settings.trust_remote_code
-    check_model(model, name, settings.max_length, trust_remote_code)
-    check_dtype(name, settings.dtype)
+    name, trust_remote_code = checked_adapter(model, settings), settings.trust_remote_code
     settings = settings.with_values(adapter=name)
     try:
         with _no_stdin():
