@@ -130,8 +130,7 @@ def fixture_spec(name: str, tmp_path: Path, data_dir: Path, edit: dict | None = 
     path = tmp_path / f"{name}.yaml"
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
     plan = plan_of(path, require_fingerprints=False)
-    for split, entry in data["splits"].items():
-        if entry.get("evaluate", True):
-            entry["fingerprint"] = load_split(plan, split, data_dir, check=False).fingerprint
+    for split, entry in data["splits"].items():  # a split a protocol fits on is checked like an evaluated one
+        entry["fingerprint"] = load_split(plan, split, data_dir, check=False).fingerprint
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
     return path

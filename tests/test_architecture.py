@@ -286,10 +286,10 @@ def test_toy_protocol_metric_and_reader_registered_from_a_test(tmp_path: Path,
         def validate_items(self, items: list[Item], options: ToyOptions, origin: str) -> None:
             return None
 
-        def texts(self, items: list[Item], options: ToyOptions) -> list[str]:
+        def texts(self, items: list[Item], options: ToyOptions, support: object = None) -> list[str]:
             return [item.fields["text"] for item in items]
 
-        def run(self, items: list[Item], embed: object, options: ToyOptions) -> Outputs:
+        def run(self, items: list[Item], embed: object, options: ToyOptions, support: object = None) -> Outputs:
             vectors = embed([item.fields["text"] for item in items])  # type: ignore[operator]
             half = vectors[:, : vectors.shape[1] // 2]
             return Outputs(unit=self.unit, ids=[item.id for item in items], arrays={

@@ -178,7 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_publishing(publish_benchmark, "OWNER/DATASET",
                     "dataset repo to upload README.md, eval.yaml and the evaluated splits (Parquet) to")
 
-    fingerprint = sub.add_parser("fingerprint", help="print the content fingerprint of each evaluated split")
+    fingerprint = sub.add_parser("fingerprint", help="print the content fingerprint of each split that is read "
+                                                           "(evaluated, or fitted on)")
     fingerprint.add_argument("spec", metavar="SPEC")
     fingerprint.add_argument("--write", action="store_true",
                              help="write the fingerprints into the spec file, keeping its comments and layout")
@@ -362,7 +363,7 @@ def cmd_fingerprint(args: argparse.Namespace, console: Console) -> int:
     plan = make_plan(load_spec(args.spec, require_fingerprints=False))
     data_dir = resolve_data_dir(args.data_dir)
     found = {}
-    for name in (split.name for split in plan.splits):
+    for name in (split.name for split in (*plan.splits, *plan.support_splits)):
         split = load_split(plan, name, data_dir, check=False, workspace=workspace_of(args))
         found[name] = split.fingerprint
         print(f"{name}: {split.fingerprint}  ({split.n_source} items from {split.origin})")

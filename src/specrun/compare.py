@@ -12,6 +12,7 @@ import numpy as np
 from specrun.core.errors import SpecrunError
 from specrun.core.markdown import md_text
 from specrun.metrics import METRICS
+from specrun.metrics.estimate import n_runs, point_value
 from specrun.metrics.resampling import distribution, percentile_interval
 from specrun.results import Results, confidence_percent, run_identity, run_labels
 from specrun.verify import load_verified
@@ -81,10 +82,12 @@ def _difference(split: str, metric_id: str, name: str, direction: str, arrays_a:
     def paired(weights: np.ndarray) -> np.ndarray:  # one resample of units, scored for both models
         return metric.statistic(*data_a, weights=weights) - metric.statistic(*data_b, weights=weights)
 
-    ones = np.ones(n_units)
-    value_a = float(metric.statistic(*data_a, weights=ones))
-    value_b = float(metric.statistic(*data_b, weights=ones))
-    differences = distribution(paired, n_units, resamples, seed)
+    runs = n_runs(metric, data_a)
+    if runs != n_runs(metric, data_b):
+        raise SpecrunError(f"{metric_id} on {split}: the runs hold {runs} and {n_runs(metric, data_b)} fits or "
+                           "random runs; refusing to compare")
+    value_a, value_b = point_value(metric, data_a), point_value(metric, data_b)
+    differences = distribution(paired, n_units, resamples, seed, n_runs=runs)  # the same units and runs for both
     if not np.all(np.isfinite(differences)):
         raise SpecrunError(f"{metric_id} on {split}: some resamples are degenerate; the interval is undefined")
     wins = differences > 0 if direction == "higher" else differences < 0

@@ -27,11 +27,18 @@ class ProtocolRun:
 
 
 def evaluate(plan: Plan, splits: dict[str, SplitData], embed: Embed, derived: DerivedCache | None) -> list[ProtocolRun]:
+    """Every protocol on every evaluated split; `splits` holds the support splits (fit splits) too."""
     runs = []
     for split in plan.splits:
         items = splits[split.name].items
         for protocol in plan.protocols:
-            outputs = protocol.entry.run(items, embed, protocol.options)
+            support = {name: splits[name].items for name in protocol.support}
+            try:
+                outputs = protocol.entry.run(items, embed, protocol.options, support)
+            except SpecrunError as exc:
+                if exc.file is not None:
+                    raise
+                raise type(exc)(f"{plan.id}, split {split.name}, protocol {protocol.name}: {exc.message}") from None
             scores = {}
             for metric in protocol.metrics:
                 try:

@@ -54,7 +54,9 @@ from specrun.core.errors import SpecrunError, printable
 from specrun.core.files import write_atomic
 from specrun.core.markdown import md_text
 from specrun.core.types import Strict
-from specrun.metrics import METRICS, draw_weights
+from specrun.metrics import METRICS
+from specrun.metrics.estimate import n_runs
+from specrun.metrics.resampling import draws, mean_over_runs
 from specrun.results import (
     IDENTITY_FIELDS,
     ModelProvenance,
@@ -154,16 +156,18 @@ class Leaderboard(Strict):
 
 
 def resampled_scores(statistic: Callable[..., np.ndarray], models: Sequence[Sequence[np.ndarray]], *,
-                     resamples: int, seed: int) -> np.ndarray:
-    """(resamples, models) statistic of every model on the same resampled units: one count matrix per batch,
-    shared by all models, so memory stays at BOOTSTRAP_BATCH x units whatever the number of models."""
+                     resamples: int, seed: int, n_runs: int = 0) -> np.ndarray:
+    """(resamples, models) statistic of every model on the same resampled units (and, for a metric of several
+    runs, the same drawn runs): one count matrix per batch, shared by all models, so memory stays at
+    BOOTSTRAP_BATCH x units whatever the number of models."""
     n_units = len(models[0][0])
     out = np.empty((resamples, len(models)))
     start = 0
-    for weights in draw_weights(n_units, resamples, seed):  # the driver compare and estimates draw through
+    for weights, run_weights in draws(n_units, n_runs, resamples, seed):  # the driver compare and estimates use
         with np.errstate(all="ignore"):
             for m, data in enumerate(models):
-                out[start:start + len(weights), m] = statistic(*data, weights=weights)
+                values = statistic(*data, weights=weights)
+                out[start:start + len(weights), m] = values if not n_runs else mean_over_runs(values, run_weights)
         start += len(weights)
     return out
 
@@ -202,12 +206,14 @@ class Ranking:
 
 
 def rank_board(statistic: Callable[..., np.ndarray], models: Sequence[Sequence[np.ndarray]], *,
-               direction: str, resamples: int, confidence: float, seed: int, what: str = "board") -> Ranking:
-    """The joint paired bootstrap of one board (see the module docstring for every definition)."""
+               direction: str, resamples: int, confidence: float, seed: int, what: str = "board",
+               n_runs: int = 0) -> Ranking:
+    """The joint paired bootstrap of one board (see the module docstring for every definition); with n_runs the
+    statistic gives one value per run, and each resample draws the runs too."""
     n_units = len(models[0][0])
     with np.errstate(all="ignore"):
-        observed = np.array([float(statistic(*data, weights=np.ones(n_units))) for data in models])
-    scores = resampled_scores(statistic, models, resamples=resamples, seed=seed)
+        observed = np.array([float(np.mean(statistic(*data, weights=np.ones(n_units)))) for data in models])
+    scores = resampled_scores(statistic, models, resamples=resamples, seed=seed, n_runs=n_runs)
     if not (np.all(np.isfinite(scores)) and np.all(np.isfinite(observed))):
         raise SpecrunError(f"{what}: some resamples are degenerate for some model; ranks are undefined")
     sign = 1.0 if direction == "higher" else -1.0
@@ -391,9 +397,13 @@ def spec_board(runs: Sequence[Verified], names: Sequence[str]) -> tuple[SpecBoar
             key = (split, info.protocol)
             models = [[np.asarray(run.units[key][1][name], dtype=np.float64) for name in metric.inputs]
                       for run in runs]
+            runs_held = {n_runs(metric, data) for data in models}
+            if len(runs_held) > 1:
+                raise SpecrunError(f"{first.spec_id} {split} {metric_id}: the runs hold different numbers of fits "
+                                   f"or random runs ({sorted(runs_held)}); refusing to rank them")
             ranking = rank_board(metric.statistic, models, direction=info.direction, resamples=u.resamples,
                                  confidence=u.confidence, seed=u.seed,
-                                 what=f"{first.spec_id} {split} {metric_id}")
+                                 what=f"{first.spec_id} {split} {metric_id}", n_runs=runs_held.pop())
             order = np.array(sorted(range(len(runs)), key=lambda m: (ranking.rank[m], names[m])))
             better = [[float(ranking.better[i, j]) for j in order] for i in order]
             boards.append(Board(split=split, metric=metric_id, metric_label=info.label, direction=info.direction,

@@ -35,6 +35,7 @@ class PlannedProtocol:
     entry: ProtocolKind  # the registered protocol (fields, outputs, unit, run)
     options: Any  # its typed options
     metrics: tuple[PlannedMetric, ...]
+    support: tuple[str, ...] = ()  # the splits it fits on besides the evaluated one (loaded, never scored)
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,12 @@ class Plan:
         """The evaluated splits, in spec order."""
         return tuple(split for split in self.all_splits if split.evaluate)
 
+    @property
+    def support_splits(self) -> tuple[PlannedSplit, ...]:
+        """The splits a protocol fits on and that are not evaluated: loaded and checked, never scored."""
+        named = {name for protocol in self.protocols for name in protocol.support}
+        return tuple(split for split in self.all_splits if split.name in named and not split.evaluate)
+
     def split(self, name: str) -> PlannedSplit:
         return next(split for split in self.all_splits if split.name == name)
 
@@ -141,8 +148,9 @@ def make_plan(loaded: LoadedSpec) -> Plan:
                                       label=m.label, direction=m.direction)
                         for metric_id, m in spec.metrics.items() if m.protocol == name)
         # options were typed and checked by the spec model itself (a union discriminated by kind)
-        protocols.append(PlannedProtocol(name=name, kind=protocol.kind, entry=entry,
-                                         options=entry.Options.model_validate(protocol.options), metrics=metrics))
+        options = entry.Options.model_validate(protocol.options)
+        protocols.append(PlannedProtocol(name=name, kind=protocol.kind, entry=entry, options=options,
+                                         metrics=metrics, support=entry.support_splits(options)))
     sources = {name: _planned_source(name, source) for name, source in spec.sources.items()}
     splits = tuple(PlannedSplit(name=name, source=sources[split.source],
                                 source_splits=tuple(split.source_split_names),

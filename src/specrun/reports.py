@@ -137,7 +137,12 @@ def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
     plots = [(md_text(f"{key.replace('/', ', ')}: {plot_caption(kinds.get(key.split('/')[-1], ''))}"), file)
              for key, file in results.plots.items()]
     texts = results.texts
-    return {"model_line": md_text(model_line), "header": table_row(header),
+    spread = [f"{split} {metric}: mean of {s.runs} runs, sd {s.run_sd:.4f} across them"
+              for split, scores in results.scores.items() for metric, s in scores.items()
+              if s.runs is not None and s.run_sd is not None]
+    runs_line = ("; ".join(spread) + ". Each value is the mean over its runs (fits or random restarts); its "
+                 "interval resamples the runs as well as the units.") if spread else ""
+    return {"model_line": md_text(model_line), "header": table_row(header), "runs_line": md_text(runs_line),
             "rule": table_row(["---", "---", "---:", "---", "---:"]), "rows": rows,
             "texts_line": md_text(f"{texts.total} asked for, {texts.unique} unique, {texts.encoded} encoded in "
                                   "this run."),

@@ -133,7 +133,7 @@ def build_results(plan: Plan, splits: dict[str, SplitData], runs: list[ProtocolR
         scores[run.split].update(run.scores)
         for index, unit_id in enumerate(run.outputs.ids):
             rows.append({"split": run.split, "protocol": run.protocol, "id": unit_id,
-                         **{name: float(values[index]) for name, values in run.outputs.arrays.items()}})
+                         **{name: _cell(values[index]) for name, values in run.outputs.arrays.items()}})
     predictions = predictions_jsonl(rows)
     data = {
         name: SplitProvenance(
@@ -208,6 +208,17 @@ def is_plain_file_name(name: str) -> bool:
 Unit = tuple[str, str]  # (split, protocol)
 
 
+def _cell(value: np.ndarray) -> float | list[float]:
+    """A unit's value of an output array: a number, or one number per run for a (units, runs) array."""
+    return float(value) if np.ndim(value) == 0 else [float(v) for v in value]
+
+
+def _number(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError
+    return float(value)
+
+
 def predictions_jsonl(rows: list[dict[str, object]]) -> str:
     return "".join(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n" for row in rows)
 
@@ -225,7 +236,7 @@ def read_predictions(results_path: Path, results: Results) -> dict[Unit, tuple[l
     if found != results.predictions.sha256:
         raise SpecrunError(f"sha256 {found} differs from the {results.predictions.sha256} that results.json pins",
                            file=str(path))
-    grouped: dict[Unit, tuple[list[str], dict[str, list[float]]]] = {}
+    grouped: dict[Unit, tuple[list[str], dict[str, list[Any]]]] = {}
     lines = raw.decode("utf-8", errors="replace").splitlines()
     for number, line in enumerate(lines, start=1):
         try:
@@ -236,10 +247,9 @@ def read_predictions(results_path: Path, results: Results) -> dict[Unit, tuple[l
                 raise TypeError
             ids, arrays = grouped.setdefault(unit, ([], {}))
             ids.append(unit_id)
-            for key, value in row.items():
-                if isinstance(value, bool) or not isinstance(value, (int, float)):
-                    raise TypeError
-                arrays.setdefault(key, []).append(float(value))
+            for key, value in row.items():  # a number, or a list of one number per run
+                cell = [_number(v) for v in value] if isinstance(value, list) and value else _number(value)
+                arrays.setdefault(key, []).append(cell)
         except (ValueError, KeyError, TypeError, AttributeError):
             raise SpecrunError("not a predictions row", file=str(path), line=number) from None
     if len(lines) != results.predictions.rows:
@@ -250,6 +260,11 @@ def read_predictions(results_path: Path, results: Results) -> dict[Unit, tuple[l
         if short:
             raise SpecrunError(f"split {split}, protocol {protocol}: column {short[0]} is missing from some rows",
                                file=str(path))
+        ragged = [key for key, values in arrays.items() if len({len(v) if isinstance(v, list) else -1
+                                                                for v in values}) > 1]
+        if ragged:
+            raise SpecrunError(f"split {split}, protocol {protocol}: column {ragged[0]} holds a different number "
+                               "of runs in some rows", file=str(path))
     return {unit: (ids, {key: np.asarray(values) for key, values in arrays.items()})
             for unit, (ids, arrays) in grouped.items()}
 

@@ -135,8 +135,10 @@ def load_specs(paths: Sequence[str]) -> list[LoadedSpec]:
 
 
 def load_data(plan: Plan, data_dir: Path | None, workspace: Workspace) -> Loaded:
+    """The evaluated splits and the splits protocols fit on (checked alike), and every text the protocols ask for."""
     splits = {split.name: load_split(plan, split.name, data_dir, workspace=workspace)
-              for split in plan.splits}
+              for split in (*plan.splits, *plan.support_splits)}
     texts = [text for split in plan.splits for protocol in plan.protocols
-             for text in protocol.entry.texts(splits[split.name].items, protocol.options)]
+             for text in protocol.entry.texts(splits[split.name].items, protocol.options,
+                                              {name: splits[name].items for name in protocol.support})]
     return Loaded(plan=plan, splits=splits, texts=texts)

@@ -22,6 +22,7 @@ from specrun.core.errors import SpecrunError
 from specrun.core.files import read_regular_file
 from specrun.core.registry import PROTOCOLS
 from specrun.metrics import METRICS, estimate
+from specrun.metrics.estimate import point_value
 from specrun.results import (
     RESULTS_LIMIT,
     Results,
@@ -160,7 +161,7 @@ def recompute(results: Results, units: Units, path: Path) -> None:
                 raise _fail(path, f"the predictions lack {', '.join(absent)}, which {info.metric} needs", key)
             data = [np.asarray(arrays[name], dtype=np.float64) for name in metric.inputs]
             with np.errstate(all="ignore"):
-                value = float(metric.statistic(*data, weights=np.ones(len(data[0]))))
+                value = point_value(metric, data)
             n = metric.count(*data) if metric.count else len(data[0])
             if not _close(score.value, value):
                 raise _fail(path, f"value {score.value!r} differs from the {value!r} its predictions give; "

@@ -16,10 +16,10 @@ class Half(ProtocolKind):
     outputs = ("score",)
     unit = "texts"
 
-    def texts(self, items, options):  # type: ignore[no-untyped-def]
+    def texts(self, items, options, support=None):  # type: ignore[no-untyped-def]
         return []
 
-    def run(self, items, embed, options):  # type: ignore[no-untyped-def]
+    def run(self, items, embed, options, support=None):  # type: ignore[no-untyped-def]
         raise NotImplementedError
 
 

@@ -39,15 +39,18 @@ def run_example(kind: str) -> tuple[Outputs, dict[str, object]]:
     for item in items:
         assert set(protocol.item_fields) <= set(item.fields), f"{kind}: example item {item.id} lacks fields"
     protocol.validate_items(items, options, "example")
-    declared = set(protocol.texts(items, options))
+    support = dict(example.support)
+    assert set(support) == set(protocol.support_splits(options)), f"{kind}: the example's support splits"
+    declared = set(protocol.texts(items, options, support))
     asked: list[str] = []
-    outputs = protocol.run(items, hashing_embed(asked), options)
+    outputs = protocol.run(items, hashing_embed(asked), options, support)
     assert set(asked) <= declared, f"{kind}: run embedded texts that texts() did not declare"
     assert outputs.unit == protocol.unit
     assert set(outputs.arrays) == set(protocol.outputs)
     assert len(set(outputs.ids)) == len(outputs.ids)
     for name, values in outputs.arrays.items():
-        assert values.shape == (len(outputs.ids),), f"{kind}: {name} is not one value per unit"
+        assert values.shape[:1] == (len(outputs.ids),) and values.ndim in (1, 2), \
+            f"{kind}: {name} is not one value (or one per run) per unit"
         assert np.all(np.isfinite(values)), f"{kind}: {name} has non-finite values"
     fed = example.metrics or tuple(name for name, metric in METRICS.items()
                                    if set(metric.inputs) <= set(protocol.outputs))
@@ -74,10 +77,10 @@ def test_a_kind_registered_from_a_test_is_in_the_grid() -> None:
         outputs = ("prediction", "gold")
         unit = "texts"
 
-        def texts(self, items: Sequence[Item], options: object) -> list[str]:
+        def texts(self, items: Sequence[Item], options: object, support: object = None) -> list[str]:
             return [item.fields["text"] for item in items]
 
-        def run(self, items: Sequence[Item], embed, options: object) -> Outputs:
+        def run(self, items: Sequence[Item], embed, options: object, support: object = None) -> Outputs:
             vectors = embed([item.fields["text"] for item in items])
             return Outputs(unit=self.unit, ids=[item.id for item in items], arrays={
                 "prediction": vectors[:, 0].astype(np.float64),
@@ -110,7 +113,8 @@ def test_every_kind_refuses_non_finite_and_zero_vectors(kind: str, data: st.Data
     example = protocol.example()
     options = protocol.Options.model_validate(dict(example.options))
     asked: list[str] = []
-    protocol.run(list(example.items), hashing_embed(asked), options)
+    support = dict(example.support)
+    protocol.run(list(example.items), hashing_embed(asked), options, support)
     poisoned = data.draw(st.sampled_from(sorted(set(asked))), label="text")
     bad = data.draw(st.sampled_from(sorted(BAD_VALUES)), label="value")
     whole = data.draw(st.booleans(), label="whole vector") or bad == "zero"
@@ -127,5 +131,5 @@ def test_every_kind_refuses_non_finite_and_zero_vectors(kind: str, data: st.Data
         return vectors
 
     with pytest.raises(SpecrunError) as caught:
-        protocol.run(list(example.items), embed, options)
+        protocol.run(list(example.items), embed, options, support)
     assert "embedding" in caught.value.one_line() and "\n" not in caught.value.one_line()

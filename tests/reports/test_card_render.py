@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from specrun.core.markdown import md_cell, md_text
+from specrun.core.registry import METRICS, PROTOCOLS
 from specrun.core.types import Item
 from specrun.reports import markdown_to_html, metric_lines, render_card, source_lines, subset_lines
 from specrun.results import Results
@@ -125,11 +126,12 @@ def _fake_results(spec: Spec, base: Results) -> Results:
     document["metrics"] = {name: {"metric": m.metric, "protocol": m.protocol,
                                   "protocol_kind": spec.protocols[m.protocol].kind, "label": m.label,
                                   "direction": m.direction} for name, m in spec.metrics.items()}
-    document["scores"] = {split: {name: {"value": 0.5, "ci_low": 0.4, "ci_high": 0.6, "n": 20}
+    runs = {name: {"runs": 5, "run_sd": 0.01} if METRICS[m.metric].per_run else {}
+            for name, m in spec.metrics.items()}
+    document["scores"] = {split: {name: {"value": 0.5, "ci_low": 0.4, "ci_high": 0.6, "n": 20, **runs[name]}
                                   for name in spec.metrics} for split in spec.evaluated_splits}
-    units = {"sts": "pairs", "retrieval": "queries", "conditional_sts": "sentence pairs"}
     provenance = document["provenance"]
-    provenance["uncertainty"]["unit"] = {name: units[p.kind] for name, p in spec.protocols.items()}
+    provenance["uncertainty"]["unit"] = {name: PROTOCOLS[p.kind].unit for name, p in spec.protocols.items()}
     template = provenance["data"]["test"]
     provenance["data"] = {split: {**template, "source": spec.splits[split].source,
                                   "path": spec.sources[spec.splits[split].source].path}

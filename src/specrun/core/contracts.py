@@ -4,6 +4,7 @@ line naming its provider, not an AttributeError in the middle of a run."""
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -13,7 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import BaseModel
 
-from specrun.core.types import Embed, Item, Outputs, Strict
+from specrun.core.types import NO_SUPPORT, Embed, Item, Outputs, Strict, Support
 
 Rows = list[dict[str, Any]]
 DIRECTIONS = ("higher", "lower")
@@ -31,6 +32,7 @@ class KindExample:
     items: Sequence[Item]
     options: Mapping[str, Any] = field(default_factory=dict)
     metrics: tuple[str, ...] = ()  # registered metrics to estimate on its outputs (default: every one it feeds)
+    support: Support = field(default_factory=dict)  # the splits its options name (a fit split), by name
 
 
 class ProtocolKind(ABC):
@@ -45,17 +47,23 @@ class ProtocolKind(ABC):
     hub_task: ClassVar[str] = "feature-extraction"  # the hub's task type
     hub_task_id: ClassVar[str | None] = None  # and subtask
     caption: ClassVar[str] = ""  # the report's caption for its plot
+    split_options: ClassVar[tuple[str, ...]] = ()  # options whose value names a split it reads (fit_split, ...)
+
+    def support_splits(self, options: Any) -> tuple[str, ...]:
+        """The splits besides the evaluated one that `run` reads (the values of `split_options` that are set)."""
+        named = (getattr(options, key, None) for key in self.split_options)
+        return tuple(dict.fromkeys(name for name in named if name))
 
     def validate_items(self, items: Sequence[Item], options: Any, origin: str) -> None:  # noqa: B027
         """Refuse items the kind cannot score (DataError naming `origin`); default: nothing to check."""
 
     @abstractmethod
-    def texts(self, items: Sequence[Item], options: Any) -> Iterable[str]:
-        """Every text `run` will embed (the encoder embeds each unique one once)."""
+    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterable[str]:
+        """Every text `run` will embed, the support splits' included (the encoder embeds each unique one once)."""
 
     @abstractmethod
-    def run(self, items: Sequence[Item], embed: Embed, options: Any) -> Outputs:
-        """Per-unit outputs, aligned, in unit order."""
+    def run(self, items: Sequence[Item], embed: Embed, options: Any, support: Support = NO_SUPPORT) -> Outputs:
+        """Per-unit outputs, aligned, in unit order; `support` holds the items of `support_splits(options)`."""
 
     def example(self) -> KindExample | None:
         """A tiny case for the per-kind grid test (None: the kind cannot run without a real model)."""
@@ -74,6 +82,7 @@ class MetricEntry:
     count: Callable[..., int] | None = None  # units the value is computed on, when not all of them
     direction: str = "higher"  # which way is better, the default of a spec's `direction`
     hub_id: str = ""  # the hub's metric type (pearsonr, spearmanr, accuracy, map, ...); "" = the metric's name
+    per_run: bool = False  # inputs may be (units, runs) and statistic returns (..., runs): one value per run
 
 
 @dataclass(frozen=True)
@@ -147,6 +156,12 @@ def _problems_of_protocol(entry: Any, field_kinds: Container[str]) -> list[str]:
         problems.append("Options must be a pydantic model")
     if entry.plot is not None and (len(entry.plot) != 2 or not set(entry.plot) <= set(outputs or ())):
         problems.append("plot must be two of its outputs, or None")
+    for method in ("texts", "run"):
+        if "support" not in inspect.signature(getattr(entry, method)).parameters:
+            problems.append(f"{method} must take `support` (the items of the splits its options name)")
+    unknown_options = [key for key in entry.split_options if key not in getattr(entry.Options, "model_fields", {})]
+    if unknown_options:
+        problems.append(f"split_options {unknown_options} are not options of the kind")
     return problems
 
 

@@ -71,5 +71,20 @@ def to_labels(value: Any) -> list[int]:
     return [int(label) for label in labels]
 
 
-for _kind, _converter in (("text", to_text), ("number", to_number), ("texts", to_texts), ("labels", to_labels)):
+def to_label(value: Any) -> str | int:
+    """A class label: a non-empty text as written, or a whole number (a `values` map's target); labels are
+    ordered by sorting (numbers numerically), as MTEB's sorted integer labels."""
+    if isinstance(value, bool):
+        raise FieldError(f"expected a class label (text or whole number), got {value!r}")
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip():
+        return value
+    raise FieldError(f"expected a class label (text or whole number), got {_shown(value)!r}")
+
+
+for _kind, _converter in (("text", to_text), ("number", to_number), ("texts", to_texts), ("labels", to_labels),
+                          ("label", to_label)):
     FIELD_KINDS.register(_kind, _converter)

@@ -4,12 +4,13 @@ metrics stage returns and every reader shows."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 Embed = Callable[[Sequence[str]], np.ndarray]  # texts -> (len(texts), dim) matrix, rows in the order given
 
@@ -35,13 +36,22 @@ class Item:
     fields: dict[str, Any] = field(default_factory=dict)
 
 
+Support = Mapping[str, Sequence["Item"]]  # split name -> items: the splits a protocol fits on, besides the evaluated
+NO_SUPPORT: Support = MappingProxyType({})
+
+
 @dataclass(frozen=True)
 class Outputs:
-    """Per-unit arrays in unit order, aligned: what metrics consume and the bootstrap resamples."""
+    """Per-unit arrays in unit order, aligned: what metrics consume and the bootstrap resamples. An array is
+    (units,), or (units, runs) for a protocol that fits or draws several times (classification experiments,
+    k-means runs): column r is run r."""
 
     unit: str
     ids: list[str]
     arrays: dict[str, np.ndarray]
+
+
+_RUN_FIELDS = ("runs", "run_sd")
 
 
 class Score(Strict):
@@ -52,3 +62,10 @@ class Score(Strict):
     ci_low: float
     ci_high: float
     n: int = Field(gt=0)
+    runs: int | None = Field(None, description="Fits or random runs the value is the mean of (None: one).")
+    run_sd: float | None = Field(None, description="Standard deviation of the value across those runs.")
+
+    @model_serializer(mode="wrap")
+    def _runs_only_when_there_are(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)  # a score of one fit or none is written as before the runs existed
+        return {key: value for key, value in data.items() if key not in _RUN_FIELDS or value is not None}

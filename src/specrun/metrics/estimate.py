@@ -1,47 +1,80 @@
 """A metric's value on all units and its seeded percentile bootstrap interval, resampling the protocol's unit
-(pairs, queries, sentence pairs) through the one resampling driver; NaN, a constant prediction or degenerate
-resamples are errors, never numbers."""
+(pairs, queries, sentence pairs) through the one resampling driver, and for a metric of several runs the runs too;
+NaN, a constant prediction or degenerate resamples are errors, never numbers."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
+from specrun.core.contracts import MetricEntry
 from specrun.core.errors import MetricError
 from specrun.core.registry import METRICS
 from specrun.core.types import Score
 from specrun.metrics.resampling import distribution, percentile_interval
 
 
+def n_runs(metric: MetricEntry, data: Sequence[np.ndarray]) -> int:
+    """The runs a per-run metric's inputs hold (the second axis of its 2-D inputs); 0 for a plain metric."""
+    if not metric.per_run:
+        return 0
+    widths = {values.shape[1] for values in data if values.ndim == 2}
+    if len(widths) > 1:
+        raise MetricError(f"inputs hold different numbers of runs: {sorted(widths)}")
+    return widths.pop() if widths else 0
+
+
+def per_run_values(metric: MetricEntry, data: Sequence[np.ndarray]) -> np.ndarray:
+    """The metric on all units: one value, or (runs,) values for a per-run metric."""
+    return np.asarray(metric.statistic(*data, weights=np.ones(len(data[0]))), dtype=np.float64)
+
+
+def point_value(metric: MetricEntry, data: Sequence[np.ndarray]) -> float:
+    """The reported value: the metric on all units (every weight 1), the mean over runs for a per-run metric."""
+    values = per_run_values(metric, data)
+    return float(values.mean()) if metric.per_run else float(values)
+
+
+def inputs(metric: MetricEntry, arrays: dict[str, np.ndarray]) -> list[np.ndarray]:
+    return [np.asarray(arrays[key], dtype=np.float64) for key in metric.inputs]
+
+
 def value(name: str, arrays: dict[str, np.ndarray]) -> float:
     """The metric on all units (every weight 1)."""
     metric = METRICS[name]
-    data = [np.asarray(arrays[key], dtype=np.float64) for key in metric.inputs]
-    return float(metric.statistic(*data, weights=np.ones(len(data[0]))))
+    return point_value(metric, inputs(metric, arrays))
 
 
 def estimate(name: str, arrays: dict[str, np.ndarray], *, resamples: int, confidence: float,
              seed: int) -> Score:
     """The metric on all units plus its percentile bootstrap interval; the same seed gives the same interval."""
     metric = METRICS[name]
-    data = [np.asarray(arrays[key], dtype=np.float64) for key in metric.inputs]
+    data = inputs(metric, arrays)
     n_units = len(data[0])
     for key, values in zip(metric.inputs, data, strict=True):
         if not np.all(np.isfinite(values)):
             raise MetricError(f"{name}: {key} has {int(np.sum(~np.isfinite(values)))} non-finite value(s)")
         if key in metric.must_vary and np.ptp(values) == 0:
-            raise MetricError(f"{name}: {key} is constant over all {n_units} units ({values[0]!r}); "
+            raise MetricError(f"{name}: {key} is constant over all {n_units} units ({values.flat[0]!r}); "
                               "the correlation is undefined")
     if n_units < 3:
         raise MetricError(f"{name}: {n_units} unit(s); at least 3 are needed for an interval")
+    runs = n_runs(metric, data)
     n = metric.count(*data) if metric.count else n_units
-    point = float(metric.statistic(*data, weights=np.ones(n_units)))
-    if not np.isfinite(point):
+    with np.errstate(all="ignore"):
+        each = per_run_values(metric, data)
+    if not np.all(np.isfinite(each)):
         raise MetricError(f"{name}: undefined on these {n} unit(s) (constant input or nothing to count)")
+    point = float(each.mean()) if metric.per_run else float(each)
 
-    values = distribution(lambda weights: metric.statistic(*data, weights=weights), n_units, resamples, seed)
+    values = distribution(lambda weights: metric.statistic(*data, weights=weights), n_units, resamples, seed,
+                          n_runs=runs)
     degenerate = int(np.sum(~np.isfinite(values)))
     if degenerate:
         raise MetricError(f"{name}: {degenerate} of {resamples} bootstrap resamples are degenerate "
                           f"(constant input); the interval is undefined on {n} units")
     low, high = percentile_interval(values, confidence)
-    return Score(value=point, ci_low=low, ci_high=high, n=n)
+    if not metric.per_run:
+        return Score(value=point, ci_low=low, ci_high=high, n=n)
+    return Score(value=point, ci_low=low, ci_high=high, n=n, runs=int(each.size), run_sd=float(np.std(each)))

@@ -6,7 +6,12 @@ own interval used).
 The draws are numpy's `default_rng(seed).integers(0, n, (batch, n))`, batch by batch, and the interval is
 `scipy.stats.quantile` at (1 - confidence) / 2 and its complement: the same numbers `scipy.stats.bootstrap(...,
 method="percentile", batch=BOOTSTRAP_BATCH, rng=default_rng(seed))` gives, which is what specrun used before it
-had its own driver (tests/metrics/test_resampling.py checks the two against each other)."""
+had its own driver (tests/metrics/test_resampling.py checks the two against each other).
+
+A protocol with several runs (classification's experiments, k-means runs) is resampled at two levels: the units as
+above, and with them, per resample, `runs` runs drawn with replacement from a second stream of the same seed
+(`draw_runs`); a resample's value is the mean of the per-run values over the drawn runs, as the point value is the
+mean over all runs. So the interval carries both the choice of units and the choice of fit."""
 
 from __future__ import annotations
 
@@ -27,20 +32,48 @@ def draw_indices(n_units: int, resamples: int, seed: int) -> Iterator[np.ndarray
         yield rng.integers(0, n_units, (min(BOOTSTRAP_BATCH, resamples - start), n_units), dtype=np.int64)
 
 
+RUN_STREAM = 1  # the run draws come from default_rng([seed, RUN_STREAM]): the unit draws stay what they were
+
+
 def draw_weights(n_units: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
     """(batch, n_units) unit multiplicities of each resample: what a count-weighted statistic takes."""
     for index in draw_indices(n_units, resamples, seed):
         yield unit_counts(index, n_units)
 
 
+def draw_runs(n_runs: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
+    """(batch, n_runs) multiplicities of each run in each resample (n_runs drawn with replacement), in the same
+    batches as `draw_weights`."""
+    rng = np.random.default_rng([seed, RUN_STREAM])
+    for start in range(0, resamples, BOOTSTRAP_BATCH):
+        index = rng.integers(0, n_runs, (min(BOOTSTRAP_BATCH, resamples - start), n_runs), dtype=np.int64)
+        yield unit_counts(index, n_runs)
+
+
+def draws(n_units: int, n_runs: int, resamples: int, seed: int) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
+    """(unit weights, run weights or None) batch by batch: the draws of every resampled statistic."""
+    runs = draw_runs(n_runs, resamples, seed) if n_runs else None
+    for weights in draw_weights(n_units, resamples, seed):
+        yield weights, None if runs is None else next(runs)
+
+
+def mean_over_runs(values: np.ndarray, run_weights: np.ndarray | None) -> np.ndarray:
+    """(..., runs) per-run values -> (...) their mean with the drawn multiplicities (None: every run once)."""
+    if run_weights is None:
+        return values.mean(axis=-1)
+    return (values * run_weights).sum(axis=-1) / run_weights.sum(axis=-1)
+
+
 def distribution(statistic: Callable[[np.ndarray], np.ndarray], n_units: int, resamples: int,
-                 seed: int) -> np.ndarray:
-    """statistic(weights) of every resample, (resamples, ...); degenerate resamples stay NaN for the caller."""
+                 seed: int, n_runs: int = 0) -> np.ndarray:
+    """statistic(weights) of every resample, (resamples, ...); degenerate resamples stay NaN for the caller.
+    With n_runs, statistic returns (batch, n_runs) per-run values, combined over the runs each resample draws."""
     parts = []
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        for weights in draw_weights(n_units, resamples, seed):
-            parts.append(np.asarray(statistic(weights)))
+        for weights, run_weights in draws(n_units, n_runs, resamples, seed):
+            values = np.asarray(statistic(weights))
+            parts.append(values if not n_runs else mean_over_runs(values, run_weights))
     return np.concatenate(parts, axis=0)
 
 

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field, field_validator
 from specrun.core.contracts import KindExample, ProtocolKind
 from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import Embed, Item, Outputs, Strict
+from specrun.core.types import NO_SUPPORT, Embed, Item, Outputs, Strict, Support
 from specrun.search.cosine import cosine_rows
 
 _PLACEHOLDER = re.compile(r"\{(sentence|condition)\}")
@@ -65,7 +65,7 @@ class ConditionalStsProtocol(ProtocolKind):
     def _conditioned(self, item: Item, key: str, options: ConditionalOptions) -> str:
         return fill(options.template, item.fields[key], item.fields["condition"])
 
-    def texts(self, items: Sequence[Item], options: BaseModel) -> Iterator[str]:
+    def texts(self, items: Sequence[Item], options: BaseModel, support: Support = NO_SUPPORT) -> Iterator[str]:
         assert isinstance(options, ConditionalOptions)
         for item in items:
             yield self._conditioned(item, "text1", options)
@@ -73,7 +73,8 @@ class ConditionalStsProtocol(ProtocolKind):
             if options.subtract_condition:
                 yield fill(options.condition_template, "", item.fields["condition"])
 
-    def run(self, items: Sequence[Item], embed: Embed, options: BaseModel) -> Outputs:
+    def run(self, items: Sequence[Item], embed: Embed, options: BaseModel,
+            support: Support = NO_SUPPORT) -> Outputs:
         assert isinstance(options, ConditionalOptions)
         left = embed([self._conditioned(item, "text1", options) for item in items]).astype(np.float64)
         right = embed([self._conditioned(item, "text2", options) for item in items]).astype(np.float64)

@@ -19,7 +19,17 @@ from specrun.core.contracts import KindExample, ProtocolKind
 from specrun.core.corpus import SharedCorpus
 from specrun.core.errors import DataError, FieldError
 from specrun.core.registry import FIELD_KINDS, PROTOCOLS
-from specrun.core.types import CORPUS_CUTOFFS, TREC_MEASURES, Embed, Item, Outputs, Strict, trec_output
+from specrun.core.types import (
+    CORPUS_CUTOFFS,
+    NO_SUPPORT,
+    TREC_MEASURES,
+    Embed,
+    Item,
+    Outputs,
+    Strict,
+    Support,
+    trec_output,
+)
 from specrun.protocols.ranking import corpus_measures
 from specrun.search.exact import rank_corpus
 
@@ -70,13 +80,14 @@ class CorpusRetrievalProtocol(ProtocolKind):
                 raise DataError(f"query {item.id}: no relevant document in the qrels; recall and AP are undefined",
                                 file=origin)
 
-    def texts(self, items: Sequence[Item], options: BaseModel) -> Iterator[str]:
+    def texts(self, items: Sequence[Item], options: BaseModel, support: Support = NO_SUPPORT) -> Iterator[str]:
         if items:
             yield from items[0].fields["corpus"].texts
         for item in items:
             yield item.fields["query"]
 
-    def run(self, items: Sequence[Item], embed: Embed, options: BaseModel) -> Outputs:
+    def run(self, items: Sequence[Item], embed: Embed, options: BaseModel,
+            support: Support = NO_SUPPORT) -> Outputs:
         assert isinstance(options, CorpusOptions)
         corpus: SharedCorpus = items[0].fields["corpus"]
         texts = corpus.texts

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from specrun.core.contracts import KindExample, ProtocolKind
 from specrun.core.errors import DataError, SpecrunError
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import RANK_CUTOFFS, Embed, Item, Outputs
+from specrun.core.types import NO_SUPPORT, RANK_CUTOFFS, Embed, Item, Outputs, Support
 from specrun.protocols.ranking import rank_measures
 from specrun.search.cosine import cosine_rows
 
@@ -37,12 +37,13 @@ class RetrievalProtocol(ProtocolKind):
             if not any(item.fields["relevance"]):
                 raise DataError(f"query {item.id}: no relevant candidate; AP is undefined", file=origin)
 
-    def texts(self, items: Sequence[Item], options: BaseModel) -> Iterator[str]:
+    def texts(self, items: Sequence[Item], options: BaseModel, support: Support = NO_SUPPORT) -> Iterator[str]:
         for item in items:
             yield item.fields["query"]
             yield from item.fields["candidates"]
 
-    def run(self, items: Sequence[Item], embed: Embed, options: BaseModel) -> Outputs:
+    def run(self, items: Sequence[Item], embed: Embed, options: BaseModel,
+            support: Support = NO_SUPPORT) -> Outputs:
         measures: dict[str, list[float]] = {name: [] for name in self.outputs}
         for item in items:
             candidates = item.fields["candidates"]

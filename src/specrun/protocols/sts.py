@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from specrun.core.contracts import KindExample, ProtocolKind
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import Embed, Item, Outputs
+from specrun.core.types import NO_SUPPORT, Embed, Item, Outputs, Support
 from specrun.search.cosine import cosine_rows
 
 
@@ -28,12 +28,13 @@ class StsProtocol(ProtocolKind):
     def validate_items(self, items: Sequence[Item], options: BaseModel, origin: str) -> None:
         return None
 
-    def texts(self, items: Sequence[Item], options: BaseModel) -> Iterator[str]:
+    def texts(self, items: Sequence[Item], options: BaseModel, support: Support = NO_SUPPORT) -> Iterator[str]:
         for item in items:
             yield item.fields["text1"]
             yield item.fields["text2"]
 
-    def run(self, items: Sequence[Item], embed: Embed, options: BaseModel) -> Outputs:
+    def run(self, items: Sequence[Item], embed: Embed, options: BaseModel,
+            support: Support = NO_SUPPORT) -> Outputs:
         left = embed([item.fields["text1"] for item in items])
         right = embed([item.fields["text2"] for item in items])
         prediction = cosine_rows(left, right)

@@ -10,14 +10,21 @@ from specrun.core.errors import SpecrunError
 COSINE_DECIMALS = 12
 
 
-def check_norms(norms: np.ndarray) -> None:
+def check_norms(norms: np.ndarray, undefined: str = "cosine is undefined") -> None:
     """Cosine is undefined for a zero vector and for one holding NaN or inf (its norm says which): an error, never
     a NaN score or a vector silently left out of a ranking."""
     if not np.all(np.isfinite(norms)):
         raise SpecrunError(f"the model returned {int(np.sum(~np.isfinite(norms)))} non-finite embedding(s) (NaN "
-                           "or inf); cosine is undefined")
+                           f"or inf); {undefined}")
     if np.any(norms == 0):
-        raise SpecrunError("the model returned a zero embedding; cosine is undefined")
+        raise SpecrunError(f"the model returned a zero embedding; {undefined}")
+
+
+def check_vectors(vectors: np.ndarray, undefined: str) -> np.ndarray:
+    """The vectors, refused (as check_norms) when one is zero or not finite: what a fitted probe or k-means
+    checks before it reads them."""
+    check_norms(np.linalg.norm(np.asarray(vectors, dtype=np.float64), axis=1), undefined)
+    return vectors
 
 
 def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -63,8 +63,21 @@ def check_references(spec: Spec, located: LocatedYaml, require_fingerprints: boo
             raise located.error(("subset", "splits"), f"no selection for evaluated split {name!r} (all or a count)")
     for name, protocol in spec.protocols.items():
         kind = registry.PROTOCOLS[protocol.kind]  # options were typed and checked by the spec model itself
+        for option in kind.split_options:
+            named = getattr(protocol.options, option, None)
+            if named is not None and named not in spec.splits:
+                raise located.error(("protocols", name, "options", option),
+                                    f"unknown split {named!r}; expected one of: {', '.join(spec.splits)}")
+        support = kind.support_splits(protocol.options)
+        for split_name in support:
+            split = spec.splits[split_name]
+            pinned = all(spec.sources[split.source].file_for(part).pinned for part in split.source_split_names)
+            if require_fingerprints and split.fingerprint is None and not pinned:
+                raise located.error(("splits", split_name),
+                                    f"protocol {name!r} fits on this split, so it needs a fingerprint (run "
+                                    "`specrun fingerprint SPEC`) or a file pinned by sha256")
         needed = kind.item_fields
-        for split_name in spec.evaluated_splits:
+        for split_name in dict.fromkeys([*spec.evaluated_splits, *support]):
             source_name = spec.splits[split_name].source
             missing = [field for field in needed if field not in spec.sources[source_name].columns]
             if missing:
@@ -76,13 +89,14 @@ def check_references(spec: Spec, located: LocatedYaml, require_fingerprints: boo
         if metric.protocol not in spec.protocols:
             raise located.error(("metrics", name, "protocol"),
                                 f"unknown protocol {metric.protocol!r}; expected one of: {', '.join(spec.protocols)}")
-        if metric.metric not in registry.METRICS:
-            raise located.error(("metrics", name, "metric"),
-                                f"unknown metric {metric.metric!r}"
-                                f"{registry.did_you_mean(metric.metric, list(registry.METRICS))}; expected one of: "
-                                f"{', '.join(registry.METRICS)}")
         kind = spec.protocols[metric.protocol].kind
         outputs = registry.PROTOCOLS[kind].outputs
+        if metric.metric not in registry.METRICS:
+            fed = [other for other, entry in registry.METRICS.items() if set(entry.inputs) <= set(outputs)]
+            raise located.error(("metrics", name, "metric"),
+                                f"unknown metric {metric.metric!r}"
+                                f"{registry.did_you_mean(metric.metric, fed or list(registry.METRICS))}; expected "
+                                f"one of: {', '.join(fed)} (the metrics protocol kind {kind} feeds)")
         missing = [need for need in registry.METRICS[metric.metric].inputs if need not in outputs]
         if missing:
             raise located.error(("metrics", name, "metric"),

@@ -1,0 +1,99 @@
+"""Classification measures as scikit-learn computes them (accuracy, macro and weighted F1, macro precision and
+recall, AP of a binary task), count-weighted and one value per experiment: predicted_class is (items, runs).
+
+Written on class counts (true positives, predicted and actual per class) so that one sparse product gives them
+for a whole batch of resamples; scikit-learn's scorers take one sample at a time. A class counts in a macro mean
+when it is among the gold or the predicted labels of the (resampled) items, as scikit-learn's `unique_labels`;
+precision of a class never predicted, and recall of a class absent from the gold, are 0 (its zero_division)."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+
+from specrun.core.contracts import MetricEntry
+from specrun.core.registry import METRICS
+
+INPUTS = ("predicted_class", "gold_class")
+
+
+def _one_hot(labels: np.ndarray, n_classes: int, mask: np.ndarray | None = None) -> sparse.csr_matrix:
+    rows = np.arange(len(labels))
+    values = np.ones(len(labels)) if mask is None else mask.astype(np.float64)
+    return sparse.csr_matrix((values, (rows, labels.astype(np.int64))), shape=(len(labels), n_classes))
+
+
+def class_counts(predicted: np.ndarray, gold: np.ndarray,
+                 weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(..., runs, classes) weighted true positives, predicted and actual counts of each class in each run."""
+    predicted = predicted.reshape(len(gold), -1)
+    n_classes = int(max(gold.max(), predicted.max())) + 1
+    flat = np.atleast_2d(weights)
+    actual = np.asarray((_one_hot(gold, n_classes).T @ flat.T).T)
+    tp, pred = [], []
+    for run in range(predicted.shape[1]):
+        column = predicted[:, run]
+        tp.append(np.asarray((_one_hot(gold, n_classes, column == gold).T @ flat.T).T))
+        pred.append(np.asarray((_one_hot(column, n_classes).T @ flat.T).T))
+    shape = (*weights.shape[:-1], predicted.shape[1], n_classes)
+    stack = (np.stack(tp, axis=-2), np.stack(pred, axis=-2), np.repeat(actual[..., None, :], len(tp), axis=-2))
+    return tuple(part.reshape(shape) for part in stack)  # type: ignore[return-value]
+
+
+def _ratio(top: np.ndarray, bottom: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1), 0.0)
+
+
+def accuracy(predicted: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    tp, _, actual = class_counts(predicted, gold, weights)
+    return tp.sum(axis=-1) / actual.sum(axis=-1)
+
+
+def _macro(per_class: np.ndarray, present: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (per_class * present).sum(axis=-1) / present.sum(axis=-1)
+
+
+def f1_macro(predicted: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    tp, pred, actual = class_counts(predicted, gold, weights)
+    return _macro(_ratio(2 * tp, pred + actual), (pred + actual) > 0)
+
+
+def f1_weighted(predicted: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    tp, pred, actual = class_counts(predicted, gold, weights)
+    return (_ratio(2 * tp, pred + actual) * actual).sum(axis=-1) / actual.sum(axis=-1)
+
+
+def precision_macro(predicted: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    tp, pred, actual = class_counts(predicted, gold, weights)
+    return _macro(_ratio(tp, pred), (pred + actual) > 0)
+
+
+def recall_macro(predicted: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    tp, pred, actual = class_counts(predicted, gold, weights)
+    return _macro(_ratio(tp, actual), (pred + actual) > 0)
+
+
+def average_precision_binary(predicted: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """scikit-learn's average_precision_score of the hard predictions (label 1 positive), as MTEB reports for a
+    binary task: two thresholds, AP = R1 P1 + (1 - R1) P0 with P0 the share of positives. Undefined (NaN) unless
+    the gold holds exactly the labels 0 and 1."""
+    if gold.size and (set(np.unique(gold)) != {0.0, 1.0} or predicted.max() > 1):
+        return np.full((*np.shape(weights)[:-1], predicted.reshape(len(gold), -1).shape[1]), np.nan)
+    tp, pred, actual = class_counts(predicted, gold, weights)
+    total = actual.sum(axis=-1)
+    positives = actual[..., 1]
+    recall = _ratio(tp[..., 1], positives)
+    precision = _ratio(tp[..., 1], pred[..., 1])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        base = positives / total
+        return np.where(positives > 0, recall * precision + (1 - recall) * base, np.nan)
+
+
+for _name, _statistic, _hub in (("accuracy", accuracy, "accuracy"), ("f1_macro", f1_macro, "f1"),
+                                ("f1_weighted", f1_weighted, "f1_weighted"),
+                                ("precision_macro", precision_macro, "precision"),
+                                ("recall_macro", recall_macro, "recall"),
+                                ("ap_binary", average_precision_binary, "ap")):
+    METRICS.register(_name, MetricEntry(INPUTS, _statistic, hub_id=_hub, per_run=True))

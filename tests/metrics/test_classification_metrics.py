@@ -1,0 +1,61 @@
+"""Classification measures, count-weighted and per run, against scikit-learn's scorers on the repeated sample
+that each resample stands for."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn import metrics as sk
+
+from specrun.metrics.classification import (
+    accuracy,
+    average_precision_binary,
+    f1_macro,
+    f1_weighted,
+    precision_macro,
+    recall_macro,
+)
+
+SCORERS = [
+    (accuracy, sk.accuracy_score),
+    (f1_macro, lambda y, p: sk.f1_score(y, p, average="macro", zero_division=0)),
+    (f1_weighted, lambda y, p: sk.f1_score(y, p, average="weighted", zero_division=0)),
+    (precision_macro, lambda y, p: sk.precision_score(y, p, average="macro", zero_division=0)),
+    (recall_macro, lambda y, p: sk.recall_score(y, p, average="macro", zero_division=0)),
+]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_weighted_per_run_scores_equal_scikit_learn_on_the_repeated_sample(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n, classes, runs = int(rng.integers(5, 40)), int(rng.integers(2, 7)), 3
+    gold = rng.integers(0, classes, n).astype(float)
+    predicted = rng.integers(0, classes, (n, runs)).astype(float)
+    weights = rng.integers(0, 3, (4, n)).astype(float)
+    weights[:, 0] += 1  # never an empty resample
+    for ours, theirs in SCORERS:
+        got = ours(predicted, gold, weights)
+        assert got.shape == (4, runs)
+        for b in range(4):
+            index = np.repeat(np.arange(n), weights[b].astype(int))
+            for r in range(runs):
+                assert got[b, r] == pytest.approx(theirs(gold[index], predicted[index, r]), abs=1e-12)
+        plain = ours(predicted, gold, np.ones(n))
+        assert plain.shape == (runs,)
+        assert plain == pytest.approx([theirs(gold, predicted[:, r]) for r in range(runs)], abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_binary_average_precision_of_hard_predictions_equals_scikit_learn(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(6, 30))
+    gold = rng.integers(0, 2, n).astype(float)
+    gold[:2] = [0, 1]
+    predicted = rng.integers(0, 2, (n, 2)).astype(float)
+    got = average_precision_binary(predicted, gold, np.ones(n))
+    assert got == pytest.approx([sk.average_precision_score(gold, predicted[:, r]) for r in range(2)], abs=1e-12)
+
+
+def test_average_precision_of_a_multi_class_task_is_undefined() -> None:
+    gold = np.array([0, 1, 2, 1.0])
+    assert np.all(np.isnan(average_precision_binary(gold[:, None], gold, np.ones(4))))
