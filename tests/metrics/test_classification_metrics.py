@@ -13,7 +13,9 @@ from specrun.metrics.classification import (
     f1_macro,
     f1_weighted,
     precision_macro,
+    precision_weighted,
     recall_macro,
+    recall_weighted,
 )
 
 SCORERS = [
@@ -22,6 +24,8 @@ SCORERS = [
     (f1_weighted, lambda y, p: sk.f1_score(y, p, average="weighted", zero_division=0)),
     (precision_macro, lambda y, p: sk.precision_score(y, p, average="macro", zero_division=0)),
     (recall_macro, lambda y, p: sk.recall_score(y, p, average="macro", zero_division=0)),
+    (precision_weighted, lambda y, p: sk.precision_score(y, p, average="weighted", zero_division=0)),
+    (recall_weighted, lambda y, p: sk.recall_score(y, p, average="weighted", zero_division=0)),
 ]
 
 

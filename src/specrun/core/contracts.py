@@ -106,6 +106,8 @@ class ReaderEntry:
     description: str = ""
     provider: str = "specrun"  # the distribution that registered it
     layout_keys: frozenset[str] = frozenset()  # the source keys it reads: quoting, names, optional_names, ...
+    files_read: Callable[[Mapping[str, Any], str], list[str]] | None = None  # folder formats: the files inside
+    # the folder it reads for (options, source split), so the spec check can demand a sha256 pin for each
 
     def merged_options(self, declared: Any) -> dict[str, Any]:
         """The options this reader gets from a source declaration (a pydantic model): its `options`, plus each

@@ -85,6 +85,14 @@ def to_label(value: Any) -> str | int:
     raise FieldError(f"expected a class label (text or whole number), got {_shown(value)!r}")
 
 
+def to_binary(value: Any) -> int:
+    """A binary label, 0 or 1 (a `values` map turns NLI labels into it: entailment 1, others 0)."""
+    number = parse_number(value)
+    if number not in (0.0, 1.0):
+        raise FieldError(f"expected a binary label 0 or 1, got {_shown(value)!r}")
+    return int(number)
+
+
 for _kind, _converter in (("text", to_text), ("number", to_number), ("texts", to_texts), ("labels", to_labels),
-                          ("label", to_label)):
+                          ("label", to_label), ("binary", to_binary)):
     FIELD_KINDS.register(_kind, _converter)

@@ -1,5 +1,5 @@
-"""Classification measures as scikit-learn computes them (accuracy, macro and weighted F1, macro precision and
-recall, AP of a binary task), count-weighted and one value per experiment: predicted_class is (items, runs).
+"""Classification measures as scikit-learn computes them (accuracy, macro and weighted F1, precision and recall,
+AP of a binary task), count-weighted and one value per experiment: predicted_class is (items, runs).
 
 Written on class counts (true positives, predicted and actual per class) so that one sparse product gives them
 for a whole batch of resamples; scikit-learn's scorers take one sample at a time. A class counts in a macro mean
@@ -75,6 +75,16 @@ def recall_macro(predicted: np.ndarray, gold: np.ndarray, weights: np.ndarray) -
     return _macro(_ratio(tp, actual), (pred + actual) > 0)
 
 
+def precision_weighted(predicted: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    tp, pred, actual = class_counts(predicted, gold, weights)
+    return (_ratio(tp, pred) * actual).sum(axis=-1) / actual.sum(axis=-1)
+
+
+def recall_weighted(predicted: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    tp, _, actual = class_counts(predicted, gold, weights)
+    return (_ratio(tp, actual) * actual).sum(axis=-1) / actual.sum(axis=-1)
+
+
 def average_precision_binary(predicted: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """scikit-learn's average_precision_score of the hard predictions (label 1 positive), as MTEB reports for a
     binary task: two thresholds, AP = R1 P1 + (1 - R1) P0 with P0 the share of positives. Undefined (NaN) unless
@@ -95,5 +105,7 @@ for _name, _statistic, _hub in (("accuracy", accuracy, "accuracy"), ("f1_macro",
                                 ("f1_weighted", f1_weighted, "f1_weighted"),
                                 ("precision_macro", precision_macro, "precision"),
                                 ("recall_macro", recall_macro, "recall"),
+                                ("precision_weighted", precision_weighted, "precision_weighted"),
+                                ("recall_weighted", recall_weighted, "recall_weighted"),
                                 ("ap_binary", average_precision_binary, "ap")):
     METRICS.register(_name, MetricEntry(INPUTS, _statistic, hub_id=_hub, per_run=True))

@@ -16,13 +16,14 @@ from specrun.metrics.resampling import distribution, percentile_interval
 
 
 def n_runs(metric: MetricEntry, data: Sequence[np.ndarray]) -> int:
-    """The runs a per-run metric's inputs hold (the second axis of its 2-D inputs); 0 for a plain metric."""
+    """The runs a per-run metric's inputs hold (the second axis of its 2-D inputs, 1 when all are 1-D); 0 for a
+    plain metric."""
     if not metric.per_run:
         return 0
     widths = {values.shape[1] for values in data if values.ndim == 2}
     if len(widths) > 1:
         raise MetricError(f"inputs hold different numbers of runs: {sorted(widths)}")
-    return widths.pop() if widths else 0
+    return widths.pop() if widths else 1
 
 
 def per_run_values(metric: MetricEntry, data: Sequence[np.ndarray]) -> np.ndarray:
@@ -75,6 +76,6 @@ def estimate(name: str, arrays: dict[str, np.ndarray], *, resamples: int, confid
         raise MetricError(f"{name}: {degenerate} of {resamples} bootstrap resamples are degenerate "
                           f"(constant input); the interval is undefined on {n} units")
     low, high = percentile_interval(values, confidence)
-    if not metric.per_run:
+    if each.size < 2:  # one fit, or none: nothing varies across runs
         return Score(value=point, ci_low=low, ci_high=high, n=n)
     return Score(value=point, ci_low=low, ci_high=high, n=n, runs=int(each.size), run_sd=float(np.std(each)))

@@ -29,6 +29,7 @@ def check_references(spec: Spec, located: LocatedYaml, require_fingerprints: boo
     for source_name, source in spec.sources.items():
         _check_layout(source, ("sources", source_name, "mirror") if isinstance(source, HubDataset)
                       else ("sources", source_name), located)
+        _check_pinned_members(source_name, source, located)
     for name, split in spec.splits.items():
         if split.source not in spec.sources:
             raise located.error(("splits", name, "source"),
@@ -145,6 +146,26 @@ def _check_layout(source: HubDataset | GitSource, key: KeyPath, located: Located
         except ValidationError as exc:
             err = exc.errors(include_url=False)[0]
             raise located.error((*key, "options", *err["loc"]), err["msg"].removeprefix("Value error, ")) from None
+
+
+def _check_pinned_members(source_name: str, source: HubDataset | GitSource, located: LocatedYaml) -> None:
+    """A folder format that names the files it reads reads only pinned ones, where the folder's contents are
+    pinned: an unpinned file beside pinned ones would be read unverified."""
+    if isinstance(source, HubDataset) and source.mirror is None:
+        return
+    entry = registry.readers().get(source.layout.format)
+    if entry is None or entry.files_read is None:
+        return
+    options = entry.merged_options(source.layout)
+    for split_name in source.split_names:
+        ref = source.file_for(split_name)
+        if ref.contents is None:
+            continue
+        for name in entry.files_read(options, split_name):
+            if name not in ref.contents:
+                raise located.error(("sources", source_name, "files", split_name, "contents"),
+                                    f"format {source.layout.format} reads {name!r}, which `contents` does not "
+                                    f"pin; add its sha256 (pinned: {', '.join(ref.contents)})")
 
 
 def _relative_inside(text: str) -> bool:

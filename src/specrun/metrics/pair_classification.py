@@ -1,0 +1,72 @@
+"""Pair classification measures as MTEB's AbsTaskPairClassification computes them, count-weighted: average
+precision of a similarity against binary labels (scikit-learn's), the best accuracy and the best F1 over every
+threshold between two distinct scores of the units, the maxima of those over the similarity functions (MTEB's
+`max_*`), and accuracy and F1 at a threshold fixed beforehand (chosen on a threshold split, as JMTEB).
+
+All are written on the units sorted once by score, with ties grouped (a threshold never splits tied scores, as
+MTEB's search skips them): a resample's cumulative counts per group give every threshold at once."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from specrun.core.contracts import MetricEntry
+from specrun.core.registry import METRICS
+from specrun.search.thresholds import FUNCTIONS, best_accuracy, best_f1, grouped, score_output
+
+
+def average_precision(score: np.ndarray, label: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """scikit-learn's average_precision_score: sum over thresholds of (recall step) x precision."""
+    positives, units, _, _ = grouped(score, label, weights)
+    total = positives[..., -1:]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        precision = np.where(units > 0, positives / np.where(units > 0, units, 1), 0.0)
+        steps = np.diff(positives, axis=-1, prepend=0.0) / total
+    return np.where(total[..., 0] > 0, (steps * precision).sum(axis=-1), np.nan)
+
+
+def _decided(score: np.ndarray, label: np.ndarray, threshold: np.ndarray,
+             weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    positive = score > threshold
+    w = np.asarray(weights, dtype=np.float64)
+    tp = (w * (positive & (label == 1))).sum(axis=-1)
+    fp = (w * (positive & (label == 0))).sum(axis=-1)
+    fn = (w * (~positive & (label == 1))).sum(axis=-1)
+    return tp, fp, fn
+
+
+def accuracy_at_threshold(score: np.ndarray, label: np.ndarray, threshold: np.ndarray,
+                          weights: np.ndarray) -> np.ndarray:
+    positive = score > threshold
+    w = np.asarray(weights, dtype=np.float64)
+    return (w * (positive == (label == 1))).sum(axis=-1) / w.sum(axis=-1)
+
+
+def f1_at_threshold(score: np.ndarray, label: np.ndarray, threshold: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    tp, fp, fn = _decided(score, label, threshold, weights)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(tp > 0, 2 * tp / (2 * tp + fp + fn), 0.0)
+
+
+def _maximum(statistic):  # type: ignore[no-untyped-def]
+    def over_functions(*arrays: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        *scores, label = arrays
+        return np.max([statistic(s, label, weights) for s in scores], axis=0)
+    return over_functions
+
+
+for _function in FUNCTIONS:
+    _inputs = (score_output(_function), "pair_label")
+    _suffix = "" if _function == "cosine" else f"_{_function}"
+    METRICS.register(f"pair_ap{_suffix}", MetricEntry(_inputs, average_precision, hub_id=f"{_function}_ap"))
+    METRICS.register(f"pair_best_accuracy{_suffix}", MetricEntry(_inputs, best_accuracy,
+                                                                 hub_id=f"{_function}_accuracy"))
+    METRICS.register(f"pair_best_f1{_suffix}", MetricEntry(_inputs, best_f1, hub_id=f"{_function}_f1"))
+_ALL = (*(score_output(f) for f in FUNCTIONS), "pair_label")
+METRICS.register("pair_max_ap", MetricEntry(_ALL, _maximum(average_precision), hub_id="max_ap"))
+METRICS.register("pair_max_accuracy", MetricEntry(_ALL, _maximum(best_accuracy), hub_id="max_accuracy"))
+METRICS.register("pair_max_f1", MetricEntry(_ALL, _maximum(best_f1), hub_id="max_f1"))
+_FIXED_ACC = ("cosine_score", "pair_label", "accuracy_threshold")
+_FIXED_F1 = ("cosine_score", "pair_label", "f1_threshold")
+METRICS.register("pair_accuracy_at_threshold", MetricEntry(_FIXED_ACC, accuracy_at_threshold, hub_id="accuracy"))
+METRICS.register("pair_f1_at_threshold", MetricEntry(_FIXED_F1, f1_at_threshold, hub_id="f1"))

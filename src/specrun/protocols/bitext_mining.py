@@ -1,0 +1,70 @@
+"""Bitext mining: each source sentence is matched to its nearest target sentence by cosine among all targets of
+the split; a match is right when it is the target on the same line, as MTEB's BitextMiningEvaluator scores it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from specrun.core.contracts import KindExample, ProtocolKind
+from specrun.core.registry import PROTOCOLS
+from specrun.core.types import NO_SUPPORT, Embed, Item, Outputs, Support
+from specrun.search.cosine import COSINE_DECIMALS, check_norms
+
+BLOCK = 256  # source sentences scored at once: memory is BLOCK x targets, never sources x targets
+
+
+def nearest_targets(sources: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Index of each source row's nearest target row by cosine (float64, rounded as every cosine in specrun);
+    ties go to the first target, as torch.topk(k=1) in MTEB's search."""
+    sources = np.asarray(sources, dtype=np.float64)
+    targets = np.asarray(targets, dtype=np.float64)
+    source_norms, target_norms = np.linalg.norm(sources, axis=1), np.linalg.norm(targets, axis=1)
+    check_norms(source_norms)
+    check_norms(target_norms)
+    unit_targets = targets / target_norms[:, None]
+    found = np.empty(len(sources), dtype=np.int64)
+    for start in range(0, len(sources), BLOCK):
+        block = sources[start:start + BLOCK] / source_norms[start:start + BLOCK, None]
+        scores = np.round(block @ unit_targets.T, COSINE_DECIMALS)
+        found[start:start + BLOCK] = np.argmax(scores, axis=1)
+    return found
+
+
+class BitextMiningProtocol(ProtocolKind):
+    """Line-aligned translations: item i holds the source sentence and target sentence of line i. Every source is
+    matched against every target of the split; outputs per source sentence: the matched target's line and its own
+    line. Metrics are scikit-learn's over those lines as labels (MTEB: F1, precision and recall weighted by
+    support, accuracy)."""
+
+    item_fields: ClassVar[dict[str, str]] = {"source": "text", "target": "text"}
+    outputs: ClassVar[tuple[str, ...]] = ("predicted_class", "gold_class")
+    unit: ClassVar[str] = "source sentences"
+    hub_task: ClassVar[str] = "translation"
+    hub_task_id: ClassVar[str | None] = None
+
+    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[str]:
+        for item in items:
+            yield item.fields["source"]
+            yield item.fields["target"]
+
+    def run(self, items: Sequence[Item], embed: Embed, options: Any, support: Support = NO_SUPPORT) -> Outputs:
+        sources = embed([item.fields["source"] for item in items])
+        targets = embed([item.fields["target"] for item in items])
+        matched = nearest_targets(sources, targets)
+        return Outputs(unit=self.unit, ids=[item.id for item in items],
+                       arrays={"predicted_class": matched.astype(np.float64),
+                               "gold_class": np.arange(len(items), dtype=np.float64)})
+
+    def example(self) -> KindExample:
+        pairs = [("猫が寝ている", "the cat is sleeping"), ("雨が降っている", "it is raining"),
+                 ("本を読みます", "I read a book"), ("駅はどこですか", "where is the station"),
+                 ("ありがとう", "thank you"), ("おはよう", "good morning")]
+        return KindExample(items=[Item(id=f"b{i}", fields={"source": s, "target": t})
+                                  for i, (s, t) in enumerate(pairs)],
+                           metrics=("accuracy", "f1_weighted", "precision_weighted", "recall_weighted"))
+
+
+PROTOCOLS.register("bitext_mining", BitextMiningProtocol())

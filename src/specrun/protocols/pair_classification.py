@@ -1,0 +1,90 @@
+"""Pair classification: is a sentence pair a positive (a paraphrase, an entailment)? Each pair's similarity
+under four functions, scored against binary labels by threshold-free AP and by the best threshold, as MTEB's
+AbsTaskPairClassification; a threshold can instead be chosen on another split and applied here, as JMTEB does."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+from pydantic import Field
+
+from specrun.core.contracts import KindExample, ProtocolKind
+from specrun.core.errors import DataError
+from specrun.core.registry import PROTOCOLS
+from specrun.core.types import NO_SUPPORT, Embed, Item, Outputs, Strict, Support
+from specrun.search.cosine import cosine_rows
+from specrun.search.thresholds import FUNCTIONS, best_thresholds, score_output
+
+
+class PairOptions(Strict):
+    threshold_split: str | None = Field(
+        None, description="A split whose pairs choose the accuracy and F1 thresholds (cosine) that are then "
+                          "applied to the evaluated split, as JMTEB; without it they are chosen on the evaluated "
+                          "split itself, as MTEB.")
+
+
+def similarities(left: np.ndarray, right: np.ndarray) -> dict[str, np.ndarray]:
+    """Per pair: cosine, dot product, and the negated euclidean and manhattan distances (higher = more similar,
+    as MTEB's reversed sort of distances)."""
+    a, b = np.asarray(left, dtype=np.float64), np.asarray(right, dtype=np.float64)
+    return {"cosine": cosine_rows(a, b), "dot": np.einsum("ij,ij->i", a, b),
+            "euclidean": -np.linalg.norm(a - b, axis=1), "manhattan": -np.abs(a - b).sum(axis=1)}
+
+
+class PairClassificationProtocol(ProtocolKind):
+    """Each sentence embedded on its own; per pair its similarity under each function and its 0/1 label, and the
+    cosine thresholds for accuracy and F1 (from the threshold split, or from the evaluated split itself)."""
+
+    item_fields: ClassVar[dict[str, str]] = {"text1": "text", "text2": "text", "label": "binary"}
+    outputs: ClassVar[tuple[str, ...]] = (*(score_output(f) for f in FUNCTIONS), "pair_label",
+                                          "accuracy_threshold", "f1_threshold")
+    unit: ClassVar[str] = "pairs"
+    Options = PairOptions
+    hub_task: ClassVar[str] = "text-classification"
+    hub_task_id: ClassVar[str] = "semantic-similarity-classification"
+    split_options: ClassVar[tuple[str, ...]] = ("threshold_split",)
+
+    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[str]:
+        for group in (items, *support.values()):
+            for item in group:
+                yield item.fields["text1"]
+                yield item.fields["text2"]
+
+    def _scored(self, items: Sequence[Item], embed: Embed, where: str) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        labels = np.array([item.fields["label"] for item in items], dtype=np.float64)
+        if len(set(labels)) < 2:
+            raise DataError(f"{where}: every pair has label {int(labels[0])}; pair classification needs both "
+                            "positive and negative pairs")
+        left = embed([item.fields["text1"] for item in items])
+        right = embed([item.fields["text2"] for item in items])
+        return similarities(left, right), labels
+
+    def run(self, items: Sequence[Item], embed: Embed, options: Any, support: Support = NO_SUPPORT) -> Outputs:
+        scores, labels = self._scored(items, embed, "the evaluated split")
+        if options.threshold_split is not None:
+            chosen, chosen_labels = self._scored(support[options.threshold_split], embed,
+                                                 f"threshold split {options.threshold_split!r}")
+            accuracy_threshold, f1_threshold = best_thresholds(chosen["cosine"], chosen_labels)
+        else:
+            accuracy_threshold, f1_threshold = best_thresholds(scores["cosine"], labels)
+        n = len(items)
+        return Outputs(unit=self.unit, ids=[item.id for item in items], arrays={
+            **{score_output(name): values for name, values in scores.items()}, "pair_label": labels,
+            "accuracy_threshold": np.full(n, accuracy_threshold), "f1_threshold": np.full(n, f1_threshold)})
+
+    def example(self) -> KindExample:
+        pairs = [("a man plays a guitar", "a man is playing a guitar", 1), ("a dog runs", "a cat sleeps", 0),
+                 ("the woman slices onions", "a woman is cutting an onion", 1), ("kids swim", "a car drives", 0),
+                 ("a boy reads", "a child is reading", 1), ("rain falls", "the sun shines", 0)]
+        held = [("two men talk", "two people are talking", 1), ("a bird sings", "a fish swims", 0),
+                ("a girl dances", "a girl is dancing", 1), ("snow falls", "a man cooks", 0)]
+        return KindExample(
+            items=[Item(id=f"p{i}", fields={"text1": a, "text2": b, "label": y}) for i, (a, b, y) in enumerate(pairs)],
+            options={"threshold_split": "dev"},
+            support={"dev": [Item(id=f"d{i}", fields={"text1": a, "text2": b, "label": y})
+                             for i, (a, b, y) in enumerate(held)]})
+
+
+PROTOCOLS.register("pair_classification", PairClassificationProtocol())
