@@ -22,7 +22,7 @@ from tests.conftest import SPECS, plan_of
 
 def test_nearest_targets_equal_a_brute_force_loop_with_first_index_ties() -> None:
     rng = np.random.default_rng(0)
-    sources, targets = rng.standard_normal((600, 8)), rng.standard_normal((300, 8))
+    sources, targets = rng.standard_normal((300, 8)), rng.standard_normal((90, 8))  # blocks of 256: two
     targets[7] = targets[3]  # an exact duplicate: the tie goes to line 3
     sources[0] = targets[3] * 2
     found = nearest_targets(sources, targets)

@@ -99,7 +99,7 @@ def test_the_value_is_the_mean_over_experiments_and_the_interval_a_two_level_loo
     fit, test, embed, _ = toy(n_test=30, seed=3)
     out = PROTOCOL.run(test, embed, options(samples_per_label=3, n_experiments=5), {"train": fit})
     predicted, gold = out.arrays["predicted_class"], out.arrays["gold_class"]
-    resamples, seed = 200, 11
+    resamples, seed = 60, 11
     for name, scorer in (("accuracy", accuracy_score),
                          ("f1_macro", lambda y, p: f1_score(y, p, average="macro", zero_division=0))):
         score = estimate(name, out.arrays, resamples=resamples, confidence=0.9, seed=seed)

@@ -1,0 +1,115 @@
+"""Cluster agreement as scikit-learn defines it (V-measure, NMI and AMI with the arithmetic mean, ARI), count-weighted
+and one value per run: cluster_id is (documents, runs). scikit-learn's scorers take no sample weights; here a
+resample's weighted contingency table (one sparse product for a batch of resamples) gives the same numbers as
+scikit-learn on the repeated documents."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+
+from specrun.core.contracts import MetricEntry
+from specrun.core.registry import METRICS
+
+INPUTS = ("cluster_id", "gold_class")
+
+
+def contingency(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """(..., runs, classes, clusters) weighted counts of each (gold label, cluster) in each run."""
+    clusters = clusters.reshape(len(gold), -1).astype(np.int64)
+    n_classes, n_clusters = int(gold.max()) + 1, int(clusters.max()) + 1
+    flat = np.atleast_2d(np.asarray(weights, dtype=np.float64))
+    tables = []
+    for run in range(clusters.shape[1]):
+        cells = gold.astype(np.int64) * n_clusters + clusters[:, run]
+        one_hot = sparse.csr_matrix((np.ones(len(gold)), (np.arange(len(gold)), cells)),
+                                    shape=(len(gold), n_classes * n_clusters))
+        tables.append(np.asarray((one_hot.T @ flat.T).T))
+    stacked = np.stack(tables, axis=-2).reshape(*flat.shape[:-1], clusters.shape[1], n_classes, n_clusters)
+    return stacked.reshape(*np.shape(weights)[:-1], clusters.shape[1], n_classes, n_clusters)
+
+
+def _plogp(counts: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """-sum p log p over the last axis, p = counts / total (natural log, as scikit-learn)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = counts / total[..., None]
+        return -np.where(counts > 0, p * np.log(np.where(counts > 0, p, 1)), 0.0).sum(axis=-1)
+
+
+def _parts(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, ...]:
+    table = contingency(clusters, gold, weights)
+    total = table.sum(axis=(-2, -1))
+    rows, columns = table.sum(axis=-1), table.sum(axis=-2)
+    h_gold, h_cluster = _plogp(rows, total), _plogp(columns, total)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        outer = rows[..., :, None] * columns[..., None, :]
+        ratio = table * total[..., None, None] / np.where(outer > 0, outer, 1)
+        mi = (np.where(table > 0, table * np.log(np.where(table > 0, ratio, 1)), 0.0).sum(axis=(-2, -1)) / total)
+    mi = np.clip(np.where(np.abs(mi) < np.finfo(np.float64).eps, 0.0, mi), 0.0, None)
+    return table, total, rows, columns, h_gold, h_cluster, mi
+
+
+def v_measure(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    _, _, _, _, h_gold, h_cluster, mi = _parts(clusters, gold, weights)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        homogeneity = np.where(h_gold > 0, mi / h_gold, 1.0)
+        completeness = np.where(h_cluster > 0, mi / h_cluster, 1.0)
+        return np.where(homogeneity + completeness > 0,
+                        2 * homogeneity * completeness / (homogeneity + completeness), 0.0)
+
+
+def nmi(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    _, _, rows, columns, h_gold, h_cluster, mi = _parts(clusters, gold, weights)
+    one_each = ((rows > 0).sum(axis=-1) == 1) & ((columns > 0).sum(axis=-1) == 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = np.where(mi > 0, mi / ((h_gold + h_cluster) / 2), 0.0)
+    return np.where(one_each, 1.0, value)
+
+
+def expected_mutual_information(rows: np.ndarray, columns: np.ndarray, total: float) -> float:
+    """E[MI] of two labelings with these marginals under the hypergeometric model (Vinh, Epps and Bailey 2010),
+    the term AMI subtracts; integer counts (a bootstrap resample's are). Written out with log-gamma because
+    scikit-learn's version is private."""
+    from scipy.special import gammaln
+
+    a, b = rows[rows > 0][:, None, None], columns[columns > 0][None, :, None]
+    n = int(total)
+    top = int(min(a.max(), b.max()))
+    nij = np.arange(1, top + 1, dtype=np.float64)[None, None, :]
+    low, high = np.maximum(1, a + b - n), np.minimum(a, b)
+    valid = (nij >= low) & (nij <= high)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        log_p = (gammaln(a + 1) + gammaln(b + 1) + gammaln(n - a + 1) + gammaln(n - b + 1) - gammaln(n + 1)
+                 - gammaln(nij + 1) - gammaln(a - nij + 1) - gammaln(b - nij + 1) - gammaln(n - a - b + nij + 1))
+        term = nij / n * (np.log(n * nij) - np.log(a * b)) * np.exp(log_p)
+    return float(np.where(valid, term, 0.0).sum())
+
+
+def ami(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Adjusted mutual information, arithmetic mean (scikit-learn's default): (MI - E[MI]) / (mean H - E[MI])."""
+    _, total, rows, columns, h_gold, h_cluster, mi = _parts(clusters, gold, weights)
+    flat = [array.reshape(-1, *array.shape[len(total.shape):]) for array in (total, rows, columns)]
+    emi = np.array([expected_mutual_information(r, c, t) for t, r, c in zip(*flat, strict=True)]).reshape(
+        total.shape)
+    one_each = ((rows > 0).sum(axis=-1) == 1) & ((columns > 0).sum(axis=-1) == 1)
+    denominator = (h_gold + h_cluster) / 2 - emi
+    eps = np.finfo(np.float64).eps
+    denominator = np.where(denominator < 0, np.minimum(denominator, -eps), np.maximum(denominator, eps))
+    return np.where(one_each, 1.0, (mi - emi) / denominator)
+
+
+def ari(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Adjusted Rand index from the pair counts, as scikit-learn's pair_confusion_matrix formula."""
+    table, total, rows, columns, _, _, _ = _parts(clusters, gold, weights)
+    sum_squares = (table ** 2).sum(axis=(-2, -1))
+    tp = sum_squares - total
+    fp = (table * columns[..., None, :]).sum(axis=(-2, -1)) - sum_squares
+    fn = (table * rows[..., :, None]).sum(axis=(-2, -1)) - sum_squares
+    tn = total ** 2 - fp - fn - sum_squares
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = 2.0 * (tp * tn - fn * fp) / ((tp + fn) * (fn + tn) + (tp + fp) * (fp + tn))
+    return np.where((fn == 0) & (fp == 0), 1.0, value)
+
+
+for _name, _statistic in (("v_measure", v_measure), ("nmi", nmi), ("ami", ami), ("ari", ari)):
+    METRICS.register(_name, MetricEntry(INPUTS, _statistic, hub_id=_name, per_run=True))
