@@ -85,6 +85,13 @@ def to_label(value: Any) -> str | int:
     raise FieldError(f"expected a class label (text or whole number), got {_shown(value)!r}")
 
 
+def to_numbers(value: Any) -> list[float]:
+    """A non-empty list of finite numbers (several scores of one item, e.g. one per machine summary)."""
+    if not isinstance(value, list) or not value:
+        raise FieldError(f"expected a non-empty list of numbers, got {_shown(value)!r}")
+    return [to_number(number) for number in value]
+
+
 def to_binary(value: Any) -> int:
     """A binary label, 0 or 1 (a `values` map turns NLI labels into it: entailment 1, others 0)."""
     number = parse_number(value)
@@ -94,5 +101,5 @@ def to_binary(value: Any) -> int:
 
 
 for _kind, _converter in (("text", to_text), ("number", to_number), ("texts", to_texts), ("labels", to_labels),
-                          ("label", to_label), ("binary", to_binary)):
+                          ("label", to_label), ("binary", to_binary), ("numbers", to_numbers)):
     FIELD_KINDS.register(_kind, _converter)

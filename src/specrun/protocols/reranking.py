@@ -1,0 +1,73 @@
+"""Reranking: each query orders its own candidate list by cosine, scored with trec_eval's measures at cutoffs
+(MAP@1000, MRR@10, nDCG@10, recall and precision at K) through the very function the corpus protocol uses, as
+MTEB scores its reranking tasks with pytrec_eval."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from specrun.core.contracts import KindExample, ProtocolKind
+from specrun.core.errors import DataError, SpecrunError
+from specrun.core.registry import PROTOCOLS
+from specrun.core.types import CORPUS_CUTOFFS, NO_SUPPORT, TREC_MEASURES, Embed, Item, Outputs, Support, trec_output
+from specrun.protocols.ranking import trec_measures
+from specrun.search.cosine import cosine_rows
+
+
+class RerankingProtocol(ProtocolKind):
+    """Per query, its candidates ranked by cosine, highest first, ties in the data's order (stable); the gains are
+    the candidates' relevance (0/1), the ideal ranking all relevant first. Per query trec_eval's measures at each
+    cutoff (`ndcg_cut_10`, `map_cut_1000`, `mrr_cut_10`, ...); metrics average them over queries."""
+
+    item_fields: ClassVar[dict[str, str]] = {"query": "text", "candidates": "texts", "relevance": "labels"}
+    outputs: ClassVar[tuple[str, ...]] = tuple(trec_output(m, k) for m in TREC_MEASURES for k in CORPUS_CUTOFFS)
+    unit: ClassVar[str] = "queries"
+    hub_task: ClassVar[str] = "text-ranking"
+    hub_task_id: ClassVar[str | None] = None
+
+    def validate_items(self, items: Sequence[Item], options: Any, origin: str) -> None:
+        for item in items:
+            if len(item.fields["candidates"]) != len(item.fields["relevance"]):
+                raise DataError(f"query {item.id}: {len(item.fields['candidates'])} candidates but "
+                                f"{len(item.fields['relevance'])} labels", file=origin)
+            if not any(item.fields["relevance"]):
+                raise DataError(f"query {item.id}: no relevant candidate; recall and AP are undefined", file=origin)
+
+    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[str]:
+        for item in items:
+            yield item.fields["query"]
+            yield from item.fields["candidates"]
+
+    def run(self, items: Sequence[Item], embed: Embed, options: Any, support: Support = NO_SUPPORT) -> Outputs:
+        depth = max(len(item.fields["candidates"]) for item in items)
+        gains = np.zeros((len(items), depth))
+        ideal = np.zeros((len(items), depth))
+        for row, item in enumerate(items):
+            candidates = item.fields["candidates"]
+            query = embed([item.fields["query"]])
+            scores = cosine_rows(np.repeat(query, len(candidates), axis=0), embed(candidates))
+            if len(candidates) > 1 and np.ptp(scores) == 0:
+                raise SpecrunError(f"query {item.id}: every candidate has the same score; the ranking is arbitrary")
+            relevance = np.asarray(item.fields["relevance"], dtype=np.float64)
+            gains[row, :len(candidates)] = relevance[np.argsort(-scores, kind="stable")]
+            ideal[row, :len(candidates)] = np.sort(relevance)[::-1]
+        n_relevant = (ideal >= 1).sum(axis=1).astype(np.float64)
+        return Outputs(unit=self.unit, ids=[item.id for item in items],
+                       arrays=trec_measures(gains, ideal, n_relevant))
+
+    def example(self) -> KindExample:
+        queries = [("compiling java in a terminal", ["how to compile java", "javac on the command line",
+                                                      "int versus Integer", "null pointer exception"], [1, 1, 0, 0]),
+                   ("parse a number from text", ["convert a string to an int", "read input with Scanner",
+                                                  "java cannot find symbol"], [1, 0, 0]),
+                   ("my program crashes with null", ["null pointer exception", "how to compile java",
+                                                      "int versus Integer", "what is a stack trace"], [1, 0, 0, 1])]
+        return KindExample(items=[Item(id=f"q{i}", fields={"query": q, "candidates": c, "relevance": r})
+                                  for i, (q, c, r) in enumerate(queries)],
+                           metrics=("map_cut_1000", "mrr_cut_10", "ndcg_cut_10", "recall_cut_3", "precision_cut_1"))
+
+
+PROTOCOLS.register("reranking", RerankingProtocol())

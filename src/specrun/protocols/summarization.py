@@ -1,0 +1,80 @@
+"""Summarization (SummEval style): a machine summary's predicted quality is its highest cosine to the human
+summaries of the same text; per text, Spearman and Pearson of those predictions against the human scores, then
+their mean over texts, as MTEB's SummarizationEvaluator."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy import stats
+
+from specrun.core.contracts import KindExample, ProtocolKind
+from specrun.core.errors import DataError
+from specrun.core.registry import PROTOCOLS
+from specrun.core.types import NO_SUPPORT, Embed, Item, Outputs, Support
+from specrun.search.cosine import COSINE_DECIMALS, check_norms
+
+
+def max_cosines(machine: np.ndarray, human: np.ndarray) -> np.ndarray:
+    """Each machine summary's highest cosine to any human summary (float64, rounded as every cosine)."""
+    machine, human = np.asarray(machine, dtype=np.float64), np.asarray(human, dtype=np.float64)
+    machine_norms, human_norms = np.linalg.norm(machine, axis=1), np.linalg.norm(human, axis=1)
+    check_norms(machine_norms)
+    check_norms(human_norms)
+    cosines = (machine / machine_norms[:, None]) @ (human / human_norms[:, None]).T
+    return np.round(cosines, COSINE_DECIMALS).max(axis=1)
+
+
+class SummarizationProtocol(ProtocolKind):
+    """Per text (the unit): its machine summaries scored by their best cosine to its human summaries, correlated
+    with the human scores of the machine summaries. A text whose human scores or predictions are all equal has
+    no correlation; it is left out (valid = 0), as MTEB skips it, and the count says how many remain."""
+
+    item_fields: ClassVar[dict[str, str]] = {"machine_summaries": "texts", "human_summaries": "texts",
+                                             "human_scores": "numbers"}
+    outputs: ClassVar[tuple[str, ...]] = ("text_spearman", "text_pearson", "valid")
+    unit: ClassVar[str] = "texts"
+    hub_task: ClassVar[str] = "summarization"
+    hub_task_id: ClassVar[str | None] = None
+
+    def validate_items(self, items: Sequence[Item], options: Any, origin: str) -> None:
+        for item in items:
+            if len(item.fields["machine_summaries"]) != len(item.fields["human_scores"]):
+                raise DataError(f"text {item.id}: {len(item.fields['machine_summaries'])} machine summaries but "
+                                f"{len(item.fields['human_scores'])} human scores", file=origin)
+
+    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[str]:
+        for item in items:
+            yield from item.fields["machine_summaries"]
+            yield from item.fields["human_summaries"]
+
+    def run(self, items: Sequence[Item], embed: Embed, options: Any, support: Support = NO_SUPPORT) -> Outputs:
+        spearman, pearson, valid = np.zeros(len(items)), np.zeros(len(items)), np.zeros(len(items))
+        for row, item in enumerate(items):
+            predicted = max_cosines(embed(item.fields["machine_summaries"]), embed(item.fields["human_summaries"]))
+            human = np.asarray(item.fields["human_scores"], dtype=np.float64)
+            if len(human) < 2 or np.ptp(human) == 0 or np.ptp(predicted) == 0:
+                continue
+            spearman[row] = stats.spearmanr(human, predicted).statistic
+            pearson[row] = stats.pearsonr(human, predicted).statistic
+            valid[row] = 1.0
+        return Outputs(unit=self.unit, ids=[item.id for item in items],
+                       arrays={"text_spearman": spearman, "text_pearson": pearson, "valid": valid})
+
+    def example(self) -> KindExample:
+        texts = [(["the council approved the budget", "a budget", "council meets"],
+                  ["the city council approved next year's budget"], [4.5, 2.0, 1.5]),
+                 (["the team won the cup final", "a match was played", "football"],
+                  ["the home team won the cup final on penalties"], [4.0, 2.5, 1.0]),
+                 (["rain is expected all week", "weather news", "it might rain"],
+                  ["forecasters expect rain for the whole week"], [4.8, 1.2, 3.0]),
+                 (["a new phone was released", "phones", "the company sells a phone"],
+                  ["the company released its new phone today"], [4.2, 1.0, 3.1])]
+        return KindExample(items=[Item(id=f"s{i}", fields={"machine_summaries": m, "human_summaries": h,
+                                                           "human_scores": s})
+                                  for i, (m, h, s) in enumerate(texts)])
+
+
+PROTOCOLS.register("summarization", SummarizationProtocol())
