@@ -1,4 +1,6 @@
-"""Zero-shot STS: the cosine of each pair's two embeddings against a gold similarity."""
+"""STS: the cosine of each pair's two embeddings against a gold similarity (zero-shot), or, with a fit split,
+SentEval's supervised probe: a linear regression on the features |u - v| and u * v of the fit split's pairs
+predicts each evaluated pair's similarity."""
 
 from __future__ import annotations
 
@@ -6,16 +8,29 @@ from collections.abc import Iterator, Sequence
 from typing import ClassVar
 
 import numpy as np
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from specrun.core.contracts import KindExample, ProtocolKind
+from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import NO_SUPPORT, Embed, Item, Outputs, Support
+from specrun.core.types import NO_SUPPORT, Embed, Item, Outputs, Strict, Support
 from specrun.search.cosine import cosine_rows
 
 
+class StsOptions(Strict):
+    fit_split: str | None = Field(
+        None, description="A split whose pairs fit SentEval's supervised probe (a linear regression on |u - v| "
+                          "and u * v); without it the prediction is the cosine (zero-shot).")
+
+
+def pair_features(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """SentEval's STS features of a pair: |u - v| and u * v, side by side."""
+    left, right = np.asarray(left, dtype=np.float64), np.asarray(right, dtype=np.float64)
+    return np.concatenate([np.abs(left - right), left * right], axis=1)
+
+
 class StsProtocol(ProtocolKind):
-    """Zero-shot STS: embed each sentence on its own; the prediction is the cosine of the pair."""
+    """STS: embed each sentence on its own; the prediction is the cosine of the pair, or a probe's prediction."""
 
     item_fields: ClassVar[dict[str, str]] = {"text1": "text", "text2": "text", "gold": "number"}
     outputs: ClassVar[tuple[str, ...]] = ("prediction", "gold")
@@ -24,21 +39,39 @@ class StsProtocol(ProtocolKind):
     hub_task: ClassVar[str] = "sentence-similarity"
     hub_task_id: ClassVar[str] = "semantic-similarity-scoring"
     caption: ClassVar[str] = "predicted similarity against gold"
+    Options = StsOptions
+    split_options: ClassVar[tuple[str, ...]] = ("fit_split",)
 
     def validate_items(self, items: Sequence[Item], options: BaseModel, origin: str) -> None:
         return None
 
     def texts(self, items: Sequence[Item], options: BaseModel, support: Support = NO_SUPPORT) -> Iterator[str]:
-        for item in items:
-            yield item.fields["text1"]
-            yield item.fields["text2"]
+        for group in (items, *support.values()):
+            for item in group:
+                yield item.fields["text1"]
+                yield item.fields["text2"]
+
+    def _embedded(self, items: Sequence[Item], embed: Embed) -> tuple[np.ndarray, np.ndarray]:
+        return embed([item.fields["text1"] for item in items]), embed([item.fields["text2"] for item in items])
 
     def run(self, items: Sequence[Item], embed: Embed, options: BaseModel,
             support: Support = NO_SUPPORT) -> Outputs:
-        left = embed([item.fields["text1"] for item in items])
-        right = embed([item.fields["text2"] for item in items])
-        prediction = cosine_rows(left, right)
+        assert isinstance(options, StsOptions)
+        left, right = self._embedded(items, embed)
+        prediction = cosine_rows(left, right)  # also refuses a zero or non-finite vector
         gold = np.array([item.fields["gold"] for item in items], dtype=np.float64)
+        if options.fit_split is not None:
+            from sklearn.linear_model import LinearRegression
+
+            fit = support[options.fit_split]
+            fit_left, fit_right = self._embedded(fit, embed)
+            cosine_rows(fit_left, fit_right)  # only to refuse a zero or non-finite vector of the fit split
+            fit_gold = np.array([item.fields["gold"] for item in fit], dtype=np.float64)
+            if np.ptp(fit_gold) == 0:
+                raise DataError(f"fit split {options.fit_split!r}: every gold score is {float(fit_gold[0])!r}; a probe "
+                                "fitted on it predicts a constant")
+            probe = LinearRegression().fit(pair_features(fit_left, fit_right), fit_gold)
+            prediction = probe.predict(pair_features(left, right))
         return Outputs(unit=self.unit, ids=[item.id for item in items],
                        arrays={"prediction": prediction, "gold": gold})
 
