@@ -8,8 +8,9 @@ precision of a class never predicted, and recall of a class absent from the gold
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
-from scipy import sparse
 
 from specrun.core.contracts import MetricEntry
 from specrun.core.registry import METRICS
@@ -17,7 +18,9 @@ from specrun.core.registry import METRICS
 INPUTS = ("predicted_class", "gold_class")
 
 
-def _one_hot(labels: np.ndarray, n_classes: int, mask: np.ndarray | None = None) -> sparse.csr_matrix:
+def _one_hot(labels: np.ndarray, n_classes: int, mask: np.ndarray | None = None) -> Any:
+    from scipy import sparse  # imported here: scipy.sparse costs a second at start-up
+
     rows = np.arange(len(labels))
     values = np.ones(len(labels)) if mask is None else mask.astype(np.float64)
     return sparse.csr_matrix((values, (rows, labels.astype(np.int64))), shape=(len(labels), n_classes))

@@ -6,7 +6,6 @@ scikit-learn on the repeated documents."""
 from __future__ import annotations
 
 import numpy as np
-from scipy import sparse
 
 from specrun.core.contracts import MetricEntry
 from specrun.core.registry import METRICS
@@ -16,6 +15,8 @@ INPUTS = ("cluster_id", "gold_class")
 
 def contingency(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """(..., runs, classes, clusters) weighted counts of each (gold label, cluster) in each run."""
+    from scipy import sparse  # imported here: scipy.sparse costs a second at start-up
+
     clusters = clusters.reshape(len(gold), -1).astype(np.int64)
     n_classes, n_clusters = int(gold.max()) + 1, int(clusters.max()) + 1
     flat = np.atleast_2d(np.asarray(weights, dtype=np.float64))

@@ -4,7 +4,6 @@ Spearman against the gold numbers, RMSE, MAE and R², as MTEB's AbsTaskRegressio
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from specrun.core.contracts import MetricEntry
 from specrun.core.registry import METRICS
@@ -46,6 +45,8 @@ def regression_spearman(predicted: np.ndarray, gold: np.ndarray, weights: np.nda
 def kendall_tau(predicted: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """scipy's kendalltau (tau-b) of each run on the repeated items of each resample: no count-weighted form of
     tau-b is simpler than repeating the items, and scipy's is O(n log n)."""
+    from scipy import stats  # imported here: scipy.stats costs a second at start-up
+
     runs = _runs(predicted, gold)
     flat = np.atleast_2d(np.asarray(weights)).astype(np.int64)
     out = np.empty((len(flat), runs.shape[1]))

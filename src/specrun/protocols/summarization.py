@@ -8,7 +8,6 @@ from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy import stats
 
 from specrun.core.contracts import KindExample, ProtocolKind
 from specrun.core.errors import DataError
@@ -51,6 +50,8 @@ class SummarizationProtocol(ProtocolKind):
             yield from item.fields["human_summaries"]
 
     def run(self, items: Sequence[Item], embed: Embed, options: Any, support: Support = NO_SUPPORT) -> Outputs:
+        from scipy import stats  # imported here: scipy.stats costs a second at start-up
+
         spearman, pearson, valid = np.zeros(len(items)), np.zeros(len(items)), np.zeros(len(items))
         for row, item in enumerate(items):
             predicted = max_cosines(embed(item.fields["machine_summaries"]), embed(item.fields["human_summaries"]))
