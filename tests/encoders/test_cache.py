@@ -185,7 +185,8 @@ def test_fully_cached_run_imports_no_torch(tmp_path: Path, data_dir: Path) -> No
     assert warmup.wait(timeout=600) == 0
     code = ("import sys; from specrun.cli import main; "
             f"rc = main([{BIOSSES!r}, '-q', '--data-dir', {str(data_dir)!r}, '--output', {str(tmp_path / 'b')!r}]); "
-            "print(rc, *(name in sys.modules for name in ('torch', 'sentence_transformers', 'scipy', 'matplotlib', 'sklearn')))")
+            "print(rc, *(name in sys.modules for name in "
+            "('torch', 'sentence_transformers', 'scipy', 'matplotlib', 'sklearn')))")
     proc = subprocess.run([sys.executable, "-c", code], env={**os.environ, "SPECRUN_CACHE_DIR": str(cache)},
                           capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert proc.stdout.strip().splitlines()[-1] == "0 False False False False False", proc.stderr

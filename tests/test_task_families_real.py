@@ -1,0 +1,129 @@
+"""The new task families on the real data and the real model, each number against an independent computation:
+files read with csv or plain lines, a sentence-transformers encode in the runner's batches, scikit-learn fitted
+and scored directly; and against MTEB's published figures where they apply. Slow (about 20k texts twice)."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn import metrics as sk
+from sklearn.cluster import MiniBatchKMeans
+from sklearn.linear_model import LogisticRegression
+
+from specrun.results import Results
+from tests.conftest import SPECS, reference_model
+
+pytestmark = pytest.mark.slow
+
+FOLDER = "sentence-transformers__all-MiniLM-L6-v2"
+
+
+def encode(texts: list[str]) -> dict[str, np.ndarray]:
+    """The runner's batches: unique texts, longest first then by text, 64 a batch (a vector moves by ~1e-7 with
+    its batch's shape)."""
+    ordered = sorted(set(texts), key=lambda t: (-len(t), t))
+    model = reference_model()
+    vectors: dict[str, np.ndarray] = {}
+    for start in range(0, len(ordered), 64):
+        chunk = ordered[start:start + 64]
+        vectors.update(zip(chunk, model.encode(chunk, batch_size=64), strict=True))
+    return vectors
+
+
+def run(name: str, tmp: Path, data_dir: Path) -> Results:
+    from specrun.cli import main
+
+    assert main([str(SPECS / f"{name}.yaml"), "--data-dir", str(data_dir), "--output", str(tmp), "-q",
+                 "--batch-size", "64"]) == 0
+    return Results.model_validate_json((tmp / name / FOLDER / "results.json").read_text())
+
+
+def rows(path: Path, delimiter: str = ",") -> list[dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle, delimiter=delimiter))
+
+
+def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    return np.round(a @ b.T / np.outer(np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)), 12)
+
+
+def test_banking77_is_mteb_s_published_accuracy_and_scikit_learn_s(tmp_path: Path, data_dir: Path) -> None:
+    results = run("banking77", tmp_path, data_dir)
+    train, test = rows(data_dir / "banking77" / "train.csv"), rows(data_dir / "banking77" / "test.csv")
+    order = list(range(len(train)))
+    experiments = []
+    for _ in range(10):  # MTEB's undersampling, from its description: the same RandomState(42) shuffle again
+        np.random.RandomState(42).shuffle(order)
+        taken: dict[str, int] = {}
+        chosen = []
+        for i in order:
+            if taken.get(train[i]["category"], 0) < 8:
+                chosen.append(i)
+                taken[train[i]["category"]] = taken.get(train[i]["category"], 0) + 1
+        experiments.append(chosen)
+    used = sorted(set().union(*experiments))
+    vectors = encode([train[i]["text"] for i in used] + [r["text"] for r in test])
+    test_x = np.stack([vectors[r["text"]] for r in test])
+    accuracies = []
+    for chosen in experiments:
+        model = LogisticRegression(max_iter=100, random_state=42)
+        model.fit(np.stack([vectors[train[i]["text"]] for i in chosen]), [train[i]["category"] for i in chosen])
+        accuracies.append(sk.accuracy_score([r["category"] for r in test], model.predict(test_x)))
+    score = results.scores["test"]["accuracy"]
+    assert score.value == pytest.approx(np.mean(accuracies), abs=1e-9)
+    assert score.value == pytest.approx(0.8004221, abs=1e-6)  # embeddings-benchmark/results, mteb 1.12.75
+    assert score.runs == 10 and score.ci_low < score.value < score.ci_high
+    assert results.provenance.data["train"].n_source == 10003 and results.texts.unique == len(vectors)
+
+
+def test_tatoeba_jpn_eng_is_mteb_s_published_f1(tmp_path: Path, data_dir: Path) -> None:
+    results = run("tatoeba-jpn-eng", tmp_path, data_dir)
+    jpn, eng = ((data_dir / "tatoeba" / f"tatoeba.jpn-eng.{lang}").read_text(encoding="utf-8").split("\n")[:-1]
+                for lang in ("jpn", "eng"))
+    vectors = encode(jpn + eng)
+    matched = np.argmax(cosines(np.stack([vectors[t] for t in jpn]), np.stack([vectors[t] for t in eng])), axis=1)
+    lines = np.arange(len(jpn))
+    f1 = sk.f1_score(lines, matched, average="weighted", zero_division=0)
+    assert results.scores["test"]["f1"].value == pytest.approx(f1, abs=1e-12)
+    assert results.scores["test"]["accuracy"].value == pytest.approx(np.mean(matched == lines), abs=1e-12)
+    assert results.scores["test"]["f1"].value == pytest.approx(0.0096963, abs=1e-6)
+
+
+def test_jsick_pairs_ap_and_trial_threshold_f1(tmp_path: Path, data_dir: Path) -> None:
+    results = run("jsick-pairs", tmp_path, data_dir)
+    table = rows(data_dir / "jsick" / "jsick.tsv", "\t")
+    split = {name: [r for r in table if r["data"] == name] for name in ("test", "trial")}
+    vectors = encode([r[k] for part in split.values() for r in part for k in ("sentence_A_Ja", "sentence_B_Ja")])
+
+    def scored(part: list[dict[str, str]]) -> tuple[np.ndarray, np.ndarray]:
+        a = np.stack([vectors[r["sentence_A_Ja"]] for r in part])
+        b = np.stack([vectors[r["sentence_B_Ja"]] for r in part])
+        return np.diag(cosines(a, b)), np.array([r["entailment_label_Ja"] == "entailment" for r in part], int)
+
+    test_scores, test_labels = scored(split["test"])
+    trial_scores, trial_labels = scored(split["trial"])
+    distinct = np.unique(trial_scores)[::-1]
+    thresholds = (distinct[:-1] + distinct[1:]) / 2
+    f1s = [sk.f1_score(trial_labels, trial_scores > t) for t in thresholds]
+    threshold = thresholds[int(np.argmax(f1s))]
+    assert results.scores["test"]["ap"].value == pytest.approx(
+        sk.average_precision_score(test_labels, test_scores), abs=1e-12)
+    assert results.scores["test"]["f1"].value == pytest.approx(sk.f1_score(test_labels, test_scores > threshold),
+                                                               abs=1e-9)
+
+
+def test_masakhanews_v_measure_is_scikit_learn_s_kmeans(tmp_path: Path, data_dir: Path) -> None:
+    results = run("masakhanews-s2s", tmp_path, data_dir)
+    table = rows(data_dir / "masakhanews" / "eng" / "test.tsv", "\t")
+    vectors = encode([r["headline"] for r in table])
+    x = np.stack([vectors[r["headline"]] for r in table])
+    gold = [r["category"] for r in table]
+    values = [sk.v_measure_score(gold, MiniBatchKMeans(n_clusters=6, batch_size=500, n_init="auto",
+                                                       random_state=42 + run).fit(x).labels_) for run in range(10)]
+    score = results.scores["test"]["v_measure"]
+    assert score.value == pytest.approx(np.mean(values), abs=1e-9)
+    assert score.run_sd == pytest.approx(np.std(values), abs=1e-9)
