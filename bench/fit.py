@@ -1,0 +1,69 @@
+"""Time of the fitted and stochastic protocols after encoding: the fits themselves (Banking77's 10 logistic
+regressions, MasakhaNEWS's 10 k-means runs) and their two-level bootstrap, on the real model's vectors (read
+through the cache: the first call encodes). Encoding is timed apart and is not part of the figures.
+
+    .venv/bin/python bench/fit.py [--data-dir ../shared/data] [--cache-dir DIR] [--repeat 3]"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SPECS = ("banking77", "masakhanews-s2s", "jsick-pairs", "tatoeba-jpn-eng")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--cache-dir", default=None)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    from rich.console import Console
+
+    from specrun.cli import build_parser, run_options
+    from specrun.core.workspace import Workspace
+    from specrun.encoders.cached import CachedEncoder
+    from specrun.encoders.models import resolve_model
+    from specrun.metrics import estimate
+    from specrun.plan import make_plan
+    from specrun.runner import load_data
+    from specrun.spec import load_spec
+
+    flags = ["run", str(ROOT / "specs" / "banking77.yaml"), "-q"] + (["--cache-dir", args.cache_dir]
+                                                                   if args.cache_dir else [])
+    options = run_options(build_parser().parse_args(flags))
+    workspace = Workspace.resolve(options.cache_dir, options.no_cache).check()
+    model = resolve_model(options.model, options.model_revision, memo_dir=workspace.memo)
+    print("| spec | protocol run (fits) | estimates (all metrics, 1000 resamples) | units x runs |")
+    print("| --- | --- | --- | --- |")
+    for name in SPECS:
+        plan = make_plan(load_spec(str(ROOT / "specs" / f"{name}.yaml")))
+        loaded = load_data(plan, args.data_dir, workspace)
+        clock = time.perf_counter()
+        embeddings = CachedEncoder(model, options, workspace, Console(stderr=True, quiet=True)).embeddings(
+            list(dict.fromkeys(loaded.texts)))
+        encode = time.perf_counter() - clock
+        protocol = plan.protocols[0]
+        split = plan.splits[0].name
+        support = {s: loaded.splits[s].items for s in protocol.support}
+        runs, estimates = [], []
+        for _ in range(args.repeat):
+            clock = time.perf_counter()
+            outputs = protocol.entry.run(loaded.splits[split].items, embeddings.embed, protocol.options, support)
+            runs.append(time.perf_counter() - clock)
+            clock = time.perf_counter()
+            for metric in protocol.metrics:
+                estimate(metric.metric, outputs.arrays, resamples=plan.resamples, confidence=plan.confidence,
+                         seed=plan.seed)
+            estimates.append(time.perf_counter() - clock)
+        shape = " x ".join(str(n) for n in max((a.shape for a in outputs.arrays.values()), key=len))
+        print(f"| {name} | {statistics.median(runs):.2f} s | {statistics.median(estimates):.2f} s "
+              f"({len(protocol.metrics)} metrics) | {shape} |  (embeddings {encode:.1f} s, not counted)")
+
+
+if __name__ == "__main__":
+    main()
