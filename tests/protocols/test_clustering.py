@@ -55,3 +55,21 @@ def test_degenerate_label_sets_are_one_line(labels: list[str], expected: str) ->
     items = [Item(id=str(i), fields={"text": str(i), "label": label}) for i, label in enumerate(labels)]
     with pytest.raises(DataError, match=expected):
         ClusteringProtocol().run(items, lambda texts: np.ones((len(texts), 3)), ClusteringOptions())
+
+
+def test_sets_cluster_their_own_documents_and_score_only_them() -> None:
+    rng = np.random.default_rng(1)
+    vectors = np.concatenate([rng.standard_normal((30, 4)) + shift for shift in (0, 3, 6)]).astype(np.float32)
+    labels = np.repeat([0, 1, 2], 30)
+    items = [Item(id=str(i), fields={"text": str(i), "label": int(labels[i])}) for i in range(90)]
+    options = ClusteringOptions(n_runs=3, seed=7, set_size=40)
+    out = ClusteringProtocol().run(items, lambda texts: vectors[[int(t) for t in texts]], options)
+    for run in range(3):
+        members = np.sort(np.random.default_rng(7 + run).choice(90, 40, replace=False))
+        column = out.arrays["cluster_id"][:, run]
+        assert set(np.flatnonzero(column >= 0)) == set(members.tolist())
+        model = MiniBatchKMeans(n_clusters=len(set(labels[members])), batch_size=500, n_init="auto",
+                                random_state=7 + run).fit(vectors[members])
+        np.testing.assert_array_equal(column[members], model.labels_)
+        ours = v_measure(out.arrays["cluster_id"], out.arrays["gold_class"], np.ones(90))[run]
+        assert ours == pytest.approx(sk.v_measure_score(labels[members], model.labels_), abs=1e-12)

@@ -14,7 +14,8 @@ INPUTS = ("cluster_id", "gold_class")
 
 
 def contingency(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """(..., runs, classes, clusters) weighted counts of each (gold label, cluster) in each run."""
+    """(..., runs, classes, clusters) weighted counts of each (gold label, cluster) in each run; documents a run
+    left out (cluster -1) count nowhere in it."""
     from scipy import sparse  # imported here: scipy.sparse costs a second at start-up
 
     clusters = clusters.reshape(len(gold), -1).astype(np.int64)
@@ -22,8 +23,9 @@ def contingency(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> 
     flat = np.atleast_2d(np.asarray(weights, dtype=np.float64))
     tables = []
     for run in range(clusters.shape[1]):
-        cells = gold.astype(np.int64) * n_clusters + clusters[:, run]
-        one_hot = sparse.csr_matrix((np.ones(len(gold)), (np.arange(len(gold)), cells)),
+        member = clusters[:, run] >= 0  # -1: the run left the document out
+        cells = gold.astype(np.int64) * n_clusters + np.maximum(clusters[:, run], 0)
+        one_hot = sparse.csr_matrix((member.astype(np.float64), (np.arange(len(gold)), cells)),
                                     shape=(len(gold), n_classes * n_clusters))
         tables.append(np.asarray((one_hot.T @ flat.T).T))
     stacked = np.stack(tables, axis=-2).reshape(*flat.shape[:-1], clusters.shape[1], n_classes, n_clusters)

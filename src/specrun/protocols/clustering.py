@@ -25,24 +25,41 @@ class ClusteringOptions(Strict):
     n_runs: int = Field(10, ge=1, le=1000, description="k-means runs, run r seeded with seed + r (MTEB: one).")
     seed: int = Field(MTEB_SEED, ge=0, le=2**32 - 1, description="random_state of the first run (MTEB: 42).")
     batch_size: int = Field(MTEB_BATCH, ge=1, description="MiniBatchKMeans batch size (MTEB 2.x: 500).")
+    set_size: int | None = Field(
+        None, ge=2, description="Documents per run: each run clusters its own random subset of this many "
+                                "documents (drawn with seed + run), as MTEB's tasks score several sets; default: "
+                                "every run clusters all documents.")
 
 
-def cluster_runs(vectors: np.ndarray, k: int, options: ClusteringOptions) -> np.ndarray:
-    """(items, runs) cluster of each item in each run: MiniBatchKMeans(k, batch_size, n_init='auto' (one
-    k-means++ start), random_state = seed + run), as MTEB's ClusteringEvaluator configures it."""
+def run_sets(n_items: int, options: ClusteringOptions) -> list[np.ndarray]:
+    """The documents each run clusters: all of them, or a subset of set_size drawn with seed + run."""
+    if options.set_size is None:
+        return [np.arange(n_items)] * options.n_runs
+    return [np.sort(np.random.default_rng(options.seed + run).choice(n_items, options.set_size, replace=False))
+            for run in range(options.n_runs)]
+
+
+def cluster_runs(vectors: np.ndarray, gold: np.ndarray, options: ClusteringOptions) -> np.ndarray:
+    """(items, runs) cluster of each item in each run, -1 for an item its run leaves out: MiniBatchKMeans(k =
+    the gold labels among the run's documents, batch_size, n_init='auto' (one k-means++ start), random_state =
+    seed + run), as MTEB's ClusteringEvaluator configures it."""
     from sklearn.cluster import MiniBatchKMeans
 
-    out = np.empty((len(vectors), options.n_runs), dtype=np.float64)
-    for run in range(options.n_runs):
+    out = np.full((len(vectors), options.n_runs), -1.0)
+    for run, members in enumerate(run_sets(len(vectors), options)):
+        k = len(np.unique(gold[members]))
+        if k < 2:
+            raise DataError(f"run {run}'s {len(members)} documents hold a single label; raise set_size")
         model = MiniBatchKMeans(n_clusters=k, batch_size=options.batch_size, n_init="auto", compute_labels=True,
                                 random_state=options.seed + run)
-        out[:, run] = model.fit(vectors).labels_
+        out[members, run] = model.fit(vectors[members]).labels_
     return out
 
 
 class ClusteringProtocol(ProtocolKind):
-    """Each item embedded on its own; k-means with k = the number of distinct gold labels over all evaluated
-    items, n_runs times. Outputs per item: its gold label (numbered in sorted order) and its cluster in each run."""
+    """Each item embedded on its own; k-means with k = the number of distinct gold labels, n_runs times, over all
+    evaluated items or (set_size) each run over its own subset. Outputs per item: its gold label (numbered in
+    sorted order) and its cluster in each run (-1 where its run left it out)."""
 
     item_fields: ClassVar[dict[str, str]] = {"text": "text", "label": "label"}
     outputs: ClassVar[tuple[str, ...]] = ("cluster_id", "gold_class")
@@ -63,10 +80,13 @@ class ClusteringProtocol(ProtocolKind):
         if len(classes) >= len(items):
             raise DataError(f"k = {len(classes)} labels for {len(items)} items; k-means needs more items than "
                             "clusters")
+        if options.set_size is not None and options.set_size > len(items):
+            raise DataError(f"set_size {options.set_size} is more than the {len(items)} documents")
         vectors = check_vectors(embed([item.fields["text"] for item in items]), "k-means cannot place it")
-        clusters = cluster_runs(vectors, len(classes), options)
+        gold = label_numbers(items, classes)
+        clusters = cluster_runs(vectors, gold, options)
         return Outputs(unit=self.unit, ids=[item.id for item in items],
-                       arrays={"cluster_id": clusters, "gold_class": label_numbers(items, classes).astype(float)})
+                       arrays={"cluster_id": clusters, "gold_class": gold.astype(float)})
 
     def example(self) -> KindExample:
         docs = [("stocks rally as markets open", "business"), ("the central bank raised rates", "business"),
