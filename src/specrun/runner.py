@@ -15,7 +15,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from specrun.core.errors import SpecError
+from specrun.core.errors import SpecError, SpecrunError
 from specrun.core.files import folder_safe
 from specrun.core.options import RunOptions
 from specrun.core.workspace import Workspace
@@ -138,7 +138,14 @@ def load_data(plan: Plan, data_dir: Path | None, workspace: Workspace) -> Loaded
     """The evaluated splits and the splits protocols fit on (checked alike), and every text the protocols ask for."""
     splits = {split.name: load_split(plan, split.name, data_dir, workspace=workspace)
               for split in (*plan.splits, *plan.support_splits)}
-    texts = [text for split in plan.splits for protocol in plan.protocols
-             for text in protocol.entry.texts(splits[split.name].items, protocol.options,
-                                              {name: splits[name].items for name in protocol.support})]
+    texts = []
+    for split in plan.splits:
+        for protocol in plan.protocols:
+            support = {name: splits[name].items for name in protocol.support}
+            try:  # a kind checks its splits against each other here, before anything is encoded
+                texts.extend(protocol.entry.texts(splits[split.name].items, protocol.options, support))
+            except SpecrunError as exc:
+                if exc.file is not None:
+                    raise
+                raise type(exc)(f"{plan.id}, split {split.name}, protocol {protocol.name}: {exc.message}") from None
     return Loaded(plan=plan, splits=splits, texts=texts)

@@ -96,6 +96,7 @@ class ClassificationProtocol(ProtocolKind):
 
     def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[str]:
         fit = self._fit_items(options, support)
+        self._check(fit, items, options)  # before anything is encoded
         used = sorted(set().union(*undersamples([item.fields["label"] for item in fit], options)))
         for index in used:  # only the fit items some experiment uses, as MTEB encodes them
             yield fit[index].fields["text"]
