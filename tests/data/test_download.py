@@ -119,3 +119,26 @@ def test_no_cache_downloads_go_to_a_temporary_folder_removed_at_exit(tmp_path: P
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     left = Path(done.stdout.strip())
     assert left.name.startswith("specrun-downloads-") and not left.exists()
+
+
+def test_a_folder_source_downloads_each_pinned_file(tmp_path: Path, server: tuple[Path, list[str]],
+                                                   data_dir: Path) -> None:
+    """tatoeba-jpn-eng without a mirror: each file of `contents` fetched and checked; a tampered one refused."""
+    import shutil
+
+    root, requests = server
+    served = root / "facebookresearch/LASER" / "74bc6ae7ffb7cba670fe0f428d0ede9f666fb821" / "data/tatoeba/v1"
+    served.mkdir(parents=True)
+    for lang in ("jpn", "eng"):
+        shutil.copy(data_dir / "tatoeba" / f"tatoeba.jpn-eng.{lang}", served)
+    plan = plan_of(SPECS / "tatoeba-jpn-eng.yaml")
+    items = load_split(plan, "test", None).items
+    assert len(items) == 1000 and len(requests) == 2
+    assert items[0].fields["source"] == (data_dir / "tatoeba" / "tatoeba.jpn-eng.jpn").read_text(
+        encoding="utf-8").split("\n")[0]
+    (served / "tatoeba.jpn-eng.eng").write_text("tampered\n" * 1000, encoding="utf-8")
+    for cached in (tmp_path / "cache").rglob("tatoeba.jpn-eng.eng"):
+        cached.unlink()
+    with pytest.raises(SpecrunError) as raised:
+        load_split(plan, "test", None)
+    assert "b42129b34e1b" in raised.value.one_line()

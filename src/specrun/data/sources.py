@@ -52,19 +52,30 @@ def _download(source: GitSource, ref: FileRef, downloads: Path) -> Path:
     already there is re-hashed, never trusted because it exists; a mismatch is downloaded again, then refused)."""
     import logging
 
-    import pooch
 
     assert ref.repo_path is not None
     logging.getLogger("pooch").setLevel(logging.ERROR)  # rich shows our own progress; pooch's log lines are noise
     folder = downloads / source.path.replace("/", "__") / source.revision
-    url = GIT_RAW_URL.format(repo=source.path, revision=source.revision, path=ref.repo_path)
+    if ref.contents and ref.sha256 is None:  # a folder: each pinned file of it, into a folder of its own
+        target = folder / ref.repo_path.replace("/", "__")
+        for name, sha256 in ref.contents.items():
+            _retrieve(source, f"{ref.repo_path}/{name}", sha256, target, name)
+        return target
+    return _retrieve(source, ref.repo_path, ref.sha256, folder, ref.repo_path.replace("/", "__"))
+
+
+def _retrieve(source: GitSource, repo_path: str, sha256: str | None, folder: Path, name: str) -> Path:
+    """One file of the repository at the commit through pooch, checked against its pin."""
+    import pooch
+
+    url = GIT_RAW_URL.format(repo=source.path, revision=source.revision, path=repo_path)
     try:
-        return Path(pooch.retrieve(url, known_hash=f"sha256:{ref.sha256}" if ref.sha256 else None,
-                                   fname=ref.repo_path.replace("/", "__"), path=folder, progressbar=False))
+        return Path(pooch.retrieve(url, known_hash=f"sha256:{sha256}" if sha256 else None, fname=name,
+                                   path=folder, progressbar=False))
     except ValueError as exc:  # pooch: the downloaded file's hash differs from the pin
         raise DataError(f"{url}: {first_line(exc)}") from None
     except Exception as exc:  # requests' connection and HTTP errors, OSError on the cache
-        raise OfflineError(f"cannot download {source.path}@{source.revision[:12]}:{ref.repo_path} "
+        raise OfflineError(f"cannot download {source.path}@{source.revision[:12]}:{repo_path} "
                            f"({first_line(exc)}); pass --data-dir DIR (or set {DATA_DIR_ENV}) to use a local "
                            "mirror") from None
 
