@@ -34,6 +34,11 @@ class Difference:
 def _check_same_items(a: Results, b: Results, path_a: Path, path_b: Path) -> None:
     if a.spec_id != b.spec_id:
         raise SpecrunError(f"runs are on different specs ({a.spec_id} vs {b.spec_id} in {path_b})", file=str(path_a))
+    if a.provenance.spec_sha256 != b.provenance.spec_sha256:
+        raise SpecrunError(f"the runs used different versions of spec {a.spec_id} (sha256 "
+                           f"{a.provenance.spec_sha256[:12]} vs {b.provenance.spec_sha256[:12]} in {path_b}): a "
+                           "protocol option, metric or item may differ, so a difference need not be the model's; "
+                           "refusing to compare", file=str(path_a))
     for split, data in a.provenance.data.items():
         other = b.provenance.data.get(split)
         if other is None:

@@ -333,6 +333,10 @@ def check_same_items(first: Verified, other: Verified) -> None:
     """Runs of one spec ranked together must have scored the same items the same way; else one line naming both."""
     a, b = first.results, other.results
     prefix = f"{a.spec_id}: {other.path} and {first.path}"
+    if a.provenance.spec_sha256 != b.provenance.spec_sha256:
+        raise SpecrunError(f"{prefix} used different versions of the spec (sha256 {b.provenance.spec_sha256[:12]} "
+                           f"vs {a.provenance.spec_sha256[:12]}): a protocol option, metric or item may differ, so "
+                           "a difference need not be the model's; refusing to rank them together")
     items_a, items_b = _items(a), _items(b)
     if set(items_a) != set(items_b):
         raise SpecrunError(f"{prefix} evaluated different splits ({', '.join(sorted(items_b))} vs "

@@ -289,9 +289,15 @@ def test_different_items_are_refused_in_one_line(runs: dict[str, Path], tmp_path
                               "--adapter", "hashing"], capsys)
     assert code == 0, err
     code, _, err = run_cli(["leaderboard", str(runs["st"]), out.strip(), "-o", str(tmp_path / "out")], capsys)
-    line = assert_one_line_error(code, err, contains="evaluated different items")
+    line = assert_one_line_error(code, err, contains="used different versions of the spec")
     assert str(runs["st"]) in line and out.strip() in line
     assert not (tmp_path / "out").exists()
+    # the same spec version but other items (results edited, or data behind an unpinned source): still refused
+    first, other = load_verified(runs["st"]), load_verified(Path(out.strip()))
+    same_spec = other.results.model_copy(update={"provenance": other.results.provenance.model_copy(
+        update={"spec_sha256": first.results.provenance.spec_sha256})})
+    with pytest.raises(SpecrunError, match="evaluated different items"):
+        check_same_items(first, replace(other, results=same_spec))
 
 
 @pytest.mark.slow  # the real-model runs of the module fixture: the full suite runs it

@@ -145,3 +145,20 @@ def test_leaderboard_ranks_fitted_runs(two_runs: tuple[Path, Path, Path], tmp_pa
     assert other["diff_to_best"] == pytest.approx(best["score"] - other["score"], abs=1e-12)
     low, high = stats.quantile(loop, [(1 - spec["confidence"]) / 2, 1 - (1 - spec["confidence"]) / 2])
     assert (other["diff_low"], other["diff_high"]) == pytest.approx((low, high), abs=1e-12)
+
+
+def test_runs_of_two_versions_of_a_spec_are_not_compared(two_runs: tuple[Path, Path, Path], tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """The same items and metrics, one protocol option changed (5 experiments instead of 4): a difference could
+    be the spec's, so compare and the leaderboard refuse the pair in one line."""
+    path_a, _, spec = two_runs
+    edited = tmp_path / "banking77.yaml"
+    edited.write_text(spec.read_text(encoding="utf-8").replace("n_experiments: 4", "n_experiments: 5"))
+    data = spec.parent / "data"
+    code, out, err = run_cli([str(edited), "--data-dir", str(data), "--adapter", "hashing", "-q", "--output",
+                              str(tmp_path / "c")], capsys)
+    assert code == 0, err
+    code, _, err = run_cli(["compare", str(path_a), out.strip()], capsys)
+    assert code == 2 and "used different versions of spec banking77" in err and err.count("\n") == 1
+    code, _, err = run_cli(["leaderboard", str(path_a), out.strip(), "-o", str(tmp_path / "board")], capsys)
+    assert code == 2 and "used different versions of the spec" in err and not (tmp_path / "board").exists()

@@ -81,7 +81,7 @@ def test_compare_refuses_different_items(two_runs: tuple[Path, Path], tmp_path: 
     code, out, err = run_cli([str(spec), "--data-dir", str(data_dir), "--output", str(tmp_path / "c"), "-q"], capsys)
     assert code == 0, err
     code, _, err = run_cli(["compare", str(two_runs[0]), out.strip()], capsys)
-    assert code == 2 and "evaluated different items" in err and err.count("\n") == 1
+    assert code == 2 and "used different versions of spec biosses" in err and err.count("\n") == 1
 
 
 @pytest.mark.slow  # the real model (the two_runs fixture): the full suite runs it
