@@ -4,11 +4,40 @@ qrels (corpus retrieval). Metrics average what these return; they never rank."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from specrun.core.types import CORPUS_CUTOFFS, RANK_CUTOFFS, trec_output
+from specrun.core.errors import DataError, SpecrunError
+from specrun.core.types import CORPUS_CUTOFFS, RANK_CUTOFFS, Embed, Item, trec_output
+from specrun.search.cosine import cosine_rows
+
+
+def check_candidate_lists(items: Sequence[Item], origin: str) -> None:
+    """Each query's candidates and labels align, and at least one candidate is relevant."""
+    for item in items:
+        if len(item.fields["candidates"]) != len(item.fields["relevance"]):
+            raise DataError(f"query {item.id}: {len(item.fields['candidates'])} candidates but "
+                            f"{len(item.fields['relevance'])} labels", file=origin)
+        if not any(item.fields["relevance"]):
+            raise DataError(f"query {item.id}: no relevant candidate; AP is undefined", file=origin)
+
+
+def candidate_texts(items: Sequence[Item]) -> Iterator[str]:
+    for item in items:
+        yield item.fields["query"]
+        yield from item.fields["candidates"]
+
+
+def relevance_by_cosine(item: Item, embed: Embed) -> np.ndarray:
+    """A query's candidate relevance in the order of their cosine to it, highest first; ties keep the data's
+    order (a stable sort); a list whose candidates all score the same is refused (its order would be arbitrary)."""
+    candidates = item.fields["candidates"]
+    query = embed([item.fields["query"]])
+    scores = cosine_rows(np.repeat(query, len(candidates), axis=0), embed(candidates))
+    if np.ptp(scores) == 0:
+        raise SpecrunError(f"query {item.id}: every candidate has the same score; the ranking is arbitrary")
+    return np.asarray(item.fields["relevance"], dtype=np.float64)[np.argsort(-scores, kind="stable")]
 
 
 def rank_measures(relevance_in_rank_order: np.ndarray, n_relevant: int) -> dict[str, float]:

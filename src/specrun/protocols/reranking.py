@@ -10,11 +10,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from specrun.core.contracts import KindExample, ProtocolKind
-from specrun.core.errors import DataError, SpecrunError
 from specrun.core.registry import PROTOCOLS
 from specrun.core.types import CORPUS_CUTOFFS, NO_SUPPORT, TREC_MEASURES, Embed, Item, Outputs, Support, trec_output
-from specrun.protocols.ranking import trec_measures
-from specrun.search.cosine import cosine_rows
+from specrun.protocols.ranking import candidate_texts, check_candidate_lists, relevance_by_cosine, trec_measures
 
 
 class RerankingProtocol(ProtocolKind):
@@ -29,31 +27,19 @@ class RerankingProtocol(ProtocolKind):
     hub_task_id: ClassVar[str | None] = None
 
     def validate_items(self, items: Sequence[Item], options: Any, origin: str) -> None:
-        for item in items:
-            if len(item.fields["candidates"]) != len(item.fields["relevance"]):
-                raise DataError(f"query {item.id}: {len(item.fields['candidates'])} candidates but "
-                                f"{len(item.fields['relevance'])} labels", file=origin)
-            if not any(item.fields["relevance"]):
-                raise DataError(f"query {item.id}: no relevant candidate; recall and AP are undefined", file=origin)
+        check_candidate_lists(items, origin)
 
     def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[str]:
-        for item in items:
-            yield item.fields["query"]
-            yield from item.fields["candidates"]
+        return candidate_texts(items)
 
     def run(self, items: Sequence[Item], embed: Embed, options: Any, support: Support = NO_SUPPORT) -> Outputs:
         depth = max(len(item.fields["candidates"]) for item in items)
         gains = np.zeros((len(items), depth))
         ideal = np.zeros((len(items), depth))
         for row, item in enumerate(items):
-            candidates = item.fields["candidates"]
-            query = embed([item.fields["query"]])
-            scores = cosine_rows(np.repeat(query, len(candidates), axis=0), embed(candidates))
-            if len(candidates) > 1 and np.ptp(scores) == 0:
-                raise SpecrunError(f"query {item.id}: every candidate has the same score; the ranking is arbitrary")
-            relevance = np.asarray(item.fields["relevance"], dtype=np.float64)
-            gains[row, :len(candidates)] = relevance[np.argsort(-scores, kind="stable")]
-            ideal[row, :len(candidates)] = np.sort(relevance)[::-1]
+            relevance = relevance_by_cosine(item, embed)
+            gains[row, :len(relevance)] = relevance
+            ideal[row, :len(relevance)] = np.sort(relevance)[::-1]
         n_relevant = (ideal >= 1).sum(axis=1).astype(np.float64)
         return Outputs(unit=self.unit, ids=[item.id for item in items],
                        arrays=trec_measures(gains, ideal, n_relevant))

@@ -9,11 +9,9 @@ import numpy as np
 from pydantic import BaseModel
 
 from specrun.core.contracts import KindExample, ProtocolKind
-from specrun.core.errors import DataError, SpecrunError
 from specrun.core.registry import PROTOCOLS
 from specrun.core.types import NO_SUPPORT, RANK_CUTOFFS, Embed, Item, Outputs, Support
-from specrun.protocols.ranking import rank_measures
-from specrun.search.cosine import cosine_rows
+from specrun.protocols.ranking import candidate_texts, check_candidate_lists, rank_measures, relevance_by_cosine
 
 
 class RetrievalProtocol(ProtocolKind):
@@ -30,30 +28,16 @@ class RetrievalProtocol(ProtocolKind):
     caption: ClassVar[str] = ""
 
     def validate_items(self, items: Sequence[Item], options: BaseModel, origin: str) -> None:
-        for item in items:
-            if len(item.fields["candidates"]) != len(item.fields["relevance"]):
-                raise DataError(f"query {item.id}: {len(item.fields['candidates'])} candidates but "
-                                f"{len(item.fields['relevance'])} labels", file=origin)
-            if not any(item.fields["relevance"]):
-                raise DataError(f"query {item.id}: no relevant candidate; AP is undefined", file=origin)
+        check_candidate_lists(items, origin)
 
     def texts(self, items: Sequence[Item], options: BaseModel, support: Support = NO_SUPPORT) -> Iterator[str]:
-        for item in items:
-            yield item.fields["query"]
-            yield from item.fields["candidates"]
+        return candidate_texts(items)
 
     def run(self, items: Sequence[Item], embed: Embed, options: BaseModel,
             support: Support = NO_SUPPORT) -> Outputs:
         measures: dict[str, list[float]] = {name: [] for name in self.outputs}
         for item in items:
-            candidates = item.fields["candidates"]
-            query = embed([item.fields["query"]])
-            matrix = embed(candidates)
-            scores = cosine_rows(np.repeat(query, len(candidates), axis=0), matrix)
-            if np.ptp(scores) == 0:
-                raise SpecrunError(f"query {item.id}: every candidate has the same score; the ranking is arbitrary")
-            order = np.argsort(-scores, kind="stable")
-            relevance = np.asarray(item.fields["relevance"])[order]
+            relevance = relevance_by_cosine(item, embed)
             for name, value in rank_measures(relevance, int(np.sum(relevance))).items():
                 measures[name].append(value)
         return Outputs(unit=self.unit, ids=[item.id for item in items],
