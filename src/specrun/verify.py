@@ -18,11 +18,12 @@ from pathlib import Path
 
 import numpy as np
 
+from specrun.core.contracts import MetricEntry
 from specrun.core.errors import SpecrunError
 from specrun.core.files import read_regular_file
 from specrun.core.registry import PROTOCOLS
 from specrun.metrics import METRICS, estimate
-from specrun.metrics.estimate import point_value
+from specrun.metrics.estimate import n_runs, per_run_values, point_value
 from specrun.results import (
     RESULTS_LIMIT,
     Results,
@@ -160,8 +161,15 @@ def recompute(results: Results, units: Units, path: Path) -> None:
             if absent:
                 raise _fail(path, f"the predictions lack {', '.join(absent)}, which {info.metric} needs", key)
             data = [np.asarray(arrays[name], dtype=np.float64) for name in metric.inputs]
+            runs = _runs_of(metric, data, path, key)
             with np.errstate(all="ignore"):
+                each = np.atleast_1d(per_run_values(metric, data))
                 value = point_value(metric, data)
+            expected_runs, expected_sd = (runs, float(np.std(each))) if each.size > 1 else (None, None)
+            if score.runs != expected_runs or (score.run_sd is None) != (expected_sd is None) or (
+                    expected_sd is not None and not _close(score.run_sd, expected_sd)):
+                raise _fail(path, f"runs {score.runs!r}, run_sd {score.run_sd!r} differ from the {expected_runs!r}, "
+                                  f"{expected_sd!r} its predictions give; refusing edited results", f"{key}.runs")
             n = metric.count(*data) if metric.count else len(data[0])
             if not _close(score.value, value):
                 raise _fail(path, f"value {score.value!r} differs from the {value!r} its predictions give; "
@@ -171,6 +179,19 @@ def recompute(results: Results, units: Units, path: Path) -> None:
                                   "refusing edited results", f"{key}.n")
             if intervals:
                 _recompute_interval(results, arrays, info.metric, score.ci_low, score.ci_high, path, key)
+
+
+def _runs_of(metric: MetricEntry, data: list[np.ndarray], path: Path, key: str) -> int:
+    """The runs the predictions hold for a metric, checked: only a per-run metric's first input may hold one value
+    per run (a list); every other column holds one number per unit."""
+    if not metric.per_run:
+        if any(values.ndim != 1 for values in data):
+            raise _fail(path, "the predictions hold a list where this metric reads one number per unit", key)
+        return 0
+    try:
+        return n_runs(metric, data)
+    except SpecrunError as exc:
+        raise _fail(path, exc.message, key) from None
 
 
 def _recompute_interval(results: Results, arrays: dict[str, np.ndarray], metric: str, low: float, high: float,

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from sklearn import metrics as sk
 
+from specrun.core.errors import MetricError
 from specrun.metrics.classification import (
     accuracy,
     average_precision_binary,
@@ -60,6 +61,7 @@ def test_binary_average_precision_of_hard_predictions_equals_scikit_learn(seed: 
     assert got == pytest.approx([sk.average_precision_score(gold, predicted[:, r]) for r in range(2)], abs=1e-12)
 
 
-def test_average_precision_of_a_multi_class_task_is_undefined() -> None:
+def test_average_precision_of_a_multi_class_task_is_refused_in_words() -> None:
     gold = np.array([0, 1, 2, 1.0])
-    assert np.all(np.isnan(average_precision_binary(gold[:, None], gold, np.ones(4))))
+    with pytest.raises(MetricError, match="ap_binary needs exactly two labels; the evaluated items hold 3"):
+        average_precision_binary(gold[:, None], gold, np.ones(4))

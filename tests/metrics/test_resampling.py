@@ -41,3 +41,12 @@ def test_percentile_interval_of_a_plain_loop() -> None:
     low, high = percentile_interval(values, 0.9)
     assert low == pytest.approx(np.percentile(values, 5), abs=1e-12)
     assert high == pytest.approx(np.percentile(values, 95), abs=1e-12)
+
+
+def test_a_run_not_drawn_counts_for_nothing_even_when_undefined() -> None:
+    from specrun.metrics.resampling import mean_over_runs
+
+    values = np.array([[0.5, np.nan, 0.7], [0.5, np.nan, 0.7]])
+    assert mean_over_runs(values, np.array([[2.0, 0.0, 1.0], [0.0, 1.0, 2.0]])).tolist()[0] == pytest.approx(
+        (2 * 0.5 + 0.7) / 3)
+    assert np.isnan(mean_over_runs(values, np.array([[0.0, 1.0, 2.0]]))[0])  # a drawn undefined run is NaN

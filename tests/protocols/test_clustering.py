@@ -73,3 +73,12 @@ def test_sets_cluster_their_own_documents_and_score_only_them() -> None:
         np.testing.assert_array_equal(column[members], model.labels_)
         ours = v_measure(out.arrays["cluster_id"], out.arrays["gold_class"], np.ones(90))[run]
         assert ours == pytest.approx(sk.v_measure_score(labels[members], model.labels_), abs=1e-12)
+
+
+def test_a_run_whose_documents_a_resample_left_out_is_undefined_not_perfect() -> None:
+    clusters = np.array([[0, 0], [1, 1], [0, -1], [1, -1], [0, -1], [1, -1]], float)
+    gold = np.array([0, 1, 0, 1, 0, 1], float)
+    weights = np.array([[0, 0, 1, 1, 1, 1.0]])  # run 1 clusters documents 0 and 1 only: none drawn
+    for metric in (v_measure, nmi, ami, ari):
+        values = metric(clusters, gold, weights)
+        assert np.isfinite(values[0, 0]) and np.isnan(values[0, 1]), metric.__name__

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -162,3 +163,56 @@ def test_runs_of_two_versions_of_a_spec_are_not_compared(two_runs: tuple[Path, P
     assert code == 2 and "used different versions of spec banking77" in err and err.count("\n") == 1
     code, _, err = run_cli(["leaderboard", str(path_a), out.strip(), "-o", str(tmp_path / "board")], capsys)
     assert code == 2 and "used different versions of the spec" in err and not (tmp_path / "board").exists()
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda d: d["scores"]["test"]["accuracy"].update(run_sd=0.0001), "refusing edited results"),
+    (lambda d: d["scores"]["test"]["accuracy"].pop("runs"), "refusing edited results"),
+])
+def test_an_edited_run_spread_is_refused(two_runs: tuple[Path, Path, Path], tmp_path: Path, edit: Any,
+                                         expected: str) -> None:
+    import shutil
+
+    from specrun.core.errors import SpecrunError
+
+    folder = tmp_path / "run"
+    shutil.copytree(two_runs[0].parent, folder)
+    document = json.loads((folder / "results.json").read_text())
+    edit(document)
+    (folder / "results.json").write_text(json.dumps(document))
+    with pytest.raises(SpecrunError, match=expected):
+        load_verified(folder / "results.json")
+
+
+def test_a_list_in_a_column_read_as_one_number_is_refused(two_runs: tuple[Path, Path, Path],
+                                                          tmp_path: Path) -> None:
+    import hashlib
+    import shutil
+
+    from specrun.core.errors import SpecrunError
+
+    folder = tmp_path / "run"
+    shutil.copytree(two_runs[0].parent, folder)
+    rows = [json.loads(line) for line in (folder / "predictions.jsonl").read_text().splitlines()]
+    for row in rows:
+        row["gold_class"] = [row["gold_class"]] * 4
+    text = "".join(json.dumps(row, separators=(",", ":")) + "\n" for row in rows)
+    (folder / "predictions.jsonl").write_text(text)
+    document = json.loads((folder / "results.json").read_text())
+    document["predictions"]["sha256"] = hashlib.sha256(text.encode()).hexdigest()
+    (folder / "results.json").write_text(json.dumps(document))
+    with pytest.raises(SpecrunError) as caught:
+        load_verified(folder / "results.json")
+    assert "\n" not in caught.value.one_line()
+
+
+def test_a_fit_split_that_is_evaluated_is_refused(two_runs: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    from specrun.core.errors import SpecError
+    from tests.conftest import plan_of
+
+    spec = two_runs[2]
+    edited = tmp_path / "banking77.yaml"
+    edited.write_text(spec.read_text(encoding="utf-8").replace("fit_split: train", "fit_split: test"))
+    with pytest.raises(SpecError, match="split 'test' is evaluated, so the protocol would fit on the items it "
+                                        "scores"):
+        plan_of(edited)

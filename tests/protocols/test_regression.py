@@ -93,3 +93,10 @@ def test_the_supervised_sts_probe_is_senteval_s_features_and_a_linear_regression
     assert not np.allclose(zero_shot.arrays["prediction"], expected)
     assert set(StsProtocol().texts(test, StsOptions(fit_split="train"), {"train": fit})) == \
         {f"s{i}" for i in range(120)}
+
+
+def test_experiments_that_would_all_fit_the_same_regression_are_refused() -> None:
+    fit, _ = embedded(10, 0, "f")
+    options = RegressionOptions(fit_split="train", n_samples=20, n_experiments=3)
+    with pytest.raises(DataError, match="every experiment would fit the same regression"):
+        list(RegressionProtocol().texts(fit, options, {"train": fit}))

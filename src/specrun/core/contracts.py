@@ -82,7 +82,8 @@ class MetricEntry:
     count: Callable[..., int] | None = None  # units the value is computed on, when not all of them
     direction: str = "higher"  # which way is better, the default of a spec's `direction`
     hub_id: str = ""  # the hub's metric type (pearsonr, spearmanr, accuracy, map, ...); "" = the metric's name
-    per_run: bool = False  # inputs may be (units, runs) and statistic returns (..., runs): one value per run
+    per_run: bool = False  # the first input may be (units, runs), the others (units,); statistic returns
+    # (..., runs): one value per run
 
 
 @dataclass(frozen=True)

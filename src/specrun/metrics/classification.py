@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from specrun.core.contracts import MetricEntry
+from specrun.core.errors import MetricError
 from specrun.core.registry import METRICS
 
 INPUTS = ("predicted_class", "gold_class")
@@ -90,10 +91,11 @@ def recall_weighted(predicted: np.ndarray, gold: np.ndarray, weights: np.ndarray
 
 def average_precision_binary(predicted: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """scikit-learn's average_precision_score of the hard predictions (label 1 positive), as MTEB reports for a
-    binary task: two thresholds, AP = R1 P1 + (1 - R1) P0 with P0 the share of positives. Undefined (NaN) unless
-    the gold holds exactly the labels 0 and 1."""
+    binary task: two thresholds, AP = R1 P1 + (1 - R1) P0 with P0 the share of positives. The positive class is
+    the second label in sorted order (1 of 0/1; of labels 1/2 it is 2, where scikit-learn's default is 1). An
+    error unless the items hold exactly two labels."""
     if gold.size and (set(np.unique(gold)) != {0.0, 1.0} or predicted.max() > 1):
-        return np.full((*np.shape(weights)[:-1], predicted.reshape(len(gold), -1).shape[1]), np.nan)
+        raise MetricError(f"ap_binary needs exactly two labels; the evaluated items hold {len(np.unique(gold))}")
     tp, pred, actual = class_counts(predicted, gold, weights)
     total = actual.sum(axis=-1)
     positives = actual[..., 1]

@@ -52,21 +52,28 @@ def _parts(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> tuple
     return table, total, rows, columns, h_gold, h_cluster, mi
 
 
+def _undefined_when_empty(value: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """A run none of whose documents a resample drew has no score (NaN), rather than scikit-learn's 1.0 for an
+    empty labelling: the resample is then degenerate, an error, never a number."""
+    return np.where(total > 0, value, np.nan)
+
+
 def v_measure(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    _, _, _, _, h_gold, h_cluster, mi = _parts(clusters, gold, weights)
+    _, total, _, _, h_gold, h_cluster, mi = _parts(clusters, gold, weights)
     with np.errstate(invalid="ignore", divide="ignore"):
         homogeneity = np.where(h_gold > 0, mi / h_gold, 1.0)
         completeness = np.where(h_cluster > 0, mi / h_cluster, 1.0)
-        return np.where(homogeneity + completeness > 0,
-                        2 * homogeneity * completeness / (homogeneity + completeness), 0.0)
+        return _undefined_when_empty(np.where(homogeneity + completeness > 0,
+                                              2 * homogeneity * completeness / (homogeneity + completeness), 0.0),
+                                     total)
 
 
 def nmi(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    _, _, rows, columns, h_gold, h_cluster, mi = _parts(clusters, gold, weights)
+    _, total, rows, columns, h_gold, h_cluster, mi = _parts(clusters, gold, weights)
     one_each = ((rows > 0).sum(axis=-1) == 1) & ((columns > 0).sum(axis=-1) == 1)
     with np.errstate(invalid="ignore", divide="ignore"):
         value = np.where(mi > 0, mi / ((h_gold + h_cluster) / 2), 0.0)
-    return np.where(one_each, 1.0, value)
+    return _undefined_when_empty(np.where(one_each, 1.0, value), total)
 
 
 def expected_mutual_information(rows: np.ndarray, columns: np.ndarray, total: float) -> float:
@@ -75,6 +82,8 @@ def expected_mutual_information(rows: np.ndarray, columns: np.ndarray, total: fl
     scikit-learn's version is private."""
     from scipy.special import gammaln
 
+    if total <= 0:
+        return float("nan")
     a, b = rows[rows > 0][:, None, None], columns[columns > 0][None, :, None]
     n = int(total)
     top = int(min(a.max(), b.max()))
@@ -98,7 +107,7 @@ def ami(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarr
     denominator = (h_gold + h_cluster) / 2 - emi
     eps = np.finfo(np.float64).eps
     denominator = np.where(denominator < 0, np.minimum(denominator, -eps), np.maximum(denominator, eps))
-    return np.where(one_each, 1.0, (mi - emi) / denominator)
+    return _undefined_when_empty(np.where(one_each, 1.0, (mi - emi) / denominator), total)
 
 
 def ari(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -111,7 +120,7 @@ def ari(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarr
     tn = total ** 2 - fp - fn - sum_squares
     with np.errstate(invalid="ignore", divide="ignore"):
         value = 2.0 * (tp * tn - fn * fp) / ((tp + fn) * (fn + tn) + (tp + fp) * (fp + tn))
-    return np.where((fn == 0) & (fp == 0), 1.0, value)
+    return _undefined_when_empty(np.where((fn == 0) & (fp == 0), 1.0, value), total)
 
 
 for _name, _statistic in (("v_measure", v_measure), ("nmi", nmi), ("ami", ami), ("ari", ari)):

@@ -16,14 +16,16 @@ from specrun.metrics.resampling import distribution, percentile_interval
 
 
 def n_runs(metric: MetricEntry, data: Sequence[np.ndarray]) -> int:
-    """The runs a per-run metric's inputs hold (the second axis of its 2-D inputs, 1 when all are 1-D); 0 for a
-    plain metric."""
+    """The runs a per-run metric's first input holds (its second axis; 1 when it is 1-D), the others holding one
+    value per unit; 0 for a plain metric."""
     if not metric.per_run:
         return 0
-    widths = {values.shape[1] for values in data if values.ndim == 2}
-    if len(widths) > 1:
-        raise MetricError(f"inputs hold different numbers of runs: {sorted(widths)}")
-    return widths.pop() if widths else 1
+    first, *others = data
+    bad = [name for name, values in zip(metric.inputs[1:], others, strict=True) if values.ndim != 1]
+    if first.ndim not in (1, 2) or bad:
+        raise MetricError(f"{', '.join(bad) or metric.inputs[0]} must hold one value per unit"
+                          + ("" if bad else " (or one per run)"))
+    return first.shape[1] if first.ndim == 2 else 1
 
 
 def per_run_values(metric: MetricEntry, data: Sequence[np.ndarray]) -> np.ndarray:

@@ -61,7 +61,8 @@ def mean_over_runs(values: np.ndarray, run_weights: np.ndarray | None) -> np.nda
     """(..., runs) per-run values -> (...) their mean with the drawn multiplicities (None: every run once)."""
     if run_weights is None:
         return values.mean(axis=-1)
-    return (values * run_weights).sum(axis=-1) / run_weights.sum(axis=-1)
+    drawn = run_weights > 0  # a run not drawn counts for nothing, even where it is undefined (NaN)
+    return np.where(drawn, values * run_weights, 0.0).sum(axis=-1) / run_weights.sum(axis=-1)
 
 
 def distribution(statistic: Callable[[np.ndarray], np.ndarray], n_units: int, resamples: int,

@@ -27,8 +27,8 @@ class ClusteringOptions(Strict):
     batch_size: int = Field(MTEB_BATCH, ge=1, description="MiniBatchKMeans batch size (MTEB 2.x: 500).")
     set_size: int | None = Field(
         None, ge=2, description="Documents per run: each run clusters its own random subset of this many "
-                                "documents (drawn with seed + run), as MTEB's tasks score several sets; default: "
-                                "every run clusters all documents.")
+                                "documents (without replacement, seed + run, k = its labels); MTEB's sets are "
+                                "drawn otherwise, so comparable, not equal. Default: every run clusters all.")
 
 
 def run_sets(n_items: int, options: ClusteringOptions) -> list[np.ndarray]:

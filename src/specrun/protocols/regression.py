@@ -54,6 +54,10 @@ class RegressionProtocol(ProtocolKind):
 
     def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[str]:
         fit = support[options.fit_split]
+        if isinstance(options.n_samples, int) and options.n_samples >= len(fit) and options.n_experiments > 1:
+            raise DataError(f"n_samples {options.n_samples} >= the {len(fit)} items of fit split "
+                            f"{options.fit_split!r}: every experiment would fit the same regression; set "
+                            "n_samples: all and n_experiments: 1")
         used = sorted(set().union(*(set(chosen.tolist()) for chosen in subsamples(len(fit), options))))
         for index in used:
             yield fit[index].fields["text"]

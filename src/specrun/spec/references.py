@@ -57,7 +57,7 @@ def check_references(spec: Spec, located: LocatedYaml, require_fingerprints: boo
                                 f"unknown split; expected one of: {', '.join(spec.splits)}")
         if selection != "all" and not spec.splits[name].evaluate:
             raise located.error(("subset", "splits", name),
-                                f"split {name!r} is not evaluated, so it is never loaded and a count would "
+                                f"split {name!r} is not evaluated, so no subset of it is drawn and a count would "
                                 "never be checked; write `all`")
     for name in spec.evaluated_splits:
         if name not in spec.subset.splits:
@@ -69,6 +69,10 @@ def check_references(spec: Spec, located: LocatedYaml, require_fingerprints: boo
             if named is not None and named not in spec.splits:
                 raise located.error(("protocols", name, "options", option),
                                     f"unknown split {named!r}; expected one of: {', '.join(spec.splits)}")
+            if named is not None and spec.splits[named].evaluate:
+                raise located.error(("protocols", name, "options", option),
+                                    f"split {named!r} is evaluated, so the protocol would fit on the items it "
+                                    f"scores; name a split with `evaluate: false`")
         support = kind.support_splits(protocol.options)
         for split_name in support:
             split = spec.splits[split_name]
