@@ -5,7 +5,7 @@ DATA_DIR ?= $(or $(SPECRUN_DATA_DIR),../shared/data)
 # the local mirror when it is there, else the hub at the spec's pinned revision
 DATA_FLAG := $(if $(wildcard $(DATA_DIR)/biosses/all.tsv),--data-dir $(DATA_DIR),)
 
-.PHONY: biosses test lint schema clean
+.PHONY: biosses data-note test lint schema clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,8 +14,13 @@ $(VENV)/.installed: pyproject.toml
 	$(VENV)/bin/pip install --quiet -e '.[test]'
 	touch $@
 
-biosses: $(VENV)/.installed
+biosses: data-note $(VENV)/.installed
 	$(VENV)/bin/specrun specs/biosses.yaml $(DATA_FLAG)
+
+# said before the (long) first install, not after it: where the data will come from
+data-note:
+	@$(if $(DATA_FLAG),true,echo "no data mirror at $(DATA_DIR)/biosses/all.tsv: reading BIOSSES from the hub at \
+	the spec's pinned revision; offline, point to a mirror: SPECRUN_DATA_DIR=/path/to/data make biosses" >&2)
 
 test: $(VENV)/.installed
 	$(VENV)/bin/ruff check src tests

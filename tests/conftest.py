@@ -27,6 +27,12 @@ os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
 hypothesis.configuration.set_hypothesis_home_dir(tempfile.mkdtemp(prefix="specrun-hypothesis-"))
 hypothesis.settings.register_profile("specrun", database=None)
 hypothesis.settings.load_profile("specrun")
+# The caller's Hugging Face settings never reach a test: offline switches (common on clusters) would skip the
+# network attempts some tests check, and a token must not be seen by any test. A test that needs one sets it.
+CALLER_HF_VARIABLES = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_TOKEN",
+                       "HUGGING_FACE_HUB_TOKEN", "HF_ENDPOINT")
+for _name in CALLER_HF_VARIABLES:
+    os.environ.pop(_name, None)
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = ROOT / "specs"

@@ -273,6 +273,19 @@ def test_hub_unreachable_is_one_quick_line_without_retries(tmp_path: Path) -> No
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow  # a fresh pytest process
+def test_the_callers_offline_and_token_variables_do_not_reach_the_tests(tmp_path: Path) -> None:
+    """`make test` on an offline cluster (HF_HUB_OFFLINE=1, a token set): the hub test still passes."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_TOKEN": "hf_caller_secret"}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp",
+                           str(tmp_path / "t"), f"{__file__}::test_hub_unreachable_is_one_quick_line_without_retries"],
+                          env=env, capture_output=True, text=True, timeout=300, cwd=Path(__file__).parent.parent)
+    assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout[-2000:]
+
+
 @pytest.mark.slow  # a fresh process, a real model, a network timeout or a large matrix (seconds)
 def test_hub_model_unreachable_is_one_quick_line(tmp_path: Path, data_dir: Path) -> None:
     """A hub model id while the hub does not answer: the local hub cache only, then one line naming --model DIR."""

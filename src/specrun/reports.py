@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from pathlib import PurePath
 from typing import Any
+from urllib.parse import quote
 
 import jinja2
 
@@ -134,8 +135,9 @@ def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
     lines.append("packages " + ", ".join(f"{name} {version}" for name, version in p.packages.items()))
     lines.append(f"run {p.created}")
     kinds = {info.protocol: info.protocol_kind for info in results.metrics.values()}
-    plots = [(md_text(f"{key.replace('/', ', ')}: {plot_caption(kinds.get(key.split('/')[-1], ''))}"), file)
-             for key, file in results.plots.items()]
+    # the file names come from results.json: percent-encoded, a name can only be a link target, never Markdown
+    plots = [(md_text(f"{key.replace('/', ', ')}: {plot_caption(kinds.get(key.split('/')[-1], ''))}"),
+              quote(file, safe="")) for key, file in results.plots.items()]
     texts = results.texts
     spread = [f"{split} {metric}: mean of {s.runs} runs, sd {s.run_sd:.4f} across them"
               for split, scores in results.scores.items() for metric, s in scores.items()

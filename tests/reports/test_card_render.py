@@ -260,3 +260,13 @@ def test_card_html_in_headless_chromium(tmp_path: Path, data_dir: Path, capsys: 
     assert bullets == [line for line in seed if line.startswith("• ")]
     tables = [lines for kind, lines in blocks if kind == "table"]
     assert tables == [seed[seed.index("item_id\tsentence 1\tsentence 2\tgold"):]]
+
+
+def test_plot_names_from_results_json_can_only_be_link_targets(hashing_run: Path, data_dir: Path) -> None:
+    """A results.json whose plot file name holds Markdown ("a) [x](y.png") renders it percent-encoded: one image
+    whose target is that one file, no second link."""
+    base = Results.model_validate_json(hashing_run.read_text())
+    edited = base.model_copy(update={"plots": {"test/zero_shot": "a) [x](y.png"}})
+    spec = load_spec(SPECS / "biosses.yaml").spec
+    markdown = render_card(spec, _example_items(SPECS / "biosses.yaml", data_dir), edited)
+    assert "(a%29%20%5Bx%5D%28y.png)" in markdown and "[x](y.png" not in markdown

@@ -63,11 +63,19 @@ def _read_delimited(path: Path, layout: ReadLayout, delimiter: str) -> Rows:
                     expected = f"{len(header)}" + (f" to {len(columns)}" if optional else "")
                     hint = ("; rows may end in fields the spec does not name: declare them in `optional_names` "
                             "or set `extra_fields: ignore`") if len(record) > len(columns) else ""
+                    other = {",": "\t", "\t": ","}[delimiter]
+                    if len(record) == 1 and other in record[0]:
+                        hint = (f"; the line holds {'tabs' if other == chr(9) else 'commas'}: is the file "
+                                f"{'tab' if other == chr(9) else 'comma'}-separated (`format: "
+                                f"{'tsv' if other == chr(9) else 'csv'}`)?")
                     raise DataError(f"{len(record)} fields, expected {expected} ({', '.join(columns)}){hint}",
                                     file=str(path), line=reader.line_num)
                 rows.append(dict(zip(columns, record + [None] * (len(columns) - len(record)), strict=True)))
         except csv.Error as exc:
-            raise DataError(f"malformed {layout.format}: {exc}", file=str(path), line=reader.line_num) from None
+            hint = ("; if quotes are part of the text (a lone \" in a sentence), set `quoting: none`"
+                    if quoting != csv.QUOTE_NONE and "expected after" in str(exc) else "")
+            raise DataError(f"malformed {layout.format}: {exc}{hint}", file=str(path),
+                            line=reader.line_num) from None
         except UnicodeDecodeError:
             raise DataError("not UTF-8", file=str(path), line=reader.line_num + 1) from None
     return rows

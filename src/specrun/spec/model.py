@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field, create_model, field_validator, model_validator
+from pydantic import AfterValidator, Field, create_model, field_validator, model_validator
 
 from specrun.core import registry
 from specrun.core.types import Strict
@@ -33,7 +33,13 @@ MAX_NAME = 64  # ids, split, source, protocol and metric names become folder and
 MAX_PATH_PART = 255  # bytes in one path component: what ext4, xfs, btrfs and tmpfs accept
 Name = Annotated[str, Field(pattern=NAME_PATTERN, max_length=MAX_NAME)]
 Count = Annotated[int, Field(strict=True)]  # a YAML `true` is not the number 1
-Text = Annotated[str, Field(min_length=1)]
+def _visible(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must hold text, not only white space")
+    return value
+
+
+Text = Annotated[str, Field(min_length=1), AfterValidator(_visible)]
 
 
 class Licence(Strict):
