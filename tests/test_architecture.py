@@ -384,3 +384,22 @@ def test_a_new_setting_is_one_field_and_its_flag() -> None:
     assert "truncate-dim-64" in settings.folder_parts()
     assert settings.record()["truncate_dim"] == 64 and "truncate_dim" in Extended.identity_fields()
     assert not settings.agrees_with(settings.with_values(truncate_dim=32))
+
+
+
+def test_the_package_source_names_no_benchmark() -> None:
+    """A benchmark is YAML only: no spec id or source name of specs/ appears in the package's code or templates."""
+    import yaml
+
+    names = set()
+    for spec in sorted((PACKAGE.parent.parent / "specs").glob("*.yaml")):
+        document = yaml.safe_load(spec.read_text(encoding="utf-8"))
+        names.add(document["id"])
+        names.update(document["sources"])
+    found = []
+    for path in sorted(PACKAGE.rglob("*")):
+        if path.suffix not in (".py", ".j2", ".json") or not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8").lower()
+        found += [f"{path.relative_to(PACKAGE)}: {name}" for name in sorted(names) if name.lower() in text]
+    assert not found, found

@@ -1,4 +1,4 @@
-"""Summarization (SummEval style): a machine summary's predicted quality is its highest cosine to the human
+"""Summarization: a machine summary's predicted quality is its highest cosine to the human
 summaries of the same text; per text, Spearman and Pearson of those predictions against the human scores, then
 their mean over texts, as MTEB's SummarizationEvaluator."""
 

@@ -1,5 +1,5 @@
 """Line-aligned text files (`aligned_lines`): a folder holding one plain UTF-8 file per column, one sentence per
-line, line i of each file belonging together (parallel corpora such as Tatoeba or FLORES). Row i holds line i of
+line, line i of each file belonging together (parallel corpora of translated sentences). Row i holds line i of
 every file; the files must have the same number of lines."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ FileName = Annotated[str, Field(min_length=1, pattern=r"^[^/\\]+$")]
 class AlignedLinesOptions(Strict):
     files: dict[Annotated[str, Field(min_length=1)], FileName] = Field(
         min_length=2, description="Column -> file name inside the source split's folder; '{split}' in a name is "
-                                  "the source split's name (tatoeba.{split}.eng).")
+                                  "the source split's name (corpus.{split}.en).")
 
 
 def _names(options: Mapping[str, Any], source_split: str) -> dict[str, str]:
