@@ -33,12 +33,8 @@ def evaluate(plan: Plan, splits: dict[str, SplitData], embed: Embed, derived: De
         items = splits[split.name].items
         for protocol in plan.protocols:
             support = {name: splits[name].items for name in protocol.support}
-            try:
+            with SpecrunError.named(f"{plan.id}, split {split.name}, protocol {protocol.name}"):
                 outputs = protocol.entry.run(items, embed, protocol.options, support)
-            except SpecrunError as exc:
-                if exc.file is not None:
-                    raise
-                raise type(exc)(f"{plan.id}, split {split.name}, protocol {protocol.name}: {exc.message}") from None
             scores = {}
             for metric in protocol.metrics:
                 try:

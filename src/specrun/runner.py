@@ -142,10 +142,7 @@ def load_data(plan: Plan, data_dir: Path | None, workspace: Workspace) -> Loaded
     for split in plan.splits:
         for protocol in plan.protocols:
             support = {name: splits[name].items for name in protocol.support}
-            try:  # a kind checks its splits against each other here, before anything is encoded
+            # a kind checks its splits against each other here, before anything is encoded
+            with SpecrunError.named(f"{plan.id}, split {split.name}, protocol {protocol.name}"):
                 texts.extend(protocol.entry.texts(splits[split.name].items, protocol.options, support))
-            except SpecrunError as exc:
-                if exc.file is not None:
-                    raise
-                raise type(exc)(f"{plan.id}, split {split.name}, protocol {protocol.name}: {exc.message}") from None
     return Loaded(plan=plan, splits=splits, texts=texts)

@@ -23,7 +23,7 @@ from specrun.core.errors import SpecrunError
 from specrun.core.files import read_regular_file
 from specrun.core.registry import PROTOCOLS
 from specrun.metrics import METRICS, estimate
-from specrun.metrics.estimate import n_runs, per_run_values, point_value
+from specrun.metrics.estimate import n_runs, per_run_values, point_of
 from specrun.results import (
     RESULTS_LIMIT,
     Results,
@@ -163,8 +163,9 @@ def recompute(results: Results, units: Units, path: Path) -> None:
             data = [np.asarray(arrays[name], dtype=np.float64) for name in metric.inputs]
             runs = _runs_of(metric, data, path, key)
             with np.errstate(all="ignore"):
-                each = np.atleast_1d(per_run_values(metric, data))
-                value = point_value(metric, data)
+                each = per_run_values(metric, data)
+                value = point_of(metric, each)
+                each = np.atleast_1d(each)
             expected_runs, expected_sd = (runs, float(np.std(each))) if each.size > 1 else (None, None)
             if score.runs != expected_runs or (score.run_sd is None) != (expected_sd is None) or (
                     expected_sd is not None and not _close(score.run_sd, expected_sd)):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import unicodedata
+from collections.abc import Iterator
 
 
 def first_line(exc: BaseException) -> str:
@@ -37,6 +39,17 @@ class SpecrunError(Exception):
         self.file = file
         self.line = line
         self.key = key
+
+    @classmethod
+    @contextlib.contextmanager
+    def named(cls, context: str) -> Iterator[None]:
+        """Errors raised inside that name no file get `context: ` in front (which spec, split and protocol)."""
+        try:
+            yield
+        except SpecrunError as exc:
+            if exc.file is not None:
+                raise
+            raise type(exc)(f"{context}: {exc.message}") from None
 
     def one_line(self) -> str:
         where = ""

@@ -33,10 +33,14 @@ def per_run_values(metric: MetricEntry, data: Sequence[np.ndarray]) -> np.ndarra
     return np.asarray(metric.statistic(*data, weights=np.ones(len(data[0]))), dtype=np.float64)
 
 
+def point_of(metric: MetricEntry, each: np.ndarray) -> float:
+    """The reported value from `per_run_values`: the mean over runs for a per-run metric."""
+    return float(np.mean(each)) if metric.per_run else float(each)
+
+
 def point_value(metric: MetricEntry, data: Sequence[np.ndarray]) -> float:
     """The reported value: the metric on all units (every weight 1), the mean over runs for a per-run metric."""
-    values = per_run_values(metric, data)
-    return float(values.mean()) if metric.per_run else float(values)
+    return point_of(metric, per_run_values(metric, data))
 
 
 def inputs(metric: MetricEntry, arrays: dict[str, np.ndarray]) -> list[np.ndarray]:
@@ -69,7 +73,7 @@ def estimate(name: str, arrays: dict[str, np.ndarray], *, resamples: int, confid
         each = per_run_values(metric, data)
     if not np.all(np.isfinite(each)):
         raise MetricError(f"{name}: undefined on these {n} unit(s) (constant input or nothing to count)")
-    point = float(each.mean()) if metric.per_run else float(each)
+    point = point_of(metric, each)
 
     values = distribution(lambda weights: metric.statistic(*data, weights=weights), n_units, resamples, seed,
                           n_runs=runs)
