@@ -504,7 +504,8 @@ def test_ctrl_c_during_the_swaps_is_held_back_and_the_new_sets_are_whole(tmp_pat
 def test_ctrl_c_while_waiting_for_another_writer(tmp_path: Path, data_dir: Path) -> None:
     """A second run waiting on the lock stops at once on Ctrl-C, writes nothing; the first finishes whole."""
     out = tmp_path / "out"
-    first = _spawn(data_dir, out, "--prompt", "first: ", pause_before=6)
+    # the second run must start, load the model and reach the lock within the first's pause
+    first = _spawn(data_dir, out, "--prompt", "first: ", pause_before=20)
     _wait_for_staged(out / "biosses")
     second = _spawn(data_dir, out, "--prompt", "second: ")
     deadline = time.monotonic() + 60
