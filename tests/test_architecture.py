@@ -286,11 +286,11 @@ def test_toy_protocol_metric_and_reader_registered_from_a_test(tmp_path: Path,
         def validate_items(self, items: list[Item], options: ToyOptions, origin: str) -> None:
             return None
 
-        def texts(self, items: list[Item], options: ToyOptions, support: object = None) -> list[str]:
-            return [item.fields["text"] for item in items]
+        def texts(self, items: list[Item], options: ToyOptions, support: object = None) -> list[tuple[str, str]]:
+            return [("text", item.fields["text"]) for item in items]
 
         def run(self, items: list[Item], embed: object, options: ToyOptions, support: object = None) -> Outputs:
-            vectors = embed([item.fields["text"] for item in items])  # type: ignore[operator]
+            vectors = embed([item.fields["text"] for item in items], "text")  # type: ignore[operator]
             half = vectors[:, : vectors.shape[1] // 2]
             return Outputs(unit=self.unit, ids=[item.id for item in items], arrays={
                 "score": options.scale * np.linalg.norm(half, axis=1),
@@ -353,7 +353,8 @@ def test_model_provenance_is_the_encoder_description_field_for_field() -> None:
 
     info = EncoderInfo(settings=EncoderSettings(), pooling="mean", normalize=False, device="cpu")
     described = {f.name for f in fields(ModelRef)} | set(info.record())
-    assert set(ModelProvenance.model_fields) == described
+    # besides the description: the prompt each of the spec's views got (the runner adds them per spec)
+    assert set(ModelProvenance.model_fields) == described | {"prompts"}
     assert set(EncoderSettings.model_fields) <= set(ModelProvenance.model_fields)
 
 

@@ -46,7 +46,10 @@ def derived_entries(cache: Path, kind: str) -> list[Path]:
 
 
 def info_files(cache: Path) -> list[Path]:
-    return sorted(cache.glob("embeddings/*/info.json"))
+    """Every info.json, the one of the key without a prompt (the runs that check it) first."""
+    def prompted(path: Path) -> bool:
+        return json.loads((path.parent / "key.json").read_text()).get("prompt") != ""
+    return sorted(cache.glob("embeddings/*/info.json"), key=lambda path: (prompted(path), path))
 
 
 def damage(target: str, how: str, cache: Path) -> int:

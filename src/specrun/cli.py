@@ -104,9 +104,31 @@ def build_parser() -> argparse.ArgumentParser:
                           f"(default: {DEFAULTS.executor})")
     run.add_argument("--ray-address", metavar="ADDR", default=DEFAULTS.ray_address,
                      help="Ray cluster to use with --executor ray (default: $RAY_ADDRESS, else a local cluster)")
-    run.add_argument("--prompt", metavar="TEXT", help="text put before every input, e.g. 'query: ' (recorded)")
+    run.add_argument("--prompt", metavar="TEXT",
+                     help="text put before every input of every role (recorded); a role's own flag wins")
     run.add_argument("--prompt-name", metavar="NAME",
-                     help="a prompt the sentence-transformers model defines, by name (recorded with its text)")
+                     help="a prompt the sentence-transformers model defines, by name, for every role (recorded "
+                          "with its text)")
+    run.add_argument("--query-prompt", metavar="TEXT",
+                     help="text put before every query (retrieval, reranking), or name:NAME of the model's "
+                          "prompts, e.g. 'query: ' (default: the model's own query prompt)")
+    run.add_argument("--document-prompt", metavar="TEXT",
+                     help="text put before every document (corpus, candidates, bitext sides), or name:NAME "
+                          "(default: the model's own document prompt)")
+    run.add_argument("--no-model-prompts", dest="model_prompts", action="store_false",
+                     help="evaluate the model without the prompts its sentence-transformers config declares "
+                          "(its query/document/task prompts and its default_prompt_name)")
+    run.add_argument("--instruction-template", metavar="TEXT",
+                     help="how a protocol's task instruction becomes the prompt of its queries and symmetric "
+                          "texts, e.g. 'Instruct: {instruction}\\nQuery: ' (default: instructions are not used)")
+    run.add_argument("--truncate-dim", type=_positive_int, metavar="N",
+                     help="keep the first N dimensions of each vector (Matryoshka), normalised again when the "
+                          "model normalises; keyed, recorded")
+    run.add_argument("--precision", choices=("float32", "int8", "uint8", "binary", "ubinary"),
+                     default=DEFAULTS.encoder.precision,
+                     help="score the vectors as a quantised index holds them (sentence-transformers' "
+                          "quantize_embeddings; int8/uint8 calibrated on the spec's own vectors; binary compared "
+                          f"by Hamming distance); recorded (default: {DEFAULTS.encoder.precision})")
     _add_cache(run)
     run.add_argument("--trust-remote-code", action="store_true",
                      help="allow a model whose folder ships its own Python code (config auto_map, custom "

@@ -3,16 +3,17 @@ estimate and bootstrap interval (through the derived cache, keyed by the exact i
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from specrun.core.errors import SpecrunError
-from specrun.core.types import Embed, Outputs, Score
+from specrun.core.types import Embed, Outputs, Score, View
 from specrun.data import SplitData
 from specrun.encoders.store import DerivedCache
 from specrun.metrics import estimate
-from specrun.plan import Plan, PlannedMetric
+from specrun.plan import Plan, PlannedMetric, PlannedProtocol
 
 
 @dataclass(frozen=True)
@@ -26,15 +27,17 @@ class ProtocolRun:
     scores: dict[str, Score]  # metric id -> score
 
 
-def evaluate(plan: Plan, splits: dict[str, SplitData], embed: Embed, derived: DerivedCache | None) -> list[ProtocolRun]:
-    """Every protocol on every evaluated split; `splits` holds the support splits (fit splits) too."""
+def evaluate(plan: Plan, splits: dict[str, SplitData], embed_view: Callable[[View, Sequence[str]], np.ndarray],
+             derived: DerivedCache | None) -> list[ProtocolRun]:
+    """Every protocol on every evaluated split; `splits` holds the support splits (fit splits) too. A protocol
+    asks for a field's texts; `embed_view` gives them as that field's view (role, task, instruction) is embedded."""
     runs = []
     for split in plan.splits:
         items = splits[split.name].items
         for protocol in plan.protocols:
             support = {name: splits[name].items for name in protocol.support}
             with SpecrunError.named(f"{plan.id}, split {split.name}, protocol {protocol.name}"):
-                outputs = protocol.entry.run(items, embed, protocol.options, support)
+                outputs = protocol.entry.run(items, field_embed(protocol, embed_view), protocol.options, support)
             scores = {}
             for metric in protocol.metrics:
                 try:
@@ -44,6 +47,11 @@ def evaluate(plan: Plan, splits: dict[str, SplitData], embed: Embed, derived: De
             runs.append(ProtocolRun(split=split.name, protocol=protocol.name, kind=protocol.kind, outputs=outputs,
                                     scores=scores))
     return runs
+
+
+def field_embed(protocol: PlannedProtocol, embed_view: Callable[[View, Sequence[str]], np.ndarray]) -> Embed:
+    """The `Embed` a protocol is handed: texts of one of its fields, embedded in that field's view."""
+    return lambda texts, text_field: embed_view(protocol.view(text_field), texts)
 
 
 def cached_estimate(derived: DerivedCache | None, metric: PlannedMetric, arrays: dict[str, np.ndarray],

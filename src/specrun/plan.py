@@ -8,12 +8,13 @@ plan -> data -> cached encoder -> evaluate -> results -> reports.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from specrun.core import registry
 from specrun.core.contracts import MetricEntry, ProtocolKind, ReaderEntry, ReadLayout
 from specrun.core.errors import SpecError
+from specrun.core.types import Role, View
 from specrun.spec import FileRef, GitSource, HubDataset, LoadedSpec, Spec, Uncertainty
 from specrun.yamlsafe import KeyPath
 
@@ -36,6 +37,15 @@ class PlannedProtocol:
     options: Any  # its typed options
     metrics: tuple[PlannedMetric, ...]
     support: tuple[str, ...] = ()  # the splits it fits on besides the evaluated one (loaded, never scored)
+    roles: dict[str, Role] = field(default_factory=dict)  # every text field -> its role (the spec's or the kind's)
+    instruction: str | None = None  # the spec's task instruction
+
+    def view(self, text_field: str) -> View:
+        """How the texts of a field are embedded: its role, the kind's task type, the instruction where it applies
+        (queries and symmetric texts; a document is never instructed, as MTEB's instruct wrapper does)."""
+        role = self.roles[text_field]
+        return View(role=role, task=self.entry.prompt_task,
+                    instruction=self.instruction if role != "document" else None)
 
 
 @dataclass(frozen=True)
@@ -150,7 +160,10 @@ def make_plan(loaded: LoadedSpec) -> Plan:
         # options were typed and checked by the spec model itself (a union discriminated by kind)
         options = entry.Options.model_validate(protocol.options)
         protocols.append(PlannedProtocol(name=name, kind=protocol.kind, entry=entry, options=options,
-                                         metrics=metrics, support=entry.support_splits(options)))
+                                         metrics=metrics, support=entry.support_splits(options),
+                                         roles={text_field: entry.role_of(text_field, protocol.roles)
+                                                for text_field in entry.text_fields()},
+                                         instruction=protocol.instruction))
     sources = {name: _planned_source(name, source) for name, source in spec.sources.items()}
     splits = tuple(PlannedSplit(name=name, source=sources[split.source],
                                 source_splits=tuple(split.source_split_names),

@@ -10,6 +10,7 @@ data mirror, a model folder, the spec's location) reaches a report: files are na
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from pathlib import PurePath
@@ -20,6 +21,7 @@ import jinja2
 
 from specrun.core import registry
 from specrun.core.markdown import md_cell, md_text
+from specrun.core.settings import AppliedPrompt
 from specrun.core.types import Item
 from specrun.results import Results, confidence_percent
 from specrun.spec import GitSource, Spec
@@ -102,6 +104,21 @@ def file_lines(spec: Spec, split: str, read: dict[str, str] | None = None) -> li
     return lines
 
 
+def prompts_text(prompts: Sequence[AppliedPrompt], model_prompts: bool) -> str:
+    """Each view's prompt, as the report states it: role (and task type), the text, where it came from."""
+    origin = {"flag": "given on the command line", "instruction": "the task instruction in the template",
+              "model": "the model's prompt {name}", "model default": "the model's default prompt {name}"}
+    parts = []
+    for p in prompts:
+        where = f"{p.role}, {p.task}" if p.task else p.role
+        if p.source == "none":
+            parts.append(f"{where}: none")
+        else:
+            parts.append(f"{where}: {p.text!r} "
+                         f"({origin[p.source].format(name=json.dumps(p.name or ''))})")
+    return "; ".join(parts) + ("" if model_prompts else " (the model's own prompts turned off)") if parts else "none"
+
+
 def plot_caption(kind: str) -> str:
     """The caption a protocol kind gives its plot (the registry entry's `caption`)."""
     return getattr(registry.PROTOCOLS.get(kind), "caption", "") or "plot"
@@ -111,9 +128,11 @@ def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
     p = results.provenance
     m = p.model
     identity = f"revision {m.revision}" if m.revision else f"weights sha256 {m.weights_sha256}"
-    prompt = f", prompt {m.prompt!r}" + (f" ({m.prompt_name})" if m.prompt_name else "") if m.prompt else ""
+    shaped = (f", first {m.truncate_dim} dimensions" if m.truncate_dim else "") + (
+        f", scored as {m.precision} codes" if m.precision != "float32" else "")
     model_line = (f"{_shown_name(m.name)} ({m.origin}; {identity}); adapter {m.adapter}, pooling {m.pooling}"
-                  f"{', normalised' if m.normalize else ''}, max length {m.max_length}, {m.device}, {m.dtype}{prompt}")
+                  f"{', normalised' if m.normalize else ''}, max length {m.max_length}, {m.device}, {m.dtype}"
+                  f"{shaped}. Prompts: {prompts_text(m.prompts, m.model_prompts)}")
     u = p.uncertainty
     rows = []
     for split, scores in results.scores.items():
@@ -155,7 +174,9 @@ def render_card(spec: Spec, examples: Sequence[Item], results: Results | None = 
     """The benchmark card; with results, the results report (the card plus results and provenance)."""
     protocols = [{"lead": md_text(f"{p.label} ({', '.join(n for n, m in spec.metrics.items() if m.protocol == key)}; "
                                   f"capability {p.capability})."),
-                  "description": md_text(p.description)}
+                  "description": md_text(p.description),
+                  "instruction": md_text(f" Task instruction (for instruction-following models, on its queries "
+                                         f"and symmetric texts): {p.instruction}") if p.instruction else ""}
                  for key, p in spec.protocols.items()]
     card = spec.card
     text = _ENV.get_template("card.md.j2").render(

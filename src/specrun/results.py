@@ -18,7 +18,7 @@ from pydantic import Field, ValidationError
 from specrun import __version__
 from specrun.core.errors import SpecrunError, printable
 from specrun.core.files import read_regular_file, write_atomic
-from specrun.core.settings import EncoderSettings
+from specrun.core.settings import AppliedPrompt, EncoderSettings
 from specrun.core.types import Score, Strict
 from specrun.data import SplitData
 from specrun.evaluation import ProtocolRun
@@ -71,6 +71,9 @@ class ModelProvenance(EncoderSettings):
     pooling: str
     normalize: bool
     device: str
+    prompts: tuple[AppliedPrompt, ...] = Field((), description=(
+        "The prompt each view of the spec's texts got (role, task type, instruction): its text, and where it came "
+        "from (a flag, the instruction template, the model's config, the model's default prompt, none)."))
 
 
 class SplitProvenance(Strict):
@@ -270,7 +273,8 @@ def read_predictions(results_path: Path, results: Results) -> dict[Unit, tuple[l
 
 
 # what can tell two runs of one model name apart: the user's settings first, then what follows from the model
-IDENTITY_FIELDS = (*EncoderSettings.identity_fields(), "pooling", "normalize", "revision", "weights_sha256", "device")
+IDENTITY_FIELDS = (*EncoderSettings.identity_fields(), "prompts", "pooling", "normalize", "revision",
+                   "weights_sha256", "device")
 SHOWN_WHEN_DIFFERENT = len(EncoderSettings.identity_fields())  # the user's own settings: named whenever they differ
 
 
@@ -280,11 +284,17 @@ def run_identity(results: Results) -> tuple[Any, ...]:
 
 
 def describe_setting(field: str, value: Any) -> str:
-    if field in ("prompt", "prompt_name"):
-        return f"{field.replace('_', ' ')} {json.dumps(value, ensure_ascii=False)}" if value else f"no {field}"
+    if field in ("prompt", "prompt_name", "query_prompt", "document_prompt", "instruction_template"):
+        name = field.replace("_", " ")
+        return f"{name} {json.dumps(value, ensure_ascii=False)}" if value else f"no {name}"
+    if field == "model_prompts":
+        return "model prompts" if value else "no model prompts"
+    if field == "prompts":
+        return "prompts " + "; ".join(f"{p.role} {json.dumps(p.text, ensure_ascii=False)}"
+                                      for p in dict.fromkeys(value)) if value else "no prompts"
     if field in ("weights_sha256", "revision"):
         return f"{field.split('_')[0]} {str(value)[:10]}"
-    return f"{field.replace('_', ' ')} {value}"
+    return f"{field.replace('_', ' ')} {value}" if value is not None else f"no {field.replace('_', ' ')}"
 
 
 def run_labels(identities: Sequence[tuple[Any, ...]]) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,13 +18,15 @@ from rich.console import Console
 from specrun.core.errors import SpecError, SpecrunError
 from specrun.core.files import folder_safe
 from specrun.core.options import RunOptions
+from specrun.core.types import View
 from specrun.core.workspace import Workspace
 from specrun.data import SplitData, load_split, resolve_data_dir
 from specrun.encoders.adapters import describe
-from specrun.encoders.cached import CachedEncoder
+from specrun.encoders.cached import CachedEncoder, Encoding
 from specrun.encoders.devices import check_devices
 from specrun.encoders.executors import check_executor
 from specrun.encoders.models import resolve_model
+from specrun.encoders.precision import check_precision, quantised
 from specrun.encoders.store import DerivedCache
 from specrun.evaluation import evaluate
 from specrun.outputs import preflight_output_folders, preflight_output_root, write_output_sets
@@ -51,11 +53,12 @@ class RunOutput:
 
 @dataclass(frozen=True)
 class Loaded:
-    """One plan with its data: the splits' items and every text its protocols ask for (duplicates included)."""
+    """One plan with its data: the splits' items and every text its protocols ask for, with its view
+    (duplicates included)."""
 
     plan: Plan
     splits: dict[str, SplitData]
-    texts: list[str]
+    texts: list[tuple[View, str]]
 
 
 def run(paths: Sequence[str], options: RunOptions, console: Console) -> list[RunOutput]:
@@ -72,24 +75,35 @@ def run(paths: Sequence[str], options: RunOptions, console: Console) -> list[Run
 
     model = resolve_model(options.model, options.model_revision, memo_dir=workspace.memo)
     preflight_output_folders([output_folder(options, plan, model.slug) for plan in plans])
+    check_precision(options.encoder.precision)
     encoder = CachedEncoder(model, options, workspace, console)
-    embeddings = encoder.embeddings(list(dict.fromkeys(text for item in loaded for text in item.texts)))
+    wanted: dict[View, list[str]] = {}
+    for item in loaded:
+        for view, text in item.texts:
+            wanted.setdefault(view, []).append(text)
+    embeddings = encoder.embeddings({view: list(dict.fromkeys(texts)) for view, texts in wanted.items()})
     timings.update(embeddings.timings)
-    model_provenance = ModelProvenance(**describe(model, embeddings.info))
+    described = describe(model, embeddings.info)
 
     versions = package_versions()
     derived = None if workspace.derived is None else DerivedCache(
         workspace.derived, {name: versions.get(name, "") for name in DERIVED_VERSIONS}, workspace.warn,
         workspace.writer)
     outputs: list[RunOutput] = []
-    counted: set[str] = set()  # each encoded text counts for the first spec that needed it
+    counted: set[tuple[Encoding, str]] = set()  # each encoded text counts for the first spec that needed it
+    sent = embeddings.encoded()
     for item in loaded:
         clock = time.perf_counter()
-        runs = evaluate(item.plan, item.splits, embeddings.embed, derived)
+        unique = {(embeddings.encoding(view), text) for view, text in item.texts}
+        embed_view = quantised(embeddings.embed_view, options.encoder.precision,
+                               (embeddings.by_encoding[encoding].embed(texts) for encoding, texts in
+                                texts_by_encoding(unique)))
+        runs = evaluate(item.plan, item.splits, embed_view, derived)
         plots, plot_names = plot_files(item.plan, runs, derived, model.name)
-        unique = set(item.texts)
-        encoded = (unique & embeddings.encoded) - counted
+        encoded = (unique & sent) - counted
         counted |= encoded
+        views = dict.fromkeys(view for view, _ in item.texts)
+        model_provenance = ModelProvenance(**described, prompts=tuple(embeddings.prompts[view] for view in views))
         spec_timings = {**timings, "metrics": time.perf_counter() - clock, "total": time.perf_counter() - started}
         results, predictions = build_results(
             item.plan, item.splits, runs, model_provenance,
@@ -138,11 +152,23 @@ def load_data(plan: Plan, data_dir: Path | None, workspace: Workspace) -> Loaded
     """The evaluated splits and the splits protocols fit on (checked alike), and every text the protocols ask for."""
     splits = {split.name: load_split(plan, split.name, data_dir, workspace=workspace)
               for split in (*plan.splits, *plan.support_splits)}
-    texts = []
+    texts: list[tuple[View, str]] = []
     for split in plan.splits:
         for protocol in plan.protocols:
             support = {name: splits[name].items for name in protocol.support}
             # a kind checks its splits against each other here, before anything is encoded
             with SpecrunError.named(f"{plan.id}, split {split.name}, protocol {protocol.name}"):
-                texts.extend(protocol.entry.texts(splits[split.name].items, protocol.options, support))
+                texts.extend((protocol.view(text_field), text) for text_field, text in
+                             protocol.entry.texts(splits[split.name].items, protocol.options, support))
     return Loaded(plan=plan, splits=splits, texts=texts)
+
+
+def texts_by_encoding(pairs: set[tuple[Encoding, str]], block: int = 16_384) -> Iterator[tuple[Encoding, list[str]]]:
+    """A spec's unique texts, per encoding, in blocks (in a fixed order): what a quantisation calibrates on."""
+    grouped: dict[Encoding, list[str]] = {}
+    for encoding, text in pairs:
+        grouped.setdefault(encoding, []).append(text)
+    for encoding in sorted(grouped):
+        texts = sorted(grouped[encoding])
+        for start in range(0, len(texts), block):
+            yield encoding, texts[start:start + block]

@@ -27,8 +27,9 @@ class PoisonedAdapter(HashingAdapter):
     def __init__(self, model: ModelRef | None, settings: EncoderSettings, devices: list[str]) -> None:
         super().__init__(model, settings.with_values(adapter="hashing"), devices)
 
-    def encode_group(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
-        vectors = super().encode_group(texts, batch_size)
+    def encode_group(self, texts: Sequence[str], batch_size: int, role: str = "symmetric",
+                     prompt: str = "") -> np.ndarray:
+        vectors = super().encode_group(texts, batch_size, role, prompt)  # type: ignore[arg-type]
         for row, text in enumerate(texts):
             for word, value in self.POISON.items():
                 if word in text.lower().split():

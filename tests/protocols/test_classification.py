@@ -37,7 +37,7 @@ def toy(n_fit: int = 60, n_test: int = 40, n_classes: int = 3, dim: int = 6, see
 
     fit, test = make("f", n_fit), make("t", n_test)
 
-    def embed(texts: Sequence[str]) -> np.ndarray:
+    def embed(texts: Sequence[str], _field: str = "") -> np.ndarray:
         return np.stack([vectors[t] for t in texts])
 
     return fit, test, embed, vectors
@@ -86,9 +86,10 @@ def test_only_the_fit_items_some_experiment_uses_are_embedded() -> None:
     fit, test, embed, _ = toy(n_fit=90)
     opts = options(samples_per_label=2, n_experiments=2)
     asked: list[str] = []
-    PROTOCOL.run(test, lambda texts: (asked.extend(texts), embed(texts))[1], opts, {"train": fit})
+    PROTOCOL.run(test, lambda texts, _field: (asked.extend(texts), embed(texts))[1], opts, {"train": fit})
     used = set().union(*undersamples([item.fields["label"] for item in fit], opts))
-    assert set(PROTOCOL.texts(test, opts, {"train": fit})) == {fit[i].id for i in used} | {t.id for t in test}
+    declared = {text for _, text in PROTOCOL.texts(test, opts, {"train": fit})}
+    assert declared == {fit[i].id for i in used} | {t.id for t in test}
     assert set(asked) == {fit[i].id for i in used} | {t.id for t in test}
 
 

@@ -170,7 +170,7 @@ def test_the_beir_fixture_gives_the_old_paths_numbers(tmp_path: Path) -> None:
     new_rows = read_beir_corpus(folder, None, "test")  # type: ignore[arg-type]
     table = vectors_for(POOL + [q for q, _, _ in QUERIES.values()])
 
-    def embed(texts: list[str]) -> np.ndarray:
+    def embed(texts: list[str], _field: str = "") -> np.ndarray:
         return np.stack([table[t] for t in texts])
 
     old = RetrievalProtocol().run([Item(r["query_id"], r) for r in old_rows], embed, RetrievalProtocol.Options())

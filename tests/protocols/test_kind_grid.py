@@ -20,11 +20,11 @@ from specrun.encoders.adapters import HashingAdapter
 from specrun.metrics import estimate
 
 
-def hashing_embed(asked: list[str]):
+def hashing_embed(asked: list[tuple[str, str]]):
     adapter = HashingAdapter(None, EncoderSettings(adapter="hashing"), ["cpu"])  # type: ignore[arg-type]
 
-    def embed(texts: Sequence[str]) -> np.ndarray:
-        asked.extend(texts)
+    def embed(texts: Sequence[str], text_field: str) -> np.ndarray:
+        asked.extend((text_field, text) for text in texts)
         return adapter.encode_group(list(texts), 32)
 
     return embed
@@ -42,9 +42,11 @@ def run_example(kind: str) -> tuple[Outputs, dict[str, object]]:
     support = dict(example.support)
     assert set(support) == set(protocol.support_splits(options)), f"{kind}: the example's support splits"
     declared = set(protocol.texts(items, options, support))
-    asked: list[str] = []
+    asked: list[tuple[str, str]] = []
     outputs = protocol.run(items, hashing_embed(asked), options, support)
-    assert set(asked) <= declared, f"{kind}: run embedded texts that texts() did not declare"
+    assert set(asked) <= declared, f"{kind}: run embedded (field, text) pairs that texts() did not declare"
+    assert {text_field for text_field, _ in declared} <= set(protocol.text_fields()), \
+        f"{kind}: texts() names a field that is not one of its text fields"
     assert outputs.unit == protocol.unit
     assert set(outputs.arrays) == set(protocol.outputs)
     assert len(set(outputs.ids)) == len(outputs.ids)
@@ -77,11 +79,11 @@ def test_a_kind_registered_from_a_test_is_in_the_grid() -> None:
         outputs = ("prediction", "gold")
         unit = "texts"
 
-        def texts(self, items: Sequence[Item], options: object, support: object = None) -> list[str]:
-            return [item.fields["text"] for item in items]
+        def texts(self, items: Sequence[Item], options: object, support: object = None) -> list[tuple[str, str]]:
+            return [("text", item.fields["text"]) for item in items]
 
         def run(self, items: Sequence[Item], embed, options: object, support: object = None) -> Outputs:
-            vectors = embed([item.fields["text"] for item in items])
+            vectors = embed([item.fields["text"] for item in items], "text")
             return Outputs(unit=self.unit, ids=[item.id for item in items], arrays={
                 "prediction": vectors[:, 0].astype(np.float64),
                 "gold": np.array([item.fields["target"] for item in items])})
@@ -112,16 +114,16 @@ def test_every_kind_refuses_non_finite_and_zero_vectors(kind: str, data: st.Data
     protocol = PROTOCOLS[kind]
     example = protocol.example()
     options = protocol.Options.model_validate(dict(example.options))
-    asked: list[str] = []
+    asked: list[tuple[str, str]] = []
     support = dict(example.support)
     protocol.run(list(example.items), hashing_embed(asked), options, support)
-    poisoned = data.draw(st.sampled_from(sorted(set(asked))), label="text")
+    poisoned = data.draw(st.sampled_from(sorted({text for _, text in asked})), label="text")
     bad = data.draw(st.sampled_from(sorted(BAD_VALUES)), label="value")
     whole = data.draw(st.booleans(), label="whole vector") or bad == "zero"
     clean = hashing_embed([])
 
-    def embed(texts: Sequence[str]) -> np.ndarray:
-        vectors = clean(texts).copy()
+    def embed(texts: Sequence[str], text_field: str) -> np.ndarray:
+        vectors = clean(texts, text_field).copy()
         for row, text in enumerate(texts):
             if text == poisoned:
                 if whole:

@@ -78,7 +78,7 @@ def test_the_threshold_split_chooses_and_the_evaluated_split_is_scored() -> None
     dev, more = pairs(20, 2)
     vectors |= more
 
-    def embed(texts):  # type: ignore[no-untyped-def]
+    def embed(texts, _field=""):  # type: ignore[no-untyped-def]
         return np.stack([vectors[t] for t in texts])
 
     out = PairClassificationProtocol().run(test, embed, PairOptions(threshold_split="dev"), {"dev": dev})
@@ -101,4 +101,4 @@ def test_a_split_of_one_label_is_one_line() -> None:
     test, vectors = pairs(10, 1)
     test = [Item(id=i.id, fields={**i.fields, "label": 1}) for i in test]
     with pytest.raises(DataError, match="every pair has label 1"):
-        PairClassificationProtocol().run(test, lambda t: np.stack([vectors[x] for x in t]), PairOptions())
+        PairClassificationProtocol().run(test, lambda t, _field: np.stack([vectors[x] for x in t]), PairOptions())

@@ -14,10 +14,11 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import BaseModel
 
-from specrun.core.types import NO_SUPPORT, Embed, Item, Outputs, Strict, Support
+from specrun.core.types import NO_SUPPORT, ROLES, Embed, FieldText, Item, Outputs, Role, Strict, Support
 
 Rows = list[dict[str, Any]]
 DIRECTIONS = ("higher", "lower")
+TEXT_FIELD_KINDS = ("text", "texts", "corpus")  # field kinds whose values are embedded (each has a role)
 
 
 class NoOptions(Strict):  # the options of a protocol kind that takes none (no docstring: it would enter the schema)
@@ -48,6 +49,17 @@ class ProtocolKind(ABC):
     hub_task_id: ClassVar[str | None] = None  # and subtask
     caption: ClassVar[str] = ""  # the report's caption for its plot
     split_options: ClassVar[tuple[str, ...]] = ()  # options whose value names a split it reads (fit_split, ...)
+    roles: ClassVar[Mapping[str, Role]] = {}  # text field -> its role where it is not symmetric (the spec may
+    # override it per field): queries and the documents they search for are embedded through the model's two paths
+    prompt_task: ClassVar[str] = ""  # MTEB's task type (STS, Retrieval, ...): a model's prompts keyed by it apply
+
+    def text_fields(self) -> tuple[str, ...]:
+        """The item fields whose texts are embedded."""
+        return tuple(name for name, kind in self.item_fields.items() if kind in TEXT_FIELD_KINDS)
+
+    def role_of(self, field: str, overrides: Mapping[str, Role] | None = None) -> Role:
+        """A text field's role: the spec's override, else the kind's declaration, else symmetric."""
+        return (overrides or {}).get(field) or self.roles.get(field, "symmetric")
 
     def support_splits(self, options: Any) -> tuple[str, ...]:
         """The splits besides the evaluated one that `run` reads (the values of `split_options` that are set)."""
@@ -58,8 +70,9 @@ class ProtocolKind(ABC):
         """Refuse items the kind cannot score (DataError naming `origin`); default: nothing to check."""
 
     @abstractmethod
-    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterable[str]:
-        """Every text `run` will embed, the support splits' included (the encoder embeds each unique one once)."""
+    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterable[FieldText]:
+        """Every (field, text) `run` will embed, the support splits' included (the encoder embeds each unique text
+        of a view once); `run` asks `embed(texts, field)` for the same fields."""
 
     @abstractmethod
     def run(self, items: Sequence[Item], embed: Embed, options: Any, support: Support = NO_SUPPORT) -> Outputs:
@@ -127,9 +140,10 @@ class ReaderEntry:
 
 @dataclass(frozen=True)
 class AdapterEntry:
-    """A model adapter: `factory(model, devices, max_length, prompt, prompt_name, trust_remote_code=..., dtype=...)`
-    builds an object with `info`, `encode_group(texts, batch_size)` and `close()`; its metadata says what the
-    adapter needs, so no stage tests an adapter's name."""
+    """A model adapter: `factory(model, settings, devices)` builds an object with `info`,
+    `encode_group(texts, batch_size, role, prompt)` (role: the model's query, document or plain path; prompt: the
+    text put before each, already resolved) and `close()`; its metadata says what the adapter needs, so no stage
+    tests an adapter's name."""
 
     name: str
     factory: Callable[..., Any]
@@ -162,6 +176,12 @@ def _problems_of_protocol(entry: Any, field_kinds: Container[str]) -> list[str]:
     for method in ("texts", "run"):
         if "support" not in inspect.signature(getattr(entry, method)).parameters:
             problems.append(f"{method} must take `support` (the items of the splits its options name)")
+    if isinstance(fields, Mapping):
+        text_fields = [name for name, kind in fields.items() if kind in TEXT_FIELD_KINDS]
+        bad_roles = {name: role for name, role in dict(getattr(entry, "roles", {})).items()
+                     if name not in text_fields or role not in ROLES}
+        if bad_roles:
+            problems.append(f"roles {bad_roles} must map text fields ({', '.join(text_fields)}) to one of {ROLES}")
     unknown_options = [key for key in entry.split_options if key not in getattr(entry.Options, "model_fields", {})]
     if unknown_options:
         problems.append(f"split_options {unknown_options} are not options of the kind")

@@ -17,15 +17,17 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from specrun.core.types import Strict
+from specrun.core.types import Role, Strict, View
 
-Folder = Literal["value", "digest", "none"]
+Folder = Literal["value", "digest", "negated", "none"]
+PromptSource = Literal["flag", "instruction", "model", "model default", "none"]
 
 
 def _setting(default: Any, description: str, *, keyed: bool = True, folder: Folder = "value",
              identity: bool = True, model_default: bool = False) -> Any:
-    """A settings field. keyed: part of the cache key (else it is recorded only); folder: how a value away from
-    the default names the result folder (its value, the first 8 hex digits of its sha256, or not at all);
+    """A settings field. keyed: part of the cache key as it is (a prompt is keyed through the text each view
+    applies); folder: how a value away from the default names the result folder (its value, the first 8 hex
+    digits of its sha256, `no-<name>` for a switch turned off, or not at all);
     identity: whether compare and the leaderboard name it when two runs of one model differ in it;
     model_default: None means the model's own value, which the adapter applies and reports."""
     return Field(default, description=description, json_schema_extra={
@@ -34,13 +36,30 @@ def _setting(default: Any, description: str, *, keyed: bool = True, folder: Fold
 
 class EncoderSettings(Strict):
     adapter: str = _setting("auto", "How the model's output becomes one vector: a registered adapter, or auto.")
-    prompt: str | None = _setting(None, "Text put before every input (resolved: also when given by name).",
+    prompt: str | None = _setting(None, "Text put before every input of every role (resolved: also when given by "
+                                        "name); keyed through each view's prompt text.", keyed=False,
                                   folder="digest")
-    prompt_name: str | None = _setting(None, "A prompt of the model's sentence-transformers config, by name; "
-                                             "the text it names is what the cache is keyed by.", keyed=False)
+    prompt_name: str | None = _setting(None, "A prompt of the model's sentence-transformers config, by name, for "
+                                             "every role.", keyed=False)
+    query_prompt: str | None = _setting(None, "Text put before every query, or name:NAME of a model's prompt "
+                                              "(resolved: the text).", keyed=False, folder="digest")
+    document_prompt: str | None = _setting(None, "Text put before every document, or name:NAME of a model's "
+                                                 "prompt (resolved: the text).", keyed=False, folder="digest")
+    model_prompts: bool = _setting(True, "Whether the prompts the model declares (its sentence-transformers "
+                                         "config, its default prompt) apply where no flag gives one.",
+                                   keyed=False, folder="negated")
+    instruction_template: str | None = _setting(None, "How a protocol's task instruction becomes a query's "
+                                                      "prompt: a text holding {instruction}.", keyed=False,
+                                                folder="digest")
     max_length: int | None = _setting(None, "Tokens per text: the user's override (applied: the effective limit).",
                                       model_default=True)
     dtype: str = _setting("float32", "What the model computes in; vectors are float32 whatever it is.")
+    truncate_dim: int | None = _setting(None, "Keep the first N dimensions of each vector (Matryoshka), normalised "
+                                              "again when the model normalises.")
+    precision: str = _setting("float32", "Vectors as an index would hold them: float32, int8 or uint8 (scalar "
+                                         "quantisation calibrated on the run's vectors), binary or ubinary (one "
+                                         "bit a dimension); quantised after the cache, which keeps float32.",
+                              keyed=False)
     trust_remote_code: bool = _setting(False, "Whether code from the model folder may compute the vectors.",
                                        folder="none", identity=False)
 
@@ -66,6 +85,9 @@ class EncoderSettings(Strict):
             value, style = getattr(self, name), self.meta(name)["folder"]
             if value == info.default or style == "none":
                 continue
+            if style == "negated":
+                parts.append(f"no-{name.replace('_', '-')}")
+                continue
             shown = hashlib.sha256(str(value).encode("utf-8")).hexdigest()[:8] if style == "digest" else value
             parts.append(f"{name.replace('_', '-')}-{shown}")
         return parts
@@ -84,6 +106,21 @@ class EncoderSettings(Strict):
         """The same settings with some resolved or applied (the adapter chosen, the prompt's text, the effective
         max length and dtype)."""
         return self.model_copy(update=values)
+
+
+class AppliedPrompt(Strict):
+    """The prompt one view of a run's texts was embedded with: what results.json records and the report shows."""
+
+    role: Role
+    task: str
+    instruction: str | None = None
+    text: str
+    name: str | None = None  # the model's prompt it is, when it came from the model's config
+    source: PromptSource
+
+    @property
+    def view(self) -> View:
+        return View(role=self.role, task=self.task, instruction=self.instruction)
 
 
 DEFAULT_SETTINGS = EncoderSettings()

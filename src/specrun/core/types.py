@@ -7,12 +7,29 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
-Embed = Callable[[Sequence[str]], np.ndarray]  # texts -> (len(texts), dim) matrix, rows in the order given
+Embed = Callable[[Sequence[str], str], np.ndarray]  # (texts, the item field they come from) -> (len(texts), dim)
+# matrix, rows in the order given; the field says how they are embedded (its role, the protocol's instruction)
+FieldText = tuple[str, str]  # (item field, text): what a protocol's `texts` yields
+
+Role = Literal["query", "document", "symmetric"]
+ROLES: tuple[Role, ...] = ("query", "document", "symmetric")  # how a model is asked to embed a text: as a query,
+# as a document it is searched in, or the one way texts compared with each other are embedded
+
+
+@dataclass(frozen=True)
+class View:
+    """How one set of texts is embedded: their role, the task type a model's prompts are looked up by (MTEB's
+    task types: STS, Retrieval, ...) and the protocol's task instruction. The encoder resolves a view to the
+    prompt text it applies; the same text in two views is two vectors."""
+
+    role: Role = "symmetric"
+    task: str = ""
+    instruction: str | None = None
 
 RANK_CUTOFFS = (1, 3, 5, 10, 20, 100)  # the K of precision_at_K / recall_at_K, shared by protocol and metrics
 CORPUS_CUTOFFS = (1, 3, 5, 10, 100, 1000)  # the K of the trec measures: ndcg_cut_K, map_cut_K, ...

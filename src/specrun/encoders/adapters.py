@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
-import json
 import os
 import re
 import sys
@@ -22,8 +21,10 @@ from specrun.core import registry
 from specrun.core.contracts import AdapterEntry
 from specrun.core.errors import ModelError, SpecrunError, first_line, os_error_text
 from specrun.core.settings import EncoderSettings
+from specrun.core.types import Role
 from specrun.encoders.devices import DTYPES, check_dtype, torch_dtype
 from specrun.encoders.models import ModelRef, check_model, check_special_tokens, remote_code_error
+from specrun.encoders.prompts import ModelPrompts, resolve_flags
 
 
 @dataclass(frozen=True)
@@ -53,8 +54,10 @@ class EncoderInfo:
 class Adapter(Protocol):
     info: EncoderInfo
 
-    def encode_group(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
-        """Embed consecutive batches of `batch_size` texts (the last may be shorter), exactly those batches."""
+    def encode_group(self, texts: Sequence[str], batch_size: int, role: Role = "symmetric",
+                     prompt: str = "") -> np.ndarray:
+        """Embed consecutive batches of `batch_size` texts (the last may be shorter), exactly those batches, in
+        `role` (the model's query or document path where it has them) with `prompt` before each text."""
         ...
 
     def close(self) -> None: ...
@@ -68,22 +71,6 @@ def _quiet_transformers() -> None:
     transformers.utils.logging.disable_progress_bar()
 
 
-def resolve_prompt(model: ModelRef, adapter: str, prompt: str | None, prompt_name: str | None) -> str | None:
-    """The prompt text, from --prompt or a named prompt of the sentence-transformers config (read without torch)."""
-    if prompt_name is None:
-        return prompt
-    if prompt is not None:
-        raise ModelError("--prompt and --prompt-name exclude each other")
-    if adapter != "sentence-transformers":
-        raise ModelError("--prompt-name needs the sentence-transformers adapter; pass --prompt TEXT instead")
-    config = Path(model.path) / "config_sentence_transformers.json"
-    prompts = json.loads(config.read_text()).get("prompts", {}) if config.is_file() else {}
-    if prompt_name not in prompts:
-        raise ModelError(f"--prompt-name {prompt_name}: the model defines "
-                         f"{', '.join(prompts) if prompts else 'no prompts'}")
-    return prompts[prompt_name]
-
-
 class SentenceTransformersAdapter:
     """The model's own modules: its pooling, normalisation and max length, as its authors configured them.
     Several devices share the work through sentence-transformers' multi-process pool, batch for batch."""
@@ -92,7 +79,7 @@ class SentenceTransformersAdapter:
         _quiet_transformers()
         from sentence_transformers import SentenceTransformer
 
-        max_length, prompt, trust_remote_code = settings.max_length, settings.prompt, settings.trust_remote_code
+        max_length, trust_remote_code = settings.max_length, settings.trust_remote_code
 
         self.pool = None
         self.model = SentenceTransformer(model.path, device=devices[0], local_files_only=True,
@@ -109,20 +96,22 @@ class SentenceTransformersAdapter:
             ",".join(k.removeprefix("pooling_mode_").removesuffix("_tokens")
                      for k, v in pooling.get_config_dict().items() if k.startswith("pooling_mode_") and v is True)
             if pooling is not None else "model-defined")
-        self.prompt = prompt
         self.pool = self.model.start_multi_process_pool(devices) if len(devices) > 1 else None
         applied = settings.with_values(max_length=int(self.model.max_seq_length),
                                        dtype=str(next(self.model.parameters()).dtype).removeprefix("torch."))
         self.info = EncoderInfo(settings=applied, pooling=str(mode), normalize="Normalize" in modules,
                                 device=",".join(devices))
 
-    def encode_group(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
-        # the prompt is given as text (not by name) so both adapters prefix in the same way
-        options = {"convert_to_numpy": True, "show_progress_bar": False, "prompt": self.prompt}
+    def encode_group(self, texts: Sequence[str], batch_size: int, role: Role = "symmetric",
+                     prompt: str = "") -> np.ndarray:
+        # the model's own path for the role (encode_query / encode_document: its Router), the prompt given as
+        # text, an empty one included, so sentence-transformers applies no default of its own
+        encode = {"query": self.model.encode_query, "document": self.model.encode_document}.get(role,
+                                                                                                 self.model.encode)
+        options = {"convert_to_numpy": True, "show_progress_bar": False, "prompt": prompt}
         if self.pool is not None:  # chunks of batch_size, in order: each worker encodes exactly our batches
-            return self.model.encode(list(texts), batch_size=batch_size, pool=self.pool, chunk_size=batch_size,
-                                     **options)
-        return np.concatenate([self.model.encode(list(texts[i:i + batch_size]), batch_size=batch_size, **options)
+            return encode(list(texts), batch_size=batch_size, pool=self.pool, chunk_size=batch_size, **options)
+        return np.concatenate([encode(list(texts[i:i + batch_size]), batch_size=batch_size, **options)
                                for i in range(0, len(texts), batch_size)])
 
     def close(self) -> None:
@@ -142,7 +131,6 @@ class TransformersAdapter:
         import torch
         from transformers import AutoConfig, AutoModel, AutoTokenizer
 
-        self.prompt = settings.prompt or ""
         self.torch = torch
         self.device = devices[0]
         # the configuration first: its refusal of custom code is the clearest message a bad folder can get
@@ -159,8 +147,8 @@ class TransformersAdapter:
                                        dtype=str(self.model.dtype).removeprefix("torch."))
         self.info = EncoderInfo(settings=applied, pooling="mean", normalize=False, device=self.device)
 
-    def _encode_batch(self, texts: Sequence[str]) -> np.ndarray:
-        batch = self.tokenizer([self.prompt + text for text in texts], padding=True, truncation=True,
+    def _encode_batch(self, texts: Sequence[str], prompt: str) -> np.ndarray:
+        batch = self.tokenizer([prompt + text for text in texts], padding=True, truncation=True,
                                max_length=self.max_length, return_tensors="pt").to(self.device)
         with self.torch.inference_mode():
             hidden = self.model(**batch).last_hidden_state.float()  # pooled in float32 whatever --dtype
@@ -169,8 +157,11 @@ class TransformersAdapter:
         pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
         return pooled.float().cpu().numpy()
 
-    def encode_group(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
-        return np.concatenate([self._encode_batch(texts[i:i + batch_size]) for i in range(0, len(texts), batch_size)])
+    def encode_group(self, texts: Sequence[str], batch_size: int, role: Role = "symmetric",
+                     prompt: str = "") -> np.ndarray:
+        """One model for every role: a role differs by its prompt only."""
+        return np.concatenate([self._encode_batch(texts[i:i + batch_size], prompt)
+                               for i in range(0, len(texts), batch_size)])
 
     def close(self) -> None:
         return None
@@ -185,13 +176,12 @@ class HashingAdapter:
     DIMENSIONS = 64
 
     def __init__(self, model: ModelRef | None, settings: EncoderSettings, devices: list[str]) -> None:
-        self.prompt = settings.prompt or ""
         self.max_length = int(settings.max_length or 512)
         self.info = EncoderInfo(settings=settings.with_values(max_length=self.max_length, dtype="float32"),
                                 pooling="none", normalize=True, device="cpu")
 
     def _vector(self, text: str) -> np.ndarray:
-        words = re.findall(r"\w+", (self.prompt + text).lower())[: self.max_length]
+        words = re.findall(r"\w+", text.lower())[: self.max_length]
         features = words + [word[i:i + 3] for word in words for i in range(max(1, len(word) - 2))]
         vector = np.zeros(self.DIMENSIONS, dtype=np.float64)
         for feature in features or [text]:
@@ -201,8 +191,9 @@ class HashingAdapter:
         norm = np.linalg.norm(vector)
         return (vector / norm if norm else vector).astype(np.float32)
 
-    def encode_group(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
-        return np.stack([self._vector(text) for text in texts]) if texts else np.empty((0, self.DIMENSIONS),
+    def encode_group(self, texts: Sequence[str], batch_size: int, role: Role = "symmetric",
+                     prompt: str = "") -> np.ndarray:
+        return np.stack([self._vector(prompt + text) for text in texts]) if texts else np.empty((0, self.DIMENSIONS),
                                                                                        dtype=np.float32)
 
     def close(self) -> None:
@@ -232,13 +223,18 @@ def choose_adapter(model: ModelRef, requested: str) -> str:
 JAPANESE_TOKENIZER_PACKAGES = ("fugashi", "unidic", "ipadic", "mecab", "sudachi", "rhoknp", "jumanpp")
 
 
+def declared_prompts(model: ModelRef, adapter: str) -> ModelPrompts:
+    """The prompts the model folder declares (none for an adapter that reads no model)."""
+    return ModelPrompts.of(model.path) if ADAPTERS[adapter].needs_model else ModelPrompts()
+
+
 def resolve_settings(model: ModelRef, requested: EncoderSettings) -> EncoderSettings:
-    """The settings as they will be applied, before any model is loaded: the adapter chosen, the prompt's text
+    """The settings as they will be applied, before any model is loaded: the adapter chosen, the prompts' texts
     (also when given by name), and everything the model folder alone can refuse checked (code it would run, a
     --max-length beyond its positions, a dtype the adapter does not compute in)."""
     adapter = checked_adapter(model, requested)
-    return requested.with_values(adapter=adapter,
-                                 prompt=resolve_prompt(model, adapter, requested.prompt, requested.prompt_name))
+    return resolve_flags(requested.with_values(adapter=adapter), declared_prompts(model, adapter),
+                         has_model=ADAPTERS[adapter].needs_model)
 
 
 def checked_adapter(model: ModelRef, settings: EncoderSettings) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
+from specrun.core.types import Role
 from specrun.encoders.adapters import Adapter
 
 
@@ -31,11 +32,12 @@ def groups_of(texts: Sequence[str], batch_size: int, group_batches: int = 16) ->
             for start in range(0, len(batches), group_batches)]
 
 
-def iter_groups(adapter: Adapter, texts: Sequence[str], batch_size: int, *,
-                group_batches: int = 16) -> Iterator[tuple[list[int], np.ndarray]]:
+def iter_groups(adapter: Adapter, texts: Sequence[str], batch_size: int, *, group_batches: int = 16,
+                role: Role = "symmetric", prompt: str = "") -> Iterator[tuple[list[int], np.ndarray]]:
     """(indices into texts, float32 vectors) of each group, as soon as it is done; nothing is accumulated."""
     for indices in groups_of(texts, batch_size, group_batches):
-        yield indices, np.asarray(adapter.encode_group([texts[i] for i in indices], batch_size), dtype=np.float32)
+        yield indices, np.asarray(adapter.encode_group([texts[i] for i in indices], batch_size, role, prompt),
+                                  dtype=np.float32)
 
 
 def encode_texts(adapter: Adapter, texts: Sequence[str], batch_size: int, *, group_batches: int = 16,

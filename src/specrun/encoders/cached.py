@@ -1,16 +1,20 @@
-"""Encoder stage, cached: the stages above ask for the vectors of texts and never see the cache or the model.
+"""Encoder stage, cached: the stages above ask for the vectors of texts in a view and never see the cache or the
+model.
 
-`CachedEncoder` owns the cache key (everything that changes a vector), the lookup, the executor (the model is
-loaded, and torch imported, only when some text is missing or the cache's record of the adapter settings is
-damaged; in this process or on Ray actors, `executors`), progress, and the store (each finished group of batches
-is cached at once as one shard, so a killed run keeps what it finished).
+`CachedEncoder` resolves each view (role, task type, instruction) to the prompt it gets (`prompts`), and owns one
+cache per encoding (role and prompt text: everything that changes a vector besides the model and the settings),
+the lookup, the executor (the model is loaded, and torch imported, once and only when some text is missing or the
+cache's record of the adapter settings is damaged; in this process or on Ray actors, `executors`), progress, and
+the store (each finished group of batches is cached at once as one shard, so a killed run keeps what it
+finished). `--truncate-dim` shapes each group before it is stored; `--precision` is applied later
+(`precision`), on the float32 vectors the cache holds.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -19,10 +23,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from specrun.core.errors import ModelError
 from specrun.core.options import RunOptions
+from specrun.core.settings import AppliedPrompt
+from specrun.core.types import View
 from specrun.core.workspace import Workspace
-from specrun.encoders.adapters import EncoderInfo, resolve_settings
+from specrun.encoders.adapters import EncoderInfo, declared_prompts, resolve_settings
 from specrun.encoders.executors import EncodeJob, open_executor
 from specrun.encoders.models import ModelRef
+from specrun.encoders.prompts import applied_prompt
 from specrun.encoders.store import CacheKey, EmbeddingCache, Found, model_files_hash
 
 
@@ -64,37 +71,99 @@ def refuse_non_finite(vectors: np.ndarray, texts: Sequence[str]) -> None:
                          "was cached")
 
 
+Encoding = tuple[str, str]  # (role, prompt text): texts embedded alike, whatever view asked for them
+
+
+def shaped(vectors: np.ndarray, truncate_dim: int | None, normalize: bool) -> np.ndarray:
+    """--truncate-dim: the first N dimensions, normalised again when the model's own output is normalised (as
+    sentence-transformers' `truncate_dim` followed by its normalisation gives them)."""
+    if truncate_dim is None:
+        return vectors
+    if vectors.shape[1] < truncate_dim:
+        raise ModelError(f"--truncate-dim {truncate_dim}: the model's vectors have {vectors.shape[1]} dimensions")
+    kept = np.ascontiguousarray(vectors[:, :truncate_dim], dtype=np.float32)
+    if normalize:
+        norms = np.linalg.norm(kept, axis=1, keepdims=True)
+        kept = (kept / np.where(norms == 0, 1, norms)).astype(np.float32)
+    return kept
+
+
+@dataclass(frozen=True)
+class ViewedEmbeddings:
+    """The vectors of every view's texts: one `Embeddings` per encoding (views that resolve to the same role and
+    prompt share it), the prompt each view got, and how the model was set up."""
+
+    by_encoding: dict[Encoding, Embeddings]
+    prompts: dict[View, AppliedPrompt]
+    info: EncoderInfo
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def encoding(self, view: View) -> Encoding:
+        prompt = self.prompts[view]
+        return prompt.role, prompt.text
+
+    def embed_view(self, view: View, texts: Sequence[str]) -> np.ndarray:
+        return self.by_encoding[self.encoding(view)].embed(texts)
+
+    def encoded(self) -> set[tuple[Encoding, str]]:
+        """(encoding, text) of every text sent to the model in this run."""
+        return {(encoding, text) for encoding, embeddings in self.by_encoding.items() for text in embeddings.encoded}
+
+
 class CachedEncoder:
-    """One model with one set of settings, behind the embedding cache of the workspace."""
+    """One model with one set of settings, behind the embedding cache of the workspace: a cache per encoding
+    (role and prompt text), one model load for all of them."""
 
     def __init__(self, model: ModelRef, options: RunOptions, workspace: Workspace, console: Console) -> None:
         self.model = model
         self.options = options
         self.console = console
         self.warn = workspace.warn
+        self.workspace = workspace
         self.settings = resolve_settings(model, options.encoder)
-        self.cache: EmbeddingCache | None = None
-        self.model_files: str | None = None
-        if workspace.embeddings is not None:
-            self.model_files = model_files_hash(Path(model.path), workspace.memo)
-            key = CacheKey(model=model.weights_sha256, model_files=self.model_files, settings=self.settings)
-            self.cache = EmbeddingCache(workspace.embeddings, key, warn=workspace.warn, writer=workspace.writer)
+        self.declared = declared_prompts(model, self.settings.adapter)
+        self.model_files = model_files_hash(Path(model.path), workspace.memo) if workspace.embeddings else None
 
-    def embeddings(self, unique: list[str]) -> Embeddings:
-        """Vectors of `unique` (texts expected unique), from the cache where it has them."""
-        timings: dict[str, float] = {}
-        clock = time.perf_counter()
-        found = self.cache.lookup(unique) if self.cache else Found()
-        timings["cache_read"] = time.perf_counter() - clock
-        missing = [text for text in unique if text not in found]
-        info = self._stored_info() if self.cache and not missing else None
+    def prompt(self, view: View) -> AppliedPrompt:
+        return applied_prompt(view, self.settings, self.declared)
+
+    def _cache(self, encoding: Encoding) -> EmbeddingCache | None:
+        if self.workspace.embeddings is None or self.model_files is None:
+            return None
+        key = CacheKey(model=self.model.weights_sha256, model_files=self.model_files, settings=self.settings,
+                       role=encoding[0], prompt=encoding[1])
+        return EmbeddingCache(self.workspace.embeddings, key, warn=self.workspace.warn, writer=self.workspace.writer)
+
+    def embeddings(self, texts_by_view: dict[View, list[str]]) -> ViewedEmbeddings:
+        """Vectors of each view's texts, from the cache where it has them; the model is loaded once, and only
+        when some encoding lacks a text (or its cached record of the settings is damaged)."""
+        prompts = {view: self.prompt(view) for view in texts_by_view}
+        wanted: dict[Encoding, list[str]] = {}
+        for view, texts in texts_by_view.items():
+            wanted.setdefault((prompts[view].role, prompts[view].text), []).extend(texts)
+        timings: dict[str, float] = {"cache_read": 0.0}
+        caches = {encoding: self._cache(encoding) for encoding in wanted}
+        found: dict[Encoding, Found] = {}
+        missing: dict[Encoding, list[str]] = {}
+        for encoding, texts in wanted.items():
+            unique = list(dict.fromkeys(texts))
+            clock = time.perf_counter()
+            cache = caches[encoding]
+            found[encoding] = cache.lookup(unique) if cache else Found()
+            timings["cache_read"] += time.perf_counter() - clock
+            missing[encoding] = [text for text in unique if text not in found[encoding]]
+        info = self._stored_info(list(caches.values())) if not any(missing.values()) else None
         if info is None:
-            info = self._encode(missing, found, timings)
-        return Embeddings(blocks=found.blocks, row_of=found.where, info=info, encoded=frozenset(missing),
-                          timings=timings)
+            info = self._encode(missing, found, caches, timings)
+        info = self._this_run(info)
+        by_encoding = {encoding: Embeddings(blocks=found[encoding].blocks, row_of=found[encoding].where, info=info,
+                                            encoded=frozenset(missing[encoding]), timings=timings)
+                       for encoding in wanted}
+        return ViewedEmbeddings(by_encoding=by_encoding, prompts=prompts, info=info, timings=timings)
 
-    def _encode(self, missing: list[str], found: Found, timings: dict[str, float]) -> EncoderInfo:
-        """Encode what the cache lacks; each group is stored as one shard as soon as it is done and then read
+    def _encode(self, missing: dict[Encoding, list[str]], found: dict[Encoding, Found],
+                caches: dict[Encoding, EmbeddingCache | None], timings: dict[str, float]) -> EncoderInfo:
+        """Encode what the caches lack; each group is stored as one shard as soon as it is done and then read
         back memory-mapped, so a long run holds no more than a group of vectors (uncached: the run's vectors)."""
         options = self.options
         clock = time.perf_counter()
@@ -102,37 +171,58 @@ class CachedEncoder:
                         batch_size=options.batch_size, model_files=self.model_files)
         executor = open_executor(options.executor, job, self.warn, options.ray_address)
         timings["model_load"] = time.perf_counter() - clock
-        if self.cache:
-            self.cache.save_info(executor.info.record())
+        info = executor.info
+        for cache in caches.values():
+            if cache:
+                cache.save_info(info.record())
         clock = time.perf_counter()
+        total = sum(len(texts) for texts in missing.values())
         try:
             with Progress(TextColumn("[bold]encoding"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                           console=self.console, transient=False, disable=self.console.quiet) as progress:
-                task = progress.add_task("encode", total=len(missing))
-                for indices, group in executor.groups(missing):
-                    texts = [missing[i] for i in indices]
-                    refuse_non_finite(group, texts)  # before the store: the cache never holds such a vector
-                    shard = self.cache.store(texts, group) if self.cache else None
-                    block = found.add_block(shard.vectors() if shard else group)
-                    found.where.update((text, (block, row)) for row, text in enumerate(texts))
-                    progress.advance(task, len(indices))
+                task = progress.add_task("encode", total=total)
+                for encoding, texts_missing in missing.items():
+                    if not texts_missing:
+                        continue
+                    role, prompt = encoding
+                    cache, into = caches[encoding], found[encoding]
+                    for indices, group in executor.groups(texts_missing, role, prompt):
+                        texts = [texts_missing[i] for i in indices]
+                        group = shaped(group, self.settings.truncate_dim, info.normalize)
+                        refuse_non_finite(group, texts)  # before the store: the cache never holds such a vector
+                        shard = cache.store(texts, group) if cache else None
+                        block = into.add_block(shard.vectors() if shard else group)
+                        into.where.update((text, (block, row)) for row, text in enumerate(texts))
+                        progress.advance(task, len(indices))
         finally:
             executor.close()
         timings["encode"] = time.perf_counter() - clock
-        return executor.info
-
-    def _stored_info(self) -> EncoderInfo | None:
-        """The adapter settings cached with the vectors; None (the model is loaded) when absent or damaged."""
-        assert self.cache is not None
-        stored = self.cache.load_info()
-        if stored is None:
-            return None
-        try:
-            info = EncoderInfo.from_record(stored)
-        except (TypeError, ValueError):  # pydantic's ValidationError is a ValueError
-            self.cache.drop_info("unexpected fields")
-            return None
-        if not self.cache.key.settings.agrees_with(info.settings):
-            self.cache.drop_info("does not match its key")
-            return None
         return info
+
+    def _this_run(self, info: EncoderInfo) -> EncoderInfo:
+        """The settings as this run gave them where they are not in the key (how the prompts were asked for, the
+        precision): a cache's info.json was written by whichever run stored the vectors first."""
+        own = {name: getattr(self.settings, name) for name in type(self.settings).model_fields
+               if not self.settings.meta(name)["keyed"]}
+        return replace(info, settings=info.settings.with_values(**own))
+
+    def _stored_info(self, caches: list[EmbeddingCache | None]) -> EncoderInfo | None:
+        """The adapter settings cached with the vectors (every encoding's, which must agree); None (the model is
+        loaded) when one is absent or damaged."""
+        infos = []
+        for cache in caches:
+            if cache is None:
+                return None
+            stored = cache.load_info()
+            if stored is None:
+                return None
+            try:
+                info = EncoderInfo.from_record(stored)
+            except (TypeError, ValueError):  # pydantic's ValidationError is a ValueError
+                cache.drop_info("unexpected fields")
+                return None
+            if not cache.key.settings.agrees_with(info.settings):
+                cache.drop_info("does not match its key")
+                return None
+            infos.append(info)
+        return infos[0] if infos and all(info == infos[0] for info in infos) else None

@@ -23,6 +23,7 @@ import numpy as np
 from specrun.core.errors import ModelError, SpecrunError, first_line
 from specrun.core.registry import ADAPTERS
 from specrun.core.settings import EncoderSettings
+from specrun.core.types import Role
 from specrun.core.workspace import Warn
 from specrun.encoders.adapters import EncoderInfo, load_adapter
 from specrun.encoders.batching import groups_of, iter_groups
@@ -52,8 +53,10 @@ class EncodeJob:
 class Executor(Protocol):
     info: EncoderInfo
 
-    def groups(self, texts: list[str]) -> Iterator[tuple[list[int], np.ndarray]]:
-        """(indices into texts, float32 vectors) of each canonical group, in any order, as each is done."""
+    def groups(self, texts: list[str], role: Role = "symmetric",
+               prompt: str = "") -> Iterator[tuple[list[int], np.ndarray]]:
+        """(indices into texts, float32 vectors) of each canonical group, in any order, as each is done: the
+        texts embedded in `role` with `prompt` before each."""
         ...
 
     def close(self) -> None: ...
@@ -91,8 +94,9 @@ class LocalExecutor:
         self.adapter = job.load(devices)
         self.info: EncoderInfo = self.adapter.info
 
-    def groups(self, texts: list[str]) -> Iterator[tuple[list[int], np.ndarray]]:
-        return iter_groups(self.adapter, texts, self.job.batch_size)
+    def groups(self, texts: list[str], role: Role = "symmetric",
+               prompt: str = "") -> Iterator[tuple[list[int], np.ndarray]]:
+        return iter_groups(self.adapter, texts, self.job.batch_size, role=role, prompt=prompt)
 
     def close(self) -> None:
         self.adapter.close()
@@ -116,8 +120,9 @@ class EncoderActor:
     def info(self) -> EncoderInfo:
         return self.adapter.info
 
-    def encode(self, indices: list[int], texts: list[str], batch_size: int) -> tuple[list[int], np.ndarray]:
-        return indices, np.asarray(self.adapter.encode_group(texts, batch_size), dtype=np.float32)
+    def encode(self, indices: list[int], texts: list[str], batch_size: int, role: Role = "symmetric",
+               prompt: str = "") -> tuple[list[int], np.ndarray]:
+        return indices, np.asarray(self.adapter.encode_group(texts, batch_size, role, prompt), dtype=np.float32)
 
     def pid(self) -> int:
         return os.getpid()
@@ -185,7 +190,8 @@ class RayExecutor:
                               f"({type(exc).__name__}); finished groups are cached, run again to resume")
         return exc
 
-    def groups(self, texts: list[str]) -> Iterator[tuple[list[int], np.ndarray]]:
+    def groups(self, texts: list[str], role: Role = "symmetric",
+               prompt: str = "") -> Iterator[tuple[list[int], np.ndarray]]:
         from ray.util import ActorPool
 
         batches = math.ceil(len(texts) / self.job.batch_size)
@@ -193,8 +199,8 @@ class RayExecutor:
         work = [(indices, [texts[i] for i in indices]) for indices in groups_of(texts, self.job.batch_size, per_group)]
         pool = ActorPool(self.actors)
         for indices, chunk in work:
-            pool.submit(lambda actor, value: actor.encode.remote(value[0], value[1], self.job.batch_size),
-                        (indices, chunk))
+            pool.submit(lambda actor, value: actor.encode.remote(value[0], value[1], self.job.batch_size, role,
+                                                                 prompt), (indices, chunk))
         while pool.has_next():
             try:
                 done = pool.get_next_unordered()

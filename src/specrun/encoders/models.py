@@ -76,9 +76,11 @@ def resolve_model(name: str | None, revision: str | None = None, memo_dir: Path 
         return _default_model(memo_dir)
     path = Path(name).expanduser()
     if path.is_dir():
-        if not (path / "config.json").is_file():
-            raise ModelError(f"{name} is a directory but holds no config.json; expected a model directory")
-        read_model_config(path)
+        if (path / "config.json").is_file():
+            read_model_config(path)
+        elif not (path / "modules.json").is_file():  # a sentence-transformers Router keeps configs per route
+            raise ModelError(f"{name} is a directory but holds no config.json (nor a sentence-transformers "
+                             "modules.json); expected a model directory")
         return ModelRef(name=name, path=str(path.resolve()), origin="local", revision=revision,
                         weights_sha256=weights_hash(path, memo_dir))
     if path.exists() or name.startswith((".", "/", "~")) or name.count("/") > 1:

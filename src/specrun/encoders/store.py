@@ -46,13 +46,15 @@ class CacheKey:
 
     model: str  # the weights' content digest (hub revision only when no weights were found)
     model_files: str  # digest over every file of the model folder: weights, configs, tokenizer, modules
-    settings: EncoderSettings  # resolved (adapter chosen, prompt's text); its keyed fields are in the key
+    settings: EncoderSettings  # resolved (adapter chosen, prompts' texts); its keyed fields are in the key
+    role: str = "symmetric"  # the model's path the texts went through (encode_query, encode_document, encode)
+    prompt: str = ""  # the text put before each: what the view's prompt resolved to
     format: int = CACHE_FORMAT
 
     def fields(self) -> dict[str, Any]:
         """The key in clear, flat: what key.json holds and the digest is made of."""
         return {"model": self.model, "model_files": self.model_files, **self.settings.cache_fields(),
-                "format": self.format}
+                "role": self.role, "prompt": self.prompt, "format": self.format}
 
     @property
     def digest(self) -> str:

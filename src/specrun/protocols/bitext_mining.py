@@ -10,7 +10,7 @@ import numpy as np
 
 from specrun.core.contracts import KindExample, ProtocolKind
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import NO_SUPPORT, Embed, Item, Outputs, Support
+from specrun.core.types import NO_SUPPORT, Embed, FieldText, Item, Outputs, Role, Support
 from specrun.search.cosine import COSINE_DECIMALS, check_norms
 
 BLOCK = 256  # source sentences scored at once: memory is BLOCK x targets, never sources x targets
@@ -40,19 +40,21 @@ class BitextMiningProtocol(ProtocolKind):
     support, accuracy)."""
 
     item_fields: ClassVar[dict[str, str]] = {"source": "text", "target": "text"}
+    roles: ClassVar[dict[str, Role]] = {"source": "document", "target": "document"}
+    prompt_task: ClassVar[str] = "BitextMining"
     outputs: ClassVar[tuple[str, ...]] = ("predicted_class", "gold_class")
     unit: ClassVar[str] = "source sentences"
     hub_task: ClassVar[str] = "translation"
     hub_task_id: ClassVar[str | None] = None
 
-    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[str]:
+    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[FieldText]:
         for item in items:
-            yield item.fields["source"]
-            yield item.fields["target"]
+            yield "source", item.fields["source"]
+            yield "target", item.fields["target"]
 
     def run(self, items: Sequence[Item], embed: Embed, options: Any, support: Support = NO_SUPPORT) -> Outputs:
-        sources = embed([item.fields["source"] for item in items])
-        targets = embed([item.fields["target"] for item in items])
+        sources = embed([item.fields["source"] for item in items], "source")
+        targets = embed([item.fields["target"] for item in items], "target")
         matched = nearest_targets(sources, targets)
         return Outputs(unit=self.unit, ids=[item.id for item in items],
                        arrays={"predicted_class": matched.astype(np.float64),

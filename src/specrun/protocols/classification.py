@@ -15,7 +15,7 @@ from pydantic import Field, model_validator
 from specrun.core.contracts import KindExample, ProtocolKind
 from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import NO_SUPPORT, Embed, Item, Outputs, Strict, Support
+from specrun.core.types import NO_SUPPORT, Embed, FieldText, Item, Outputs, Strict, Support
 from specrun.protocols.labels import label_numbers, shown, sorted_labels
 from specrun.search.cosine import check_vectors
 
@@ -84,6 +84,7 @@ class ClassificationProtocol(ProtocolKind):
     (labels numbered in sorted order); metrics average over experiments, as MTEB reports."""
 
     item_fields: ClassVar[dict[str, str]] = {"text": "text", "label": "label"}
+    prompt_task: ClassVar[str] = "Classification"
     outputs: ClassVar[tuple[str, ...]] = ("predicted_class", "gold_class")
     unit: ClassVar[str] = "items"
     Options = ClassificationOptions
@@ -94,14 +95,14 @@ class ClassificationProtocol(ProtocolKind):
     def _fit_items(self, options: ClassificationOptions, support: Support) -> list[Item]:
         return list(support[options.fit_split])
 
-    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[str]:
+    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[FieldText]:
         fit = self._fit_items(options, support)
         self._check(fit, items, options)  # before anything is encoded
         used = sorted(set().union(*undersamples([item.fields["label"] for item in fit], options)))
         for index in used:  # only the fit items some experiment uses, as MTEB encodes them
-            yield fit[index].fields["text"]
+            yield "text", fit[index].fields["text"]
         for item in items:
-            yield item.fields["text"]
+            yield "text", item.fields["text"]
 
     def _check(self, fit: Sequence[Item], items: Sequence[Item], options: ClassificationOptions) -> list[Any]:
         fit_labels = {item.fields["label"] for item in fit}
@@ -137,9 +138,9 @@ class ClassificationProtocol(ProtocolKind):
         chosen = undersamples([item.fields["label"] for item in fit], options)
         used = sorted(set().union(*chosen))
         undefined = "a classifier cannot be fitted or applied"
-        fit_x = check_vectors(embed([fit[index].fields["text"] for index in used]), undefined)
+        fit_x = check_vectors(embed([fit[index].fields["text"] for index in used], "text"), undefined)
         position = {index: row for row, index in enumerate(used)}
-        test_x = check_vectors(embed([item.fields["text"] for item in items]), undefined)
+        test_x = check_vectors(embed([item.fields["text"] for item in items], "text"), undefined)
         predicted = np.empty((len(items), len(chosen)), dtype=np.float64)
         from sklearn.exceptions import ConvergenceWarning
 

@@ -13,7 +13,7 @@ from pydantic import Field
 from specrun.core.contracts import KindExample, ProtocolKind
 from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import NO_SUPPORT, Embed, Item, Outputs, Strict, Support
+from specrun.core.types import NO_SUPPORT, Embed, FieldText, Item, Outputs, Strict, Support
 from specrun.protocols.labels import label_numbers, sorted_labels
 from specrun.search.cosine import check_vectors
 
@@ -62,15 +62,16 @@ class ClusteringProtocol(ProtocolKind):
     sorted order) and its cluster in each run (-1 where its run left it out)."""
 
     item_fields: ClassVar[dict[str, str]] = {"text": "text", "label": "label"}
+    prompt_task: ClassVar[str] = "Clustering"
     outputs: ClassVar[tuple[str, ...]] = ("cluster_id", "gold_class")
     unit: ClassVar[str] = "documents"
     Options = ClusteringOptions
     hub_task: ClassVar[str] = "text-classification"
     hub_task_id: ClassVar[str | None] = None
 
-    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[str]:
+    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[FieldText]:
         for item in items:
-            yield item.fields["text"]
+            yield "text", item.fields["text"]
 
     def run(self, items: Sequence[Item], embed: Embed, options: Any, support: Support = NO_SUPPORT) -> Outputs:
         classes = sorted_labels((item.fields["label"] for item in items), "the evaluated split")
@@ -82,7 +83,7 @@ class ClusteringProtocol(ProtocolKind):
                             "clusters")
         if options.set_size is not None and options.set_size > len(items):
             raise DataError(f"set_size {options.set_size} is more than the {len(items)} documents")
-        vectors = check_vectors(embed([item.fields["text"] for item in items]), "k-means cannot place it")
+        vectors = check_vectors(embed([item.fields["text"] for item in items], "text"), "k-means cannot place it")
         gold = label_numbers(items, classes)
         clusters = cluster_runs(vectors, gold, options)
         return Outputs(unit=self.unit, ids=[item.id for item in items],

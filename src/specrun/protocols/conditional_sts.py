@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field, field_validator
 from specrun.core.contracts import KindExample, ProtocolKind
 from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import NO_SUPPORT, Embed, Item, Outputs, Strict, Support
+from specrun.core.types import NO_SUPPORT, Embed, FieldText, Item, Outputs, Strict, Support
 from specrun.search.cosine import cosine_rows
 
 _PLACEHOLDER = re.compile(r"\{(sentence|condition)\}")
@@ -46,6 +46,7 @@ class ConditionalStsProtocol(ProtocolKind):
 
     item_fields: ClassVar[dict[str, str]] = {"text1": "text", "text2": "text", "condition": "text",
                                              "gold": "number"}
+    prompt_task: ClassVar[str] = "STS"
     outputs: ClassVar[tuple[str, ...]] = ("prediction_a", "prediction_b", "gold_a", "gold_b", "valid_a", "valid_b")
     unit: ClassVar[str] = "sentence pairs"
     Options = ConditionalOptions
@@ -65,21 +66,22 @@ class ConditionalStsProtocol(ProtocolKind):
     def _conditioned(self, item: Item, key: str, options: ConditionalOptions) -> str:
         return fill(options.template, item.fields[key], item.fields["condition"])
 
-    def texts(self, items: Sequence[Item], options: BaseModel, support: Support = NO_SUPPORT) -> Iterator[str]:
+    def texts(self, items: Sequence[Item], options: BaseModel, support: Support = NO_SUPPORT) -> Iterator[FieldText]:
         assert isinstance(options, ConditionalOptions)
         for item in items:
-            yield self._conditioned(item, "text1", options)
-            yield self._conditioned(item, "text2", options)
+            yield "text1", self._conditioned(item, "text1", options)
+            yield "text2", self._conditioned(item, "text2", options)
             if options.subtract_condition:
-                yield fill(options.condition_template, "", item.fields["condition"])
+                yield "condition", fill(options.condition_template, "", item.fields["condition"])
 
     def run(self, items: Sequence[Item], embed: Embed, options: BaseModel,
             support: Support = NO_SUPPORT) -> Outputs:
         assert isinstance(options, ConditionalOptions)
-        left = embed([self._conditioned(item, "text1", options) for item in items]).astype(np.float64)
-        right = embed([self._conditioned(item, "text2", options) for item in items]).astype(np.float64)
+        left = embed([self._conditioned(item, "text1", options) for item in items], "text1").astype(np.float64)
+        right = embed([self._conditioned(item, "text2", options) for item in items], "text2").astype(np.float64)
         if options.subtract_condition:
-            condition = embed([fill(options.condition_template, "", item.fields["condition"]) for item in items])
+            condition = embed([fill(options.condition_template, "", item.fields["condition"]) for item in items],
+                              "condition")
             left, right = left - condition, right - condition
         prediction = cosine_rows(left, right)
         gold = np.array([item.fields["gold"] for item in items], dtype=np.float64)

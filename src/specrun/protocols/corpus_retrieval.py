@@ -24,8 +24,10 @@ from specrun.core.types import (
     NO_SUPPORT,
     TREC_MEASURES,
     Embed,
+    FieldText,
     Item,
     Outputs,
+    Role,
     Strict,
     Support,
     trec_output,
@@ -62,6 +64,8 @@ class CorpusRetrievalProtocol(ProtocolKind):
     trec_eval's measures per query at each cutoff, which metrics average and the bootstrap resamples by query."""
 
     item_fields: ClassVar[dict[str, str]] = {"query": "text", "qrels": "judgments", "corpus": "corpus"}
+    roles: ClassVar[dict[str, Role]] = {"query": "query", "corpus": "document"}
+    prompt_task: ClassVar[str] = "Retrieval"
     outputs: ClassVar[tuple[str, ...]] = tuple(trec_output(m, k) for m in TREC_MEASURES for k in CORPUS_CUTOFFS)
     unit: ClassVar[str] = "queries"
     Options = CorpusOptions
@@ -80,20 +84,21 @@ class CorpusRetrievalProtocol(ProtocolKind):
                 raise DataError(f"query {item.id}: no relevant document in the qrels; recall and AP are undefined",
                                 file=origin)
 
-    def texts(self, items: Sequence[Item], options: BaseModel, support: Support = NO_SUPPORT) -> Iterator[str]:
+    def texts(self, items: Sequence[Item], options: BaseModel, support: Support = NO_SUPPORT) -> Iterator[FieldText]:
         if items:
-            yield from items[0].fields["corpus"].texts
+            yield from (("corpus", text) for text in items[0].fields["corpus"].texts)
         for item in items:
-            yield item.fields["query"]
+            yield "query", item.fields["query"]
 
     def run(self, items: Sequence[Item], embed: Embed, options: BaseModel,
             support: Support = NO_SUPPORT) -> Outputs:
         assert isinstance(options, CorpusOptions)
         corpus: SharedCorpus = items[0].fields["corpus"]
         texts = corpus.texts
-        queries = embed([item.fields["query"] for item in items])
+        queries = embed([item.fields["query"] for item in items], "query")
         ranked, _, _ = rank_corpus(
-            queries, lambda start, stop: embed(texts[start:stop]), lambda rows: embed([texts[i] for i in rows]),
+            queries, lambda start, stop: embed(texts[start:stop], "corpus"),
+            lambda rows: embed([texts[i] for i in rows], "corpus"),
             len(texts), options.top_k, search=options.search, chunk_size=options.chunk_size)
         arrays = corpus_measures(ranked, [item.fields["qrels"] for item in items], corpus.position)
         return Outputs(unit=self.unit, ids=[item.id for item in items], arrays=arrays)

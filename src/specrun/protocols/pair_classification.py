@@ -13,7 +13,7 @@ from pydantic import Field
 from specrun.core.contracts import KindExample, ProtocolKind
 from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import NO_SUPPORT, Embed, Item, Outputs, Strict, Support
+from specrun.core.types import NO_SUPPORT, Embed, FieldText, Item, Outputs, Strict, Support
 from specrun.search.cosine import cosine_rows
 from specrun.search.thresholds import FUNCTIONS, best_thresholds, score_output
 
@@ -38,6 +38,7 @@ class PairClassificationProtocol(ProtocolKind):
     cosine thresholds for accuracy and F1 (from the threshold split, or from the evaluated split itself)."""
 
     item_fields: ClassVar[dict[str, str]] = {"text1": "text", "text2": "text", "label": "binary"}
+    prompt_task: ClassVar[str] = "PairClassification"
     outputs: ClassVar[tuple[str, ...]] = (*(score_output(f) for f in FUNCTIONS), "pair_label",
                                           "accuracy_threshold", "f1_threshold")
     unit: ClassVar[str] = "pairs"
@@ -46,19 +47,19 @@ class PairClassificationProtocol(ProtocolKind):
     hub_task_id: ClassVar[str] = "semantic-similarity-classification"
     split_options: ClassVar[tuple[str, ...]] = ("threshold_split",)
 
-    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[str]:
+    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[FieldText]:
         for group in (items, *support.values()):
             for item in group:
-                yield item.fields["text1"]
-                yield item.fields["text2"]
+                yield "text1", item.fields["text1"]
+                yield "text2", item.fields["text2"]
 
     def _scored(self, items: Sequence[Item], embed: Embed, where: str) -> tuple[dict[str, np.ndarray], np.ndarray]:
         labels = np.array([item.fields["label"] for item in items], dtype=np.float64)
         if len(set(labels)) < 2:
             raise DataError(f"{where}: every pair has label {int(labels[0])}; pair classification needs both "
                             "positive and negative pairs")
-        left = embed([item.fields["text1"] for item in items])
-        right = embed([item.fields["text2"] for item in items])
+        left = embed([item.fields["text1"] for item in items], "text1")
+        right = embed([item.fields["text2"] for item in items], "text2")
         return similarities(left, right), labels
 
     def run(self, items: Sequence[Item], embed: Embed, options: Any, support: Support = NO_SUPPORT) -> Outputs:

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from specrun.core.errors import DataError, SpecrunError
-from specrun.core.types import CORPUS_CUTOFFS, RANK_CUTOFFS, Embed, Item, trec_output
+from specrun.core.types import CORPUS_CUTOFFS, RANK_CUTOFFS, Embed, FieldText, Item, trec_output
 from specrun.search.cosine import cosine_rows
 
 
@@ -23,18 +23,18 @@ def check_candidate_lists(items: Sequence[Item], origin: str) -> None:
             raise DataError(f"query {item.id}: no relevant candidate; AP is undefined", file=origin)
 
 
-def candidate_texts(items: Sequence[Item]) -> Iterator[str]:
+def candidate_texts(items: Sequence[Item]) -> Iterator[FieldText]:
     for item in items:
-        yield item.fields["query"]
-        yield from item.fields["candidates"]
+        yield "query", item.fields["query"]
+        yield from (("candidates", text) for text in item.fields["candidates"])
 
 
 def relevance_by_cosine(item: Item, embed: Embed) -> np.ndarray:
     """A query's candidate relevance in the order of their cosine to it, highest first; ties keep the data's
     order (a stable sort); a list whose candidates all score the same is refused (its order would be arbitrary)."""
     candidates = item.fields["candidates"]
-    query = embed([item.fields["query"]])
-    scores = cosine_rows(np.repeat(query, len(candidates), axis=0), embed(candidates))
+    query = embed([item.fields["query"]], "query")
+    scores = cosine_rows(np.repeat(query, len(candidates), axis=0), embed(candidates, "candidates"))
     if np.ptp(scores) == 0:
         raise SpecrunError(f"query {item.id}: every candidate has the same score; the ranking is arbitrary")
     return np.asarray(item.fields["relevance"], dtype=np.float64)[np.argsort(-scores, kind="stable")]

@@ -12,7 +12,7 @@ from pydantic import Field, model_validator
 from specrun.core.contracts import KindExample, ProtocolKind
 from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import NO_SUPPORT, Embed, Item, Outputs, Strict, Support
+from specrun.core.types import NO_SUPPORT, Embed, FieldText, Item, Outputs, Strict, Support
 from specrun.search.cosine import check_vectors
 
 
@@ -45,6 +45,7 @@ class RegressionProtocol(ProtocolKind):
     experiment; outputs per item its gold number and the prediction of every experiment."""
 
     item_fields: ClassVar[dict[str, str]] = {"text": "text", "target": "number"}
+    prompt_task: ClassVar[str] = "Regression"
     outputs: ClassVar[tuple[str, ...]] = ("predicted_value", "gold_value")
     unit: ClassVar[str] = "items"
     Options = RegressionOptions
@@ -52,7 +53,7 @@ class RegressionProtocol(ProtocolKind):
     hub_task_id: ClassVar[str | None] = None
     split_options: ClassVar[tuple[str, ...]] = ("fit_split",)
 
-    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[str]:
+    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[FieldText]:
         fit = support[options.fit_split]
         if isinstance(options.n_samples, int) and options.n_samples >= len(fit) and options.n_experiments > 1:
             raise DataError(f"n_samples {options.n_samples} >= the {len(fit)} items of fit split "
@@ -60,9 +61,9 @@ class RegressionProtocol(ProtocolKind):
                             "n_samples: all and n_experiments: 1")
         used = sorted(set().union(*(set(chosen.tolist()) for chosen in subsamples(len(fit), options))))
         for index in used:
-            yield fit[index].fields["text"]
+            yield "text", fit[index].fields["text"]
         for item in items:
-            yield item.fields["text"]
+            yield "text", item.fields["text"]
 
     def run(self, items: Sequence[Item], embed: Embed, options: Any, support: Support = NO_SUPPORT) -> Outputs:
         from sklearn.linear_model import LinearRegression
@@ -76,8 +77,8 @@ class RegressionProtocol(ProtocolKind):
         used = sorted(set().union(*(set(c.tolist()) for c in chosen)))
         position = {index: row for row, index in enumerate(used)}
         undefined = "a regression cannot be fitted or applied"
-        fit_x = check_vectors(embed([fit[index].fields["text"] for index in used]), undefined)
-        test_x = check_vectors(embed([item.fields["text"] for item in items]), undefined)
+        fit_x = check_vectors(embed([fit[index].fields["text"] for index in used], "text"), undefined)
+        test_x = check_vectors(embed([item.fields["text"] for item in items], "text"), undefined)
         predicted = np.empty((len(items), len(chosen)))
         for run, indices in enumerate(chosen):
             model = LinearRegression().fit(fit_x[[position[i] for i in indices.tolist()]], targets[indices])

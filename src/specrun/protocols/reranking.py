@@ -11,7 +11,18 @@ import numpy as np
 
 from specrun.core.contracts import KindExample, ProtocolKind
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import CORPUS_CUTOFFS, NO_SUPPORT, TREC_MEASURES, Embed, Item, Outputs, Support, trec_output
+from specrun.core.types import (
+    CORPUS_CUTOFFS,
+    NO_SUPPORT,
+    TREC_MEASURES,
+    Embed,
+    FieldText,
+    Item,
+    Outputs,
+    Role,
+    Support,
+    trec_output,
+)
 from specrun.protocols.ranking import candidate_texts, check_candidate_lists, relevance_by_cosine, trec_measures
 
 
@@ -21,6 +32,8 @@ class RerankingProtocol(ProtocolKind):
     cutoff (`ndcg_cut_10`, `map_cut_1000`, `mrr_cut_10`, ...); metrics average them over queries."""
 
     item_fields: ClassVar[dict[str, str]] = {"query": "text", "candidates": "texts", "relevance": "labels"}
+    roles: ClassVar[dict[str, Role]] = {"query": "query", "candidates": "document"}
+    prompt_task: ClassVar[str] = "Reranking"
     outputs: ClassVar[tuple[str, ...]] = tuple(trec_output(m, k) for m in TREC_MEASURES for k in CORPUS_CUTOFFS)
     unit: ClassVar[str] = "queries"
     hub_task: ClassVar[str] = "text-ranking"
@@ -29,7 +42,7 @@ class RerankingProtocol(ProtocolKind):
     def validate_items(self, items: Sequence[Item], options: Any, origin: str) -> None:
         check_candidate_lists(items, origin)
 
-    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[str]:
+    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[FieldText]:
         return candidate_texts(items)
 
     def run(self, items: Sequence[Item], embed: Embed, options: Any, support: Support = NO_SUPPORT) -> Outputs:

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from specrun.core.contracts import KindExample, ProtocolKind
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import NO_SUPPORT, RANK_CUTOFFS, Embed, Item, Outputs, Support
+from specrun.core.types import NO_SUPPORT, RANK_CUTOFFS, Embed, FieldText, Item, Outputs, Role, Support
 from specrun.protocols.ranking import candidate_texts, check_candidate_lists, rank_measures, relevance_by_cosine
 
 
@@ -19,6 +19,8 @@ class RetrievalProtocol(ProtocolKind):
     (a stable sort), so a run is reproducible on any machine. Measures are per query; metrics average them."""
 
     item_fields: ClassVar[dict[str, str]] = {"query": "text", "candidates": "texts", "relevance": "labels"}
+    roles: ClassVar[dict[str, Role]] = {"query": "query", "candidates": "document"}
+    prompt_task: ClassVar[str] = "Retrieval"
     outputs: ClassVar[tuple[str, ...]] = ("ap", "rr", *(f"{m}_at_{k}" for m in ("precision", "recall")
                                                          for k in RANK_CUTOFFS), "ndcg_at_10")
     unit: ClassVar[str] = "queries"
@@ -30,7 +32,7 @@ class RetrievalProtocol(ProtocolKind):
     def validate_items(self, items: Sequence[Item], options: BaseModel, origin: str) -> None:
         check_candidate_lists(items, origin)
 
-    def texts(self, items: Sequence[Item], options: BaseModel, support: Support = NO_SUPPORT) -> Iterator[str]:
+    def texts(self, items: Sequence[Item], options: BaseModel, support: Support = NO_SUPPORT) -> Iterator[FieldText]:
         return candidate_texts(items)
 
     def run(self, items: Sequence[Item], embed: Embed, options: BaseModel,

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from specrun.core.contracts import KindExample, ProtocolKind
 from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import NO_SUPPORT, Embed, Item, Outputs, Strict, Support
+from specrun.core.types import NO_SUPPORT, Embed, FieldText, Item, Outputs, Strict, Support
 from specrun.search.cosine import cosine_rows
 
 
@@ -33,6 +33,7 @@ class StsProtocol(ProtocolKind):
     """STS: embed each sentence on its own; the prediction is the cosine of the pair, or a probe's prediction."""
 
     item_fields: ClassVar[dict[str, str]] = {"text1": "text", "text2": "text", "gold": "number"}
+    prompt_task: ClassVar[str] = "STS"
     outputs: ClassVar[tuple[str, ...]] = ("prediction", "gold")
     unit: ClassVar[str] = "pairs"
     plot: ClassVar[tuple[str, str] | None] = ("prediction", "gold")
@@ -45,14 +46,15 @@ class StsProtocol(ProtocolKind):
     def validate_items(self, items: Sequence[Item], options: BaseModel, origin: str) -> None:
         return None
 
-    def texts(self, items: Sequence[Item], options: BaseModel, support: Support = NO_SUPPORT) -> Iterator[str]:
+    def texts(self, items: Sequence[Item], options: BaseModel, support: Support = NO_SUPPORT) -> Iterator[FieldText]:
         for group in (items, *support.values()):
             for item in group:
-                yield item.fields["text1"]
-                yield item.fields["text2"]
+                yield "text1", item.fields["text1"]
+                yield "text2", item.fields["text2"]
 
     def _embedded(self, items: Sequence[Item], embed: Embed) -> tuple[np.ndarray, np.ndarray]:
-        return embed([item.fields["text1"] for item in items]), embed([item.fields["text2"] for item in items])
+        return (embed([item.fields["text1"] for item in items], "text1"),
+                embed([item.fields["text2"] for item in items], "text2"))
 
     def run(self, items: Sequence[Item], embed: Embed, options: BaseModel,
             support: Support = NO_SUPPORT) -> Outputs:

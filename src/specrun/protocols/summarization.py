@@ -12,7 +12,7 @@ import numpy as np
 from specrun.core.contracts import KindExample, ProtocolKind
 from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import NO_SUPPORT, Embed, Item, Outputs, Support
+from specrun.core.types import NO_SUPPORT, Embed, FieldText, Item, Outputs, Support
 from specrun.search.cosine import COSINE_DECIMALS, check_norms
 
 
@@ -33,6 +33,7 @@ class SummarizationProtocol(ProtocolKind):
 
     item_fields: ClassVar[dict[str, str]] = {"machine_summaries": "texts", "human_summaries": "texts",
                                              "human_scores": "numbers"}
+    prompt_task: ClassVar[str] = "Summarization"
     outputs: ClassVar[tuple[str, ...]] = ("text_spearman", "text_pearson", "valid")
     unit: ClassVar[str] = "texts"
     hub_task: ClassVar[str] = "summarization"
@@ -44,17 +45,18 @@ class SummarizationProtocol(ProtocolKind):
                 raise DataError(f"text {item.id}: {len(item.fields['machine_summaries'])} machine summaries but "
                                 f"{len(item.fields['human_scores'])} human scores", file=origin)
 
-    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[str]:
+    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[FieldText]:
         for item in items:
-            yield from item.fields["machine_summaries"]
-            yield from item.fields["human_summaries"]
+            yield from (("machine_summaries", text) for text in item.fields["machine_summaries"])
+            yield from (("human_summaries", text) for text in item.fields["human_summaries"])
 
     def run(self, items: Sequence[Item], embed: Embed, options: Any, support: Support = NO_SUPPORT) -> Outputs:
         from scipy import stats  # imported here: scipy.stats costs a second at start-up
 
         spearman, pearson, valid = np.zeros(len(items)), np.zeros(len(items)), np.zeros(len(items))
         for row, item in enumerate(items):
-            predicted = max_cosines(embed(item.fields["machine_summaries"]), embed(item.fields["human_summaries"]))
+            predicted = max_cosines(embed(item.fields["machine_summaries"], "machine_summaries"),
+                                    embed(item.fields["human_summaries"], "human_summaries"))
             human = np.asarray(item.fields["human_scores"], dtype=np.float64)
             if len(human) < 2 or np.ptp(human) == 0 or np.ptp(predicted) == 0:
                 continue

@@ -244,6 +244,13 @@ class ProtocolSpec(Strict):
     similarity: Literal["cosine"] = "cosine"
     description: Text
     options: Any = Field(None, description="Options of this protocol kind.")
+    roles: dict[Name, Literal["query", "document", "symmetric"]] = Field(default_factory=dict, description=(
+        "Per text field, how the model embeds it, where the kind's default does not fit (bitext mining's "
+        "sides are documents, a retrieval query a query): query, document or symmetric."))
+    instruction: Text | None = Field(None, description=(
+        "The task instruction for instruction-following models (MTEB's task prompt), e.g. 'Given a web search "
+        "query, retrieve relevant passages that answer the query'; applied to queries and symmetric texts "
+        "through --instruction-template, never to documents."))
 
 
 class MetricSpec(Strict):

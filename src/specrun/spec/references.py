@@ -73,6 +73,11 @@ def check_references(spec: Spec, located: LocatedYaml, require_fingerprints: boo
                 raise located.error(("protocols", name, "options", option),
                                     f"split {named!r} is evaluated, so the protocol would fit on the items it "
                                     f"scores; name a split with `evaluate: false`")
+        for field in protocol.roles:
+            if field not in kind.text_fields():
+                raise located.error(("protocols", name, "roles", field),
+                                    f"not a text field of kind {protocol.kind}; expected one of: "
+                                    f"{', '.join(kind.text_fields())}")
         support = kind.support_splits(protocol.options)
         for split_name in support:
             split = spec.splits[split_name]
