@@ -25,9 +25,11 @@ def main() -> None:
     from rich.console import Console
 
     from specrun.cli import build_parser, run_options
+    from specrun.core.types import View
     from specrun.core.workspace import Workspace
     from specrun.encoders.cached import CachedEncoder
     from specrun.encoders.models import resolve_model
+    from specrun.evaluation import field_embed
     from specrun.metrics import estimate
     from specrun.plan import make_plan
     from specrun.runner import load_data
@@ -44,8 +46,11 @@ def main() -> None:
         plan = make_plan(load_spec(str(ROOT / "specs" / f"{name}.yaml")))
         loaded = load_data(plan, args.data_dir, workspace)
         clock = time.perf_counter()
+        by_view: dict[View, list[str]] = {}
+        for view, text in loaded.texts:
+            by_view.setdefault(view, []).append(text)
         embeddings = CachedEncoder(model, options, workspace, Console(stderr=True, quiet=True)).embeddings(
-            list(dict.fromkeys(loaded.texts)))
+            {view: list(dict.fromkeys(texts)) for view, texts in by_view.items()})
         encode = time.perf_counter() - clock
         protocol = plan.protocols[0]
         split = plan.splits[0].name
@@ -53,7 +58,8 @@ def main() -> None:
         runs, estimates = [], []
         for _ in range(args.repeat):
             clock = time.perf_counter()
-            outputs = protocol.entry.run(loaded.splits[split].items, embeddings.embed, protocol.options, support)
+            outputs = protocol.entry.run(loaded.splits[split].items, field_embed(protocol, embeddings.embed_view),
+                                         protocol.options, support)
             runs.append(time.perf_counter() - clock)
             clock = time.perf_counter()
             for metric in protocol.metrics:

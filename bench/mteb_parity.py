@@ -49,6 +49,7 @@ def specrun_side(work: Path, data_dir: Path) -> None:
     from rich.console import Console
 
     from specrun.cli import build_parser, run_options
+    from specrun.core.types import View
     from specrun.core.workspace import Workspace
     from specrun.encoders.cached import CachedEncoder
     from specrun.encoders.models import resolve_model
@@ -57,27 +58,37 @@ def specrun_side(work: Path, data_dir: Path) -> None:
     from specrun.spec import load_spec
 
     cache = work / "cache"
-    texts: list[str] = []
+    texts: dict[View, list[str]] = {}  # each text in the view its spec embeds it in (bitext sides: documents)
     for name, spec in SPECS.items():
         command = [sys.executable, "-m", "specrun", str(ROOT / spec), "--data-dir", str(data_dir), "--output",
                    str(work / "runs"), "--cache-dir", str(cache), "--name", "parity", "-q"]
         subprocess.run(command, check=True, cwd=ROOT)
         plan = make_plan(load_spec(str(ROOT / spec)))
         loaded = load_data(plan, data_dir, Workspace.resolve(str(cache), False))
-        for split in loaded.splits.values():  # every text of every split, fit and threshold splits included
+        for view, text in loaded.texts:  # every text the protocols embed, fit and threshold splits included
+            texts.setdefault(view, []).append(text)
+        for split in loaded.splits.values():  # and every fit item, also those no experiment draws
             for item in split.items:
-                texts.extend(value for key, value in item.fields.items() if isinstance(value, str)
-                             and key in {"text", "text1", "text2", "source", "target"})
+                for protocol in plan.protocols:
+                    for field in protocol.entry.text_fields():
+                        if isinstance(item.fields.get(field), str):
+                            texts.setdefault(protocol.view(field), []).append(item.fields[field])
         print(f"{name}: specrun run written", file=sys.stderr)
     args = build_parser().parse_args(["run", str(ROOT / SPECS["banking77"]), "--cache-dir", str(cache), "-q"])
     options = run_options(args)
     workspace = Workspace.resolve(options.cache_dir, options.no_cache).check()
     model = resolve_model(options.model, options.model_revision, memo_dir=workspace.memo)
-    unique = list(dict.fromkeys(texts))
-    embeddings = CachedEncoder(model, options, workspace, Console(stderr=True, quiet=True)).embeddings(unique)
-    vectors = embeddings.embed(unique)
-    if embeddings.encoded:
-        print(f"{len(embeddings.encoded)} texts no run embedded (fit items no experiment draws) encoded now",
+    by_view = {view: list(dict.fromkeys(values)) for view, values in texts.items()}
+    embeddings = CachedEncoder(model, options, workspace, Console(stderr=True, quiet=True)).embeddings(by_view)
+    first_view = {}
+    for view, values in by_view.items():
+        for text in values:
+            first_view.setdefault(text, view)
+    unique = list(first_view)
+    vectors = np.stack([embeddings.embed_view(first_view[text], [text])[0] for text in unique]) if unique else \
+        np.empty((0, 0), dtype=np.float32)
+    if embeddings.encoded():
+        print(f"{len(embeddings.encoded())} texts no run embedded (fit items no experiment draws) encoded now",
               file=sys.stderr)
     np.savez(work / "vectors.npz", texts=np.array(unique, dtype=object), vectors=vectors)
     print(f"{len(unique)} vectors -> {work / 'vectors.npz'}", file=sys.stderr)

@@ -121,6 +121,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--instruction-template", metavar="TEXT",
                      help="how a protocol's task instruction becomes the prompt of its queries and symmetric "
                           "texts, e.g. 'Instruct: {instruction}\\nQuery: ' (default: instructions are not used)")
+    run.add_argument("--prompt-set", metavar="FILE",
+                     help="a YAML file of named prompt variants (variants: {NAME: {query_prompt: ..., ...}}): each is "
+                          "scored on the same items in this run, the model loaded once; writes each variant's "
+                          "results and a prompt-set.md table with the spread and its paired interval")
     run.add_argument("--truncate-dim", type=_positive_int, metavar="N",
                      help="keep the first N dimensions of each vector (Matryoshka), normalised again when the "
                           "model normalises; keyed, recorded")
@@ -162,6 +166,10 @@ def build_parser() -> argparse.ArgumentParser:
     board.add_argument("--title", metavar="TEXT", help="the page's title (default: specrun leaderboard)")
     board.add_argument("--resample-specs", action="store_true",
                        help="also resample the specs themselves in the across-spec bootstrap (default: units only)")
+    board.add_argument("--prompt-variants", choices=("each", "worst", "mean"), default="each",
+                       help="each: every prompt variant of a model is its own row; worst / mean: a model's runs "
+                            "that differ in prompts only (a --prompt-set) are one row, scored in every resample by "
+                            "its worst variant or the mean of them (default: each)")
 
     comparison = sub.add_parser("compare", help="paired comparison of two runs on the same spec and items")
     comparison.add_argument("a", metavar="A", help="results.json of model A")
@@ -292,12 +300,14 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     outputs = run(args.specs, options, console)
     try:  # the results are on disk from here on: an interrupt must not say otherwise
         table = Table(title="specrun results")
-        for column in ("spec", "split", "metric", "value", "CI", "n"):
+        columns = ("spec", *(("run",) if options.prompt_set else ()), "split", "metric", "value", "CI", "n")
+        for column in columns:
             table.add_column(column, justify="right" if column in ("value", "n") else "left")
         for out in outputs:
+            run_name = (out.results_path.parent.name,) if options.prompt_set else ()  # which variant
             for split, scores in out.results.scores.items():
                 for metric, score in scores.items():
-                    table.add_row(out.results.spec_id, split, metric, f"{score.value:.4f}",
+                    table.add_row(out.results.spec_id, *run_name, split, metric, f"{score.value:.4f}",
                                   f"[{score.ci_low:.4f}, {score.ci_high:.4f}]", str(score.n))
         console.print(table)
         for out in outputs:
@@ -531,7 +541,8 @@ def cmd_leaderboard(args: argparse.Namespace, console: Console) -> int:
     from specrun.leaderboard import build_leaderboard
 
     for path in build_leaderboard([Path(p) for p in args.results], Path(args.output), title=args.title,
-                                  console=console, resample_specs=args.resample_specs):
+                                  console=console, resample_specs=args.resample_specs,
+                                  prompt_variants=args.prompt_variants):
         print(path)
     return 0
 

@@ -72,12 +72,12 @@ def compare(path_a: Path, path_b: Path) -> tuple[Results, Results, list[Differen
             if ids_a != ids_b:
                 raise SpecrunError(f"split {split}: the runs' units differ (first: {ids_a[:1]} vs {ids_b[:1]}); "
                                    "refusing to compare", file=str(path_a))
-            out.append(_difference(split, metric_id, info.metric, info.direction, arrays_a, arrays_b,
+            out.append(paired_difference(split, metric_id, info.metric, info.direction, arrays_a, arrays_b,
                                    u.resamples, u.confidence, u.seed, score.n))
     return a, b, out
 
 
-def _difference(split: str, metric_id: str, name: str, direction: str, arrays_a: dict[str, np.ndarray],
+def paired_difference(split: str, metric_id: str, name: str, direction: str, arrays_a: dict[str, np.ndarray],
                 arrays_b: dict[str, np.ndarray], resamples: int, confidence: float, seed: int, n: int) -> Difference:
     metric = METRICS[name]
     data_a = [arrays_a[key] for key in metric.inputs]

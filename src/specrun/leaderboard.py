@@ -47,16 +47,17 @@ from typing import Any, Literal
 
 import jinja2
 import numpy as np
-from pydantic import create_model
+from pydantic import Field, create_model
 from rich.console import Console
 
 from specrun.core.errors import SpecrunError, printable
 from specrun.core.files import write_atomic
 from specrun.core.markdown import md_text
+from specrun.core.settings import PROMPT_FLAGS
 from specrun.core.types import Strict
 from specrun.metrics import METRICS
 from specrun.metrics.estimate import n_runs
-from specrun.metrics.resampling import draws, mean_over_runs
+from specrun.metrics.resampling import draws, mean_over_runs, percentile_interval
 from specrun.results import (
     IDENTITY_FIELDS,
     ModelProvenance,
@@ -78,12 +79,18 @@ RANK_CELLS = 1 << 22  # (resamples x models x models) booleans held at once when
 # One model configuration: a name plus what makes its vectors differ (adapter, prompt, ...): the identity fields
 # of results.py, typed as in the model provenance, so a new setting reaches the leaderboard without an edit here.
 ModelEntry = create_model("ModelEntry", __base__=Strict, label=(str, ...), name=(str, ...), **{
-    name: (ModelProvenance.model_fields[name].annotation, ...) for name in IDENTITY_FIELDS})
+    name: (ModelProvenance.model_fields[name].annotation, ...) for name in IDENTITY_FIELDS},
+    prompt_variants=(list[str], Field(default_factory=list, description=(
+        "With --prompt-variants worst|mean: the prompt variants this row stands for (their prompt fields above "
+        "are left at their defaults)."))))
 
 
 class BoardRow(Strict):
     model: str
     results: str
+    variant_results: list[str] = Field(default_factory=list, description=(
+        "With --prompt-variants worst|mean: every variant's results.json the row's score reduces (results: the "
+        "first)."))
     score: float
     ci_low: float
     ci_high: float
@@ -142,6 +149,7 @@ class Overall(Strict):
     resample_specs: bool
     mean_direction: Literal["higher", "lower"] | None
     rows: list[OverallRow]
+    prompt_variants: Literal["each", "worst", "mean"] = "each"  # how a model's prompt variants were ranked
 
 
 class Leaderboard(Strict):
@@ -210,14 +218,36 @@ def rank_board(statistic: Callable[..., np.ndarray], models: Sequence[Sequence[n
                n_runs: int = 0) -> Ranking:
     """The joint paired bootstrap of one board (see the module docstring for every definition); with n_runs the
     statistic gives one value per run, and each resample draws the runs too."""
+    observed, scores = board_scores(statistic, models, resamples=resamples, seed=seed, what=what, n_runs=n_runs)
+    return rank_scores(observed, scores, direction=direction, confidence=confidence)
+
+
+def board_scores(statistic: Callable[..., np.ndarray], models: Sequence[Sequence[np.ndarray]], *,
+                 resamples: int, seed: int, what: str = "board", n_runs: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(M,) observed and (B, M) resampled statistics of every model on the same resamples."""
     n_units = len(models[0][0])
     with np.errstate(all="ignore"):
         observed = np.array([float(np.mean(statistic(*data, weights=np.ones(n_units)))) for data in models])
     scores = resampled_scores(statistic, models, resamples=resamples, seed=seed, n_runs=n_runs)
     if not (np.all(np.isfinite(scores)) and np.all(np.isfinite(observed))):
         raise SpecrunError(f"{what}: some resamples are degenerate for some model; ranks are undefined")
+    return observed, scores
+
+
+def combined(values: np.ndarray, groups: Sequence[Sequence[int]], how: str, direction: str) -> np.ndarray:
+    """(..., M) -> (..., E): each entry's variants reduced to their worst (in the metric's direction) or mean,
+    per resample: the worst variant may differ from one resample to the next, as it may on other items."""
+    worst = np.min if direction == "higher" else np.max
+    reduce = worst if how == "worst" else np.mean
+    return np.stack([reduce(values[..., list(group)], axis=-1) for group in groups], axis=-1)
+
+
+def rank_scores(observed: np.ndarray, scores: np.ndarray, *, direction: str, confidence: float) -> Ranking:
+    """Ranks, rank intervals, differences to the best and pairwise shares from (M,) observed and (B, M)
+    resampled statistics."""
+    resamples = len(scores)
     sign = 1.0 if direction == "higher" else -1.0
-    count = len(models)
+    count = len(observed)
     ranks = np.empty((resamples, count))
     better = np.zeros((count, count))
     chunks = _chunks(resamples, count)
@@ -373,21 +403,47 @@ def headline(results: Results) -> tuple[str, str]:
 # ---------------------------------------------------------------------------------------------------- building
 
 
-def _rows(order: np.ndarray, ranking: Ranking, runs: Sequence[Verified], names: Sequence[str], split: str,
-          metric_id: str) -> list[BoardRow]:
+VARIANT_MODES = ("each", "worst", "mean")
+
+
+def entry_identity(results: Results, prompt_variants: str) -> tuple[Any, ...]:
+    """A run's row: its identity, or with --prompt-variants worst|mean its identity less the prompts (every
+    prompt variant of one model configuration is one row)."""
+    ident = run_identity(results)
+    if prompt_variants == "each":
+        return ident
+    defaults = {name: ModelProvenance.model_fields[name].default for name in PROMPT_FLAGS}
+    return (ident[0], *(defaults.get(name, value) for name, value in zip(IDENTITY_FIELDS, ident[1:], strict=True)))
+
+
+def _rows(order: np.ndarray, ranking: Ranking, groups: Sequence[Sequence[Verified]], names: Sequence[str],
+          split: str, metric_id: str, confidence: float) -> list[BoardRow]:
     rows = []
     for m in order:
-        score = runs[m].results.scores[split][metric_id]
-        rows.append(BoardRow(model=names[m], results=str(runs[m].path), score=score.value, ci_low=score.ci_low,
-                             ci_high=score.ci_high, n=score.n, rank=int(ranking.rank[m]),
+        runs = groups[m]
+        score = runs[0].results.scores[split][metric_id]
+        if len(runs) > 1:  # the entry's statistic is its variants' worst or mean: its own interval
+            low, high = percentile_interval(ranking.scores[:, m], confidence)
+            score = score.model_copy(update={"value": float(ranking.observed[m]), "ci_low": low, "ci_high": high})
+        rows.append(BoardRow(model=names[m], results=str(runs[0].path),
+                             variant_results=[str(run.path) for run in runs] if len(runs) > 1 else [],
+                             score=score.value,
+                             ci_low=score.ci_low, ci_high=score.ci_high, n=score.n, rank=int(ranking.rank[m]),
                              rank_low=int(ranking.rank_low[m]), rank_high=int(ranking.rank_high[m]),
                              diff_to_best=float(ranking.diff[m]), diff_low=float(ranking.diff_low[m]),
                              diff_high=float(ranking.diff_high[m]), separable_from_best=bool(ranking.separable[m])))
     return rows
 
 
-def spec_board(runs: Sequence[Verified], names: Sequence[str]) -> tuple[SpecBoard, Ranking]:
-    """Every board of one spec; returns the headline board's ranking too, for the across-spec level."""
+def spec_board(groups: Sequence[Sequence[Verified]], names: Sequence[str],
+               prompt_variants: str = "each") -> tuple[SpecBoard, Ranking]:
+    """Every board of one spec (an entry: one run, or a model's prompt variants reduced to their worst or mean);
+    returns the headline board's ranking too, for the across-spec level."""
+    runs = [run for group in groups for run in group]
+    positions, start = [], 0
+    for group in groups:
+        positions.append(list(range(start, start + len(group))))
+        start += len(group)
     first = runs[0].results
     u = first.provenance.uncertainty
     head = headline(first)
@@ -405,16 +461,19 @@ def spec_board(runs: Sequence[Verified], names: Sequence[str]) -> tuple[SpecBoar
             if len(runs_held) > 1:
                 raise SpecrunError(f"{first.spec_id} {split} {metric_id}: the runs hold different numbers of fits "
                                    f"or random runs ({sorted(runs_held)}); refusing to rank them")
-            ranking = rank_board(metric.statistic, models, direction=info.direction, resamples=u.resamples,
-                                 confidence=u.confidence, seed=u.seed,
-                                 what=f"{first.spec_id} {split} {metric_id}", n_runs=runs_held.pop())
-            order = np.array(sorted(range(len(runs)), key=lambda m: (ranking.rank[m], names[m])))
+            observed, resampled = board_scores(metric.statistic, models, resamples=u.resamples, seed=u.seed,
+                                               what=f"{first.spec_id} {split} {metric_id}", n_runs=runs_held.pop())
+            if prompt_variants != "each":
+                observed = combined(observed, positions, prompt_variants, info.direction)
+                resampled = combined(resampled, positions, prompt_variants, info.direction)
+            ranking = rank_scores(observed, resampled, direction=info.direction, confidence=u.confidence)
+            order = np.array(sorted(range(len(groups)), key=lambda m: (ranking.rank[m], names[m])))
             better = [[float(ranking.better[i, j]) for j in order] for i in order]
             boards.append(Board(split=split, metric=metric_id, metric_label=info.label, direction=info.direction,
                                 headline=(split, metric_id) == head, n_units=len(runs[0].units[key][0]),
                                 best=names[ranking.best], better=better,
                                 not_separable=[names[m] for m in order if not ranking.separable[m]],
-                                rows=_rows(order, ranking, runs, names, split, metric_id)))
+                                rows=_rows(order, ranking, groups, names, split, metric_id, u.confidence)))
             if (split, metric_id) == head:
                 head_ranking = ranking
     boards.sort(key=lambda board: not board.headline)
@@ -424,16 +483,30 @@ def spec_board(runs: Sequence[Verified], names: Sequence[str]) -> tuple[SpecBoar
 
 
 def compute(runs: Sequence[Verified], *, title: str = "specrun leaderboard", resample_specs: bool = False,
-            progress: Callable[[str], None] | None = None) -> Leaderboard:
-    """The whole leaderboard from verified runs (any specs, any models): checks, labels, boards, overall."""
+            progress: Callable[[str], None] | None = None, prompt_variants: str = "each") -> Leaderboard:
+    """The whole leaderboard from verified runs (any specs, any models): checks, labels, boards, overall. With
+    prompt_variants worst|mean, a model's prompt variants (runs that differ in their prompts only) are one row,
+    scored by their worst or mean variant in every resample."""
+    if prompt_variants not in VARIANT_MODES:
+        raise SpecrunError(f"--prompt-variants {prompt_variants}: expected one of {', '.join(VARIANT_MODES)}")
     by_spec: dict[str, list[Verified]] = {}
     for run in runs:
         by_spec.setdefault(run.results.spec_id, []).append(run)
-    idents = list(dict.fromkeys(run_identity(run.results) for run in runs))
+    idents = list(dict.fromkeys(entry_identity(run.results, prompt_variants) for run in runs))
     names = run_labels(idents)
+    variants_of: dict[tuple[Any, ...], list[str]] = {ident: [] for ident in idents}
+    full_labels = dict(zip(dict.fromkeys(run_identity(run.results) for run in runs),
+                           run_labels(list(dict.fromkeys(run_identity(run.results) for run in runs))), strict=True))
+    for run in runs:
+        label = full_labels[run_identity(run.results)]
+        if label not in variants_of[entry_identity(run.results, prompt_variants)]:
+            variants_of[entry_identity(run.results, prompt_variants)].append(label)
+    if prompt_variants != "each":
+        names = [f"{name} ({prompt_variants} of {len(variants_of[ident])} prompt variants)"
+                 if len(variants_of[ident]) > 1 else name for name, ident in zip(names, idents, strict=True)]
     label_of = dict(zip(idents, names, strict=True))
-    spec_boards, observed, scores, directions, seeds = [], [], [], [], []
-    for spec_id in sorted(by_spec):
+    entries_of: dict[str, dict[tuple[Any, ...], list[Verified]]] = {}
+    for spec_id in sorted(by_spec):  # every check before any board is computed (and any progress printed)
         group = by_spec[spec_id]
         seen: dict[tuple[Any, ...], Verified] = {}
         for run in group:
@@ -441,12 +514,26 @@ def compute(runs: Sequence[Verified], *, title: str = "specrun leaderboard", res
             ident = run_identity(run.results)
             if ident in seen:
                 raise SpecrunError(f"{spec_id}: {run.path} and {seen[ident].path} are runs of the same model "
-                                   f"configuration ({label_of[ident]}); pass one of them")
+                                   f"configuration ({full_labels[ident]}); pass one of them")
             seen[ident] = run
-        group = sorted(group, key=lambda run: label_of[run_identity(run.results)])  # ties for best: first label
-        board, ranking = spec_board(group, [label_of[run_identity(run.results)] for run in group])
+        entries: dict[tuple[Any, ...], list[Verified]] = {}
+        for run in group:
+            entries.setdefault(entry_identity(run.results, prompt_variants), []).append(run)
+        for ident, members in entries.items():  # a row is the worst (mean) of the same variants on every spec
+            here = [full_labels[run_identity(run.results)] for run in members]
+            if sorted(here) != sorted(variants_of[ident]):
+                missing = sorted(set(variants_of[ident]) - set(here))
+                raise SpecrunError(f"{spec_id}: --prompt-variants {prompt_variants} ranks {names[idents.index(ident)]}"
+                                   f" by the same variants on every spec, but this spec lacks {'; '.join(missing)}; "
+                                   "run them on it, or pass the runs of the variants it has")
+        entries_of[spec_id] = entries
+    spec_boards, observed, scores, directions, seeds = [], [], [], [], []
+    for spec_id, entries in entries_of.items():
+        ordered = sorted(entries, key=lambda ident: label_of[ident])  # ties for best: first label
+        board, ranking = spec_board([entries[ident] for ident in ordered], [label_of[ident] for ident in ordered],
+                                    prompt_variants)
         spec_boards.append(board)
-        column = {idents.index(run_identity(run.results)): m for m, run in enumerate(group)}
+        column = {idents.index(ident): m for m, ident in enumerate(ordered)}
         full_observed = np.full(len(idents), np.nan)
         full_scores = np.full((len(ranking.scores), len(idents)), np.nan)
         for global_m, m in column.items():
@@ -458,7 +545,7 @@ def compute(runs: Sequence[Verified], *, title: str = "specrun leaderboard", res
         seeds.append(board.seed)
         if progress is not None:
             head = board.boards[0]
-            progress(f"{spec_id}: {len(group)} model(s) on {head.split} {head.metric}; best {head.best}, "
+            progress(f"{spec_id}: {len(ordered)} model(s) on {head.split} {head.metric}; best {head.best}, "
                      f"not separable from it: {len(head.not_separable)}")
     confidence = max(b.confidence for b in spec_boards)
     overall = rank_overall(observed, scores, directions, confidence=confidence, resample_specs=resample_specs,
@@ -475,12 +562,13 @@ def compute(runs: Sequence[Verified], *, title: str = "specrun leaderboard", res
             mean_rank=int(overall.mean_rank[m]) if has_mean else None,  # type: ignore[index]
             mean_rank_low=int(overall.mean_low[m]) if has_mean else None,  # type: ignore[index]
             mean_rank_high=int(overall.mean_high[m]) if has_mean else None))  # type: ignore[index]
-    models = [ModelEntry(label=label, name=ident[0], **dict(zip(IDENTITY_FIELDS, ident[1:], strict=True)))
+    models = [ModelEntry(label=label, name=ident[0], prompt_variants=variants_of[ident] if prompt_variants != "each"
+                         else [], **dict(zip(IDENTITY_FIELDS, ident[1:], strict=True)))
               for ident, label in zip(idents, names, strict=True)]
     return Leaderboard(title=title, models=models, specs=spec_boards, overall=Overall(
         specs=[b.spec_id for b in spec_boards], resamples=min(len(s) for s in scores), confidence=confidence,
         resample_specs=resample_specs, mean_direction=directions[0] if len(set(directions)) == 1 else None,
-        rows=rows))
+        rows=rows, prompt_variants=prompt_variants))
 
 
 # ---------------------------------------------------------------------------------------------------- rendering
@@ -600,13 +688,15 @@ def render_html(board: Leaderboard) -> str:
 
 
 def build_leaderboard(paths: list[Path], output: Path, *, title: str | None = None,
-                      console: Console | None = None, resample_specs: bool = False) -> list[Path]:
+                      console: Console | None = None, resample_specs: bool = False,
+                      prompt_variants: str = "each") -> list[Path]:
     """`specrun leaderboard`: verify every run, rank, and write leaderboard.md, .json and .html into `output`
     (each atomically, and only once everything is computed)."""
     if output.exists() and not output.is_dir():
         raise SpecrunError("the leaderboard output must be a folder", file=str(output))
     runs = [load_verified(path) for path in find_results(paths)]
     board = compute(runs, title=title or "specrun leaderboard", resample_specs=resample_specs,
+                    prompt_variants=prompt_variants,
                     progress=(lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True))
                     if console is not None else None)
     board = Leaderboard.model_validate_json(board.model_dump_json())  # what is written is what validates

@@ -273,8 +273,8 @@ def read_predictions(results_path: Path, results: Results) -> dict[Unit, tuple[l
 
 
 # what can tell two runs of one model name apart: the user's settings first, then what follows from the model
-IDENTITY_FIELDS = (*EncoderSettings.identity_fields(), "prompts", "pooling", "normalize", "revision",
-                   "weights_sha256", "device")
+IDENTITY_FIELDS = (*EncoderSettings.identity_fields(), "pooling", "normalize", "revision", "weights_sha256",
+                   "device")  # not the applied prompts: they name the spec's task types, so differ between specs
 SHOWN_WHEN_DIFFERENT = len(EncoderSettings.identity_fields())  # the user's own settings: named whenever they differ
 
 
@@ -289,9 +289,6 @@ def describe_setting(field: str, value: Any) -> str:
         return f"{name} {json.dumps(value, ensure_ascii=False)}" if value else f"no {name}"
     if field == "model_prompts":
         return "model prompts" if value else "no model prompts"
-    if field == "prompts":
-        return "prompts " + "; ".join(f"{p.role} {json.dumps(p.text, ensure_ascii=False)}"
-                                      for p in dict.fromkeys(value)) if value else "no prompts"
     if field in ("weights_sha256", "revision"):
         return f"{field.split('_')[0]} {str(value)[:10]}"
     return f"{field.replace('_', ' ')} {value}" if value is not None else f"no {field.replace('_', ' ')}"

@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from contextlib import nullcontext
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rich.console import Console
@@ -28,10 +29,11 @@ from specrun.encoders.executors import check_executor
 from specrun.encoders.models import resolve_model
 from specrun.encoders.precision import check_precision, quantised
 from specrun.encoders.store import DerivedCache
-from specrun.evaluation import evaluate
+from specrun.evaluation import ProtocolRun, evaluate
 from specrun.outputs import preflight_output_folders, preflight_output_root, write_output_sets
 from specrun.plan import Plan, make_plan
 from specrun.plots import plot_files
+from specrun.prompt_sets import check_flags, load_prompt_set, spreads, summary_json, summary_markdown, variant_settings
 from specrun.reports import render_card
 from specrun.results import ModelProvenance, Results, TextCounts, build_results, package_versions, results_json
 from specrun.spec import LoadedSpec, load_spec
@@ -64,6 +66,14 @@ class Loaded:
 def run(paths: Sequence[str], options: RunOptions, console: Console) -> list[RunOutput]:
     started = time.perf_counter()
     plans = [make_plan(loaded) for loaded in load_specs(paths)]
+    prompt_set = load_prompt_set(options.prompt_set) if options.prompt_set else None
+    variants = {"": options}
+    if prompt_set is not None:
+        check_flags(options.encoder)
+        if options.name:
+            raise SpecrunError("--name with --prompt-set: each variant writes its own settings' folder; drop --name")
+        variants = {name: replace(options, encoder=variant_settings(options.encoder, variant))
+                    for name, variant in prompt_set.prompt_set.variants.items()}
     preflight_output_root(Path(options.output))  # outputs, cache and devices fail here, before any work
     workspace = Workspace.resolve(options.cache_dir, options.no_cache).check()
     check_executor(options.executor, options.device)
@@ -74,16 +84,24 @@ def run(paths: Sequence[str], options: RunOptions, console: Console) -> list[Run
     timings = {"data": time.perf_counter() - started}
 
     model = resolve_model(options.model, options.model_revision, memo_dir=workspace.memo)
-    preflight_output_folders([output_folder(options, plan, model.slug) for plan in plans])
+    folders = {name: [output_folder(opts, plan, model.slug) for plan in plans] for name, opts in variants.items()}
+    summaries = [] if prompt_set is None else [prompt_set_folder(options, plan, model.slug, prompt_set.stem)
+                                               for plan in plans]
+    check_distinct(folders)
+    preflight_output_folders([folder for group in folders.values() for folder in group] + summaries)
     check_precision(options.encoder.precision)
     encoder = CachedEncoder(model, options, workspace, console)
     wanted: dict[View, list[str]] = {}
     for item in loaded:
         for view, text in item.texts:
             wanted.setdefault(view, []).append(text)
-    embeddings = encoder.embeddings({view: list(dict.fromkeys(texts)) for view, texts in wanted.items()})
-    timings.update(embeddings.timings)
-    described = describe(model, embeddings.info)
+    resolved = {}
+    for name, opts in variants.items():  # a variant's prompt named wrongly is one line naming the file and variant
+        with SpecrunError.named(f"{options.prompt_set}, variant {name}") if prompt_set else nullcontext():
+            resolved[name] = encoder.variant(opts.encoder)
+    viewed = encoder.embeddings_of_variants({view: list(dict.fromkeys(texts)) for view, texts in wanted.items()},
+                                            resolved)
+    timings.update(next(iter(viewed.values())).timings)
 
     versions = package_versions()
     derived = None if workspace.derived is None else DerivedCache(
@@ -91,33 +109,66 @@ def run(paths: Sequence[str], options: RunOptions, console: Console) -> list[Run
         workspace.writer)
     outputs: list[RunOutput] = []
     counted: set[tuple[Encoding, str]] = set()  # each encoded text counts for the first spec that needed it
-    sent = embeddings.encoded()
-    for item in loaded:
-        clock = time.perf_counter()
-        unique = {(embeddings.encoding(view), text) for view, text in item.texts}
-        embed_view = quantised(embeddings.embed_view, options.encoder.precision,
-                               (embeddings.by_encoding[encoding].embed(texts) for encoding, texts in
-                                texts_by_encoding(unique)))
-        runs = evaluate(item.plan, item.splits, embed_view, derived)
-        plots, plot_names = plot_files(item.plan, runs, derived, model.name)
-        encoded = (unique & sent) - counted
-        counted |= encoded
-        views = dict.fromkeys(view for view, _ in item.texts)
-        model_provenance = ModelProvenance(**described, prompts=tuple(embeddings.prompts[view] for view in views))
-        spec_timings = {**timings, "metrics": time.perf_counter() - clock, "total": time.perf_counter() - started}
-        results, predictions = build_results(
-            item.plan, item.splits, runs, model_provenance,
-            TextCounts(total=len(item.texts), unique=len(unique), encoded=len(encoded)), plot_names, versions,
-            spec_timings)
-        report = render_card(item.plan.spec, next(iter(item.splits.values())).items, results)
-        folder = output_folder(options, item.plan, model.slug)
-        outputs.append(RunOutput(results=results, results_path=folder / "results.json",
-                                 report_path=folder / "report.md", report=report,
-                                 files={**plots, "predictions.jsonl": predictions}))
-    write_output_sets([(out.results_path.parent, {**out.files, out.report_path.name: out.report,
-                                                  out.results_path.name: results_json(out.results)})
-                       for out in outputs])
+    evaluated: dict[str, dict[str, tuple[Results, list[ProtocolRun]]]] = {}  # spec id -> variant -> its runs
+    for name, opts in variants.items():
+        embeddings = viewed[name]
+        sent = embeddings.encoded()
+        described = describe(model, embeddings.info)
+        for item in loaded:
+            clock = time.perf_counter()
+            unique = {(embeddings.encoding(view), text) for view, text in item.texts}
+            embed_view = quantised(embeddings.embed_view, options.encoder.precision,
+                                   (embeddings.by_encoding[encoding].embed(texts) for encoding, texts in
+                                    texts_by_encoding(unique)))
+            runs = evaluate(item.plan, item.splits, embed_view, derived)
+            plots, plot_names = plot_files(item.plan, runs, derived, model.name)
+            encoded = (unique & sent) - counted
+            counted |= encoded
+            views = dict.fromkeys(view for view, _ in item.texts)
+            model_provenance = ModelProvenance(**described, prompts=tuple(embeddings.prompts[v] for v in views))
+            spec_timings = {**timings, "metrics": time.perf_counter() - clock,
+                            "total": time.perf_counter() - started}
+            results, predictions = build_results(
+                item.plan, item.splits, runs, model_provenance,
+                TextCounts(total=len(item.texts), unique=len(unique), encoded=len(encoded)), plot_names, versions,
+                spec_timings)
+            report = render_card(item.plan.spec, next(iter(item.splits.values())).items, results)
+            folder = output_folder(opts, item.plan, model.slug)
+            outputs.append(RunOutput(results=results, results_path=folder / "results.json",
+                                     report_path=folder / "report.md", report=report,
+                                     files={**plots, "predictions.jsonl": predictions}))
+            evaluated.setdefault(item.plan.id, {})[name] = (results, runs)
+    sets = [(out.results_path.parent, {**out.files, out.report_path.name: out.report,
+                                       out.results_path.name: results_json(out.results)}) for out in outputs]
+    if prompt_set is not None:
+        for plan, summary in zip(plans, summaries, strict=True):
+            by_variant = evaluated[plan.id]
+            names = {name: output_folder(variants[name], plan, model.slug).name for name in by_variant}
+            rows = spreads(by_variant)
+            first = next(iter(by_variant.values()))[0]
+            sets.append((summary, {"prompt-set.md": summary_markdown(prompt_set, first, names, rows),
+                                   "prompt-set.json": summary_json(prompt_set, plan.id, names, rows)}))
+    write_output_sets(sets)
+    for summary in summaries:  # stderr: standard output lists results.json files only
+        console.print(f"prompt set: {summary / 'prompt-set.md'}", markup=False, highlight=False, soft_wrap=True)
     return outputs
+
+
+def prompt_set_folder(options: RunOptions, plan: Plan, model_slug: str, stem: str) -> Path:
+    """ROOT/<spec id>/<model>[+<setting>...]+prompt-set-<file stem>: the variants' table beside their folders."""
+    parts = [*settings_parts(options), folder_safe(f"prompt-set-{stem}")[:40]]
+    return Path(options.output) / plan.id / within_name_limit(model_slug + "".join(f"+{part}" for part in parts))
+
+
+def check_distinct(folders: dict[str, list[Path]]) -> None:
+    """Two prompt variants with the same settings would write one folder twice: refused, naming both."""
+    seen: dict[Path, str] = {}
+    for name, group in folders.items():
+        for folder in group:
+            if folder in seen:
+                raise SpecrunError(f"prompt variants {seen[folder]!r} and {name!r} are the same settings (both "
+                                   f"write {folder.name}); keep one")
+            seen[folder] = name
 
 
 def output_folder(options: RunOptions, plan: Plan, model_slug: str) -> Path:
@@ -125,9 +176,14 @@ def output_folder(options: RunOptions, plan: Plan, model_slug: str) -> Path:
     as one unit; a run of one model with other settings (a dtype, a prompt, the hashing adapter) never replaces
     its default run."""
     name = options.name or model_slug + "".join(f"+{part}" for part in settings_parts(options))
-    if len(name.encode("utf-8")) > NAME_BYTES:  # a filesystem's limit: keep a prefix, told apart by a digest
+    return Path(options.output) / plan.id / within_name_limit(name)
+
+
+def within_name_limit(name: str) -> str:
+    """A filesystem's limit on a folder name: beyond it, a prefix told apart by a digest of the whole."""
+    if len(name.encode("utf-8")) > NAME_BYTES:
         name = name[:NAME_BYTES - 13] + "~" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:12]
-    return Path(options.output) / plan.id / name
+    return name
 
 
 def settings_parts(options: RunOptions) -> list[str]:

@@ -51,7 +51,11 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("models")
     folders = {"e5": copy_with_config(root / "e5", prompts=E5_PROMPTS),
                "default": copy_with_config(root / "default", prompts={**E5_PROMPTS, "sim": "similar: "},
-                                           default_prompt_name="sim")}
+                                           default_prompt_name="sim"),
+               # a default prompt only: sentence-transformers' encode_query/encode_document do not apply it (their
+               # empty query/document placeholders win), encode does
+               "default_only": copy_with_config(root / "default_only", prompts={"sim": "similar: "},
+                                                default_prompt_name="sim")}
     base = SentenceTransformer(str(bundled()), device="cpu", local_files_only=True)
     transformer = base[0]
     documents = [Transformer(str(bundled()), max_seq_length=transformer.max_seq_length),
@@ -67,7 +71,7 @@ def encoder(path: Path, **settings: object) -> CachedEncoder:
     return CachedEncoder(resolve_model(str(path)), options, Workspace.resolve(no_cache=True), Console(quiet=True))
 
 
-@pytest.mark.parametrize("name", ["e5", "router", "default"])
+@pytest.mark.parametrize("name", ["e5", "router", "default", "default_only"])
 def test_each_roles_vectors_equal_the_models_own_call(name: str, models: dict[str, Path]) -> None:
     from sentence_transformers import SentenceTransformer
 
@@ -80,7 +84,10 @@ def test_each_roles_vectors_equal_the_models_own_call(name: str, models: dict[st
         ours = embedded.embed_view(view, texts)
         np.testing.assert_allclose(ours, direct[view.role](texts), atol=1e-6, err_msg=f"{name} {view.role}")
     prompts = {view.role: (p.text, p.source) for view, p in embedded.prompts.items()}
-    if name == "router":
+    if name == "default_only":
+        assert prompts["query"] == prompts["document"] == ("", "none")
+        assert prompts["symmetric"] == ("similar: ", "model default")
+    elif name == "router":
         assert prompts["query"][0] == prompts["document"][0] == ""  # saved as empty prompts: the routes differ
         assert not np.allclose(model.encode_query(DOCS), model.encode_document(DOCS))  # two routes, both matched
     else:

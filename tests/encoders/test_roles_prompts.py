@@ -43,7 +43,7 @@ def prompt_of(view: View, declared: ModelPrompts = NOMIC_LIKE, **settings: objec
     (View("query", "Retrieval"), {"query_prompt": "q: "}, ("q: ", None, "flag")),
     (View("document", "Retrieval"), {"query_prompt": "q: "}, ("search_document: ", "document", "model")),
     (View("document", "Retrieval"), {"prompt": "all: ", "document_prompt": "name:passage"},
-     ("passage: ", None, "flag")),
+     ("passage: ", "passage", "flag")),
     (View("symmetric", "STS"), {"prompt_name": "passage"}, ("passage: ", "passage", "flag")),
     # the instruction, through the template, on queries and symmetric texts; never on documents
     (View("query", "Retrieval", "Find it"), {"instruction_template": "Instruct: {instruction}\\nQuery: "},
@@ -70,6 +70,7 @@ def test_a_model_without_prompts_gives_none_and_document_falls_back_to_passage()
     ("{not json", "not readable JSON"),
     (json.dumps({"prompts": {"a": "x"}, "default_prompt_name": "b"}), "default_prompt_name 'b' is not one of"),
     (json.dumps({"prompts": ["a"]}), "`prompts` must map names to texts"),
+    ("[]", "expected a JSON object"),
 ])
 def test_a_bad_prompt_config_is_one_line(config: str, message: str, tmp_path: Path) -> None:
     (tmp_path / "config_sentence_transformers.json").write_text(config)
@@ -128,6 +129,17 @@ def test_a_role_prompt_moves_its_role_only_and_equals_a_direct_computation(
     assert documents.texts.encoded == len(set(DOCS))
     again = corpus_run(tmp_path, capsys, "q2", "--query-prompt", "compile java null pointer ")
     assert again.texts.encoded == 0 and again.scores == prompted.scores
+    # every cache's info.json was last written by another run: still no model load for a fully cached run
+    from specrun.encoders import cached
+
+    opened: list[object] = []
+    real = cached.open_executor
+    cached.open_executor = lambda *a, **k: opened.append(a) or real(*a, **k)  # type: ignore[assignment]
+    try:
+        assert corpus_run(tmp_path, capsys, "q3", "--query-prompt", "compile java null pointer ").texts.encoded == 0
+    finally:
+        cached.open_executor = real  # type: ignore[assignment]
+    assert opened == []
     both = corpus_run(tmp_path, capsys, "both", "--prompt", "compile java null pointer ", "--document-prompt", "d: ")
     assert both.texts.encoded == 0  # every vector cached: the settings recorded are still this run's own
     assert (both.provenance.model.prompt, both.provenance.model.query_prompt) == ("compile java null pointer ", None)

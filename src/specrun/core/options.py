@@ -22,6 +22,7 @@ class RunOptions:
     encoder: EncoderSettings = field(default_factory=EncoderSettings)  # every setting that changes a vector
     executor: str = "local"  # local | ray
     ray_address: str | None = None  # None: $RAY_ADDRESS, else a local Ray cluster
+    prompt_set: str | None = None  # a YAML file of prompt variants, each scored on the same items in this run
 
 
 DEFAULTS = RunOptions()

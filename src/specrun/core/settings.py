@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from specrun.core.types import Role, Strict, View
+from specrun.core.types import Role, Strict
 
 Folder = Literal["value", "digest", "negated", "none"]
 PromptSource = Literal["flag", "instruction", "model", "model default", "none"]
@@ -118,9 +118,8 @@ class AppliedPrompt(Strict):
     name: str | None = None  # the model's prompt it is, when it came from the model's config
     source: PromptSource
 
-    @property
-    def view(self) -> View:
-        return View(role=self.role, task=self.task, instruction=self.instruction)
 
+PROMPT_FLAGS = ("prompt", "prompt_name", "query_prompt", "document_prompt", "model_prompts", "instruction_template")
+# the settings that choose prompts: what a prompt-set variant sets, and what tells a model's variants apart
 
 DEFAULT_SETTINGS = EncoderSettings()

@@ -23,13 +23,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from specrun.core.errors import ModelError
 from specrun.core.options import RunOptions
-from specrun.core.settings import AppliedPrompt
+from specrun.core.registry import ADAPTERS
+from specrun.core.settings import AppliedPrompt, EncoderSettings
 from specrun.core.types import View
 from specrun.core.workspace import Workspace
 from specrun.encoders.adapters import EncoderInfo, declared_prompts, resolve_settings
 from specrun.encoders.executors import EncodeJob, open_executor
 from specrun.encoders.models import ModelRef
-from specrun.encoders.prompts import applied_prompt
+from specrun.encoders.prompts import applied_prompt, resolve_flags
 from specrun.encoders.store import CacheKey, EmbeddingCache, Found, model_files_hash
 
 
@@ -124,8 +125,13 @@ class CachedEncoder:
         self.declared = declared_prompts(model, self.settings.adapter)
         self.model_files = model_files_hash(Path(model.path), workspace.memo) if workspace.embeddings else None
 
-    def prompt(self, view: View) -> AppliedPrompt:
-        return applied_prompt(view, self.settings, self.declared)
+    def prompt(self, view: View, settings: EncoderSettings | None = None) -> AppliedPrompt:
+        return applied_prompt(view, settings or self.settings, self.declared)
+
+    def variant(self, requested: EncoderSettings) -> EncoderSettings:
+        """Settings that differ from this encoder's in their prompt flags only (a prompt-set variant), resolved."""
+        return resolve_flags(requested.with_values(adapter=self.settings.adapter), self.declared,
+                             has_model=ADAPTERS[self.settings.adapter].needs_model)
 
     def _cache(self, encoding: Encoding) -> EmbeddingCache | None:
         if self.workspace.embeddings is None or self.model_files is None:
@@ -137,10 +143,18 @@ class CachedEncoder:
     def embeddings(self, texts_by_view: dict[View, list[str]]) -> ViewedEmbeddings:
         """Vectors of each view's texts, from the cache where it has them; the model is loaded once, and only
         when some encoding lacks a text (or its cached record of the settings is damaged)."""
-        prompts = {view: self.prompt(view) for view in texts_by_view}
+        return self.embeddings_of_variants(texts_by_view, {"": self.settings})[""]
+
+    def embeddings_of_variants(self, texts_by_view: dict[View, list[str]],
+                               variants: dict[str, EncoderSettings]) -> dict[str, ViewedEmbeddings]:
+        """The same, for several prompt variants (resolved settings that differ in prompts only) at once: one
+        model load, and each (role, prompt text) encoded once whichever variants share it."""
+        prompts = {name: {view: self.prompt(view, settings) for view in texts_by_view}
+                   for name, settings in variants.items()}
         wanted: dict[Encoding, list[str]] = {}
-        for view, texts in texts_by_view.items():
-            wanted.setdefault((prompts[view].role, prompts[view].text), []).extend(texts)
+        for chosen in prompts.values():
+            for view, texts in texts_by_view.items():
+                wanted.setdefault((chosen[view].role, chosen[view].text), []).extend(texts)
         timings: dict[str, float] = {"cache_read": 0.0}
         caches = {encoding: self._cache(encoding) for encoding in wanted}
         found: dict[Encoding, Found] = {}
@@ -155,11 +169,14 @@ class CachedEncoder:
         info = self._stored_info(list(caches.values())) if not any(missing.values()) else None
         if info is None:
             info = self._encode(missing, found, caches, timings)
-        info = self._this_run(info)
-        by_encoding = {encoding: Embeddings(blocks=found[encoding].blocks, row_of=found[encoding].where, info=info,
-                                            encoded=frozenset(missing[encoding]), timings=timings)
-                       for encoding in wanted}
-        return ViewedEmbeddings(by_encoding=by_encoding, prompts=prompts, info=info, timings=timings)
+        out = {}
+        for name, settings in variants.items():
+            own = self._this_run(info, settings)
+            by_encoding = {encoding: Embeddings(blocks=found[encoding].blocks, row_of=found[encoding].where,
+                                                info=own, encoded=frozenset(missing[encoding]), timings=timings)
+                           for encoding in dict.fromkeys((p.role, p.text) for p in prompts[name].values())}
+            out[name] = ViewedEmbeddings(by_encoding=by_encoding, prompts=prompts[name], info=own, timings=timings)
+        return out
 
     def _encode(self, missing: dict[Encoding, list[str]], found: dict[Encoding, Found],
                 caches: dict[Encoding, EmbeddingCache | None], timings: dict[str, float]) -> EncoderInfo:
@@ -199,11 +216,11 @@ class CachedEncoder:
         timings["encode"] = time.perf_counter() - clock
         return info
 
-    def _this_run(self, info: EncoderInfo) -> EncoderInfo:
-        """The settings as this run gave them where they are not in the key (how the prompts were asked for, the
-        precision): a cache's info.json was written by whichever run stored the vectors first."""
-        own = {name: getattr(self.settings, name) for name in type(self.settings).model_fields
-               if not self.settings.meta(name)["keyed"]}
+    def _this_run(self, info: EncoderInfo, settings: EncoderSettings) -> EncoderInfo:
+        """The settings as this run (or variant) gave them where they are not in the key (how the prompts were
+        asked for, the precision): a cache's info.json was written by whichever run stored the vectors first."""
+        own = {name: getattr(settings, name) for name in type(settings).model_fields
+               if not settings.meta(name)["keyed"]}
         return replace(info, settings=info.settings.with_values(**own))
 
     def _stored_info(self, caches: list[EmbeddingCache | None]) -> EncoderInfo | None:
@@ -225,4 +242,7 @@ class CachedEncoder:
                 cache.drop_info("does not match its key")
                 return None
             infos.append(info)
-        return infos[0] if infos and all(info == infos[0] for info in infos) else None
+        # the caches must agree on what the adapter applied; what a run merely asked for (its prompt flags, its
+        # precision) is whichever run wrote the file last, and `_this_run` replaces it
+        applied = [(info.settings.cache_fields(), info.pooling, info.normalize) for info in infos]
+        return infos[0] if infos and all(value == applied[0] for value in applied) else None

@@ -46,6 +46,8 @@ class ModelPrompts:
             data = json.loads(config.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             raise ModelError(f"{config.name} in {path} is not readable JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise ModelError(f"{config.name} in {path}: expected a JSON object")
         prompts = data.get("prompts") or {}
         if not isinstance(prompts, dict) or not all(isinstance(k, str) and isinstance(v, str | None)
                                                     for k, v in prompts.items()):
@@ -65,7 +67,8 @@ class ModelPrompts:
 
 
 def resolve_flags(settings: EncoderSettings, declared: ModelPrompts, has_model: bool) -> EncoderSettings:
-    """The prompt flags as texts: --prompt-name and `name:NAME` looked up in the model's prompts; a template
+    """The prompt flags resolved: --prompt-name's text looked up, every `name:NAME` checked against the model's
+    prompts (looked up per view, so its name is recorded), a shell's `\\n` in the template a newline, a template
     without {instruction} refused."""
     if settings.prompt_name is not None and settings.prompt is not None:
         raise ModelError("--prompt and --prompt-name exclude each other")
@@ -78,19 +81,20 @@ def resolve_flags(settings: EncoderSettings, declared: ModelPrompts, has_model: 
     if template is not None and "{instruction}" not in template:
         raise ModelError("--instruction-template must hold {instruction}, where the task's instruction goes")
 
-    def text(value: str | None, flag: str) -> str | None:
-        return declared.named(value.removeprefix(NAMED), flag) if value and value.startswith(NAMED) else value
-
+    for value, flag in ((settings.query_prompt, "--query-prompt"), (settings.document_prompt, "--document-prompt")):
+        if value and value.startswith(NAMED):  # checked now, looked up per view (so its name is recorded)
+            declared.named(value.removeprefix(NAMED), flag)
     prompt = declared.named(settings.prompt_name, "--prompt-name") if settings.prompt_name else settings.prompt
-    return settings.with_values(prompt=prompt, query_prompt=text(settings.query_prompt, "--query-prompt"),
-                                document_prompt=text(settings.document_prompt, "--document-prompt"),
-                                instruction_template=template)
+    return settings.with_values(prompt=prompt, instruction_template=template)
 
 
 def applied_prompt(view: View, settings: EncoderSettings, declared: ModelPrompts) -> AppliedPrompt:
     """The prompt of one view, from settings as `resolve_flags` gives them (the order in the module docstring)."""
     base = {"role": view.role, "task": view.task, "instruction": view.instruction}
     own = {"query": settings.query_prompt, "document": settings.document_prompt}.get(view.role)
+    if own is not None and own.startswith(NAMED):
+        name = own.removeprefix(NAMED)
+        return AppliedPrompt(**base, text=declared.prompts[name], source="flag", name=name)
     for given, name in ((own, None), (settings.prompt, settings.prompt_name)):
         if given is not None:
             return AppliedPrompt(**base, text=given, source="flag", name=name)
