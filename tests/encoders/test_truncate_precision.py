@@ -141,3 +141,25 @@ def test_real_model_numbers_equal_sentence_transformers_own_functions(
     for metric, value in expected.items():  # batches differ (the run sorts by length): float noise only
         assert results.scores["test"][f"{metric}_zero_shot"].value == pytest.approx(value, abs=2e-3 if
                                                                                      flags[1] != "128" else 1e-6)
+
+
+def test_batch_size_is_keyed_recorded_and_names_the_folder(tmp_path: Path, data_dir: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """A vector moves by about 1e-7 with its batch: a warm run of another batch size never gets the other's
+    vectors, and results say which batch size made them."""
+    default = run_ok(hashing(tmp_path, data_dir, "a"), capsys)
+    small = run_ok(hashing(tmp_path, data_dir, "b", "--batch-size", "8"), capsys)
+    assert small.texts.encoded == default.texts.encoded == 183
+    assert (default.provenance.model.batch_size, small.provenance.model.batch_size) == (32, 8)
+    assert next((tmp_path / "b").rglob("results.json")).parent.name.endswith("+batch-size-8")
+
+
+def test_the_model_load_is_a_phase_of_its_own(tmp_path: Path, data_dir: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from specrun.cli import main
+
+    args = [a for a in hashing(tmp_path, data_dir, "a") if a != "-q"]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "loaded adapter hashing (no model) in" in err
+    assert err.index("loaded adapter") < err.index("encoding")

@@ -16,7 +16,6 @@ class RunOptions:
     output: str = "results"
     name: str | None = None  # the run's folder under ROOT/<spec id>/; None: the model's name and chosen settings
     device: str = "auto"
-    batch_size: int = 32
     cache_dir: str | None = None
     no_cache: bool = False
     encoder: EncoderSettings = field(default_factory=EncoderSettings)  # every setting that changes a vector

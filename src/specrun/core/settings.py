@@ -54,6 +54,8 @@ class EncoderSettings(Strict):
     max_length: int | None = _setting(None, "Tokens per text: the user's override (applied: the effective limit).",
                                       model_default=True)
     dtype: str = _setting("float32", "What the model computes in; vectors are float32 whatever it is.")
+    batch_size: int = _setting(32, "Texts per batch: a vector moves by about 1e-7 with its batch's shape, enough to "
+                                   "swap near-tied cosines, so it is keyed and recorded.")
     truncate_dim: int | None = _setting(None, "Keep the first N dimensions of each vector (Matryoshka), normalised "
                                               "again when the model normalises.")
     precision: str = _setting("float32", "Vectors as an index would hold them: float32, int8 or uint8 (scalar "

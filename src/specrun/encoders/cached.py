@@ -185,8 +185,14 @@ class CachedEncoder:
         options = self.options
         clock = time.perf_counter()
         job = EncodeJob(model=self.model, settings=self.settings, device=options.device,
-                        batch_size=options.batch_size, model_files=self.model_files)
-        executor = open_executor(options.executor, job, self.warn, options.ray_address)
+                        batch_size=self.settings.batch_size, model_files=self.model_files)
+        what = f"model {self.model.name}" if ADAPTERS[self.settings.adapter].needs_model else (
+            f"adapter {self.settings.adapter} (no model)")
+        with self.console.status(f"loading {what}", spinner="line"):  # a phase of its own, before the bar
+            executor = open_executor(options.executor, job, self.warn, options.ray_address)
+        if not self.console.quiet:
+            self.console.print(f"loaded {what} in {time.perf_counter() - clock:.1f} s", markup=False,
+                               highlight=False, soft_wrap=True)
         timings["model_load"] = time.perf_counter() - clock
         info = executor.info
         for cache in caches.values():

@@ -73,8 +73,14 @@ def read_model_config(directory: Path) -> dict[str, Any]:
 def resolve_model(name: str | None, revision: str | None = None, memo_dir: Path | None = None) -> ModelRef:
     """Which model, with its weights' content digest; `memo_dir` remembers file hashes between runs."""
     if name is None:
+        if revision is not None:
+            raise ModelError("--model-revision needs --model HUB_ID: the bundled model is pinned by its weights' "
+                             "sha256, not a revision")
         return _default_model(memo_dir)
     path = Path(name).expanduser()
+    if path.is_dir() and revision is not None:
+        raise ModelError(f"--model-revision with the local folder {name}: a folder is identified by its files' "
+                         "digest, not a revision; drop --model-revision (or pass a hub id)")
     if path.is_dir():
         if (path / "config.json").is_file():
             read_model_config(path)
