@@ -133,8 +133,8 @@ def test_results_path_is_printed_last(tmp_path: Path, data_dir: Path, capsys: py
                               str(tmp_path), "--adapter", "transformers", "--batch-size", "7"], capsys)
     assert code == 0, err
     last = out.strip().splitlines()[-1]
-    assert last == str(tmp_path / "biosses" / "sentence-transformers__all-MiniLM-L6-v2+adapter-transformers" /
-                       "results.json")  # the chosen adapter names the folder; the batch size changes no vector
+    assert last == str(tmp_path / "biosses" / "sentence-transformers__all-MiniLM-L6-v2+adapter-transformers"
+                       "+batch-size-7" / "results.json")  # the chosen adapter and batch size name the folder
     results = Results.model_validate_json(Path(last).read_text())
     assert results.provenance.model.adapter == "transformers"
     assert "spearman_zero_shot" in err  # the rich table goes to stderr

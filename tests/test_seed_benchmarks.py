@@ -74,7 +74,7 @@ def results(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> dict[st
     out = tmp_path_factory.mktemp("seed")
     specs = [str(SPECS / f"{name}.yaml") for name in ("jsts", "jsick", "jacsts")]
     assert main([*specs, "--data-dir", str(data_dir), "--output", str(out), "-q", "--batch-size", "64"]) == 0
-    folder = "sentence-transformers__all-MiniLM-L6-v2"
+    folder = "sentence-transformers__all-MiniLM-L6-v2+batch-size-64"  # the batch size names the folder
     return {name: Results.model_validate_json((out / name / folder / "results.json").read_text())
             for name in ("jsts", "jsick", "jacsts")}
 

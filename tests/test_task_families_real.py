@@ -18,7 +18,7 @@ from tests.conftest import SPECS, reference_model
 
 pytestmark = pytest.mark.slow
 
-FOLDER = "sentence-transformers__all-MiniLM-L6-v2"
+FOLDER = "sentence-transformers__all-MiniLM-L6-v2+batch-size-64"  # the batch size names the folder
 
 
 def encode(texts: list[str]) -> dict[str, np.ndarray]:

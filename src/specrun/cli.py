@@ -355,6 +355,10 @@ def cmd_card(args: argparse.Namespace, console: Console) -> int:
         from specrun.reports import render_html
 
         text = render_html(text, loaded.spec.title, guess_language(loaded.spec, items) or "en")
+        if results is not None:  # the plots travel inside the page: it may be written anywhere
+            from specrun.reports import embed_plots
+
+            text = embed_plots(text, Path(args.results).parent, list(results.plots.values()))
     if output:
         write_atomic(output, text)
         print(args.output)

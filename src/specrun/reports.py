@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any
 from urllib.parse import quote
 
@@ -221,6 +221,26 @@ def markdown_to_html(markdown: str) -> str:
     from markdown_it import MarkdownIt
 
     return MarkdownIt("commonmark").enable("table").render(markdown)
+
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def embed_plots(html: str, folder: Path, files: Sequence[str]) -> str:
+    """The report's plots (PNG files beside results.json) put into the page as data URIs, so the page shows them
+    wherever it is written; a file that is missing or not a PNG stays a link."""
+    import base64
+
+    for file in files:
+        path = folder / file
+        if PurePath(file).name != file or not path.is_file():
+            continue
+        data = path.read_bytes()
+        if not data.startswith(PNG_MAGIC):
+            continue
+        uri = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+        html = html.replace(f'src="{quote(file, safe="")}"', f'src="{uri}"')
+    return html
 
 
 def render_html(markdown: str, title: str, lang: str = "en") -> str:

@@ -314,5 +314,22 @@ def run_labels(identities: Sequence[tuple[Any, ...]]) -> list[str]:
     out = []
     for ident in identities:
         parts = [describe_setting(IDENTITY_FIELDS[i - 1], ident[i]) for i in chosen[ident[0]]]
-        out.append(printable(ident[0] + (f" ({', '.join(parts)})" if parts else "")))
+        out.append(printable(shown_name(ident[0]) + (f" ({', '.join(parts)})" if parts else "")))
+    # a name that reads like another configuration's label is quoted above; any label still shared by two
+    # configurations is told apart by the weights digest and, failing that, a number
+    for label in {label for label in out if out.count(label) > 1}:
+        rows = [i for i, other in enumerate(out) if other == label]
+        digests = {identities[i][IDENTITY_FIELDS.index("weights_sha256") + 1] for i in rows}
+        for number, i in enumerate(rows, start=1):
+            ident = identities[i]
+            out[i] = f"{label} [weights {str(ident[IDENTITY_FIELDS.index('weights_sha256') + 1])[:10]}]" \
+                if len(digests) == len(rows) else f"{label} [#{number}]"
     return out
+
+
+def shown_name(name: str) -> str:
+    """A model's name as a label shows it: quoted when it holds what a label's settings part looks like
+    (parentheses, brackets) or starts or ends with white space, so no folder name passes for a setting."""
+    if any(ch in name for ch in "()[]") or name != name.strip():
+        return json.dumps(name, ensure_ascii=False)
+    return name

@@ -128,7 +128,7 @@ def test_two_concurrent_runs_share_one_cache(tmp_path: Path, data_dir: Path) -> 
     assert [proc.returncode for proc in procs] == [0, 0], outputs
     a, b = (Results.model_validate_json(Path(out.strip()).read_text()) for out, _ in outputs)
     assert a.scores == b.scores
-    third = cli(["--data-dir", str(data_dir), "--output", str(tmp_path / "c")], cache)
+    third = cli(["--data-dir", str(data_dir), "--output", str(tmp_path / "c"), "--batch-size", "8"], cache)
     out, err = third.communicate(timeout=600)
     assert third.returncode == 0, err
     assert Results.model_validate_json(Path(out.strip()).read_text()).texts.encoded == 0

@@ -9,7 +9,7 @@ import pytest
 from specrun.data import load_split
 from specrun.reports import metric_lines, render_card, source_lines, subset_lines
 from specrun.spec import load_spec
-from tests.conftest import SEEDS, SPECS, plan_of, run_cli
+from tests.conftest import SEEDS, SPECS, plan_of, run_cli, run_ok
 
 SEED_CARD = SEEDS / "001_927b26562a42dfc8.txt"
 
@@ -59,3 +59,23 @@ def test_licence_notice_only_while_unconfirmed(tmp_path: Path, data_dir: Path) -
     card = render_card(plan.spec, load_split(plan, "test", data_dir).items)
     assert "Licence to confirm" not in card
     assert card.startswith("# Biomedical sentence similarity (BIOSSES)\n\n**What is measured.**")
+
+
+def test_card_html_written_elsewhere_carries_its_plot(tmp_path: Path, data_dir: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """`card --results R --html -o elsewhere.html`: the scatter is inside the page (a data URI), not a path
+    relative to the results folder that the page's folder lacks."""
+    pytest.importorskip("matplotlib")
+    results = run_ok([str(SPECS / "biosses.yaml"), "-q", "--adapter", "hashing", "--data-dir", str(data_dir),
+                      "--no-cache", "--output", str(tmp_path / "runs")], capsys)
+    assert results.plots, "the run wrote no plot"
+    results_json = next((tmp_path / "runs").rglob("results.json"))
+    page = tmp_path / "elsewhere" / "page.html"
+    page.parent.mkdir()
+    code, _, err = run_cli(["card", str(SPECS / "biosses.yaml"), "--results", str(results_json), "--data-dir",
+                            str(data_dir), "--no-cache", "--html", "-o", str(page)], capsys)
+    assert code == 0, err
+    html = page.read_text()
+    assert html.count('src="data:image/png;base64,') == len(results.plots)
+    for file in results.plots.values():
+        assert f'src="{file}"' not in html
