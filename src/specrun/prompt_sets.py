@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from pydantic import Field, ValidationError
 
@@ -170,7 +171,7 @@ def summary_markdown(loaded: LoadedPromptSet, results: Results, folders: Mapping
              f"{len(names)} prompt variants from {md_text(Path(loaded.path).name)} (sha256 {loaded.sha256[:12]}), "
              "scored on the same items; the model loaded once.", ""]
     lines += [f"- **{md_text(name)}**: {md_text(describe(loaded.prompt_set.variants[name]))} "
-              f"([results](../{quote_path(folders[name])}/report.md))" for name in names]
+              f"([results](../{quote(folders[name], safe='')}/report.md))" for name in names]
     lines += ["", f"| split | metric | {' | '.join(md_cell(name) for name in names)} | best − worst | "
                   f"{percent} CI |",
               "| --- | --- | " + " | ".join("---" for _ in names) + " | ---: | --- |"]
@@ -192,9 +193,3 @@ def describe(variant: PromptVariant) -> str:
         return "the model's own prompts (no flag)"
     return "; ".join("no model prompts" if key == "model_prompts" else f"{key.replace('_', ' ')} {value!r}"
                      for key, value in given.items())
-
-
-def quote_path(folder: str) -> str:
-    from urllib.parse import quote
-
-    return quote(folder, safe="")
