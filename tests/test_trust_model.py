@@ -390,3 +390,85 @@ def test_a_model_revision_without_a_hub_model_is_refused(local: bool, tmp_path: 
                            capsys)
     assert_one_line_error(code, err, contains="local folder" if local else "bundled model")
     assert not (tmp_path / "o").exists()
+
+
+def test_files_in_a_symlinked_sub_folder_are_keyed_and_digested(tmp_path: Path, data_dir: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A module folder and a weights folder that are links elsewhere: a change behind either link re-encodes, and
+    a change of the weights behind the link moves the recorded weights digest."""
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "pool").mkdir(parents=True)
+    (elsewhere / "pool" / "config.json").write_text('{"mode": "a"}')
+    (elsewhere / "onnx").mkdir()
+    (elsewhere / "onnx" / "model.onnx").write_bytes(WEIGHTS)
+    model = fake_model(tmp_path / "m", {})
+    (model / "1_Pooling").symlink_to(elsewhere / "pool", target_is_directory=True)
+    (model / "onnx").symlink_to(elsewhere / "onnx", target_is_directory=True)
+    first = hashing_run(tmp_path, data_dir, capsys, model, "a")
+    assert first.provenance.model.weights_sha256 == hashlib.sha256(WEIGHTS).hexdigest()
+    assert hashing_run(tmp_path, data_dir, capsys, model, "b").texts.encoded == 0
+    flip_one_byte(elsewhere / "pool" / "config.json")
+    assert hashing_run(tmp_path, data_dir, capsys, model, "c").texts.encoded == UNIQUE
+    flip_one_byte(elsewhere / "onnx" / "model.onnx")
+    changed = hashing_run(tmp_path, data_dir, capsys, model, "d")
+    assert changed.texts.encoded == UNIQUE
+    assert changed.provenance.model.weights_sha256 == hashlib.sha256(
+        (elsewhere / "onnx" / "model.onnx").read_bytes()).hexdigest() != first.provenance.model.weights_sha256
+
+
+def test_a_link_loop_in_the_model_folder_is_one_line(tmp_path: Path, data_dir: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    model = fake_model(tmp_path / "m", {"model.safetensors": WEIGHTS, "sub/tokenizer.json": b"{}"})
+    (model / "sub" / "back").symlink_to(model, target_is_directory=True)
+    code, _, err = run_cli([BIOSSES, "-q", "--adapter", "hashing", "--model", str(model), "--data-dir",
+                            str(data_dir), "--cache-dir", str(tmp_path / "cache"), "--output", str(tmp_path / "out")],
+                           capsys)
+    assert "sub/back links back to a folder above it" in assert_one_line_error(code, err)
+    assert files_under(tmp_path / "out") == []
+
+
+def test_a_model_file_replaced_while_the_run_loads_it_is_refused(tmp_path: Path, data_dir: Path,
+                                                                 capsys: pytest.CaptureFixture[str],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The weights are swapped between their digest and the load: nothing is encoded or cached under the old
+    key, the run ends in one line, and a run with the folder as it now is records the new digest."""
+    import specrun.encoders.cached as cached
+
+    model = fake_model(tmp_path / "m", {"model.safetensors": WEIGHTS})
+    opened = cached.open_executor
+
+    def open_and_swap(*args: object, **kwargs: object) -> object:
+        replacement = model / "new.tmp"
+        replacement.write_bytes(WEIGHTS[::-1])
+        replacement.replace(model / "model.safetensors")  # as `cp new model.safetensors` or a download would
+        return opened(*args, **kwargs)
+
+    monkeypatch.setattr(cached, "open_executor", open_and_swap)
+    code, _, err = run_cli([BIOSSES, "-q", "--adapter", "hashing", "--model", str(model), "--data-dir",
+                            str(data_dir), "--cache-dir", str(tmp_path / "cache"), "--output", str(tmp_path / "out")],
+                           capsys)
+    assert "changed while this run read it" in assert_one_line_error(code, err)
+    assert files_under(tmp_path / "out") == []
+    assert not [name for name in files_under(tmp_path / "cache") if name.endswith(".shard")]
+    monkeypatch.setattr(cached, "open_executor", opened)
+    after = hashing_run(tmp_path, data_dir, capsys, model, "b")
+    assert after.provenance.model.weights_sha256 == hashlib.sha256(WEIGHTS[::-1]).hexdigest()
+    assert after.texts.encoded == UNIQUE
+
+
+def test_a_damaged_hash_memo_entry_is_hashed_again(tmp_path: Path, data_dir: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """The memo that spares a warm run reading the weights: an entry whose digest was altered (still 64 hex
+    digits) is not believed; the recorded digest is the file's."""
+    weights = bytes(range(256)) * 8192  # 2 MiB: above the size from which hashes are remembered
+    model = fake_model(tmp_path / "m", {"model.safetensors": weights})
+    truth = hashlib.sha256(weights).hexdigest()
+    assert hashing_run(tmp_path, data_dir, capsys, model, "a").provenance.model.weights_sha256 == truth
+    entries = [path for path in (tmp_path / "cache").rglob("*") if path.is_file() and truth in path.read_text(
+        errors="replace")]
+    assert entries, "the memo holds the digest"
+    for entry in entries:
+        entry.write_text(entry.read_text().replace(truth, "0" * 64))
+    again = hashing_run(tmp_path, data_dir, capsys, model, "b")
+    assert again.provenance.model.weights_sha256 == truth
+    assert again.texts.encoded == 0

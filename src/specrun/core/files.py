@@ -89,36 +89,79 @@ def sha256_file(path: Path) -> str:
 def memo_sha256(path: Path, memo_dir: Path | None) -> str:
     """sha256 of a file, remembered in `memo_dir` per file state (device, inode, size, mtime, ctime, path) as git's
     index does, so a fully cached run does not read 100 MB of weights again. Any write to the file changes its
-    ctime, hence its state. Without a memo folder (--no-cache) the file is simply read."""
+    ctime, hence its state. An entry holds the digest and a checksum over state and digest, so a damaged entry is
+    read as absent (the file is hashed again), never as another digest. Without a memo folder (--no-cache) the
+    file is simply read."""
     stat = path.stat()
     if memo_dir is None or stat.st_size < MEMO_MIN_BYTES:
         return sha256_file(path)
     state = f"{stat.st_dev}:{stat.st_ino}:{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ctime_ns}:{path.resolve()}"
     memo = memo_dir / hashlib.sha256(state.encode()).hexdigest()
+
+    def checked(digest: str) -> str:
+        return digest + " " + hashlib.sha256(f"{state}\n{digest}".encode()).hexdigest()
+
     try:
         known = memo.read_text().strip()
-        if len(known) == 64 and all(c in "0123456789abcdef" for c in known):
-            return known
+        digest = known.partition(" ")[0]
+        if len(digest) == 64 and known == checked(digest):
+            return digest
     except (OSError, UnicodeDecodeError):
         pass
     digest = sha256_file(path)
     with contextlib.suppress(OSError):  # a full cache only costs the hash again next time
-        write_atomic(memo, digest)
+        write_atomic(memo, checked(digest))
     return digest
 
 
 def folder_files(directory: Path) -> list[Path]:
     """Every file below `directory` (relative paths, sorted), at any depth, hidden ones included, except
-    version-control metadata below it (.git, .hg, .svn). Symbolic links to files are followed (hub snapshots are
-    links into a blob store); links to folders are not, so a loop cannot hang the walk."""
+    version-control metadata below it (.git, .hg, .svn). Symbolic links are followed, to files (hub snapshots are
+    links into a blob store) and to folders (a loader reads through them, so a key must too), wherever they point:
+    what counts is what a loader would read. A link back to a folder being walked (a loop) is one line."""
     found: list[Path] = []
-    for folder, subfolders, names in os.walk(directory):
-        subfolders[:] = [name for name in subfolders if name not in VCS_FOLDERS]
-        for name in names:
-            path = Path(folder) / name
-            if path.is_file():
+    top = directory.stat()
+
+    def walk(folder: Path, ancestors: frozenset[tuple[int, int]]) -> None:
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        except OSError as exc:
+            raise SpecrunError(f"cannot list a folder ({exc.strerror})", file=str(folder)) from None
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                is_dir = entry.is_dir()  # follows links
+                is_file = not is_dir and entry.is_file()
+            except OSError:
+                continue
+            if is_file:
                 found.append(path.relative_to(directory))
+            elif is_dir and entry.name not in VCS_FOLDERS:
+                state = path.stat()
+                node = (state.st_dev, state.st_ino)
+                if node in ancestors:
+                    raise SpecrunError(f"{path.relative_to(directory).as_posix()} links back to a folder above it "
+                                       f"(a loop); remove the link", file=str(directory))
+                walk(path, ancestors | {node})
+
+    walk(directory, frozenset({(top.st_dev, top.st_ino)}))
     return sorted(found, key=lambda p: p.as_posix())
+
+
+def folder_state(directory: Path) -> str:
+    """A digest of every file's state below `directory` (relative path, device, inode, size, mtime, ctime, links
+    followed): taken before a folder is hashed and again after it is loaded, it shows any write, replacement,
+    addition or removal in between (a write always moves ctime), without reading the files again."""
+    digest = hashlib.sha256()
+    for relative in folder_files(directory):
+        try:
+            state = (directory / relative).stat()
+        except OSError:
+            digest.update(relative.as_posix().encode("utf-8") + b"\0gone\n")
+            continue
+        digest.update(f"{relative.as_posix()}\0{state.st_dev}:{state.st_ino}:{state.st_size}:{state.st_mtime_ns}:"
+                      f"{state.st_ctime_ns}\n".encode())
+    return digest.hexdigest()
 
 
 def digest_of_files(pairs: list[tuple[Path, str]]) -> str:

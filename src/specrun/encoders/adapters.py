@@ -283,4 +283,5 @@ def _no_stdin() -> Iterator[None]:
 
 
 def describe(model: ModelRef, info: EncoderInfo) -> dict[str, Any]:
-    return {**asdict(model), **info.record()}
+    recorded = {name: value for name, value in asdict(model).items() if name != "files_state"}  # a run's own
+    return {**recorded, **info.record()}

@@ -190,6 +190,11 @@ class CachedEncoder:
             f"adapter {self.settings.adapter} (no model)")
         with self.console.status(f"loading {what}", spinner="line"):  # a phase of its own, before the bar
             executor = open_executor(options.executor, job, self.warn, options.ray_address)
+        try:
+            self.model.check_unchanged()  # the key and the digests describe what was loaded, or nothing is encoded
+        except BaseException:
+            executor.close()
+            raise
         if not self.console.quiet:
             self.console.print(f"loaded {what} in {time.perf_counter() - clock:.1f} s", markup=False,
                                highlight=False, soft_wrap=True)

