@@ -352,7 +352,7 @@ def test_model_provenance_is_the_encoder_description_field_for_field() -> None:
     from specrun.results import ModelProvenance
 
     info = EncoderInfo(settings=EncoderSettings(), pooling="mean", normalize=False, device="cpu")
-    described = {f.name for f in fields(ModelRef)} | set(info.record())
+    described = {f.name for f in fields(ModelRef) if f.metadata.get("recorded", True)} | set(info.record())
     # besides the description: the prompt each of the spec's views got (the runner adds them per spec)
     assert set(ModelProvenance.model_fields) == described | {"prompts"}
     assert set(EncoderSettings.model_fields) <= set(ModelProvenance.model_fields)

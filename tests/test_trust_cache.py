@@ -5,6 +5,7 @@ while a cache disk that fills up mid-run costs one warning and no half-written f
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -226,3 +227,91 @@ def test_a_full_cache_disk_is_one_warning_and_nothing_half_written(size: str, tm
         for name in left:  # whatever shard made it is whole (its size matches its header)
             if name.endswith(".shard"):
                 read_shard_header(cache / name)
+
+
+@pytest.mark.parametrize("change", ["rewritten", "truncated"])
+def test_a_shard_changed_between_its_check_and_its_use_ends_the_run_in_one_line(
+        change: str, tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A warm run's shards are verified at lookup; another process then rewrites one in place (the scores would
+    move silently through a memory map) or truncates it (a memory map would die of SIGBUS, exit 135): the run
+    ends in one line, exit 2, and writes no results."""
+    from specrun.encoders.store import EmbeddingCache
+
+    assert run_ok(hashing(tmp_path, data_dir, "cold"), capsys).texts.encoded == UNIQUE
+    looked_up = EmbeddingCache.lookup
+
+    def lookup_then_change(self: EmbeddingCache, texts: list[str]) -> object:
+        found = looked_up(self, texts)
+        for shard in self.shards():
+            with shard.open("r+b") as handle:
+                if change == "rewritten":
+                    handle.seek(-4, 2)
+                    handle.write(b"\0\0\x80\x7f")
+                else:
+                    handle.truncate(shard.stat().st_size // 2)
+        return found
+
+    monkeypatch.setattr(EmbeddingCache, "lookup", lookup_then_change)
+    code, _, err = run_cli(hashing(tmp_path, data_dir, "warm"), capsys)
+    assert "changed on disk after it was verified" in assert_one_line_error(code, err)
+    assert files_under(tmp_path / "warm") == []
+    monkeypatch.setattr(EmbeddingCache, "lookup", looked_up)
+    again, warnings = run_warned(hashing(tmp_path, data_dir, "again"), capsys)
+    assert again.texts.encoded == UNIQUE and warnings  # every changed shard reported, dropped and encoded again
+
+
+def test_fifos_and_links_to_devices_in_the_cache_are_ignored_never_read(tmp_path: Path, data_dir: Path) -> None:
+    """A FIFO in place of a shard, of info.json, of a derived entry and of a file-hash memo (an open for reading
+    would block for ever), and a shard that is a link to /dev/zero: each is reported, removed and recomputed; the
+    run ends, with the numbers of the cold run."""
+    cache = tmp_path / "cache"
+    weights = bytes(range(256)) * 8192  # 2 MiB: its hash is remembered
+    model = tmp_path / "m"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    (model / "model.safetensors").write_bytes(weights)
+    cold = run_subprocess([*hashing(tmp_path, data_dir, "cold"), "--model", str(model), "--batch-size", "4"],
+                          timeout=120)  # groups of 64 texts: several shards
+    assert cold.returncode == 0, cold.stderr
+    shards = sorted(cache.glob("embeddings/*/*.shard"))
+    [info] = cache.glob("embeddings/*/info.json")
+    derived = sorted((cache / "derived").iterdir())
+    memos = sorted((cache / "file-hashes").iterdir())
+    assert shards and derived and memos
+    for path in (shards[0], info, derived[0], memos[0]):
+        path.unlink()
+        os.mkfifo(path)
+    shards[1].unlink()
+    shards[1].symlink_to("/dev/zero")
+    warm = run_subprocess([*hashing(tmp_path, data_dir, "warm"), "--model", str(model), "--batch-size", "4"],
+                          timeout=120)
+    assert warm.returncode == 0, warm.stderr
+    # two shards and the estimate are reported; the memo is silently hashed again; info.json is rewritten (the
+    # model had texts to encode, so it stated its settings)
+    assert "Traceback" not in warm.stderr and warm.stderr.count("specrun: warning: cache: ignored") == 3
+    first = Results.model_validate_json(Path(cold.stdout.strip().splitlines()[-1]).read_text())
+    second = Results.model_validate_json(Path(warm.stdout.strip().splitlines()[-1]).read_text())
+    assert second.scores == first.scores and 0 < second.texts.encoded < UNIQUE
+    assert second.provenance.model.weights_sha256 == first.provenance.model.weights_sha256
+    assert not [path for path in cache.rglob("*") if path.is_fifo() or path.is_symlink()]
+    info.unlink()
+    os.mkfifo(info)  # now every vector is cached: the run reads info.json instead of loading the model
+    third = run_subprocess([*hashing(tmp_path, data_dir, "third"), "--model", str(model), "--batch-size", "4"],
+                           timeout=120)
+    assert third.returncode == 0 and "ignored info.json" in third.stderr, third.stderr
+    assert Results.model_validate_json(Path(third.stdout.strip().splitlines()[-1]).read_text()).scores == first.scores
+
+
+@pytest.mark.slow  # a fresh process
+def test_no_cache_leaves_no_matplotlib_font_cache_under_home(tmp_path: Path, data_dir: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home), "SPECRUN_CACHE_DIR": None, "XDG_CACHE_HOME": None, "XDG_CONFIG_HOME": None,
+           "MPLCONFIGDIR": None}
+    done = run_subprocess([BIOSSES, "-q", "--data-dir", str(data_dir), "--output", str(tmp_path / "out"),
+                           "--adapter", "hashing", "--no-cache"], env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    results = Results.model_validate_json(Path(done.stdout.strip().splitlines()[-1]).read_text())
+    assert results.plots  # the scatter was drawn, so matplotlib ran
+    assert files_under(home) == []

@@ -586,3 +586,25 @@ def test_a_bad_name_is_one_line(name: str, tmp_path: Path, data_dir: Path,
     code, _, err = run_cli(run_args(data_dir, tmp_path / "out", "--name", name, name=None), capsys)
     assert_one_line_error(code, err, contains="--name")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_lock_file_planted_as_a_link_is_never_followed(tmp_path: Path, data_dir: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """The output lock sits beside the run's folder; a link planted in its place would make the open create a file
+    wherever it points: refused in one line, nothing created there or in the output root."""
+    from specrun.cli import main
+
+    assert main([str(SPECS / "biosses.yaml"), "-q", "--adapter", "hashing", "--data-dir", str(data_dir),
+                 "--no-cache", "--output", str(tmp_path / "first")]) == 0
+    [folder] = (tmp_path / "first" / "biosses").iterdir()
+    capsys.readouterr()
+    root = tmp_path / "out"
+    (root / "biosses").mkdir(parents=True)
+    outside = tmp_path / "outside" / "planted"
+    outside.parent.mkdir()
+    (root / "biosses" / f".{folder.name}.lock").symlink_to(outside)
+    code, _, err = run_cli([str(SPECS / "biosses.yaml"), "-q", "--adapter", "hashing", "--data-dir", str(data_dir),
+                            "--no-cache", "--output", str(root)], capsys)
+    assert "is a symbolic link" in assert_one_line_error(code, err)
+    assert not outside.exists()
+    assert files_under(root) == [f"biosses/.{folder.name}.lock"]

@@ -232,6 +232,31 @@ def test_untampered_copies_pass(command: str, runs: Runs, tmp_path: Path,
     assert files_under(tmp_path / "out")
 
 
+@pytest.mark.parametrize("command", ALL)
+def test_an_edited_interval_behind_edited_package_versions_is_never_shown(command: str, runs: Runs, tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """results.json claims another numpy, so the check could not reproduce its bootstrap: the interval is computed
+    here from the predictions anyway, every output shows that one, and a warning line says so."""
+    results = copy_run(runs.a, tmp_path / "run")
+
+    def change(document: dict[str, Any]) -> None:
+        document["provenance"]["packages"]["numpy"] = "0.0.1"
+        pearson = score(document, "pearson_zero_shot")
+        pearson["ci_low"], pearson["ci_high"] = pearson["value"] - 0.0011, pearson["value"] + 0.0011
+    edit(results, change)
+    code, _, err = run_cli(command_line(command, results, runs, tmp_path / "out"), capsys)
+    assert code == 0, err
+    warnings = [line for line in err.splitlines() if line.startswith("specrun: warning:")]
+    assert len(warnings) == 1 and "test/pearson_zero_shot is the one computed here" in warnings[0], err
+    assert "numpy 0.0.1" in warnings[0]
+    value = score(json.loads(results.read_text()), "pearson_zero_shot")["value"]
+    written = "\n".join(path.read_text(errors="replace") for path in (tmp_path / "out").rglob("*") if path.is_file())
+    assert written and f"{value - 0.0011:.4f}" not in written and f"{value + 0.0011:.4f}" not in written
+    if command != "compare":  # compare shows its own paired intervals; the card and the hub files the run's
+        truth = score(json.loads(runs.a.read_text()), "pearson_zero_shot")
+        assert f"{truth['ci_low']:.4f}" in written or f"{truth['ci_low']:.3f}" in written
+
+
 def test_publication_comes_from_the_spec_not_the_results(runs: Runs, tmp_path: Path,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     """Without --confirm-licence, a results.json edited to 'confirmed' still meets the spec's gate."""

@@ -41,6 +41,7 @@ import os
 import secrets
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import time
@@ -304,9 +305,18 @@ def _lock(unit: _Set, sigint: _Sigint) -> int:
     for _ in range(100):
         try:
             _make_parents(unit)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
         except FileNotFoundError:  # a failing writer removed the empty parent just now
             continue
+        except OSError as exc:  # a link planted there (ELOOP) is never followed out of the output root
+            if exc.errno != errno.ELOOP:
+                raise
+            raise OutputError(f"cannot lock {path}: it is a symbolic link, not specrun's lock file; remove it and "
+                              "run again; nothing was written") from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise OutputError(f"cannot lock {path}: it is not a regular file; remove it and run again; nothing "
+                              "was written")
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

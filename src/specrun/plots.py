@@ -4,7 +4,12 @@ is missing beyond it."""
 
 from __future__ import annotations
 
+import atexit
 import io
+import os
+import shutil
+import sys
+import tempfile
 
 import numpy as np
 
@@ -12,6 +17,16 @@ from specrun.core import registry
 from specrun.encoders.store import DerivedCache
 from specrun.evaluation import ProtocolRun
 from specrun.plan import Plan
+
+
+def keep_matplotlib_off_disk() -> None:
+    """--no-cache writes nothing that outlives the run: matplotlib's font cache (else under $HOME) goes to a
+    folder removed at exit, unless the user chose its place ($MPLCONFIGDIR) or matplotlib is loaded already."""
+    if "matplotlib" in sys.modules or os.environ.get("MPLCONFIGDIR"):
+        return
+    scratch = tempfile.mkdtemp(prefix="specrun-matplotlib-")
+    atexit.register(shutil.rmtree, scratch, True)
+    os.environ["MPLCONFIGDIR"] = scratch
 
 
 def scatter_png(prediction: np.ndarray, gold: np.ndarray, title: str) -> bytes | None:
@@ -55,6 +70,8 @@ def plot_files(plan: Plan, runs: list[ProtocolRun], derived: DerivedCache | None
 
 def cached_scatter(derived: DerivedCache | None, prediction: np.ndarray, gold: np.ndarray, title: str) -> bytes | None:
     """scatter_png, through the derived cache; None when matplotlib is not installed."""
+    if derived is None:
+        keep_matplotlib_off_disk()
     if derived is None or not derived.versions.get("matplotlib"):
         return scatter_png(prediction, gold, title)
     key = derived.key("scatter", title, arrays=[prediction, gold])

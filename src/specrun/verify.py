@@ -22,6 +22,7 @@ from specrun.core.contracts import MetricEntry
 from specrun.core.errors import SpecrunError
 from specrun.core.files import read_regular_file
 from specrun.core.registry import PROTOCOLS
+from specrun.core.workspace import warn_stderr
 from specrun.metrics import METRICS, estimate
 from specrun.metrics.estimate import n_runs, per_run_values, point_of
 from specrun.results import (
@@ -126,27 +127,38 @@ def _close(recorded: float, computed: float) -> bool:
     return math.isclose(recorded, computed, rel_tol=REL_TOLERANCE, abs_tol=ABS_TOLERANCE)
 
 
-def _same_versions(results: Results) -> bool:
-    """Whether the bootstrap here is the one that made the results (its numbers depend on numpy and scipy)."""
-    for name in ("numpy", "scipy"):
+BOOTSTRAP_PACKAGES = ("numpy", "scipy")  # the seeded bootstrap's numbers depend on these
+
+
+def _versions_here() -> dict[str, str]:
+    found = {}
+    for name in BOOTSTRAP_PACKAGES:
         try:
-            installed = metadata.version(name)
+            found[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
-            return False
-        if results.provenance.packages.get(name) != installed:
-            return False
-    return True
+            found[name] = "absent"
+    return found
 
 
-def recompute(results: Results, units: Units, path: Path) -> None:
-    """Every score's value and n from the predictions (weights 1); the interval too when this numpy and scipy
-    made it, since the seeded bootstrap then gives the same numbers. An edited number is refused."""
+def _named(versions: dict[str, str]) -> str:
+    return ", ".join(f"{name} {versions.get(name, 'unrecorded')}" for name in BOOTSTRAP_PACKAGES)
+
+
+def recompute(results: Results, units: Units, path: Path) -> tuple[Results, list[str]]:
+    """Every score's value, n and interval from the predictions (weights 1); an edited number is refused. The
+    interval is recomputed whatever results.json says made it: with the numpy and scipy it records, a different
+    interval is an edit; with others (which the file itself claims, so it cannot be trusted to switch the check
+    off), the interval computed here replaces the recorded one and a note says so. Returns the results as
+    verified (intervals replaced where they were) and the notes."""
     scored = {(split, results.metrics[m].protocol) for split, scores in results.scores.items() for m in scores}
     for split, protocol in units:
         if (split, protocol) not in scored:
             raise _fail(path, f"the predictions have rows for split {split!r}, protocol {protocol!r}, which "
                               "results.json does not score", "predictions")
-    intervals = _same_versions(results)
+    here = _versions_here()
+    recorded = {name: results.provenance.packages.get(name, "unrecorded") for name in BOOTSTRAP_PACKAGES}
+    replaced: list[str] = []
+    shown = {split: dict(scores) for split, scores in results.scores.items()}
     for split, scores in results.scores.items():
         for metric_id, score in scores.items():
             key = f"scores.{split}.{metric_id}"
@@ -178,8 +190,18 @@ def recompute(results: Results, units: Units, path: Path) -> None:
             if score.n != n:
                 raise _fail(path, f"n {score.n} differs from the {n} units its predictions give; "
                                   "refusing edited results", f"{key}.n")
-            if intervals:
-                _recompute_interval(results, arrays, info.metric, score.ci_low, score.ci_high, path, key)
+            low, high = _recompute_interval(results, arrays, info.metric, path, key)
+            if not (_close(score.ci_low, low) and _close(score.ci_high, high)):
+                if recorded == here:
+                    raise _fail(path, f"interval [{score.ci_low!r}, {score.ci_high!r}] differs from the [{low!r}, "
+                                      f"{high!r}] its predictions give; refusing edited results", key)
+                shown[split][metric_id] = score.model_copy(update={"ci_low": low, "ci_high": high})
+                replaced.append(f"{split}/{metric_id}")
+    if not replaced:
+        return results, []
+    return results.model_copy(update={"scores": shown}), [
+        f"{path}: the interval of {', '.join(replaced)} is the one computed here from the predictions "
+        f"({_named(here)}), not the recorded one (made, results.json says, with {_named(recorded)})"]
 
 
 def _runs_of(metric: MetricEntry, data: list[np.ndarray], path: Path, key: str) -> int:
@@ -195,16 +217,14 @@ def _runs_of(metric: MetricEntry, data: list[np.ndarray], path: Path, key: str) 
         raise _fail(path, exc.message, key) from None
 
 
-def _recompute_interval(results: Results, arrays: dict[str, np.ndarray], metric: str, low: float, high: float,
-                        path: Path, key: str) -> None:
+def _recompute_interval(results: Results, arrays: dict[str, np.ndarray], metric: str, path: Path,
+                        key: str) -> tuple[float, float]:
     u = results.provenance.uncertainty
     try:
         again = estimate(metric, arrays, resamples=u.resamples, confidence=u.confidence, seed=u.seed)
     except SpecrunError as exc:
         raise _fail(path, f"the interval cannot be recomputed from the predictions ({exc.message})", key) from None
-    if not (_close(low, again.ci_low) and _close(high, again.ci_high)):
-        raise _fail(path, f"interval [{low!r}, {high!r}] differs from the [{again.ci_low!r}, {again.ci_high!r}] "
-                          "its predictions give; refusing edited results", key)
+    return again.ci_low, again.ci_high
 
 
 def load_verified(path: Path | str) -> Verified:
@@ -213,7 +233,9 @@ def load_verified(path: Path | str) -> Verified:
     results = read_results(path)
     check_consistency(results, path)
     units = read_predictions(path, results)
-    recompute(results, units, path)
+    results, notes = recompute(results, units, path)
+    for note in notes:  # every command that reads runs back says which interval it shows
+        warn_stderr(note)
     return Verified(path=path, results=results, units=units)
 
 

@@ -1,5 +1,6 @@
-"""The streaming store: vectors stay in memory-mapped shards, a lookup reads only digests (and verifies a shard
-before serving any of its rows), and `Embeddings.embed` gathers only the rows asked for."""
+"""The streaming store: vectors stay in shards on disk, a lookup reads only digests (and verifies a shard before
+serving any of its rows), `Embeddings.embed` reads only the rows asked for, and a shard changed after it was
+verified is refused at use, never read."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from specrun.core.settings import EncoderSettings
 from specrun.encoders.adapters import EncoderInfo
 from specrun.encoders.cached import Embeddings
-from specrun.encoders.store import CacheKey, EmbeddingCache, read_shard_header, text_digest
+from specrun.encoders.store import CacheKey, EmbeddingCache, ShardChanged, ShardRows, read_shard_header, text_digest
 
 KEY = CacheKey(model="a" * 64, model_files="b" * 64, settings=EncoderSettings(adapter="x"))
 INFO = EncoderInfo(settings=EncoderSettings(adapter="x", max_length=8), pooling="none", normalize=False, device="cpu")
@@ -32,17 +33,50 @@ def embeddings_of(cache: EmbeddingCache, texts: list[str]) -> Embeddings:
     return Embeddings(blocks=found.blocks, row_of=found.where, info=INFO, encoded=frozenset())
 
 
-def test_lookup_memory_maps_shards_and_embed_gathers_rows_in_the_order_asked(tmp_path: Path) -> None:
+def test_lookup_keeps_shards_on_disk_and_embed_gathers_rows_in_the_order_asked(tmp_path: Path) -> None:
     cache, texts, vectors = filled(tmp_path, 1000, 16, 128)
     assert len(cache.shards()) == 8
     wanted = [*texts[::-1][:700], "text 5", "text 5"]  # reversed, across shards, a duplicate
     found = cache.lookup(wanted)
-    assert len(found) == 701 and all(isinstance(block, np.memmap) for block in found.blocks)
+    assert len(found) == 701 and all(isinstance(block, ShardRows) for block in found.blocks)
     embeddings = embeddings_of(cache, texts)
     rows = [texts.index(text) for text in wanted]
     assert np.array_equal(embeddings.embed(wanted), vectors[rows])
     assert embeddings.embed([]).shape == (0, 16)
     assert np.array_equal(found["text 5"], vectors[5])  # still reads as a mapping text -> vector
+    number, row = found.where["text 5"]
+    block, first = found.blocks[number], 5 - row  # shards hold consecutive texts here
+    assert np.array_equal(block[np.array([3, 3, 100, 0, 127])], vectors[[first + r for r in (3, 3, 100, 0, 127)]])
+    assert np.array_equal(block[10:20], vectors[first + 10:first + 20]) and block[[]].shape == (0, 16)
+
+
+def _rewrite_in_place(path: Path) -> None:
+    with path.open("r+b") as handle:  # same file, same size: only its bytes change
+        handle.seek(-4, 2)
+        handle.write(b"\0\0\x80\x7f")
+
+
+@pytest.mark.parametrize("change", ["rewritten", "truncated", "replaced", "removed"])
+def test_a_shard_changed_after_verification_is_refused_at_use(change: str, tmp_path: Path) -> None:
+    """What was verified is what is read: a shard rewritten in place (the last vector made inf), truncated (a
+    memory map would die of SIGBUS), replaced by a copy or removed after the lookup is one CacheError line."""
+    cache, texts, vectors = filled(tmp_path, 300, 8, 100)
+    embeddings = embeddings_of(cache, texts)
+    assert np.array_equal(embeddings.embed(texts), vectors)
+    victim = cache.shards()[0]
+    if change == "rewritten":
+        _rewrite_in_place(victim)
+    elif change == "truncated":
+        with victim.open("r+b") as handle:
+            handle.truncate(victim.stat().st_size // 2)
+    elif change == "replaced":
+        copy = victim.with_suffix(".copy")
+        copy.write_bytes(victim.read_bytes())
+        copy.replace(victim)
+    else:
+        victim.unlink()
+    with pytest.raises(ShardChanged, match="changed on disk after it was verified"):
+        embeddings.embed(texts)
 
 
 def test_a_shard_without_a_wanted_text_is_not_read_past_its_digests(tmp_path: Path) -> None:

@@ -4,12 +4,14 @@ folder, and where specrun keeps its cache."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import re
 import stat
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
 from specrun.core.errors import DataError, SpecrunError
 
@@ -78,6 +80,17 @@ def read_regular_file(path: Path, limit: int, what: str, *, error: type[SpecrunE
     return data
 
 
+def open_regular_file(path: Path) -> BinaryIO:
+    """Open a file specrun itself wrote (a cache entry, a memo) for reading, refusing anything that is not a
+    regular file without blocking: a FIFO planted in the cache would otherwise hang the open, /dev/zero behind a
+    link would read forever. Raises OSError, which every cache reader treats as a damaged entry."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | os.O_CLOEXEC)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    return os.fdopen(fd, "rb")
+
+
 def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as handle:
@@ -102,7 +115,8 @@ def memo_sha256(path: Path, memo_dir: Path | None) -> str:
         return digest + " " + hashlib.sha256(f"{state}\n{digest}".encode()).hexdigest()
 
     try:
-        known = memo.read_text().strip()
+        with open_regular_file(memo) as handle:
+            known = handle.read(200).decode().strip()
         digest = known.partition(" ")[0]
         if len(digest) == 64 and known == checked(digest):
             return digest

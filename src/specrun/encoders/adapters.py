@@ -11,7 +11,7 @@ import os
 import re
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -283,5 +283,5 @@ def _no_stdin() -> Iterator[None]:
 
 
 def describe(model: ModelRef, info: EncoderInfo) -> dict[str, Any]:
-    recorded = {name: value for name, value in asdict(model).items() if name != "files_state"}  # a run's own
-    return {**recorded, **info.record()}
+    recorded = {f.name for f in fields(model) if f.metadata.get("recorded", True)}
+    return {**{name: value for name, value in asdict(model).items() if name in recorded}, **info.record()}

@@ -31,16 +31,16 @@ from specrun.encoders.adapters import EncoderInfo, declared_prompts, resolve_set
 from specrun.encoders.executors import EncodeJob, open_executor
 from specrun.encoders.models import ModelRef
 from specrun.encoders.prompts import applied_prompt, resolve_flags
-from specrun.encoders.store import CacheKey, EmbeddingCache, Found, model_files_hash
+from specrun.encoders.store import Block, CacheKey, EmbeddingCache, Found, model_files_hash
 
 
 @dataclass(frozen=True)
 class Embeddings:
-    """The vectors of a set of unique texts, and how they were made. Vectors stay where they are (memory-mapped
-    cache shards, or this run's groups when nothing is cached): `embed` gathers only the rows asked for, so the
-    whole matrix is never built, let alone twice."""
+    """The vectors of a set of unique texts, and how they were made. Vectors stay where they are (verified cache
+    shards, read when asked for, or this run's groups when nothing is cached): `embed` gathers only the rows asked
+    for, so the whole matrix is never built, let alone twice."""
 
-    blocks: Sequence[np.ndarray]  # each (rows, dim) float32
+    blocks: Sequence[Block]  # each (rows, dim) float32
     row_of: dict[str, tuple[int, int]]  # text -> (block, row)
     info: EncoderInfo
     encoded: frozenset[str]  # texts sent to the model in this run (the rest came from the cache)
@@ -181,7 +181,7 @@ class CachedEncoder:
     def _encode(self, missing: dict[Encoding, list[str]], found: dict[Encoding, Found],
                 caches: dict[Encoding, EmbeddingCache | None], timings: dict[str, float]) -> EncoderInfo:
         """Encode what the caches lack; each group is stored as one shard as soon as it is done and then read
-        back memory-mapped, so a long run holds no more than a group of vectors (uncached: the run's vectors)."""
+        back when asked for, so a long run holds no more than a group of vectors (uncached: the run's vectors)."""
         options = self.options
         clock = time.perf_counter()
         job = EncodeJob(model=self.model, settings=self.settings, device=options.device,
@@ -219,7 +219,7 @@ class CachedEncoder:
                         group = shaped(group, self.settings.truncate_dim, info.normalize)
                         refuse_non_finite(group, texts)  # before the store: the cache never holds such a vector
                         shard = cache.store(texts, group) if cache else None
-                        block = into.add_block(shard.vectors() if shard else group)
+                        block = into.add_block(shard if shard else group)
                         into.where.update((text, (block, row)) for row, text in enumerate(texts))
                         progress.advance(task, len(indices))
         finally:

@@ -30,7 +30,8 @@ class ModelRef:
     origin: str  # bundled | local | hub
     revision: str | None  # hub commit, when known
     weights_sha256: str  # a content digest of the weights, always (weights_hash)
-    files_state: str = field(default="", compare=False, repr=False)  # folder_state, taken before any hash
+    # folder_state, taken before any hash: this run's check, not recorded in results
+    files_state: str = field(default="", compare=False, repr=False, metadata={"recorded": False})
 
     def check_unchanged(self) -> None:
         """After loading: the folder is in the state it was in before its digests were taken, so the key and

@@ -4,8 +4,10 @@ results derived from exact inputs (metric estimates, plots).
 Layout: <root>/embeddings/<key digest>/ holds `key.json` (the key in clear), `info.json` (the adapter's settings,
 so a fully cached run needs no model) and shards `*.shard`, one per finished group of batches: a JSON header line
 (key digest, count, dimension, checksum over key, shape, digests and vectors) padded to 64 bytes, the raw sha256 of
-each text, then the float32 rows. A reader keeps only the digests and memory-maps the rows (`Found`), so a run
-never holds a dict of every vector and a protocol that asks for 50,000 rows pages in those rows only. A shard is
+each text, then the float32 rows. A reader keeps only the digests and reads the rows it is asked for when it is
+asked (`ShardRows`, positional reads, never a memory map), so a run never holds a dict of every vector, a protocol
+that asks for 50,000 rows reads those rows only, and a shard rewritten, truncated or replaced after it was verified
+is one line (its file state is checked around every read), never a changed vector or a SIGBUS. A shard is
 written to a temporary name and renamed (core.files.write_atomic), so a reader sees a whole shard or none: two
 processes filling one cache add separate shards, and a killed process leaves at most an unreferenced temporary
 file. A shard that holds a wanted text is verified (one streamed pass) before any of its rows is used; one that
@@ -25,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,7 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from specrun.core.files import digest_of_files, folder_files, memo_sha256
+from specrun.core.errors import CacheError
+from specrun.core.files import digest_of_files, folder_files, memo_sha256, open_regular_file
 from specrun.core.settings import EncoderSettings
 from specrun.core.workspace import CacheWriter, Warn
 
@@ -96,10 +100,10 @@ class Found(Mapping[str, np.ndarray]):
     text, its (block, row). Reads as a mapping text -> vector, one row at a time."""
 
     def __init__(self) -> None:
-        self.blocks: list[np.ndarray] = []
+        self.blocks: list[Block] = []
         self.where: dict[str, tuple[int, int]] = {}
 
-    def add_block(self, block: np.ndarray) -> int:
+    def add_block(self, block: Block) -> int:
         self.blocks.append(block)
         return len(self.blocks) - 1
 
@@ -123,20 +127,81 @@ SHARD_ALIGN = 64  # the header is padded to this, so the vectors start aligned f
 READ_BLOCK = 1 << 22
 
 
+FileState = tuple[int, int, int, int, int]  # device, inode, size, mtime, ctime
+RUN_GAP = 16  # wanted rows at most this far apart are read in one positional read with the rows between
+
+
+def file_state(fd: int) -> FileState:
+    state = os.fstat(fd)
+    return state.st_dev, state.st_ino, state.st_size, state.st_mtime_ns, state.st_ctime_ns
+
+
+class ShardChanged(CacheError):
+    """A shard's file is not what was verified (rewritten, truncated, replaced or removed since)."""
+
+
 @dataclass(frozen=True)
-class Shard:
-    """One written group of vectors: a JSON header line, the raw sha256 of each text, then float32 rows (C order),
-    which are memory-mapped rather than read: only the rows a protocol asks for are ever paged in."""
+class ShardRows:
+    """The float32 rows of a verified shard, read from the file when asked (`rows[indices]`), one positional read
+    per run of nearby rows. The file's state (device, inode, size, mtime, ctime) is compared with the verified one
+    before and after each read: any write moves ctime, so the rows returned are the verified bytes."""
 
     path: Path
     count: int
     dim: int
     offset: int  # where the vectors start
+    state: FileState  # as verified
 
-    def vectors(self) -> np.ndarray:
-        if self.count == 0:
-            return np.empty((0, self.dim), dtype=np.float32)
-        return np.memmap(self.path, dtype="<f4", mode="r", offset=self.offset, shape=(self.count, self.dim))
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.count, self.dim
+
+    def __len__(self) -> int:
+        return self.count
+
+    def _changed(self) -> ShardChanged:
+        return ShardChanged(f"cache: shard {self.path.name} changed on disk after it was verified (rewritten, "
+                            "truncated or replaced by another process); nothing was written: run again (every "
+                            "shard is verified again then)", file=str(self.path.parent))
+
+    def __getitem__(self, rows: int | slice | np.ndarray | Sequence[int]) -> np.ndarray:
+        if isinstance(rows, (int, np.integer)):
+            return self[np.array([rows])][0]
+        wanted = np.arange(self.count)[rows] if isinstance(rows, slice) else np.asarray(rows, dtype=np.int64)
+        out = np.empty((len(wanted), self.dim), dtype=np.float32)
+        if not len(wanted):
+            return out
+        if wanted.min() < 0 or wanted.max() >= self.count:
+            raise IndexError(f"rows outside the shard's {self.count}")
+        unique, inverse = np.unique(wanted, return_inverse=True)
+        read = np.empty((len(unique), self.dim), dtype=np.float32)
+        row_bytes = 4 * self.dim
+        cuts = np.flatnonzero(np.diff(unique) > RUN_GAP) + 1
+        try:
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except OSError:
+            raise self._changed() from None
+        try:
+            if file_state(fd) != self.state:
+                raise self._changed()
+            for group in np.split(np.arange(len(unique)), cuts):
+                first, last = int(unique[group[0]]), int(unique[group[-1]])
+                size = (last - first + 1) * row_bytes
+                data = os.pread(fd, size, self.offset + first * row_bytes)
+                if len(data) != size:
+                    raise self._changed()
+                read[group] = np.frombuffer(data, dtype="<f4").reshape(-1, self.dim)[unique[group] - first]
+            if file_state(fd) != self.state:
+                raise self._changed()
+        except OSError:
+            raise self._changed() from None
+        finally:
+            os.close(fd)
+        out[:] = read[inverse.reshape(-1)]
+        return out
+
+
+Block = np.ndarray | ShardRows  # a group's vectors in memory (nothing cached) or a verified shard's
 
 
 def _shard_shape(count: int, dim: int) -> bytes:
@@ -162,11 +227,11 @@ class ShardError(Exception):
 def read_shard_header(path: Path) -> tuple[dict[str, Any], int]:
     """The header of a shard and where its digests start; ShardError when it cannot be a whole shard."""
     try:
-        with path.open("rb") as handle:
+        with open_regular_file(path) as handle:
             head = handle.read(4096)
-            size = path.stat().st_size
+            size = os.fstat(handle.fileno()).st_size
     except OSError as exc:
-        raise ShardError(f"unreadable ({type(exc).__name__})") from None
+        raise ShardError(f"unreadable ({exc.strerror or type(exc).__name__})") from None
     line, newline, _ = head.partition(b"\n")
     try:
         header = json.loads(line.decode()) if newline else None
@@ -199,7 +264,7 @@ class EmbeddingCache:
     def lookup(self, texts: Sequence[str]) -> Found:
         """Where the cached vectors of those texts are. Only each shard's header and digests are read, plus, for a
         shard that holds a wanted text, one streamed pass to verify its checksum before any of its rows is used;
-        vectors stay on disk, memory-mapped."""
+        vectors stay on disk, read when asked for (`ShardRows`)."""
         wanted = {text_digest(text): text for text in texts}
         found = Found()
         dim: int | None = None
@@ -213,15 +278,15 @@ class EmbeddingCache:
                 count = header["count"]
                 if dim is not None and count and header["dim"] != dim:
                     raise ShardError(f"{header['dim']} dimensions, other shards {dim}")
-                digests = self._verified_digests(path, header, start, wanted, found)
+                verified = self._verified_digests(path, header, start, wanted, found)
             except ShardError as exc:
                 self._drop(path, str(exc))
                 continue
-            if digests is None:
+            if verified is None:
                 continue
-            shard = Shard(path, count, header["dim"], start + 32 * count)
-            block = found.add_block(shard.vectors())
-            dim = shard.dim
+            digests, state = verified
+            block = found.add_block(ShardRows(path, count, header["dim"], start + 32 * count, state))
+            dim = header["dim"]
             for row in range(count):
                 text = wanted.get(digests[32 * row:32 * row + 32])
                 if text is not None and text not in found:
@@ -229,11 +294,15 @@ class EmbeddingCache:
         return found
 
     def _verified_digests(self, path: Path, header: dict[str, Any], start: int, wanted: dict[bytes, str],
-                          found: Found) -> bytes | None:
-        """The shard's digests when it holds a text still wanted (its checksum then verified), else None."""
+                          found: Found) -> tuple[bytes, FileState] | None:
+        """The shard's digests and the file state they were verified in, when it holds a text still wanted (its
+        checksum then verified), else None."""
         count = header["count"]
         try:
-            with path.open("rb") as handle:
+            with open_regular_file(path) as handle:
+                state = file_state(handle.fileno())
+                if state[2] != start + count * (32 + 4 * header["dim"]):
+                    raise ShardError("unreadable (truncated or extended)")
                 handle.seek(start)
                 digests = handle.read(32 * count)
                 if not any((text := wanted.get(digests[i:i + 32])) is not None and text not in found
@@ -243,18 +312,21 @@ class EmbeddingCache:
                 checksum.update(_shard_shape(count, header["dim"]) + digests)
                 for block in iter(lambda: handle.read(READ_BLOCK), b""):
                     checksum.update(block)
+                if file_state(handle.fileno()) != state:
+                    raise ShardError("changed while it was verified")
         except OSError as exc:
             raise ShardError(f"unreadable ({type(exc).__name__})") from None
         if len(digests) != 32 * count or header.get("checksum") != checksum.hexdigest():
             raise ShardError("checksum mismatch")
-        return digests
+        return digests, state
 
     def _drop(self, shard: Path, reason: str) -> None:
         self.warn(f"cache: ignored {shard.name} ({reason}); its texts are encoded again")
         _remove(shard)
 
-    def store(self, texts: Sequence[str], vectors: np.ndarray) -> Shard | None:
-        """Write one shard atomically; the shard (to memory-map instead of holding the vectors) when written."""
+    def store(self, texts: Sequence[str], vectors: np.ndarray) -> ShardRows | None:
+        """Write one shard atomically; its rows, to read back when asked instead of holding the vectors, when
+        written (verified as any shard is: what is read back is what was written)."""
         if not len(texts) or not self.writer.enabled:
             return None
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
@@ -262,14 +334,21 @@ class EmbeddingCache:
         path = self.folder / f"{uuid.uuid4().hex}{SHARD_SUFFIX}"
         if not self.writer.write(path, content):
             return None
-        return Shard(path, len(texts), vectors.shape[1], offset)
+        header, start = read_shard_header(path)
+        verified = self._verified_digests(path, header, start, {text_digest(texts[0]): texts[0]}, Found())
+        assert verified is not None
+        return ShardRows(path, len(texts), vectors.shape[1], offset, verified[1])
 
     def load_info(self) -> dict[str, Any] | None:
         """The adapter settings stored with this key, verified; None when absent or damaged (reported, removed)."""
         path = self.folder / "info.json"
+        if not path.exists() and not path.is_symlink():
+            return None
         try:
-            raw = path.read_bytes()
+            with open_regular_file(path) as handle:
+                raw = handle.read(1 << 20)
         except OSError:
+            self.drop_info("unreadable: not a regular file")
             return None
         try:
             stored = json.loads(raw.decode("utf-8"))
@@ -322,9 +401,14 @@ class DerivedCache:
 
     def get(self, key: str, what: str = "entry") -> bytes | None:
         """The payload stored under `key`, verified; None when absent or damaged (then reported and removed)."""
+        path = self.folder / key
+        if not path.exists() and not path.is_symlink():
+            return None
         try:
-            raw = (self.folder / key).read_bytes()
+            with open_regular_file(path) as handle:
+                raw = handle.read()
         except OSError:
+            self.discard(key, what, "not a regular file")
             return None
         header, newline, payload = raw.partition(b"\n")
         fields = header.split(b" ")
