@@ -288,6 +288,9 @@ def test_where_compares_numbers_by_value(tmp_path: Path) -> None:
     assert [item.fields["text1"] for item in items] == ["The sun is bright."]
     spec = toy_spec(tmp_path, tsv(), split={"where": {"score": "4.0"}})
     assert len(load_split(plan_of(spec), "test", tmp_path / "data", check=False).items) == 1
+    records = [{**record, "score": float(record["score"])} for record in RECORDS]  # JSON numbers
+    spec = toy_spec(tmp_path, jsonl(records), "jsonl", "data.jsonl", split={"where": {"score": ["4", 1]}})
+    assert len(load_split(plan_of(spec), "test", tmp_path / "data", check=False).items) == 2
 
 
 def archive(entries: dict[str, bytes], *, corrupt: bool = False) -> bytes:
@@ -435,3 +438,23 @@ def test_a_misbehaving_plugin_adapter_is_one_line_before_anything_is_cached(
     shards = [name for name in files_under(cache) if name.endswith(".shard")]
     assert len(shards) <= (1 if fault == "another dimension" else 0)  # the first call's group is whole
     assert files_under(out) == []
+
+
+def test_valid_rows_still_read(tmp_path: Path) -> None:
+    """What the stricter checks must not refuse: a number column written as JSON numbers and as text (both
+    converted to numbers), a kept column that is sometimes null, a header cell that looks like a number, a valid
+    surrogate pair, duplicated cells in data rows."""
+    from specrun.data import load_split
+
+    records = [{**record, "score": value, "note": note}
+               for record, value, note in zip(RECORDS, [4, "1.0", 3.5, ".5"], ["x", None, "y", None], strict=True)]
+    records[0]["s1"] = "emoji \U0001f600 pair"
+    spec = toy_spec(tmp_path, jsonl(records), "jsonl", "data.jsonl",
+                    source={"columns": {"text1": "s1", "text2": "s2", "gold": "score", "note": "note"}})
+    items = load_split(plan_of(spec), "test", tmp_path / "data", check=False).items
+    assert [item.fields["gold"] for item in items] == [4.0, 1.0, 3.5, 0.5]
+    assert [item.fields["note"] for item in items] == ["x", None, "y", None]
+    assert items[0].fields["text1"].endswith("\U0001f600 pair")
+    rows = [(s1, s1, score, "2019") for s1, _, score, _ in STS_ROWS]
+    spec = toy_spec(tmp_path, tsv(rows, header="s1\ts2\tscore\t2019"))
+    assert len(load_split(plan_of(spec), "test", tmp_path / "data", check=False).items) == 4

@@ -199,8 +199,14 @@ class WhereFilter:
 
 
 def _equal(cell: Any, value: Scalar) -> bool:
-    """A cell against a `where` value: numbers by value (YAML 4 matches '4', '4.0' and 4.0), text as written."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        number = parse_number(cell)
-        return number is not None and number == float(value)
+    """A cell against a `where` value: numbers by value (YAML 4 matches '4', '4.0' and 4.0; '4' matches a JSON
+    4.0), text as written."""
+    numeric_value = isinstance(value, (int, float)) and not isinstance(value, bool)
+    numeric_cell = isinstance(cell, (int, float)) and not isinstance(cell, bool)
+    if numeric_value or numeric_cell:
+        left, right = parse_number(cell), parse_number(value)
+        if left is not None and right is not None:
+            return left == right
+        if numeric_value:
+            return False
     return str(cell) == str(value)
