@@ -69,7 +69,7 @@ class Registry(Mapping[str, T], Generic[T]):
             provider = point.dist.name if point.dist is not None else point.value
             try:
                 entry = point.load()
-            except Exception as exc:  # a broken plugin is named in one line, never a traceback
+            except (Exception, SystemExit) as exc:  # a broken plugin is named in one line, never a traceback
                 raise RegistryError(f"{self.what} plugin {point.name} ({provider}) cannot be loaded: "
                                     f"{first_line(exc)}") from None
             if isinstance(entry, (ReaderEntry, AdapterEntry)):

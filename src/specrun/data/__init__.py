@@ -14,7 +14,7 @@ from pathlib import Path
 
 from specrun.core.types import Item
 from specrun.core.workspace import Workspace
-from specrun.data.items import RawRow, fingerprint, map_items, select, where_keeps
+from specrun.data.items import RawRow, WhereFilter, fingerprint, map_items, select
 from specrun.data.sources import DATA_DIR_ENV, read_source_split, resolve_data_dir
 from specrun.plan import Plan, PlannedSplit
 
@@ -43,19 +43,21 @@ def _rows(plan: Plan, split: PlannedSplit, data_dir: Path | None,
     origins: list[str] = []
     files: dict[str, str] = {}
     read = offset = 0
+    where = WhereFilter(split.where, plan, split.name)
     for source_split in split.source_splits:
         part = read_source_split(plan, split.source, source_split, data_dir, workspace)
         origins.append(part.origin)
         if part.file and part.sha256:
             files[part.file] = part.sha256
-        keeps = where_keeps(split.where, plan, split.name, part.origin, part.rows)
         for index, row in enumerate(part.rows):
-            if keeps(row):
+            if where.keeps(row, part.origin, index + 1):
                 number = f"{index + offset:0{width}d}" if split.ids == "running" else \
                     f"{source_split}-{index:0{width}d}"
                 kept.append(RawRow(origin=part.origin, number=index + 1, id_number=number, row=row))
         offset += len(part.rows)
         read += len(part.rows)
+    if read:
+        where.check(len(kept))
     return kept, origins, read, files
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,10 +13,12 @@ import numpy as np
 
 from specrun.core.corpus import fingerprint_default
 from specrun.core.errors import DataError, FieldError
-from specrun.core.registry import FIELD_KINDS, Rows
+from specrun.core.fields import parse_number
+from specrun.core.registry import FIELD_KINDS
 from specrun.core.types import Item
 from specrun.plan import Plan, PlannedSource
 from specrun.spec import GitSource, HubDataset, Not
+from specrun.spec.model import Scalar
 
 
 def _convert(value: Any, kind: str, *, origin: str, row: int, column: str) -> Any:
@@ -43,6 +45,7 @@ def map_items(rows: Sequence[RawRow], plan: Plan, planned: PlannedSource) -> lis
     checked: set[str] = set()
     items: list[Item] = []
     seen: set[str] = set()
+    kinds: dict[str, tuple[str | None, Any, int]] = {}  # field -> the kind, value and row it first had
     for raw in rows:
         if raw.origin not in checked:  # each file's columns, once
             checked.add(raw.origin)
@@ -50,11 +53,16 @@ def map_items(rows: Sequence[RawRow], plan: Plan, planned: PlannedSource) -> lis
             for field, column in source.columns.items():
                 if column not in present:
                     raise plan.error(("sources", source_name, "columns", field),
-                                       f"column {column!r} is not in {raw.origin}; it has: {', '.join(raw.row)}")
+                                     f"column {column!r} is not in {raw.origin}; it has: "
+                                     f"{', '.join(map(str, raw.row))}{_headerless_hint(planned, raw.row)}")
             if source.ids.column and source.ids.column not in present:
                 raise plan.error(("sources", source_name, "ids", "column"),
                                    f"column {source.ids.column!r} is not in {raw.origin}")
         row = raw.row
+        for column in (*source.columns.values(), *([source.ids.column] if source.ids.column else [])):
+            if column not in row:
+                raise DataError(f"row {raw.number}: column {column!r} is missing (the spec maps it); every row "
+                                "needs it", file=raw.origin)
         item_id = f"{source.ids.prefix}{row[source.ids.column] if source.ids.column else raw.id_number}"
         if item_id in seen:
             raise DataError(f"row {raw.number}: duplicate item id {item_id!r}", file=raw.origin)
@@ -66,8 +74,41 @@ def map_items(rows: Sequence[RawRow], plan: Plan, planned: PlannedSource) -> lis
         }
         for field, column in source.columns.items():  # mapped but not needed by the protocol: kept as is
             values.setdefault(field, row[column])
+        for field, value in values.items():
+            kind = _value_kind(value)
+            first = kinds.setdefault(field, (kind, value, raw.number))
+            if kind != first[0] and None not in (kind, first[0]):
+                column = source.columns[field]
+                raise DataError(f"row {raw.number}: column {column!r} holds {kind} {value!r} where row {first[2]} "
+                                f"holds {first[0]} {first[1]!r}; write every value of the column one way (or map "
+                                f"them with `values.{column}`)", file=raw.origin)
         items.append(Item(id=item_id, fields=values))
     return items
+
+
+def _value_kind(value: Any) -> str | None:
+    """What a field value is, for the check that a column holds one kind (1 and '1' would be two labels)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "the number"
+    if isinstance(value, str):
+        return "the text"
+    return "a list" if isinstance(value, list) else f"a {type(value).__name__}"
+
+
+def _headerless_hint(planned: PlannedSource, row: dict[str, Any]) -> str:
+    """When the column names read from the file look like data (numbers, empty names), the way to name them."""
+    reader, layout = planned.reader, planned.layout
+    if reader is None or layout is None or reader.options is None or "names" not in reader.options.model_fields:
+        return ""
+    if layout.options.get("names") or not any(parse_number(name) is not None or not str(name).strip()
+                                              for name in row):
+        return ""
+    return ("; the first row looks like data, not a header: if the file has none, give the column names in the "
+            "source's `options: {names: [...]}`")
 
 
 def _mapped(row: dict[str, Any], source: HubDataset | GitSource, field: str, raw: RawRow) -> Any:
@@ -103,17 +144,69 @@ def select(items: list[Item], selection: str | int, seed: int) -> list[Item]:
     return [items[i] for i in chosen]
 
 
-def where_keeps(where: dict[str, Any] | None, plan: Plan, split_name: str,
-                origin: str, rows: Rows) -> Callable[[dict[str, Any]], bool]:
-    """The spec's `where` as a test of one row: equal to a value, any of a list, or none of `not`."""
-    tests: list[Callable[[dict[str, Any]], bool]] = []
-    for column, wanted in (where or {}).items():
-        if rows and column not in rows[0]:
-            raise plan.error(("splits", split_name, "where", column), f"column {column!r} is not in {origin}")
-        negate = isinstance(wanted, Not)
-        values = wanted.not_ if isinstance(wanted, Not) else wanted
-        allowed = {str(v) for v in (values if isinstance(values, list) else [values])}
-        tests.append(lambda row, c=column, a=allowed, n=negate: (str(row[c]) in a) != n)
-    return lambda row: all(test(row) for test in tests)
+class WhereFilter:
+    """The spec's `where` of one split as a test of rows: a column equal to a value, any of a list, or none of
+    `not`. A number in the spec matches a cell of the same value (4 matches '4.0'); text matches text as written.
+    Every row must hold the filtered columns, and each value named must match some row of the split (a value
+    that matches nothing is a typo that silently keeps or drops rows)."""
+
+    def __init__(self, where: dict[str, Any] | None, plan: Plan, split_name: str) -> None:
+        self.plan, self.split_name = plan, split_name
+        self.tests: list[tuple[str, bool, list[Scalar]]] = []
+        for column, wanted in (where or {}).items():
+            negate = isinstance(wanted, Not)
+            values = wanted.not_ if isinstance(wanted, Not) else wanted
+            self.tests.append((column, negate, list(values) if isinstance(values, list) else [values]))
+        self.matched: set[tuple[str, int]] = set()  # (column, index of the value) that some row matched
+        self.origins: list[str] = []
+
+    def keeps(self, row: dict[str, Any], origin: str, number: int) -> bool:
+        """Whether the row is kept; `number` is its 1-based data row in `origin` (for a missing column)."""
+        if origin not in self.origins:
+            self.origins.append(origin)
+        kept = True
+        for column, negate, values in self.tests:
+            if column not in row:
+                if number == 1:
+                    raise self.plan.error(("splits", self.split_name, "where", column),
+                                          f"column {column!r} is not in {origin}; it has: {', '.join(map(str, row))}")
+                raise DataError(f"row {number}: column {column!r} of the split's `where` is missing", file=origin)
+            hit = next((index for index, value in enumerate(values) if _equal(row[column], value)), None)
+            if hit is not None:
+                self.matched.add((column, hit))
+            kept = kept and ((hit is not None) != negate)
+        return kept
+
+    def described(self) -> str:
+        return ", ".join(f"{column} {'not ' if negate else ''}in {values!r}" if len(values) > 1 or negate
+                         else f"{column} = {values[0]!r}" for column, negate, values in self.tests)
+
+    def check(self, kept: int) -> None:
+        """After every row of the split: refuse a filter that kept nothing, or a value that matched no row."""
+        if not self.tests:
+            return
+        origin = "; ".join(self.origins)
+        for column, _, values in self.tests:
+            for index, value in enumerate(values):
+                if (column, index) not in self.matched:
+                    raise self.plan.error(("splits", self.split_name, "where", column),
+                                          f"{value!r} matches no row of {origin}: check the value (a typo keeps "
+                                          "or drops rows silently)")
+        if not kept:
+            raise self.plan.error(("splits", self.split_name, "where"),
+                                  f"no row of {origin} passes `where` ({self.described()}); the split would be "
+                                  "empty")
 
 
+def _equal(cell: Any, value: Scalar) -> bool:
+    """A cell against a `where` value: numbers by value (YAML 4 matches '4', '4.0' and 4.0; '4' matches a JSON
+    4.0), text as written."""
+    numeric_value = isinstance(value, (int, float)) and not isinstance(value, bool)
+    numeric_cell = isinstance(cell, (int, float)) and not isinstance(cell, bool)
+    if numeric_value or numeric_cell:
+        left, right = parse_number(cell), parse_number(value)
+        if left is not None and right is not None:
+            return left == right
+        if numeric_value:
+            return False
+    return str(cell) == str(value)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 import tempfile
 import zipfile
-from collections.abc import Iterator
+import zlib
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -81,10 +82,15 @@ def _retrieve(source: GitSource, repo_path: str, sha256: str | None, folder: Pat
 
 
 def member_name(names: list[str], member: str) -> str | None:
-    """The archive entry a spec's `member` names: the entry itself, or the one entry ending in '/' + member."""
+    """The archive entry a spec's `member` names: the entry itself, or the one entry ending in '/' + member
+    (several such entries are ambiguous: a DataError naming them)."""
     if member in names:
         return member
-    return next((name for name in names if name.endswith("/" + member)), None)
+    ending = [name for name in names if name.endswith("/" + member)]
+    if len(ending) > 1:
+        raise DataError(f"member {member!r} is ambiguous: the entries {', '.join(map(repr, ending))} all end in it; "
+                        "give the entry's whole path as `member`")
+    return ending[0] if ending else None
 
 
 @contextmanager
@@ -95,7 +101,10 @@ def extracted(path: Path, member: str) -> Iterator[Path]:
     except zipfile.BadZipFile:
         raise DataError("not a zip archive", file=str(path)) from None
     with archive, tempfile.TemporaryDirectory() as folder:
-        match = member_name(archive.namelist(), member)
+        try:
+            match = member_name(archive.namelist(), member)
+        except DataError as exc:
+            raise DataError(exc.message, file=str(path)) from None
         if match is None:
             raise DataError(f"archive has no member {member!r}", file=str(path))
         info = archive.getinfo(match)
@@ -106,12 +115,16 @@ def extracted(path: Path, member: str) -> Iterator[Path]:
                             f"over {MAX_RATIO}x (a zip bomb?)", file=str(path))
         target = Path(folder) / PurePosixPath(match).name
         written = 0
-        with archive.open(match) as src, target.open("wb") as dst:
-            while block := src.read(1 << 20):
-                written += len(block)
-                if written > info.file_size:  # the header lied about the size
-                    raise DataError(f"member {match!r} is larger than its header says", file=str(path))
-                dst.write(block)
+        try:
+            with archive.open(match) as src, target.open("wb") as dst:
+                while block := src.read(1 << 20):
+                    written += len(block)
+                    if written > info.file_size:  # the header lied about the size
+                        raise DataError(f"member {match!r} is larger than its header says", file=str(path))
+                    dst.write(block)
+        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as exc:
+            raise DataError(f"member {match!r} cannot be extracted, the archive is damaged ({first_line(exc)}); "
+                            "download it again (and pin it with `sha256`)", file=str(path)) from None
         yield target
 
 
@@ -178,10 +191,15 @@ def read_source_split(plan: Plan, planned: PlannedSource, source_split: str, dat
     ref = planned.files[source_split].ref
     assert planned.reader is not None
     with _readable(plan, planned, source_split, data_dir, workspace) as (path, origin):
+        entry = planned.reader
+        named = f"format {entry.name}" + (f" (from {entry.provider})" if entry.provider != "specrun" else "")
         try:
-            rows = planned.reader.read(path, planned.layout, source_split)
+            rows = checked_rows(entry.read(path, planned.layout, source_split), named, origin)
         except DataError:
             raise
+        except SystemExit as exc:  # a plugin that exits would end the run with its code and no output
+            raise DataError(f"{named} called exit({exc.code!r}) while reading; a reader raises an error instead",
+                            file=origin) from None
         except Exception as exc:  # pyarrow, xlrd and plugins each raise their own parse errors
             raise DataError(f"cannot read as {layout.format}: {first_line(exc)}", file=origin) from None
         if path.is_dir():
@@ -191,6 +209,24 @@ def read_source_split(plan: Plan, planned: PlannedSource, source_split: str, dat
             name += f":{ref.member}"
         digest = ref.member_sha256 if ref.member else ref.sha256  # already checked against the file when pinned
         return SourceRows(rows, origin, name, digest or sha256_file(path))
+
+
+def checked_rows(returned: Any, named: str, origin: str) -> Rows:
+    """What a reader returned as a list of rows: any iterable of dicts with text keys (a generator is read
+    through); a dict, a string, or rows that are not dicts are one line naming the reader."""
+    def refuse(what: str) -> DataError:
+        return DataError(f"{named} returned {what}; a reader returns a list of rows, each a dict of column -> "
+                         "value", file=origin)
+
+    if isinstance(returned, (dict, str, bytes)) or not isinstance(returned, Iterable):
+        raise refuse(f"an object of type {type(returned).__name__}")
+    rows = returned if isinstance(returned, list) else list(returned)
+    for number, row in enumerate(rows, start=1):
+        if not isinstance(row, dict):
+            raise refuse(f"row {number} as a {type(row).__name__} ({repr(row)[:40]})")
+        if not all(isinstance(key, str) for key in row):
+            raise refuse(f"row {number} with a column name that is not text")
+    return rows
 
 
 def _read_hub(source: HubDataset, source_split: str, local: Path | None) -> tuple[Rows, str]:

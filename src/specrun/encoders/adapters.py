@@ -256,6 +256,9 @@ def load_adapter(model: ModelRef, settings: EncoderSettings, devices: list[str])
             return ADAPTERS[name].factory(model, settings, devices)
     except SpecrunError:
         raise
+    except SystemExit as exc:  # a plugin that exits would end the run with its code and no output
+        raise ModelError(f"adapter {name} called exit({exc.code!r}) while loading {model.name}; an adapter raises "
+                         "an error instead") from None
     except ImportError as exc:
         text = first_line(exc)
         if any(package in text.lower() for package in JAPANESE_TOKENIZER_PACKAGES):

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
+from specrun.core.errors import ModelError, first_line
 from specrun.core.types import Role
 from specrun.encoders.adapters import Adapter
 
@@ -33,11 +34,23 @@ def groups_of(texts: Sequence[str], batch_size: int, group_batches: int = 16) ->
 
 
 def iter_groups(adapter: Adapter, texts: Sequence[str], batch_size: int, *, group_batches: int = 16,
-                role: Role = "symmetric", prompt: str = "") -> Iterator[tuple[list[int], np.ndarray]]:
-    """(indices into texts, float32 vectors) of each group, as soon as it is done; nothing is accumulated."""
+                role: Role = "symmetric", prompt: str = "",
+                name: str = "") -> Iterator[tuple[list[int], np.ndarray]]:
+    """(indices into texts, float32 vectors) of each group, as soon as it is done; nothing is accumulated.
+    `name` is the adapter's registered name, for the error when it exits or returns no array."""
+    name = name or adapter.info.settings.adapter
     for indices in groups_of(texts, batch_size, group_batches):
-        yield indices, np.asarray(adapter.encode_group([texts[i] for i in indices], batch_size, role, prompt),
-                                  dtype=np.float32)
+        try:
+            vectors = adapter.encode_group([texts[i] for i in indices], batch_size, role, prompt)
+        except SystemExit as exc:  # a plugin that exits would end the run with its code and no output
+            raise ModelError(f"adapter {name} called exit({exc.code!r}) while encoding; an "
+                             "adapter raises an error instead") from None
+        try:
+            array = np.asarray(vectors, dtype=np.float32)
+        except (TypeError, ValueError) as exc:  # ragged rows, or not numbers
+            raise ModelError(f"adapter {name} returned what is not an array of vectors "
+                             f"({first_line(exc)}); nothing of the group was cached") from None
+        yield indices, array
 
 
 def encode_texts(adapter: Adapter, texts: Sequence[str], batch_size: int, *, group_batches: int = 16,

@@ -72,6 +72,21 @@ def refuse_non_finite(vectors: np.ndarray, texts: Sequence[str]) -> None:
                          "was cached")
 
 
+def refuse_misshapen(vectors: np.ndarray, texts: Sequence[str], dim: int | None, adapter: str) -> None:
+    """What the adapter returned for a group must be one row per text, all of the dimension it gave before (and
+    the cache holds): anything else is one line naming the adapter, before the store."""
+    problem = None
+    if vectors.ndim != 2:
+        problem = f"an array of shape {vectors.shape}, not (texts, dimensions)"
+    elif vectors.shape[0] != len(texts):
+        problem = f"{vectors.shape[0]} vector(s) for a group of {len(texts)} texts"
+    elif dim is not None and vectors.shape[1] != dim:
+        problem = f"vectors of {vectors.shape[1]} dimensions after vectors of {dim}"
+    if problem is not None:
+        raise ModelError(f"adapter {adapter} returned {problem}; an adapter returns one vector per text, always "
+                         "of the same dimension; nothing of the group was cached")
+
+
 Encoding = tuple[str, str]  # (role, prompt text): texts embedded alike, whatever view asked for them
 
 
@@ -209,6 +224,7 @@ class CachedEncoder:
             with Progress(TextColumn("[bold]encoding"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                           console=self.console, transient=False, disable=self.console.quiet) as progress:
                 task = progress.add_task("encode", total=total)
+                dim: int | None = None  # the dimension the adapter returned first in this run
                 for encoding, texts_missing in missing.items():
                     if not texts_missing:
                         continue
@@ -216,7 +232,12 @@ class CachedEncoder:
                     cache, into = caches[encoding], found[encoding]
                     for indices, group in executor.groups(texts_missing, role, prompt):
                         texts = [texts_missing[i] for i in indices]
+                        refuse_misshapen(group, texts, dim, self.settings.adapter)
+                        dim = group.shape[1]
                         group = shaped(group, self.settings.truncate_dim, info.normalize)
+                        # and of the dimension the cache holds for the key (stored by an earlier run)
+                        refuse_misshapen(group, texts, next((b.shape[1] for b in into.blocks), None),
+                                         self.settings.adapter)
                         refuse_non_finite(group, texts)  # before the store: the cache never holds such a vector
                         shard = cache.store(texts, group) if cache else None
                         block = into.add_block(shard if shard else group)

@@ -96,7 +96,8 @@ class LocalExecutor:
 
     def groups(self, texts: list[str], role: Role = "symmetric",
                prompt: str = "") -> Iterator[tuple[list[int], np.ndarray]]:
-        return iter_groups(self.adapter, texts, self.job.batch_size, role=role, prompt=prompt)
+        return iter_groups(self.adapter, texts, self.job.batch_size, role=role, prompt=prompt,
+                           name=self.job.settings.adapter)
 
     def close(self) -> None:
         self.adapter.close()

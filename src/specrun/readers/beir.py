@@ -4,63 +4,153 @@
 from __future__ import annotations
 
 import csv
+import math
+import re
 from pathlib import Path
 from typing import Any
 
 from specrun.core.contracts import ReaderEntry, Rows
 from specrun.core.corpus import SharedCorpus
 from specrun.core.errors import DataError
+from specrun.core.fields import parse_number, visible
 from specrun.core.files import open_regular
 from specrun.core.registry import register_reader
 from specrun.readers.jsonl import _jsonl
 
 
-def _beir_parts(path: Path, split: str, *, unique_ids: bool) -> tuple[list[str], list[str], dict[str, Any],
+def _text_field(record: dict[str, Any], key: str, what: str, file: Path, line: int, *,
+                required: bool = True) -> str:
+    """A string field of a corpus or query record, or one line naming the record and the key."""
+    if key not in record:
+        if required:
+            raise DataError(f"{what} has no {key!r}", file=str(file), line=line, key=key)
+        return ""
+    value = record[key]
+    if not isinstance(value, str):
+        shown = "null" if value is None else type(value).__name__
+        raise DataError(f"{what}: {key!r} must be a string, got {shown}", file=str(file), line=line, key=key)
+    return value
+
+
+def _record_id(record: Any, what: str, file: Path, line: int) -> str:
+    if not isinstance(record, dict) or "_id" not in record:
+        raise DataError(f"a {what} record needs _id and text", file=str(file), line=line)
+    value = record["_id"]
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value):
+        raise DataError(f"a {what} record's _id must be a non-empty string, got {value!r}", file=str(file),
+                        line=line, key="_id")
+    return str(value)
+
+
+def _read_corpus(file: Path, *, unique_ids: bool) -> tuple[list[str], list[str]]:
+    """Document ids and texts (title and text joined by a space), each text a string with something visible."""
+    ids, texts = [], []
+    seen: set[str] = set()
+    for number, doc in _jsonl(file):
+        doc_id = _record_id(doc, "corpus", file, number)
+        what = f"document {doc_id!r}"
+        text = _text_field(doc, "text", what, file, number)
+        title = _text_field(doc, "title", what, file, number, required=False)
+        if unique_ids:
+            if doc_id in seen:
+                raise DataError(f"document id {doc_id!r} appears twice", file=str(file), line=number)
+            seen.add(doc_id)
+        joined = f"{title} {text}".strip() if title else text
+        if not visible(joined):
+            raise DataError(f"{what} has an empty text (only white space or invisible characters); drop it from "
+                            "the corpus or give it a text", file=str(file), line=number, key="text")
+        ids.append(doc_id)
+        texts.append(joined)
+    return ids, texts
+
+
+def _read_queries(file: Path) -> dict[str, str]:
+    """Query id -> text; an id given twice is refused (an empty text is refused where the qrels use it)."""
+    queries: dict[str, str] = {}
+    lines: dict[str, int] = {}
+    for number, record in _jsonl(file):
+        query_id = _record_id(record, "query", file, number)
+        text = _text_field(record, "text", f"query {query_id!r}", file, number)
+        if query_id in lines:
+            raise DataError(f"query id {query_id!r} appears twice (first on line {lines[query_id]})",
+                            file=str(file), line=number, key="_id")
+        queries[query_id], lines[query_id] = text, number
+    return queries
+
+
+QRELS_HEADER = ("query-id", "corpus-id", "score")
+MAX_SCORE = 1_000_000  # a relevance grade beyond this is a defect of the file (BEIR's grades are 0 to 3)
+_WHOLE = re.compile(r"[0-9]+")  # ASCII digits only: str.isdigit() also takes '٣' and '²'
+
+
+def _score(raw: str, *, whole: bool, file: Path, line: int) -> float:
+    """A qrels score: a whole number 0..MAX_SCORE (`beir_corpus`), or a plain decimal of at most MAX_SCORE in size
+    (`beir`, where > 0 is relevant); anything else is one line."""
+    text = raw.strip()
+    number = (float(text) if _WHOLE.fullmatch(text) and len(text) <= 16 else None) if whole else \
+        parse_number(text)
+    if number is None or not math.isfinite(number) or abs(number) > MAX_SCORE:
+        expected = "a whole number >= 0" if whole else "a number"
+        shown = raw if len(raw) <= 24 else f"{raw[:20]}... ({len(raw)} characters)"
+        raise DataError(f"score {shown!r} is not {expected} of at most {MAX_SCORE} (plain ASCII digits)",
+                        file=str(file), line=line, key="score")
+    return number
+
+
+def _read_qrels(file: Path, queries: dict[str, str], position: dict[str, int], *,
+                unique_ids: bool) -> dict[str, dict[str, int]]:
+    """query -> doc -> score, in file order, every line checked against the corpus and queries."""
+    qrels: dict[str, dict[str, int]] = {}
+    with file.open(encoding="utf-8-sig", newline="") as handle:
+        reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+        try:
+            header = next(reader, None)
+            missing = [name for name in QRELS_HEADER if name not in (header or [])]
+            if header is None or missing:
+                found = ", ".join(repr(cell) for cell in header) if header else "nothing"
+                raise DataError(f"expected the tab-separated columns {', '.join(QRELS_HEADER)} in the header; "
+                                f"found {found}" + (f" (missing {', '.join(missing)})" if header else ""),
+                                file=str(file), line=1)
+            query_at, doc_at, score_at = (header.index(name) for name in QRELS_HEADER)
+            for record in reader:
+                if not record:
+                    continue
+                if len(record) != len(header):
+                    raise DataError(f"{len(record)} fields, expected {len(header)} ({', '.join(header)})",
+                                    file=str(file), line=reader.line_num)
+                query_id, doc_id = record[query_at], record[doc_at]
+                if query_id not in queries:
+                    raise DataError(f"query {query_id!r} is not in queries.jsonl", file=str(file),
+                                    line=reader.line_num)
+                if doc_id not in position:
+                    raise DataError(f"document {doc_id!r} is not in corpus.jsonl", file=str(file),
+                                    line=reader.line_num)
+                score = _score(record[score_at], whole=unique_ids, file=file, line=reader.line_num)
+                judged = qrels.setdefault(query_id, {})
+                if unique_ids:
+                    if doc_id in judged:
+                        raise DataError(f"query {query_id!r} judges document {doc_id!r} twice", file=str(file),
+                                        line=reader.line_num)
+                    judged[doc_id] = int(score)
+                else:
+                    judged[doc_id] = max(judged.get(doc_id, 0), 1 if score > 0 else 0)
+        except csv.Error as exc:
+            raise DataError(f"malformed qrels tsv: {exc}", file=str(file), line=reader.line_num) from None
+        except UnicodeDecodeError:
+            raise DataError("not UTF-8", file=str(file), line=reader.line_num + 1) from None
+    return qrels
+
+
+def _beir_parts(path: Path, split: str, *, unique_ids: bool) -> tuple[list[str], list[str], dict[str, str],
                                                                       dict[str, dict[str, int]]]:
     """corpus ids and texts (title and text joined by a space), queries (_id -> text) and qrels (query ->
     doc -> integer score, in file order), every qrels line checked against the corpus and queries."""
     for needed in ("corpus.jsonl", "queries.jsonl", f"qrels/{split}.tsv"):
         open_regular(path / needed, needed)
-    corpus_ids, corpus_texts = [], []
-    seen: set[str] = set()
-    for number, doc in _jsonl(path / "corpus.jsonl"):
-        if not isinstance(doc, dict) or "_id" not in doc or "text" not in doc:
-            raise DataError("a corpus record needs _id and text", file=str(path / "corpus.jsonl"), line=number)
-        doc_id = str(doc["_id"])
-        if unique_ids:
-            if doc_id in seen:
-                raise DataError(f"document id {doc_id!r} appears twice", file=str(path / "corpus.jsonl"),
-                                line=number)
-            seen.add(doc_id)
-        corpus_ids.append(doc_id)
-        title = doc.get("title") or ""
-        corpus_texts.append(f"{title} {doc['text']}".strip() if title else doc["text"])
+    corpus_ids, corpus_texts = _read_corpus(path / "corpus.jsonl", unique_ids=unique_ids)
     position = {doc_id: i for i, doc_id in enumerate(corpus_ids)}
-    queries = {str(q["_id"]): q.get("text") for _, q in _jsonl(path / "queries.jsonl")}
-    qrels_file = path / "qrels" / f"{split}.tsv"
-    qrels: dict[str, dict[str, int]] = {}
-    with qrels_file.open(encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle, delimiter="\t")
-        for record in reader:
-            query_id, doc_id = record.get("query-id"), record.get("corpus-id")
-            if query_id not in queries:
-                raise DataError(f"query {query_id!r} is not in queries.jsonl", file=str(qrels_file),
-                                line=reader.line_num)
-            if doc_id not in position:
-                raise DataError(f"document {doc_id!r} is not in corpus.jsonl", file=str(qrels_file),
-                                line=reader.line_num)
-            judged = qrels.setdefault(query_id, {})
-            raw = (record.get("score") or "0").strip()
-            if unique_ids:
-                if not raw.isdigit():
-                    raise DataError(f"score {raw!r} is not a whole number >= 0", file=str(qrels_file),
-                                    line=reader.line_num)
-                if doc_id in judged:
-                    raise DataError(f"query {query_id!r} judges document {doc_id!r} twice", file=str(qrels_file),
-                                    line=reader.line_num)
-                judged[doc_id] = int(raw)
-            else:
-                judged[doc_id] = max(judged.get(doc_id, 0), 1 if float(raw) > 0 else 0)
+    queries = _read_queries(path / "queries.jsonl")
+    qrels = _read_qrels(path / "qrels" / f"{split}.tsv", queries, position, unique_ids=unique_ids)
     return corpus_ids, corpus_texts, queries, qrels
 
 

@@ -10,6 +10,7 @@ from pydantic import Field, model_validator
 
 from specrun.core.contracts import ReaderEntry, ReadLayout, Rows
 from specrun.core.errors import DataError
+from specrun.core.fields import parse_number
 from specrun.core.registry import register_reader
 from specrun.core.types import Strict
 
@@ -30,7 +31,37 @@ class DelimitedOptions(Strict):
         if self.optional_names and not self.names:
             raise ValueError("optional trailing fields need `names` for the required columns (a header row cannot "
                              "name fields some rows lack)")
+        twice = duplicates([*(self.names or []), *(self.optional_names or [])])
+        if twice:
+            raise ValueError(f"column {twice[0]!r} is named twice in `names`/`optional_names`")
         return self
+
+
+def duplicates(names: list[str]) -> list[str]:
+    """The names that appear more than once, in order of their second appearance."""
+    seen: set[str] = set()
+    twice = []
+    for name in names:
+        if name in seen:
+            twice.append(name)
+        seen.add(name)
+    return twice
+
+
+def header_problem(header: list[str], delimiter: str) -> str | None:
+    """Why a header row read from the file cannot be one (one field holding the other delimiter, a column named
+    twice), with the way out; or None."""
+    other, fmt = ("\t", "tsv") if delimiter == "," else (",", "csv")
+    if len(header) == 1 and other in header[0]:
+        return (f"the header is one field holding {'tabs' if fmt == 'tsv' else 'commas'}: is the file "
+                f"{'tab' if fmt == 'tsv' else 'comma'}-separated (`format: {fmt}`)?")
+    twice = duplicates(header)
+    if not twice:
+        return None
+    looks = " (the row looks like data)" if any(parse_number(cell) is not None or not cell.strip()
+                                                 for cell in header) else ""
+    return (f"the header names column {twice[0]!r} twice{looks}; rename one, or if the file has no header row, "
+            "give the column names in the source's `options: {names: [...]}`")
 
 
 def _read_delimited(path: Path, layout: ReadLayout, delimiter: str) -> Rows:
@@ -48,13 +79,19 @@ def _read_delimited(path: Path, layout: ReadLayout, delimiter: str) -> Rows:
     optional = list(options.optional_names or [])
     with path.open(encoding="utf-8-sig", newline="") as handle:
         reader = csv.reader(handle, delimiter=delimiter, quoting=quoting, strict=True)
+        start = 1  # the line the record being read starts on (a quoted field may span lines)
         try:
             header = list(options.names) if options.names else next(reader, None)
             if not header:
                 raise DataError("file is empty; expected a header row", file=str(path))
+            problem = None if options.names else header_problem(header, delimiter)
+            if problem:
+                raise DataError(problem, file=str(path), line=1)
             columns = header + optional
             rows = []
+            start = reader.line_num + 1
             for record in reader:
+                start = reader.line_num + 1
                 if not record:
                     continue
                 if len(record) > len(columns) and options.extra_fields == "ignore":
@@ -72,9 +109,12 @@ def _read_delimited(path: Path, layout: ReadLayout, delimiter: str) -> Rows:
                                     file=str(path), line=reader.line_num)
                 rows.append(dict(zip(columns, record + [None] * (len(columns) - len(record)), strict=True)))
         except csv.Error as exc:
-            hint = ("; if quotes are part of the text (a lone \" in a sentence), set `quoting: none`"
-                    if quoting != csv.QUOTE_NONE and "expected after" in str(exc) else "")
-            raise DataError(f"malformed {layout.format}: {exc}{hint}", file=str(path),
+            quote = quoting != csv.QUOTE_NONE and any(text in str(exc) for text in ("expected after",
+                                                                                    "unexpected end of data"))
+            hint = ("; if quotes are part of the text (a lone \" in a sentence), set `quoting: none` in the spec's "
+                    "source (its `options`)" if quote else "")
+            where = f" (in the record that starts on line {start})" if quote and start != reader.line_num else ""
+            raise DataError(f"malformed {layout.format}: {exc}{where}{hint}", file=str(path),
                             line=reader.line_num) from None
         except UnicodeDecodeError:
             raise DataError("not UTF-8", file=str(path), line=reader.line_num + 1) from None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,15 +23,37 @@ def read_jsonl(path: Path, layout: Any, split: str) -> Rows:
     return rows
 
 
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")  # a \uD800-\uDFFF escape: half of a pair, or a lone one
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    """The first lone surrogate in a parsed JSON value's strings (keys included), or None."""
+    if isinstance(value, str):
+        found = _SURROGATE.search(value)
+        return found.group() if found else None
+    if isinstance(value, dict):
+        return next((s for item in value.items() for part in item if (s := _lone_surrogate(part))), None)
+    if isinstance(value, list):
+        return next((s for part in value if (s := _lone_surrogate(part))), None)
+    return None
+
+
 def _jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed value) of each non-blank line; invalid JSON, text that is not UTF-8 or a lone
+    surrogate escape (JSON allows '\\ud800', which no text can hold) is one line naming the line."""
     with path.open(encoding="utf-8-sig") as handle:
         try:
             for number, line in enumerate(handle, start=1):
                 if line.strip():
                     try:
-                        yield number, json.loads(line)
+                        value = json.loads(line)
                     except json.JSONDecodeError as exc:
                         raise DataError(f"invalid JSON: {exc.msg}", file=str(path), line=number) from None
+                    if _ESCAPED_SURROGATE.search(line) and (lone := _lone_surrogate(value)) is not None:
+                        raise DataError(f"a string holds the lone surrogate \\u{ord(lone):04x} (half of a UTF-16 "
+                                        "pair, not text); fix the escape in the file", file=str(path), line=number)
+                    yield number, value
         except UnicodeDecodeError:
             raise DataError("not UTF-8", file=str(path)) from None
 

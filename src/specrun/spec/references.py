@@ -30,6 +30,12 @@ def check_references(spec: Spec, located: LocatedYaml, require_fingerprints: boo
         _check_layout(source, ("sources", source_name, "mirror") if isinstance(source, HubDataset)
                       else ("sources", source_name), located)
         _check_pinned_members(source_name, source, located)
+        for column in source.values or {}:
+            if column not in source.columns.values():
+                mapped = ", ".join(sorted(set(source.columns.values())))
+                raise located.error(("sources", source_name, "values", column),
+                                    f"column {column!r} is not mapped by `columns`, so this map would never apply; "
+                                    f"`values` takes a mapped column: {mapped}")
     for name, split in spec.splits.items():
         if split.source not in spec.sources:
             raise located.error(("splits", name, "source"),
