@@ -397,7 +397,8 @@ def cmd_fingerprint(args: argparse.Namespace, console: Console) -> int:
     from specrun.plan import make_plan
     from specrun.spec import load_spec
 
-    plan = make_plan(load_spec(args.spec, require_fingerprints=False))
+    loaded = load_spec(args.spec, require_fingerprints=False)
+    plan = make_plan(loaded)
     data_dir = resolve_data_dir(args.data_dir)
     found = {}
     for name in (split.name for split in (*plan.splits, *plan.support_splits)):
@@ -407,7 +408,7 @@ def cmd_fingerprint(args: argparse.Namespace, console: Console) -> int:
     if args.write:
         from specrun.spec import write_fingerprints
 
-        changed = write_fingerprints(Path(args.spec), found)
+        changed = write_fingerprints(Path(args.spec), found, read_sha256=loaded.sha256)
         print(f"{args.spec}: " + (f"updated {', '.join(changed)}" if changed else "already up to date"),
               file=sys.stderr)
     return 0
