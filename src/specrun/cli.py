@@ -459,11 +459,11 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
 def _publish(files: dict[str, str | bytes], repo: str | None, repo_type: str, push: bool, output: str | None,
              message: str, check: HubCheck | None = None, create_pr: bool = False) -> None:
     """Check -o and, with --push, the repo, what the hub would reject, and that the hub answers; then write the
-    files to -o and upload them with --push, otherwise say what would be uploaded and what the hub would make of it.
-    Every check comes before the first byte is written."""
+    files to -o (all or none) and upload them with --push, otherwise say what would be uploaded and what the hub
+    would make of it. Every check comes before the first byte is written."""
     from specrun import hub
-    from specrun.core.files import write_atomic
     from specrun.hub import check_hub_reachable, upload
+    from specrun.outputs import write_file_tree
 
     check = check or hub.HubCheck()
     folder = _output_folder(output)
@@ -477,8 +477,7 @@ def _publish(files: dict[str, str | bytes], repo: str | None, repo_type: str, pu
             print(f"specrun: warning: {warning}", file=sys.stderr)
         check_hub_reachable(repo_type, repo)
     if folder is not None:
-        for name, content in files.items():
-            write_atomic(folder / name, content)
+        write_file_tree(folder, files, f"-o {output}")
     if not push:
         target = f"{repo_type} repo {repo}" if repo else f"a {repo_type} repo (--repo)"
         print(f"dry run: would upload to {target}{' as a pull request' if create_pr else ''}:")
