@@ -78,25 +78,34 @@ class Confirmation:
 @dataclass
 class HubCheck:
     """What the hub would make of the files: `refusals` it rejects (push refuses them), `warnings` it accepts but
-    shows wrongly or incompletely (said in the dry run and before a push)."""
+    shows wrongly or incompletely (said in the dry run and before a push); `licence`: why specrun itself refuses
+    them (an unconfirmed licence; a dry run shows the files, then ends in this line)."""
 
     refusals: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    licence: str | None = None
 
     def add(self, other: HubCheck) -> HubCheck:
         self.refusals += other.refusals
         self.warnings += other.warnings
+        self.licence = self.licence or other.licence
         return self
+
+
+def licence_refusal(publication: str, licence: str, what: str, confirmation: Confirmation | None) -> str | None:
+    """Why publishing under this licence is refused (unconfirmed, and no confirmation with a reason), or None."""
+    if publication == "confirmed" or (confirmation is not None and confirmation.reason.strip()):
+        return None
+    return (f"{what}: data licence {licence} is not confirmed for publication (licence.publication: unconfirmed); "
+            "nothing was published. Pass --confirm-licence REASON to publish anyway; the reason is written into the "
+            "card")
 
 
 def licence_gate(publication: str, licence: str, what: str, confirmation: Confirmation | None) -> None:
     """Refuse to publish under an unconfirmed licence unless the user confirmed it, with a reason."""
-    if publication == "confirmed":
-        return
-    if confirmation is None or not confirmation.reason.strip():
-        raise SpecrunError(f"{what}: data licence {licence} is not confirmed for publication "
-                           "(licence.publication: unconfirmed); nothing was published. Pass "
-                           "--confirm-licence REASON to publish anyway; the reason is written into the card")
+    refusal = licence_refusal(publication, licence, what, confirmation)
+    if refusal is not None:
+        raise SpecrunError(refusal)
 
 
 def task_id(split: str, metric_id: str) -> str:
@@ -529,15 +538,19 @@ def upload(files: dict[str, str | bytes], repo: str, repo_type: str, message: st
 
 def results_publication(results_path: str, spec_path: str | None, benchmark: str, benchmark_revision: str | None,
                         source: Source | None, confirmation: Confirmation | None,
-                        repo: str | None) -> tuple[dict[str, str | bytes], HubCheck, str]:
+                        repo: str | None, *, push: bool = False) -> tuple[dict[str, str | bytes], HubCheck, str]:
     """`.eval_results/<spec>.yaml` and the model-index block of a verified run, with what the hub would make of
-    them; the licence gate reads the spec (found by the sha256 results.json records), never the results file."""
+    them; the licence gate reads the spec (found by the sha256 results.json records), never the results file.
+    An unconfirmed licence is refused here for a push, and named in the check (`licence`) for a dry run."""
     from specrun.verify import verified_with_spec
 
     revision = check_revision(benchmark_revision)
     verified, loaded = verified_with_spec(results_path, spec_path)
     results, spec = verified.results, loaded.spec
-    licence_gate(spec.licence.publication, spec.licence.data, f"{results_path} ({spec.id})", confirmation)
+    what = f"{results_path} ({spec.id})"
+    if push:
+        licence_gate(spec.licence.publication, spec.licence.data, what, confirmation)
+    refusal = licence_refusal(spec.licence.publication, spec.licence.data, what, confirmation)
     spec_task_ids(spec)  # the same task ids (and collision check) as publish-benchmark's eval.yaml
     source = source or default_source(benchmark)
     files: dict[str, str | bytes] = {
@@ -547,18 +560,21 @@ def results_publication(results_path: str, spec_path: str | None, benchmark: str
                                                                        revision=revision, source=source)},
                                            sort_keys=False, allow_unicode=True),
     }
-    return files, publish_check(results, spec, files, repo), spec.id
+    return files, publish_check(results, spec, files, repo).add(HubCheck(licence=refusal)), spec.id
 
 
 def benchmark_publication(spec: Spec, splits: Mapping[str, Sequence[Item]] | None, examples: Sequence[Item],
                           confirmation: Confirmation | None, framework: str | None,
-                          shown: str) -> tuple[dict[str, str | bytes], HubCheck]:
-    """The benchmark repo's files: the dataset card (README.md), eval.yaml and, when the licence gate and the
-    sources allow (`data_withheld`), the evaluated splits' items as Parquet; with what the hub would make of them.
-    The caller loads the items (the data stage runs before this stage, never from it)."""
+                          shown: str, *, push: bool = False) -> tuple[dict[str, str | bytes], HubCheck]:
+    """The benchmark repo's files: the dataset card (README.md), eval.yaml and, when the sources allow
+    (`data_withheld`), the evaluated splits' items as Parquet; with what the hub would make of them. An
+    unconfirmed licence is refused here for a push, and named in the check (`licence`) for a dry run. The caller
+    loads the items (the data stage runs before this stage, never from it)."""
     from specrun.reports import render_card
 
-    licence_gate(spec.licence.publication, spec.licence.data, f"{shown} ({spec.id})", confirmation)
+    what = f"{shown} ({spec.id})"
+    if push:
+        licence_gate(spec.licence.publication, spec.licence.data, what, confirmation)
     eval_yaml = benchmark_eval_yaml(spec, framework)
     language = guess_language(spec, examples)
     files: dict[str, str | bytes] = {
@@ -567,6 +583,7 @@ def benchmark_publication(spec: Spec, splits: Mapping[str, Sequence[Item]] | Non
     if splits:
         files.update(data_files(splits))
     check = benchmark_check(spec, files)
+    check.licence = licence_refusal(spec.licence.publication, spec.licence.data, what, confirmation)
     if language is None:
         check.warnings.append("the dataset card states no language: the spec has none and the texts did not show "
                               "one")
@@ -600,6 +617,7 @@ __all__ = [
     "hub_task",
     "hub_task_id",
     "licence_gate",
+    "licence_refusal",
     "model_index",
     "parquet_bytes",
     "publish_check",
