@@ -475,8 +475,11 @@ def dataset_card(spec: Spec, card_text: str, confirmation: Confirmation | None, 
                  splits: Mapping[str, Sequence[Item]] | None = None, language: str | None = None) -> str:
     """README.md for the benchmark's dataset repo: hub front matter (licence, language, size, source datasets,
     task categories and ids, pretty name, and `configs` naming the uploaded Parquet files) and the benchmark card
-    as its body. `splits` are the items uploaded (None when the data is withheld)."""
+    as its body (`card_text`, rendered without its citation), then the confirmation and the spec's citation.
+    `splits` are the items uploaded (None when the data is withheld)."""
     from huggingface_hub import DatasetCard, DatasetCardData
+
+    from specrun.reports import citation_section
 
     kinds = {protocol.kind for protocol in spec.protocols.values()}
     extra: dict[str, Any] = {}
@@ -492,6 +495,9 @@ def dataset_card(spec: Spec, card_text: str, confirmation: Confirmation | None, 
         task_ids=sorted({task for task in map(hub_task_id, kinds) if task}) or None,
         tags=["specrun", "sentence-embeddings", "benchmark"], **extra)
     body = card_text if confirmation is None else f"{card_text.rstrip()}\n\n{confirmation.sentence}\n"
+    citation = citation_section(spec.citation)
+    if citation:
+        body = f"{body.rstrip()}\n\n{citation}"
     return str(DatasetCard(f"---\n{data.to_yaml()}\n---\n\n{body}"))
 
 
@@ -578,7 +584,8 @@ def benchmark_publication(spec: Spec, splits: Mapping[str, Sequence[Item]] | Non
     eval_yaml = benchmark_eval_yaml(spec, framework)
     language = guess_language(spec, examples)
     files: dict[str, str | bytes] = {
-        "README.md": dataset_card(spec, render_card(spec, examples), confirmation, splits=splits, language=language),
+        "README.md": dataset_card(spec, render_card(spec, examples, citation=False), confirmation, splits=splits,
+                                  language=language),
         "eval.yaml": eval_yaml}
     if splits:
         files.update(data_files(splits))
