@@ -540,7 +540,7 @@ def write_file_tree(folder: Path, files: Mapping[str, str | bytes], label: str) 
     folder each file is renamed in, the file it replaces kept aside until all are in, and put back if one fails.
     Faults are one OutputError naming `label`; files already in `folder` that are not in `files` stay."""
     names = _tree_names(files)
-    target = Path(os.path.abspath(folder))
+    target = Path(os.path.realpath(folder) if os.path.isdir(folder) else os.path.abspath(folder))  # a link's folder
     unit = _Set(target, {})
     _make_parents(unit)
     staging: Path | None = None

@@ -90,3 +90,15 @@ def test_into_an_existing_folder_the_files_are_replaced_and_others_kept(tmp_path
     assert files_under(out) == ["README.md", "data/test.parquet", "eval.yaml", "notes.txt"]
     assert (out / "README.md").read_text(encoding="utf-8").startswith("---\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_linked_folder_gets_the_files_and_stays_a_link(tmp_path: Path, data_dir: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    code, _out, err = run_cli(benchmark_args(link, data_dir), capsys)
+    assert code == 0, err
+    assert link.is_symlink() and files_under(real) == ["README.md", "data/test.parquet", "eval.yaml"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real"]
