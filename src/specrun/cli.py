@@ -397,7 +397,8 @@ def cmd_fingerprint(args: argparse.Namespace, console: Console) -> int:
     from specrun.plan import make_plan
     from specrun.spec import load_spec
 
-    plan = make_plan(load_spec(args.spec, require_fingerprints=False))
+    loaded = load_spec(args.spec, require_fingerprints=False)
+    plan = make_plan(loaded)
     data_dir = resolve_data_dir(args.data_dir)
     found = {}
     for name in (split.name for split in (*plan.splits, *plan.support_splits)):
@@ -407,7 +408,7 @@ def cmd_fingerprint(args: argparse.Namespace, console: Console) -> int:
     if args.write:
         from specrun.spec import write_fingerprints
 
-        changed = write_fingerprints(Path(args.spec), found)
+        changed = write_fingerprints(Path(args.spec), found, read_sha256=loaded.sha256)
         print(f"{args.spec}: " + (f"updated {', '.join(changed)}" if changed else "already up to date"),
               file=sys.stderr)
     return 0
@@ -458,14 +459,16 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
 def _publish(files: dict[str, str | bytes], repo: str | None, repo_type: str, push: bool, output: str | None,
              message: str, check: HubCheck | None = None, create_pr: bool = False) -> None:
     """Check -o and, with --push, the repo, what the hub would reject, and that the hub answers; then write the
-    files to -o and upload them with --push, otherwise say what would be uploaded and what the hub would make of it.
-    Every check comes before the first byte is written."""
+    files to -o (all or none) and upload them with --push, otherwise say what would be uploaded and what the hub
+    would make of it. Every check comes before the first byte is written."""
     from specrun import hub
-    from specrun.core.files import write_atomic
     from specrun.hub import check_hub_reachable, upload
+    from specrun.outputs import write_file_tree
 
     check = check or hub.HubCheck()
     folder = _output_folder(output)
+    if push and check.licence:  # the callers gate a push before building the files; never upload past it
+        raise SpecrunError(check.licence)
     if push:
         if not repo:
             raise SpecrunError("--push needs --repo OWNER/NAME")
@@ -475,9 +478,8 @@ def _publish(files: dict[str, str | bytes], repo: str | None, repo_type: str, pu
         for warning in check.warnings:
             print(f"specrun: warning: {warning}", file=sys.stderr)
         check_hub_reachable(repo_type, repo)
-    if folder is not None:
-        for name, content in files.items():
-            write_atomic(folder / name, content)
+    if folder is not None and not check.licence:
+        write_file_tree(folder, files, f"-o {output}")
     if not push:
         target = f"{repo_type} repo {repo}" if repo else f"a {repo_type} repo (--repo)"
         print(f"dry run: would upload to {target}{' as a pull request' if create_pr else ''}:")
@@ -491,6 +493,11 @@ def _publish(files: dict[str, str | bytes], repo: str | None, repo_type: str, pu
             print(f"hub warning: {warning}")
         for refusal in check.refusals:
             print(f"hub would reject: {refusal}")
+        if check.licence:
+            print("nothing was uploaded; --push is refused until the data licence is confirmed (--confirm-licence "
+                  "REASON)" + (f"; nothing was written to -o {output}" if folder is not None else ""))
+            sys.stdout.flush()
+            raise SpecrunError(check.licence)
         print("nothing was uploaded; " + ("--push would be refused until the rejections above are fixed"
                                           if check.refusals else "pass --push to upload"))
         return
@@ -508,7 +515,7 @@ def cmd_publish(args: argparse.Namespace, console: Console) -> int:
         if args.source_url else None
     confirmation = Confirmation(args.confirm_licence) if args.confirm_licence else None
     files, check, spec_id = results_publication(args.results, args.spec, args.benchmark, args.benchmark_revision,
-                                                source, confirmation, args.repo)
+                                                source, confirmation, args.repo, push=args.push)
     # model-index.yaml is a block for the model card's front matter: shown and written, but only the
     # .eval_results file is uploaded (specrun does not overwrite a model's README)
     to_upload = {name: text for name, text in files.items() if name.startswith(".eval_results/")} if args.push \
@@ -527,16 +534,18 @@ def cmd_publish_benchmark(args: argparse.Namespace, console: Console) -> int:
     loaded = load_spec(args.spec)
     plan, spec = make_plan(loaded), loaded.spec
     confirmation = Confirmation(args.confirm_licence) if args.confirm_licence else None
-    licence_gate(spec.licence.publication, spec.licence.data, f"{args.spec} ({spec.id})", confirmation)
+    if args.push:  # before any data is read or the hub is asked; a dry run shows the files, then refuses
+        licence_gate(spec.licence.publication, spec.licence.data, f"{args.spec} ({spec.id})", confirmation)
     data_dir, workspace = resolve_data_dir(args.data_dir), workspace_of(args)
     splits = None
-    if data_withheld(spec) is None:  # the gate is open: the evaluated splits go up as Parquet, named by configs
+    if data_withheld(spec) is None:  # the evaluated splits go up as Parquet, named by configs
         splits = {split.name: load_split(plan, split.name, data_dir, workspace=workspace).items
                   for split in plan.splits}
         examples = splits[plan.splits[0].name]
     else:
         examples = example_items(plan, data_dir, workspace)
-    files, check = benchmark_publication(spec, splits, examples, confirmation, args.evaluation_framework, args.spec)
+    files, check = benchmark_publication(spec, splits, examples, confirmation, args.evaluation_framework, args.spec,
+                                         push=args.push)
     _publish(files, args.repo, "dataset", args.push, args.output, f"specrun benchmark {loaded.spec.id}", check,
              args.create_pr)
     return 0

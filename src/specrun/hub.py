@@ -78,25 +78,34 @@ class Confirmation:
 @dataclass
 class HubCheck:
     """What the hub would make of the files: `refusals` it rejects (push refuses them), `warnings` it accepts but
-    shows wrongly or incompletely (said in the dry run and before a push)."""
+    shows wrongly or incompletely (said in the dry run and before a push); `licence`: why specrun itself refuses
+    them (an unconfirmed licence; a dry run shows the files, then ends in this line)."""
 
     refusals: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    licence: str | None = None
 
     def add(self, other: HubCheck) -> HubCheck:
         self.refusals += other.refusals
         self.warnings += other.warnings
+        self.licence = self.licence or other.licence
         return self
+
+
+def licence_refusal(publication: str, licence: str, what: str, confirmation: Confirmation | None) -> str | None:
+    """Why publishing under this licence is refused (unconfirmed, and no confirmation with a reason), or None."""
+    if publication == "confirmed" or (confirmation is not None and confirmation.reason.strip()):
+        return None
+    return (f"{what}: data licence {licence} is not confirmed for publication (licence.publication: unconfirmed); "
+            "nothing was published. Pass --confirm-licence REASON to publish anyway; the reason is written into the "
+            "card")
 
 
 def licence_gate(publication: str, licence: str, what: str, confirmation: Confirmation | None) -> None:
     """Refuse to publish under an unconfirmed licence unless the user confirmed it, with a reason."""
-    if publication == "confirmed":
-        return
-    if confirmation is None or not confirmation.reason.strip():
-        raise SpecrunError(f"{what}: data licence {licence} is not confirmed for publication "
-                           "(licence.publication: unconfirmed); nothing was published. Pass "
-                           "--confirm-licence REASON to publish anyway; the reason is written into the card")
+    refusal = licence_refusal(publication, licence, what, confirmation)
+    if refusal is not None:
+        raise SpecrunError(refusal)
 
 
 def task_id(split: str, metric_id: str) -> str:
@@ -407,21 +416,130 @@ def benchmark_check(spec: Spec, files: Mapping[str, str | bytes]) -> HubCheck:
     return check
 
 
-def parquet_bytes(items: Sequence[Item]) -> bytes:
-    """One split's items as Parquet: `id` and the mapped item fields, in item order."""
+def _parquet(rows: Sequence[Mapping[str, Any]], schema: Any = None) -> bytes:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    # a shared corpus is shown by its digest, as in the items' fingerprint (uploading the corpus itself: issue 20)
-    table = pa.Table.from_pylist([{"id": item.id, **{name: str(value) if isinstance(value, SharedCorpus) else value
-                                                      for name, value in item.fields.items()}} for item in items])
+    table = pa.Table.from_pylist(list(rows), schema=schema)
     sink = io.BytesIO()
     pq.write_table(table, sink)
     return sink.getvalue()
 
 
+def parquet_bytes(items: Sequence[Item]) -> bytes:
+    """One split's items as Parquet: `id` and the mapped item fields, in item order. A shared corpus is never
+    written as its digest in place of the documents: such a split goes up in the BEIR layout (`beir_tables`)."""
+    for item in items:
+        for name, value in item.fields.items():
+            if isinstance(value, SharedCorpus):
+                raise SpecrunError(f"item field {name!r} holds a corpus; it is uploaded as the corpus, queries and "
+                                   "qrels configs, never as one column")
+    return _parquet([{"id": item.id, **item.fields} for item in items])
+
+
 def data_files(splits: Mapping[str, Sequence[Item]]) -> dict[str, bytes]:
     return {f"data/{split}.parquet": parquet_bytes(items) for split, items in splits.items()}
+
+
+@dataclass(frozen=True)
+class CorpusFields:
+    """The item fields of a protocol that searches a shared corpus: the query text, its graded judgments (document
+    id -> score) and the corpus."""
+
+    query: str
+    qrels: str
+    corpus: str
+
+
+def corpus_fields(spec: Spec) -> CorpusFields | None:
+    """How the spec's items hold a shared corpus (from its protocol kinds' field kinds), or None when none does.
+    One line when a kind reads a corpus in a shape the BEIR layout cannot hold, or beside other fields."""
+    found: CorpusFields | None = None
+    needed: set[str] = set()
+    for protocol in spec.protocols.values():
+        fields: Mapping[str, str] = getattr(registry.PROTOCOLS.get(protocol.kind), "item_fields", {})
+        needed |= set(fields)
+        of = {kind: [name for name, value in fields.items() if value == kind] for kind in ("text", "judgments",
+                                                                                           "corpus")}
+        if not of["corpus"]:
+            continue
+        if not (len(of["corpus"]) == len(of["text"]) == len(of["judgments"]) == 1):
+            raise SpecrunError(f"protocol kind {protocol.kind} reads a corpus, but not as one query text, one set "
+                               "of judgments and one corpus; it has no hub layout; nothing was published")
+        found = CorpusFields(of["text"][0], of["judgments"][0], of["corpus"][0])
+    if found is not None and needed - {found.query, found.qrels, found.corpus}:
+        raise SpecrunError(f"the spec's protocols read {', '.join(sorted(needed))}: a corpus layout (corpus, queries, "
+                           "qrels) cannot hold the fields beside the corpus; nothing was published")
+    return found
+
+
+CORPUS_FILE, QUERIES_FILE = "corpus.parquet", "queries.parquet"
+
+
+def beir_tables(splits: Mapping[str, Sequence[Item]], fields: CorpusFields) -> dict[str, bytes]:
+    """The BEIR layout MTEB's retrieval datasets have on the hub (mteb/scifact): `corpus.parquet` (_id, text: the
+    text each document was embedded as, title and text joined as the reader joins them), `queries.parquet` (_id,
+    text; every split's queries, by item id) and `qrels/<split>.parquet` (query-id, corpus-id, score: every
+    judgment, 0 included). One corpus for all splits; a query id with two texts is refused."""
+    import pyarrow as pa
+
+    corpus: SharedCorpus | None = None
+    queries: dict[str, str] = {}
+    files: dict[str, bytes] = {}
+    for split, items in splits.items():
+        qrels = []
+        for item in items:
+            shared = item.fields[fields.corpus]
+            if corpus is None:
+                corpus = shared
+            elif shared != corpus:
+                raise SpecrunError(f"split {split} searches another corpus ({shared}) than the splits before it "
+                                   f"({corpus}); the hub layout holds one corpus; nothing was published")
+            text = str(item.fields[fields.query])
+            if queries.setdefault(item.id, text) != text:
+                raise SpecrunError(f"query {item.id!r} has two texts in the evaluated splits; the hub layout's "
+                                   "queries config holds one; nothing was published")
+            qrels += [{"query-id": item.id, "corpus-id": doc_id, "score": score}
+                      for doc_id, score in item.fields[fields.qrels].items()]
+        files[f"qrels/{split}.parquet"] = _parquet(qrels, pa.schema([("query-id", pa.string()),
+                                                                     ("corpus-id", pa.string()),
+                                                                     ("score", pa.int64())]))
+    assert corpus is not None
+    text_schema = pa.schema([("_id", pa.string()), ("text", pa.string())])
+    files[CORPUS_FILE] = _parquet([{"_id": doc_id, "text": text} for doc_id, text in zip(corpus.ids, corpus.texts,
+                                                                                          strict=True)],
+                                  text_schema)
+    files[QUERIES_FILE] = _parquet([{"_id": query_id, "text": text} for query_id, text in queries.items()],
+                                   text_schema)
+    return files
+
+
+@dataclass(frozen=True)
+class DataLayout:
+    """The data files of a benchmark repo, the card's `configs` naming them, and the rows they hold."""
+
+    files: dict[str, bytes]
+    configs: list[dict[str, Any]]
+    rows: int
+
+
+def data_layout(spec: Spec, splits: Mapping[str, Sequence[Item]]) -> DataLayout:
+    """The evaluated splits as the hub holds them: one Parquet file per split in config `default`; for a corpus
+    search, MTEB's retrieval layout: qrels per split in `default` (so eval.yaml's tasks name them), and the
+    `corpus` and `queries` configs."""
+    fields = corpus_fields(spec)
+    if fields is None:
+        return DataLayout(data_files(splits), [{"config_name": CONFIG, "data_files": [
+            {"split": split, "path": f"data/{split}.parquet"} for split in splits]}],
+            sum(len(items) for items in splits.values()))
+    files = beir_tables(splits, fields)
+    configs = [{"config_name": CONFIG, "data_files": [{"split": split, "path": f"qrels/{split}.parquet"}
+                                                     for split in splits]},
+               {"config_name": "corpus", "data_files": [{"split": "corpus", "path": CORPUS_FILE}]},
+               {"config_name": "queries", "data_files": [{"split": "queries", "path": QUERIES_FILE}]}]
+    documents = len(next(iter(splits.values()))[0].fields[fields.corpus]) if splits else 0
+    queries = len({item.id for items in splits.values() for item in items})
+    return DataLayout(files, configs, documents + queries)
 
 
 def size_category(n: int) -> str:
@@ -463,27 +581,30 @@ def source_datasets(spec: Spec) -> list[str]:
 
 
 def dataset_card(spec: Spec, card_text: str, confirmation: Confirmation | None, *,
-                 splits: Mapping[str, Sequence[Item]] | None = None, language: str | None = None) -> str:
+                 data: DataLayout | None = None, language: str | None = None) -> str:
     """README.md for the benchmark's dataset repo: hub front matter (licence, language, size, source datasets,
     task categories and ids, pretty name, and `configs` naming the uploaded Parquet files) and the benchmark card
-    as its body. `splits` are the items uploaded (None when the data is withheld)."""
+    as its body (`card_text`, rendered without its citation), then the confirmation and the spec's citation.
+    `data` is what is uploaded (None when the data is withheld)."""
     from huggingface_hub import DatasetCard, DatasetCardData
 
+    from specrun.reports import citation_section
+
     kinds = {protocol.kind for protocol in spec.protocols.values()}
-    extra: dict[str, Any] = {}
-    if splits:
-        extra["configs"] = [{"config_name": CONFIG,
-                             "data_files": [{"split": split, "path": f"data/{split}.parquet"} for split in splits]}]
-    data = DatasetCardData(
+    extra: dict[str, Any] = {"configs": data.configs} if data else {}
+    front = DatasetCardData(
         language=language.split(",") if language else None,
         license=HUB_LICENCES.get(spec.licence.data, spec.licence.data), pretty_name=spec.title,
-        size_categories=[size_category(sum(len(items) for items in splits.values()))] if splits else None,
+        size_categories=[size_category(data.rows)] if data else None,
         source_datasets=source_datasets(spec),
         task_categories=sorted({hub_task(kind) for kind in kinds}),
         task_ids=sorted({task for task in map(hub_task_id, kinds) if task}) or None,
         tags=["specrun", "sentence-embeddings", "benchmark"], **extra)
     body = card_text if confirmation is None else f"{card_text.rstrip()}\n\n{confirmation.sentence}\n"
-    return str(DatasetCard(f"---\n{data.to_yaml()}\n---\n\n{body}"))
+    citation = citation_section(spec.citation)
+    if citation:
+        body = f"{body.rstrip()}\n\n{citation}"
+    return str(DatasetCard(f"---\n{front.to_yaml()}\n---\n\n{body}"))
 
 
 def check_hub_reachable(repo_type: str, repo: str) -> None:
@@ -529,15 +650,19 @@ def upload(files: dict[str, str | bytes], repo: str, repo_type: str, message: st
 
 def results_publication(results_path: str, spec_path: str | None, benchmark: str, benchmark_revision: str | None,
                         source: Source | None, confirmation: Confirmation | None,
-                        repo: str | None) -> tuple[dict[str, str | bytes], HubCheck, str]:
+                        repo: str | None, *, push: bool = False) -> tuple[dict[str, str | bytes], HubCheck, str]:
     """`.eval_results/<spec>.yaml` and the model-index block of a verified run, with what the hub would make of
-    them; the licence gate reads the spec (found by the sha256 results.json records), never the results file."""
+    them; the licence gate reads the spec (found by the sha256 results.json records), never the results file.
+    An unconfirmed licence is refused here for a push, and named in the check (`licence`) for a dry run."""
     from specrun.verify import verified_with_spec
 
     revision = check_revision(benchmark_revision)
     verified, loaded = verified_with_spec(results_path, spec_path)
     results, spec = verified.results, loaded.spec
-    licence_gate(spec.licence.publication, spec.licence.data, f"{results_path} ({spec.id})", confirmation)
+    what = f"{results_path} ({spec.id})"
+    if push:
+        licence_gate(spec.licence.publication, spec.licence.data, what, confirmation)
+    refusal = licence_refusal(spec.licence.publication, spec.licence.data, what, confirmation)
     spec_task_ids(spec)  # the same task ids (and collision check) as publish-benchmark's eval.yaml
     source = source or default_source(benchmark)
     files: dict[str, str | bytes] = {
@@ -547,26 +672,32 @@ def results_publication(results_path: str, spec_path: str | None, benchmark: str
                                                                        revision=revision, source=source)},
                                            sort_keys=False, allow_unicode=True),
     }
-    return files, publish_check(results, spec, files, repo), spec.id
+    return files, publish_check(results, spec, files, repo).add(HubCheck(licence=refusal)), spec.id
 
 
 def benchmark_publication(spec: Spec, splits: Mapping[str, Sequence[Item]] | None, examples: Sequence[Item],
                           confirmation: Confirmation | None, framework: str | None,
-                          shown: str) -> tuple[dict[str, str | bytes], HubCheck]:
-    """The benchmark repo's files: the dataset card (README.md), eval.yaml and, when the licence gate and the
-    sources allow (`data_withheld`), the evaluated splits' items as Parquet; with what the hub would make of them.
-    The caller loads the items (the data stage runs before this stage, never from it)."""
+                          shown: str, *, push: bool = False) -> tuple[dict[str, str | bytes], HubCheck]:
+    """The benchmark repo's files: the dataset card (README.md), eval.yaml and, when the sources allow
+    (`data_withheld`), the evaluated splits' items as Parquet; with what the hub would make of them. An
+    unconfirmed licence is refused here for a push, and named in the check (`licence`) for a dry run. The caller
+    loads the items (the data stage runs before this stage, never from it)."""
     from specrun.reports import render_card
 
-    licence_gate(spec.licence.publication, spec.licence.data, f"{shown} ({spec.id})", confirmation)
+    what = f"{shown} ({spec.id})"
+    if push:
+        licence_gate(spec.licence.publication, spec.licence.data, what, confirmation)
     eval_yaml = benchmark_eval_yaml(spec, framework)
     language = guess_language(spec, examples)
+    data = data_layout(spec, splits) if splits else None
     files: dict[str, str | bytes] = {
-        "README.md": dataset_card(spec, render_card(spec, examples), confirmation, splits=splits, language=language),
+        "README.md": dataset_card(spec, render_card(spec, examples, citation=False), confirmation, data=data,
+                                  language=language),
         "eval.yaml": eval_yaml}
-    if splits:
-        files.update(data_files(splits))
+    if data:
+        files.update(data.files)
     check = benchmark_check(spec, files)
+    check.licence = licence_refusal(spec.licence.publication, spec.licence.data, what, confirmation)
     if language is None:
         check.warnings.append("the dataset card states no language: the spec has none and the texts did not show "
                               "one")
@@ -577,17 +708,22 @@ __all__ = [
     "CONFIG",
     "EVALUATION_FRAMEWORK",
     "Confirmation",
+    "CorpusFields",
+    "DataLayout",
     "EvalResultItem",
     "EvalTask",
     "EvalYaml",
     "HubCheck",
     "Source",
+    "beir_tables",
     "benchmark_check",
     "benchmark_eval_yaml",
     "check_eval_results",
     "check_eval_yaml",
     "check_revision",
+    "corpus_fields",
     "data_files",
+    "data_layout",
     "data_withheld",
     "dataset_card",
     "default_source",
@@ -600,6 +736,7 @@ __all__ = [
     "hub_task",
     "hub_task_id",
     "licence_gate",
+    "licence_refusal",
     "model_index",
     "parquet_bytes",
     "publish_check",

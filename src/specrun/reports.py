@@ -34,6 +34,17 @@ def table_row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def citation_section(citation: str | None) -> str:
+    """The spec's citation as hub dataset cards give it: a "Citation" section with a fenced block, `bibtex` when it
+    is a BibTeX entry (else `text`: a plain reference is not labelled BibTeX); "" without one."""
+    if not citation or not citation.strip():
+        return ""
+    text = citation.strip("\n")
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    language = "bibtex" if text.lstrip().startswith("@") else "text"
+    return f"## Citation\n\n{fence}{language}\n{text}\n{fence}\n"
+
+
 def source_lines(spec: Spec) -> list[str]:
     return [f"{name}: {s.type} {s.path} at revision {s.revision}, licence {s.licence}"
             for name, s in spec.sources.items()]
@@ -170,8 +181,10 @@ def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
             "provenance_lines": [md_text(line) for line in lines], "plots": plots}
 
 
-def render_card(spec: Spec, examples: Sequence[Item], results: Results | None = None) -> str:
-    """The benchmark card; with results, the results report (the card plus results and provenance)."""
+def render_card(spec: Spec, examples: Sequence[Item], results: Results | None = None, *,
+                citation: bool = True) -> str:
+    """The benchmark card; with results, the results report (the card plus results and provenance); either ends
+    in the spec's citation when it has one (`citation=False` leaves it out, for a caller that places it)."""
     protocols = [{"lead": md_text(f"{p.label} ({', '.join(n for n, m in spec.metrics.items() if m.protocol == key)}; "
                                   f"capability {p.capability})."),
                   "description": md_text(p.description),
@@ -192,7 +205,7 @@ def render_card(spec: Spec, examples: Sequence[Item], results: Results | None = 
         metric_lines=[md_text(line) for line in metric_lines(spec)],
         examples=_examples(spec, examples),
         results=_results_view(spec, results) if results else None,
-        citation=md_text(spec.citation) if results and spec.citation else None,
+        citation=citation_section(spec.citation) if citation else "",
     )
     return text.rstrip("\n") + "\n"
 

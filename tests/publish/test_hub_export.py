@@ -185,3 +185,32 @@ def test_withheld_data_names_no_config(run: Path) -> None:
     results = Results.model_validate_json(run.read_text())
     block = model_index(results, "o/d", spec=qabot)
     assert all("config" not in r["dataset"] and "split" not in r["dataset"] for r in block[0]["results"])
+
+
+def test_dataset_card_ends_in_the_specs_citation(benchmark: Path) -> None:
+    """Issue 20: the hub card cites the data as hub dataset cards do; the confirmation stays with the card."""
+    citation = load_spec(BIOSSES).spec.citation
+    text = (benchmark / "README.md").read_text(encoding="utf-8")
+    assert citation and text.count("## Citation") == 1
+    assert text.endswith("although the spec marks the licence unconfirmed: authors agreed\n\n## Citation\n\n"
+                         f"```text\n{citation}\n```\n")
+
+
+def test_citation_section_bibtex_plain_or_none(data_dir: Path) -> None:
+    from specrun.data import example_items
+    from specrun.hub import dataset_card
+    from specrun.plan import make_plan
+    from specrun.reports import citation_section, render_card
+
+    entry = "@article{x,\n  title = {A ```fenced``` title},\n  year = {2017}\n}"
+    assert citation_section(entry) == f"## Citation\n\n````bibtex\n{entry}\n````\n"
+    assert citation_section("Doe J. A paper. 2020.") == "## Citation\n\n```text\nDoe J. A paper. 2020.\n```\n"
+    assert citation_section(None) == citation_section("  ") == ""
+    loaded = load_spec(BIOSSES)
+    items = example_items(make_plan(loaded), data_dir)
+    spec = loaded.spec.model_copy(update={"citation": None})
+    assert "Citation" not in render_card(spec, items)
+    assert "Citation" not in dataset_card(spec, render_card(spec, items, citation=False), None)
+    spec = loaded.spec.model_copy(update={"citation": entry})
+    card = dataset_card(spec, render_card(spec, items, citation=False), None)
+    assert card.endswith(f"\n\n## Citation\n\n````bibtex\n{entry}\n````\n") and card.count("## Citation") == 1

@@ -99,14 +99,22 @@ def test_compare_refuses_altered_predictions(two_runs: tuple[Path, Path], tmp_pa
 
 @pytest.mark.slow  # the real model (the two_runs fixture): the full suite runs it
 def test_publish_is_refused_without_licence_confirmation(two_runs: tuple[Path, Path], tmp_path: Path,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+                                                         data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Both commands alike: the dry run shows what would be uploaded, then refuses in one line (exit 2, nothing
+    at -o); --push refuses before anything else (tests/publish/test_publish_licence.py: before the hub)."""
     code, out, err = run_cli(["publish", str(two_runs[0]), "--benchmark", "specrun/biosses", "-o",
                               str(tmp_path / "out")], capsys)
-    assert code == 2 and err.count("\n") == 1 and out == ""
+    assert code == 2 and err.count("\n") == 1
     assert "data licence gpl-3.0 is not confirmed for publication" in err and "--confirm-licence" in err
+    assert out.startswith("dry run: would upload to a model repo (--repo):") and "--- .eval_results/biosses.yaml" in out
+    assert "--push is refused until the data licence is confirmed" in out
     assert not (tmp_path / "out").exists()
-    code, _, err = run_cli(["publish-benchmark", BIOSSES, "--repo", "specrun/biosses"], capsys)
-    assert code == 2 and "not confirmed for publication" in err
+    code, out, err = run_cli(["publish", str(two_runs[0]), "--benchmark", "specrun/biosses", "--repo", "a/b",
+                              "--push"], capsys)
+    assert code == 2 and err.count("\n") == 1 and out == "" and "not confirmed for publication" in err
+    code, out, err = run_cli(["publish-benchmark", BIOSSES, "--repo", "specrun/biosses", "--data-dir", str(data_dir)],
+                             capsys)
+    assert code == 2 and "not confirmed for publication" in err and "--- README.md" in out
 
 
 @pytest.mark.slow  # the real model (the two_runs fixture): the full suite runs it

@@ -27,8 +27,9 @@ ALL_SPECS = sorted(SPECS.glob("*.yaml"))
 
 
 class BrowserText(HTMLParser):
-    """HTML to the text a browser copies: each heading, paragraph, whole list and whole table a block, blocks
-    apart by a blank line; a list item is `• item`, a table row its cells joined by tabs, `<br>` a line break."""
+    """HTML to the text a browser copies: each heading, paragraph, code block, whole list and whole table a block,
+    blocks apart by a blank line; a list item is `• item`, a table row its cells joined by tabs, `<br>` a line
+    break, a code block's lines as they are."""
 
     BLOCKS = frozenset({"p", "h1", "h2", "h3", "h4", "h5", "h6"})
 
@@ -42,7 +43,9 @@ class BrowserText(HTMLParser):
         self.group_kind = ""
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in ("ul", "ol", "table"):
+        if tag == "pre":  # a code block: its lines as they are
+            self.text = []
+        elif tag in ("ul", "ol", "table"):
             self.group, self.group_kind = [], "list" if tag != "table" else "table"
         elif tag == "li":
             self.text = []
@@ -60,7 +63,10 @@ class BrowserText(HTMLParser):
             self.text.append(dict(attrs).get("alt") or "")
 
     def handle_endtag(self, tag: str) -> None:
-        if tag in ("ul", "ol", "table") and self.group is not None:
+        if tag == "pre" and self.text is not None:
+            self.blocks.append(("pre", "".join(self.text).rstrip("\n").split("\n")))
+            self.text = None
+        elif tag in ("ul", "ol", "table") and self.group is not None:
             self.blocks.append((self.group_kind, self.group))
             self.group = None
         elif tag == "li" and self.group is not None and self.text is not None:
@@ -105,8 +111,18 @@ def seed_text() -> str:
     return SEED_CARD.read_text(encoding="utf-8").rstrip("\n") + "\n"
 
 
-def test_rendered_card_is_the_seed_card_line_for_line(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run_cli(["card", str(SPECS / "biosses.yaml"), "--data-dir", str(data_dir)], capsys)
+def without_citation(tmp_path: Path) -> Path:
+    """BIOSSES without its `citation` (the last key of the spec): the seed card is the card of such a spec."""
+    text = (SPECS / "biosses.yaml").read_text(encoding="utf-8")
+    assert text.count("\ncitation: ") == 1
+    path = tmp_path / "biosses.yaml"
+    path.write_text(text.split("\ncitation: ")[0] + "\n", encoding="utf-8")
+    return path
+
+
+def test_rendered_card_is_the_seed_card_line_for_line(tmp_path: Path, data_dir: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(["card", str(without_citation(tmp_path)), "--data-dir", str(data_dir)], capsys)
     assert code == 0, err
     got, want = rendered_text(out).splitlines(), seed_text().splitlines()
     for number, (line, expected) in enumerate(zip(got, want, strict=False), start=1):
@@ -116,6 +132,20 @@ def test_rendered_card_is_the_seed_card_line_for_line(data_dir: Path, capsys: py
     assert out.startswith("# Biomedical sentence similarity (BIOSSES)\n\n> Licence to confirm")
     assert "\n## Data\n" in out and "\n**What is measured.** " in out and "\n**Data.** " in out
     assert "\n- seed 20261006\n" in out and "\n| item_id | sentence 1 | sentence 2 | gold |\n| --- |" in out
+
+
+def test_a_citation_ends_the_card_and_nothing_else_moves(tmp_path: Path, data_dir: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """BIOSSES as it is (it has a citation): the seed card line for line, then a Citation section with the
+    citation in a fenced block (`text`: it is a plain reference, not BibTeX)."""
+    spec = load_spec(SPECS / "biosses.yaml").spec
+    assert spec.citation and not spec.citation.startswith("@")
+    code, plain, err = run_cli(["card", str(without_citation(tmp_path)), "--data-dir", str(data_dir)], capsys)
+    assert code == 0, err
+    code, out, err = run_cli(["card", str(SPECS / "biosses.yaml"), "--data-dir", str(data_dir)], capsys)
+    assert code == 0, err
+    assert out == plain.rstrip("\n") + f"\n\n## Citation\n\n```text\n{spec.citation}\n```\n"
+    assert rendered_text(out).splitlines() == [*seed_text().splitlines(), "", "Citation", "", spec.citation]
 
 
 def _fake_results(spec: Spec, base: Results) -> Results:
@@ -204,8 +234,11 @@ def test_report_names_files_inside_their_source_and_no_local_path(hashing_run: P
     assert "• spec biosses.yaml sha256 " in text
     assert "test\tspearman_zero_shot\t" in text and "\t100 pairs\n" in text  # n says its unit
     assert "split\tmetric\tvalue\t95% CI\tn" in text
-    card = render_card(load_spec(SPECS / "biosses.yaml").spec, _example_items(SPECS / "biosses.yaml", data_dir))
+    card = render_card(load_spec(SPECS / "biosses.yaml").spec, _example_items(SPECS / "biosses.yaml", data_dir),
+                       citation=False)
     assert report.startswith(card.rstrip("\n") + "\n\n## Results\n")  # the report is the card plus results
+    assert report.endswith("\n\n## Citation\n\n```text\n" + str(load_spec(SPECS / "biosses.yaml").spec.citation)
+                           + "\n```\n")  # and then the citation
 
 
 def test_git_files_show_their_pinned_sha256() -> None:
@@ -254,7 +287,8 @@ def test_card_html_in_headless_chromium(tmp_path: Path, data_dir: Path, capsys: 
     dom.feed(done.stdout)  # the DOM Chromium built, serialised
     blocks = dom.blocks
     headings = [lines[0] for kind, lines in blocks if kind.startswith("h")]
-    assert headings == ["Biomedical sentence similarity (BIOSSES)", "Data", "Subset", "Metrics"]
+    assert headings == ["Biomedical sentence similarity (BIOSSES)", "Data", "Subset", "Metrics", "Citation"]
+    assert [lines for kind, lines in blocks if kind == "pre"] == [[load_spec(SPECS / "biosses.yaml").spec.citation]]
     bullets = [line for kind, lines in blocks if kind == "list" for line in lines]
     seed = seed_text().splitlines()
     assert bullets == [line for line in seed if line.startswith("• ")]

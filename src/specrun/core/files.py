@@ -10,6 +10,7 @@ import os
 import re
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -25,9 +26,12 @@ def folder_safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text)
 
 
-def write_atomic(path: Path, content: str | bytes) -> None:
+def write_atomic(path: Path, content: str | bytes, *, mode: int | None = None,
+                 before_replace: Callable[[], None] | None = None) -> None:
     """Write via a temporary file in the same folder and rename: readers see the old file or the new, never half.
-    A killed writer leaves at most a hidden `.NAME.*.tmp` file, which nothing reads."""
+    A killed writer leaves at most a hidden `.NAME.*.tmp` file, which nothing reads. `mode` is the new file's
+    permission bits (default: 0666 less the umask); `before_replace` runs just before the rename and may raise to
+    leave the old file as it was."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle = tempfile.NamedTemporaryFile("wb", dir=path.parent,  # noqa: SIM115 - closed below
                                          prefix=f".{path.name}.", suffix=".tmp", delete=False)
@@ -36,9 +40,13 @@ def write_atomic(path: Path, content: str | bytes) -> None:
             handle.write(content.encode("utf-8") if isinstance(content, str) else content)
             handle.flush()
             os.fsync(handle.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(handle.name, 0o666 & ~umask)  # mkstemp makes 0600; these are ordinary files
+        if mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask  # mkstemp makes 0600; these are ordinary files
+        os.chmod(handle.name, mode)
+        if before_replace is not None:
+            before_replace()
         os.replace(handle.name, path)
     except BaseException:
         Path(handle.name).unlink(missing_ok=True)

@@ -43,20 +43,44 @@ def load_spec(path: Path | str, *, require_fingerprints: bool = True) -> LoadedS
     return LoadedSpec(spec=spec, path=path, display=str(path), sha256=located.sha256, located=located)
 
 
-def write_fingerprints(path: Path, fingerprints: dict[str, str]) -> list[str]:
+def write_fingerprints(path: Path, fingerprints: dict[str, str], *, read_sha256: str | None = None) -> list[str]:
     """Set `splits.<name>.fingerprint` in the spec file, keeping its comments, order and layout (ruamel.yaml's
-    round-trip mode; PyYAML would drop every comment). Returns the splits whose value changed."""
+    round-trip mode; PyYAML would drop every comment), its line endings, BOM and mode. A symlinked spec is
+    written through to its target. Refused in one line: a read-only file, mixed line endings, and a file whose
+    bytes differ from `read_sha256` (the spec the fingerprints were computed from) or change before the rename.
+    Returns the splits whose value changed."""
+    import codecs
+    import hashlib
     import io
+    import os
+    import stat
 
     from ruamel.yaml import YAML
 
-    from specrun.core.files import write_atomic
+    from specrun.core.files import read_regular_file, write_atomic
+    from specrun.yamlsafe import MAX_SPEC_BYTES
 
+    shown = str(path)
+    target = path.resolve()  # a link is written through: the temporary file goes beside the target
+
+    def read() -> bytes:
+        return read_regular_file(target, MAX_SPEC_BYTES, "a spec", error=SpecError, shown=shown)
+
+    raw = read()
+    edited = ("changed since its fingerprints were computed (edited while this ran?); nothing was written; run "
+              "fingerprint --write again")
+    if read_sha256 is not None and hashlib.sha256(raw).hexdigest() != read_sha256:
+        raise SpecError(edited, file=shown)
+    bom = raw.startswith(codecs.BOM_UTF8)
+    text = raw.decode("utf-8-sig")
+    crlf = text.count("\r\n")
+    if crlf and (crlf != text.count("\n") or crlf != text.count("\r")):
+        raise SpecError("mixes CRLF and LF line endings; nothing was written; convert it to one of them first",
+                        file=shown)
     yaml_rt = YAML()  # round-trip: comments and key order survive
     yaml_rt.preserve_quotes = True
     yaml_rt.width = 4096  # never re-wrap the author's lines
-    text = path.read_text(encoding="utf-8-sig")
-    document = yaml_rt.load(text)
+    document = yaml_rt.load(text.replace("\r\n", "\n"))
     changed = []
     for name, value in fingerprints.items():
         split = document["splits"][name]
@@ -64,7 +88,18 @@ def write_fingerprints(path: Path, fingerprints: dict[str, str]) -> list[str]:
             split["fingerprint"] = value
             changed.append(name)
     if changed:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+        if not mode & stat.S_IWUSR or not os.access(target, os.W_OK):
+            raise SpecError(f"is read-only (mode {mode:04o}); nothing was written; make it writable to write its "
+                            "fingerprints, or copy the printed ones in by hand", file=shown)
         buffer = io.StringIO()
         yaml_rt.dump(document, buffer)
-        write_atomic(path, buffer.getvalue())
+        out = buffer.getvalue().replace("\n", "\r\n") if crlf else buffer.getvalue()
+
+        def unchanged() -> None:
+            if read() != raw:
+                raise SpecError(edited, file=shown)
+
+        write_atomic(target, (codecs.BOM_UTF8 if bom else b"") + out.encode("utf-8"), mode=mode,
+                     before_replace=unchanged)
     return changed
