@@ -182,9 +182,12 @@ def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
 
 
 def render_card(spec: Spec, examples: Sequence[Item], results: Results | None = None, *,
-                citation: bool = True) -> str:
-    """The benchmark card; with results, the results report (the card plus results and provenance); either ends
-    in the spec's citation when it has one (`citation=False` leaves it out, for a caller that places it)."""
+                citation: bool | None = None) -> str:
+    """The benchmark card; with results, the results report (the card plus results and provenance), which ends
+    in the spec's citation when it has one. The card itself is the seed card's format line for line, which has no
+    citation section: it carries one only when asked (`citation=True`); the hub dataset card places its own."""
+    if citation is None:
+        citation = results is not None
     protocols = [{"lead": md_text(f"{p.label} ({', '.join(n for n, m in spec.metrics.items() if m.protocol == key)}; "
                                   f"capability {p.capability})."),
                   "description": md_text(p.description),

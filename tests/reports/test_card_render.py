@@ -134,18 +134,21 @@ def test_rendered_card_is_the_seed_card_line_for_line(tmp_path: Path, data_dir: 
     assert "\n- seed 20261006\n" in out and "\n| item_id | sentence 1 | sentence 2 | gold |\n| --- |" in out
 
 
-def test_a_citation_ends_the_card_and_nothing_else_moves(tmp_path: Path, data_dir: Path,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
-    """BIOSSES as it is (it has a citation): the seed card line for line, then a Citation section with the
-    citation in a fenced block (`text`: it is a plain reference, not BibTeX)."""
+def test_the_card_keeps_the_seed_format_and_can_end_in_the_citation(tmp_path: Path, data_dir: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """BIOSSES as it is (it has a citation): its card is the seed card line for line (the seed has no citation
+    section); asked for one, the card ends in a Citation section, the citation in a fenced block (`text`: a plain
+    reference, not BibTeX), and nothing else moves."""
     spec = load_spec(SPECS / "biosses.yaml").spec
     assert spec.citation and not spec.citation.startswith("@")
     code, plain, err = run_cli(["card", str(without_citation(tmp_path)), "--data-dir", str(data_dir)], capsys)
     assert code == 0, err
     code, out, err = run_cli(["card", str(SPECS / "biosses.yaml"), "--data-dir", str(data_dir)], capsys)
     assert code == 0, err
-    assert out == plain.rstrip("\n") + f"\n\n## Citation\n\n```text\n{spec.citation}\n```\n"
-    assert rendered_text(out).splitlines() == [*seed_text().splitlines(), "", "Citation", "", spec.citation]
+    assert out == plain
+    asked = render_card(spec, _example_items(SPECS / "biosses.yaml", data_dir), citation=True)
+    assert asked == plain.rstrip("\n") + f"\n\n## Citation\n\n```text\n{spec.citation}\n```\n"
+    assert rendered_text(asked).splitlines() == [*seed_text().splitlines(), "", "Citation", "", spec.citation]
 
 
 def _fake_results(spec: Spec, base: Results) -> Results:
@@ -287,8 +290,8 @@ def test_card_html_in_headless_chromium(tmp_path: Path, data_dir: Path, capsys: 
     dom.feed(done.stdout)  # the DOM Chromium built, serialised
     blocks = dom.blocks
     headings = [lines[0] for kind, lines in blocks if kind.startswith("h")]
-    assert headings == ["Biomedical sentence similarity (BIOSSES)", "Data", "Subset", "Metrics", "Citation"]
-    assert [lines for kind, lines in blocks if kind == "pre"] == [[load_spec(SPECS / "biosses.yaml").spec.citation]]
+    assert headings == ["Biomedical sentence similarity (BIOSSES)", "Data", "Subset", "Metrics"]
+    assert [lines for kind, lines in blocks if kind == "pre"] == []
     bullets = [line for kind, lines in blocks if kind == "list" for line in lines]
     seed = seed_text().splitlines()
     assert bullets == [line for line in seed if line.startswith("• ")]
