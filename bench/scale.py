@@ -129,9 +129,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     phase("encode", clock)
     clock = time.perf_counter()
     texts = corpus.texts
-    ranked, _, fallbacks = rank_corpus(
-        embed(query_texts), lambda start, stop: embed(texts[start:stop]), lambda r: embed([texts[i] for i in r]),
-        len(texts), options.top_k, search=options.search, chunk_size=options.chunk_size)
+    ranked, _, fallbacks = rank_corpus(embed(query_texts), lambda start, stop: embed(texts[start:stop]), len(texts),
+                                       options.top_k, search=options.search, chunk_size=options.chunk_size)
     phase("search", clock)
     clock = time.perf_counter()
     arrays = corpus_measures(ranked, [row["qrels"] for row in rows], corpus.position)

@@ -41,7 +41,7 @@ def brute_force(queries: np.ndarray, docs: np.ndarray, depth: int) -> tuple[np.n
 
 
 def ranked(queries: np.ndarray, docs: np.ndarray, depth: int, **options: object) -> tuple:
-    return rank_corpus(queries, lambda a, b: docs[a:b], lambda rows: docs[rows], len(docs), depth, **options)
+    return rank_corpus(queries, lambda a, b: docs[a:b], len(docs), depth, **options)
 
 
 def clustered(seed: int, n_docs: int, n_queries: int, dim: int = 16, duplicates: int = 0,
@@ -195,7 +195,7 @@ def test_numpy_search_holds_one_copy_of_each_chunk() -> None:
     chunk_bytes = n_docs * dim * 4  # 10 MB: the whole corpus is one chunk
     tracemalloc.start()
     try:
-        got_i, _, _ = rank_corpus(queries, lambda a, b: docs[a:b].copy(), lambda rows: docs[rows], n_docs, 10,
+        got_i, _, _ = rank_corpus(queries, lambda a, b: docs[a:b].copy(), n_docs, 10,
                                   chunk_size=n_docs)  # a fresh array per chunk, as `embed` gives
         peak = tracemalloc.get_traced_memory()[1]
     finally:
@@ -222,18 +222,10 @@ def test_memory_never_grows_with_queries_times_documents() -> None:
 
     chunk = 20_000
 
-    def gather(rows: np.ndarray) -> np.ndarray:
-        out = np.empty((len(rows), dim), dtype=np.float32)
-        for start in np.unique(rows // chunk * chunk):
-            block = documents(int(start), min(int(start) + chunk, n_docs))
-            hit = rows // chunk * chunk == start
-            out[hit] = block[rows[hit] - start]
-        return out
-
     queries = unit(np.arange(n_queries) + 10**9)
     tracemalloc.start()
     try:
-        ranking, _, _ = rank_corpus(queries, documents, gather, n_docs, 10, chunk_size=chunk)
+        ranking, _, _ = rank_corpus(queries, documents, n_docs, 10, chunk_size=chunk)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

@@ -96,10 +96,8 @@ class CorpusRetrievalProtocol(ProtocolKind):
         corpus: SharedCorpus = items[0].fields["corpus"]
         texts = corpus.texts
         queries = embed([item.fields["query"] for item in items], "query")
-        ranked, _, _ = rank_corpus(
-            queries, lambda start, stop: embed(texts[start:stop], "corpus"),
-            lambda rows: embed([texts[i] for i in rows], "corpus"),
-            len(texts), options.top_k, search=options.search, chunk_size=options.chunk_size)
+        ranked, _, _ = rank_corpus(queries, lambda start, stop: embed(texts[start:stop], "corpus"), len(texts),
+                                   options.top_k, search=options.search, chunk_size=options.chunk_size)
         arrays = corpus_measures(ranked, [item.fields["qrels"] for item in items], corpus.position)
         return Outputs(unit=self.unit, ids=[item.id for item in items], arrays=arrays)
 

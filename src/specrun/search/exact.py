@@ -7,13 +7,15 @@ The corpus is read through `documents(start, stop)` in chunks of `chunk_size` ro
    made; with a running per-query threshold and `np.argpartition`; or faiss' exact `IndexFlatIP` of the
    normalised chunk), keeping the best `top_k + margin` per query;
 2. exact order: the candidates are re-scored as `cosine_rows` scores (float64, rounded to 12 decimals, so equal
-   cosines are equal numbers) and sorted by score, highest first, then by corpus order. A bound on the float32
+   cosines are equal numbers) in a second pass over the corpus in chunk order (`exact_scores`), and sorted by
+   score, highest first, then by corpus order. A bound on the float32
    error proves, per query, that no document outside the candidates can enter (or tie into) the top `top_k`; a
    query without that proof is ranked by an exact float64 scan of the corpus.
 
 So numpy and faiss give the same ranking, and the ranking is the one a full float64 sort would give.
-Memory: Q x (top_k + margin) candidates, one chunk of vectors (as `documents` returns it) and one block of
-scores; never Q x N, and never a second copy of the chunk (numpy).
+Memory: Q x (top_k + margin) candidates (their float32 and exact scores and positions), one chunk of vectors (as
+`documents` returns it) and one block of scores; never Q x N, never the corpus matrix, and never a second copy of
+the chunk (numpy).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from specrun.core.errors import SpecrunError
 from specrun.search.cosine import check_norms, cosine_rows
 
 BLOCK_BYTES = 8 * 2**20  # one block of float32 scores, queries x documents
-RESCORE_ROWS = 4_096  # candidate vectors re-scored per call (float32 and float64 copies of both sides: ~38 MB)
+RESCORE_ROWS = 4_096  # (query, candidate) pairs re-scored per block (float64 copies of both sides: ~25 MB)
 UNIT_ROUNDOFF = 2.0**-24  # float32
 
 
@@ -142,31 +144,48 @@ def exact_scan(query: np.ndarray, documents: Callable[[int, int], np.ndarray], n
     return best_s[order], best_i[order]
 
 
-def rank_corpus(queries: np.ndarray, documents: Callable[[int, int], np.ndarray],
-                gather: Callable[[np.ndarray], np.ndarray], n_docs: int, depth: int, *, search: str = "numpy",
-                chunk_size: int = 16_384) -> tuple[np.ndarray, np.ndarray, int]:
+def exact_scores(queries: np.ndarray, documents: Callable[[int, int], np.ndarray], n_docs: int,
+                 positions: np.ndarray, chunk_size: int) -> np.ndarray:
+    """cosine_rows of each query (row) with each of its candidate documents (corpus positions), in one pass over
+    the corpus in chunk order: the candidates are sorted by position once, and each chunk that holds some is read
+    once (`documents`) and scored in blocks of RESCORE_ROWS pairs. Never a gather of rows from all over the store,
+    never more than one chunk of vectors at once."""
+    width = positions.shape[1]
+    flat = positions.ravel()
+    order = np.argsort(flat, kind="stable")
+    starts = np.arange(0, n_docs, chunk_size)
+    bounds = np.searchsorted(flat[order], np.append(starts, n_docs))
+    exact = np.empty(flat.shape, dtype=np.float64)
+    for number, start in enumerate(starts):
+        low, high = int(bounds[number]), int(bounds[number + 1])
+        if low == high:
+            continue  # no candidate in this chunk: not read
+        chunk = np.asarray(documents(int(start), min(int(start) + chunk_size, n_docs)))
+        for block in range(low, high, RESCORE_ROWS):
+            pairs = order[block:min(block + RESCORE_ROWS, high)]
+            exact[pairs] = cosine_rows(queries[pairs // width], chunk[flat[pairs] - start])
+        del chunk
+    return exact.reshape(positions.shape)
+
+
+def rank_corpus(queries: np.ndarray, documents: Callable[[int, int], np.ndarray], n_docs: int, depth: int, *,
+                search: str = "numpy", chunk_size: int = 16_384) -> tuple[np.ndarray, np.ndarray, int]:
     """Each query's top min(depth, n_docs) corpus positions and their cosine_rows scores, highest first, ties
-    by corpus order; plus how many queries needed the exact scan. `gather(positions)` gives raw vectors of
-    arbitrary corpus rows (the re-scoring)."""
+    by corpus order; plus how many queries needed the exact scan. The corpus is read only through
+    `documents(start, stop)`, a chunk at a time: one pass for the candidates, one for their exact scores."""
     queries = np.asarray(queries)
     depth = min(depth, n_docs)
     width = min(n_docs, depth + max(64, depth // 8))
     cand_s, cand_i = candidates(queries, documents, n_docs, width, search=search, chunk_size=chunk_size)
-    slack = float32_error(queries.shape[1])
-    ranked_i = np.empty((len(queries), depth), dtype=np.int64)
-    ranked_s = np.empty((len(queries), depth))
+    exact = exact_scores(queries, documents, n_docs, cand_i, chunk_size)
+    order = _ordered(exact, cand_i)[:, :depth]
+    ranked_i = np.take_along_axis(cand_i, order, axis=1)
+    ranked_s = np.take_along_axis(exact, order, axis=1)
+    del exact, order
     unproven: list[int] = []
-    rows = max(1, RESCORE_ROWS // width)
-    for q in range(0, len(queries), rows):
-        block_i = cand_i[q:q + rows]
-        vectors = gather(block_i.ravel())
-        exact = cosine_rows(np.repeat(queries[q:q + rows], width, axis=0), vectors).reshape(block_i.shape)
-        order = _ordered(exact, block_i)[:, :depth]
-        ranked_i[q:q + rows] = np.take_along_axis(block_i, order, axis=1)
-        ranked_s[q:q + rows] = np.take_along_axis(exact, order, axis=1)
-        if width < n_docs:  # outside the candidates: float32 <= weakest, so cosine <= weakest + slack
-            weakest = cand_s[q:q + rows].min(axis=1).astype(np.float64)
-            unproven.extend(q + np.flatnonzero(~(weakest + slack < ranked_s[q:q + rows, -1])))
+    if width < n_docs:  # outside the candidates: float32 <= weakest, so cosine <= weakest + slack
+        weakest = cand_s.min(axis=1).astype(np.float64)
+        unproven = list(np.flatnonzero(~(weakest + float32_error(queries.shape[1]) < ranked_s[:, -1])))
     for q in unproven:
         ranked_s[q], ranked_i[q] = exact_scan(queries[q], documents, n_docs, depth, chunk_size)
     return ranked_i, ranked_s, len(unproven)
