@@ -64,6 +64,14 @@ class Loaded:
 
 
 def run(paths: Sequence[str], options: RunOptions, console: Console) -> list[RunOutput]:
+    workspace = Workspace.resolve(options.cache_dir, options.no_cache)
+    try:
+        return _run(paths, options, console, workspace)
+    finally:
+        workspace.close()  # --no-cache: this run's scratch (downloads, vectors) goes with it
+
+
+def _run(paths: Sequence[str], options: RunOptions, console: Console, workspace: Workspace) -> list[RunOutput]:
     started = time.perf_counter()
     plans = [make_plan(loaded) for loaded in load_specs(paths)]
     prompt_set = load_prompt_set(options.prompt_set) if options.prompt_set else None
@@ -75,7 +83,7 @@ def run(paths: Sequence[str], options: RunOptions, console: Console) -> list[Run
         variants = {name: replace(options, encoder=variant_settings(options.encoder, variant))
                     for name, variant in prompt_set.prompt_set.variants.items()}
     preflight_output_root(Path(options.output))  # outputs, cache and devices fail here, before any work
-    workspace = Workspace.resolve(options.cache_dir, options.no_cache).check()
+    workspace.check()
     check_executor(options.executor, options.device)
     if options.executor == "local":  # Ray's actors see the cluster's devices, not this machine's
         check_devices(options.device)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import tracemalloc
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -365,3 +366,75 @@ def test_bad_qrels_are_refused(line: str, expected: str, tmp_path: Path) -> None
         handle.write(line)
     with pytest.raises(DataError, match=expected):
         read_beir_corpus(folder, None, "test")  # type: ignore[arg-type]
+
+
+def make_large_beir(root: Path, n_docs: int, n_queries: int) -> Path:
+    """A synthetic BEIR folder of n_docs documents (words drawn with a fixed seed) and n_queries graded queries."""
+    rng = np.random.default_rng(5)
+    words = ["alpha", "beta", "gamma", "delta", "kappa", "sigma", "omega", "theta", "lambda", "zeta", "iota", "rho"]
+    folder = root / "corpusset" / "data"
+    (folder / "qrels").mkdir(parents=True)
+    texts = [" ".join(words[w] for w in rng.integers(0, len(words), 5)) + f" {i % 97}" for i in range(n_docs)]
+    (folder / "corpus.jsonl").write_text("".join(
+        json.dumps({"_id": f"d{i}", "text": t}) + "\n" for i, t in enumerate(texts)), encoding="utf-8")
+    judged = rng.integers(0, n_docs, (n_queries, 3))
+    (folder / "queries.jsonl").write_text("".join(
+        json.dumps({"_id": f"q{q}", "text": texts[judged[q, 0]].upper()}) + "\n" for q in range(n_queries)),
+        encoding="utf-8")
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
+        f"q{q}\td{d}\t{2 - k}\n" for q in range(n_queries) for k, d in enumerate(dict.fromkeys(judged[q].tolist()))),
+        encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize("cache", ["cache", "no-cache"])
+def test_a_corpus_run_never_holds_the_corpus_matrix(cache: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the runner, cold and warm, cached or not: every vector waits in a store on disk (no block of the
+    encoder is an array in memory), the search asks for at most one chunk of documents at a time, and the store
+    hands out at most that many rows at once; the numbers equal those of a search in one chunk."""
+    from specrun.encoders import cached as cached_module
+    from specrun.encoders.store import Found, ShardRows
+
+    n_docs, n_queries, chunk = 3_000, 40, 250
+    data = tmp_path / "data"
+    make_large_beir(data, n_docs, n_queries)
+    asked: list[int] = []
+    handed: list[int] = []
+    blocks: list[object] = []
+    embed, getitem, add_block = cached_module.Embeddings.embed, ShardRows.__getitem__, Found.add_block
+
+    def counted_embed(self: object, texts: Sequence[str]) -> np.ndarray:
+        asked.append(len(texts))
+        return embed(self, texts)  # type: ignore[arg-type]
+
+    def counted_getitem(self: ShardRows, rows: object) -> np.ndarray:
+        out = getitem(self, rows)  # type: ignore[arg-type]
+        handed.append(len(out))
+        return out
+
+    def recorded_block(self: Found, block: object) -> int:
+        blocks.append(block)
+        return add_block(self, block)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cached_module.Embeddings, "embed", counted_embed)
+    monkeypatch.setattr(ShardRows, "__getitem__", counted_getitem)
+    monkeypatch.setattr(Found, "add_block", recorded_block)
+    flags = ["--no-cache"] if cache == "no-cache" else ["--cache-dir", str(tmp_path / "cache")]
+    spec = corpus_spec(tmp_path, data, chunk_size=chunk)
+    scores = []
+    for run in ("cold", "warm"):
+        results = run_ok([str(spec), "--data-dir", str(data), "--adapter", "hashing", "--batch-size", "8", "-q",
+                          "--output", str(tmp_path / run), *flags], capsys)
+        scores.append(results.scores)
+        assert asked and max(asked) <= max(chunk, n_queries), max(asked)
+        assert handed and max(handed) <= chunk, max(handed)
+        assert blocks and all(isinstance(block, ShardRows) for block in blocks)
+        for recorded in (asked, handed, blocks):
+            recorded.clear()
+    monkeypatch.undo()
+    (tmp_path / "whole").mkdir()
+    whole = corpus_spec(tmp_path / "whole", data, chunk_size=n_docs)
+    reference = run_ok([str(whole), "--data-dir", str(data), "--adapter", "hashing", "--batch-size", "8", "-q",
+                        "--no-cache", "--output", str(tmp_path / "whole-out")], capsys)
+    assert scores[0] == scores[1] == reference.scores

@@ -78,6 +78,7 @@ class Workspace:
     writer: CacheWriter = field(init=False)
     _checked: bool = field(default=False, init=False)
     _scratch: Path | None = field(default=None, init=False)
+    _vectors: Path | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self.writer = CacheWriter(self.warn)
@@ -130,8 +131,21 @@ class Workspace:
             atexit.register(lambda: shutil.rmtree(scratch, ignore_errors=True))
         return self._scratch
 
+    def scratch_vectors(self) -> Path | None:
+        """With --no-cache, where this run's vectors wait on disk until it ends (a folder removed when the run or
+        the process ends), so that a run never holds every vector in memory, cached or not; None with a cache,
+        whose embeddings folder is that place."""
+        if self.root is not None:
+            return None
+        if self._vectors is None:
+            self._vectors = Path(tempfile.mkdtemp(prefix="specrun-vectors-"))
+            vectors = self._vectors
+            atexit.register(lambda: shutil.rmtree(vectors, ignore_errors=True))
+        return self._vectors
+
     def close(self) -> None:
-        if self._scratch is not None:
-            with contextlib.suppress(OSError):
-                shutil.rmtree(self._scratch)
-            self._scratch = None
+        for scratch in (self._scratch, self._vectors):
+            if scratch is not None:
+                with contextlib.suppress(OSError):
+                    shutil.rmtree(scratch)
+        self._scratch = self._vectors = None

@@ -26,7 +26,7 @@ from specrun.core.options import RunOptions
 from specrun.core.registry import ADAPTERS
 from specrun.core.settings import AppliedPrompt, EncoderSettings
 from specrun.core.types import View
-from specrun.core.workspace import Workspace
+from specrun.core.workspace import CacheWriter, Workspace
 from specrun.encoders.adapters import EncoderInfo, declared_prompts, resolve_settings
 from specrun.encoders.executors import EncodeJob, open_executor
 from specrun.encoders.models import ModelRef
@@ -139,6 +139,7 @@ class CachedEncoder:
         self.settings = resolve_settings(model, options.encoder)
         self.declared = declared_prompts(model, self.settings.adapter)
         self.model_files = model_files_hash(Path(model.path), workspace.memo) if workspace.embeddings else None
+        self.scratch_writer = CacheWriter(workspace.warn)  # --no-cache: its own, so a full scratch disk is its own
 
     def prompt(self, view: View, settings: EncoderSettings | None = None) -> AppliedPrompt:
         return applied_prompt(view, settings or self.settings, self.declared)
@@ -149,11 +150,15 @@ class CachedEncoder:
                              has_model=ADAPTERS[self.settings.adapter].needs_model)
 
     def _cache(self, encoding: Encoding) -> EmbeddingCache | None:
-        if self.workspace.embeddings is None or self.model_files is None:
+        """The cache of one encoding; with --no-cache a store in this run's scratch folder (so vectors wait on
+        disk, as cached ones do, and nothing outlives the run), or None when not even that can be written."""
+        root = self.workspace.embeddings or self.workspace.scratch_vectors()
+        if root is None:
             return None
-        key = CacheKey(model=self.model.weights_sha256, model_files=self.model_files, settings=self.settings,
+        key = CacheKey(model=self.model.weights_sha256, model_files=self.model_files or "", settings=self.settings,
                        role=encoding[0], prompt=encoding[1])
-        return EmbeddingCache(self.workspace.embeddings, key, warn=self.workspace.warn, writer=self.workspace.writer)
+        writer = self.workspace.writer if self.workspace.embeddings is not None else self.scratch_writer
+        return EmbeddingCache(root, key, warn=self.workspace.warn, writer=writer)
 
     def embeddings(self, texts_by_view: dict[View, list[str]]) -> ViewedEmbeddings:
         """Vectors of each view's texts, from the cache where it has them; the model is loaded once, and only

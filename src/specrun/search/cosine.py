@@ -36,8 +36,17 @@ def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     digits), so nothing real lies below 1e-12."""
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
-    norm_a = np.linalg.norm(a, axis=1)
-    norm_b = np.linalg.norm(b, axis=1)
-    check_norms(norm_a)
-    check_norms(norm_b)
+    return cosine_with_norms(a, b, checked_norms(a), checked_norms(b))
+
+
+def checked_norms(rows: np.ndarray) -> np.ndarray:
+    """The float64 norm of each row, as cosine_rows takes it (each row's own reduction, whatever rows surround
+    it, so norms taken once for many pairs are the same numbers); a zero or non-finite one is an error."""
+    norms = np.linalg.norm(np.asarray(rows, dtype=np.float64), axis=1)
+    check_norms(norms)
+    return norms
+
+
+def cosine_with_norms(a: np.ndarray, b: np.ndarray, norm_a: np.ndarray, norm_b: np.ndarray) -> np.ndarray:
+    """cosine_rows of float64 rows whose norms (checked_norms) are known: the one formula, in one place."""
     return np.round(np.einsum("ij,ij->i", a, b) / (norm_a * norm_b), COSINE_DECIMALS)

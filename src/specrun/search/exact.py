@@ -26,10 +26,10 @@ from typing import Any
 import numpy as np
 
 from specrun.core.errors import SpecrunError
-from specrun.search.cosine import check_norms, cosine_rows
+from specrun.search.cosine import check_norms, checked_norms, cosine_rows, cosine_with_norms
 
 BLOCK_BYTES = 8 * 2**20  # one block of float32 scores, queries x documents
-RESCORE_ROWS = 4_096  # (query, candidate) pairs re-scored per block (float64 copies of both sides: ~25 MB)
+RESCORE_ROWS = 4_096  # (query, candidate) pairs re-scored per block (float64 rows of both sides: ~25 MB at 384)
 UNIT_ROUNDOFF = 2.0**-24  # float32
 
 
@@ -156,14 +156,18 @@ def exact_scores(queries: np.ndarray, documents: Callable[[int, int], np.ndarray
     starts = np.arange(0, n_docs, chunk_size)
     bounds = np.searchsorted(flat[order], np.append(starts, n_docs))
     exact = np.empty(flat.shape, dtype=np.float64)
+    queries64 = np.asarray(queries, dtype=np.float64)
+    query_norms = checked_norms(queries64)  # once, not per pair: the same numbers (checked_norms)
     for number, start in enumerate(starts):
         low, high = int(bounds[number]), int(bounds[number + 1])
         if low == high:
             continue  # no candidate in this chunk: not read
-        chunk = np.asarray(documents(int(start), min(int(start) + chunk_size, n_docs)))
+        chunk = np.asarray(documents(int(start), min(int(start) + chunk_size, n_docs)), dtype=np.float64)
+        chunk_norms = checked_norms(chunk)
         for block in range(low, high, RESCORE_ROWS):
             pairs = order[block:min(block + RESCORE_ROWS, high)]
-            exact[pairs] = cosine_rows(queries[pairs // width], chunk[flat[pairs] - start])
+            rows, docs = pairs // width, flat[pairs] - start
+            exact[pairs] = cosine_with_norms(queries64[rows], chunk[docs], query_norms[rows], chunk_norms[docs])
         del chunk
     return exact.reshape(positions.shape)
 
