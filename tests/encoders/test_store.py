@@ -13,7 +13,15 @@ import pytest
 from specrun.core.settings import EncoderSettings
 from specrun.encoders.adapters import EncoderInfo
 from specrun.encoders.cached import Embeddings
-from specrun.encoders.store import CacheKey, EmbeddingCache, ShardChanged, ShardRows, read_shard_header, text_digest
+from specrun.encoders.store import (
+    ROW_BITS,
+    CacheKey,
+    EmbeddingCache,
+    ShardChanged,
+    ShardRows,
+    read_shard_header,
+    text_digest,
+)
 
 KEY = CacheKey(model="a" * 64, model_files="b" * 64, settings=EncoderSettings(adapter="x"))
 INFO = EncoderInfo(settings=EncoderSettings(adapter="x", max_length=8), pooling="none", normalize=False, device="cpu")
@@ -44,7 +52,7 @@ def test_lookup_keeps_shards_on_disk_and_embed_gathers_rows_in_the_order_asked(t
     assert np.array_equal(embeddings.embed(wanted), vectors[rows])
     assert embeddings.embed([]).shape == (0, 16)
     assert np.array_equal(found["text 5"], vectors[5])  # still reads as a mapping text -> vector
-    number, row = found.where["text 5"]
+    number, row = divmod(found.where["text 5"], 1 << ROW_BITS)
     block, first = found.blocks[number], 5 - row  # shards hold consecutive texts here
     assert np.array_equal(block[np.array([3, 3, 100, 0, 127])], vectors[[first + r for r in (3, 3, 100, 0, 127)]])
     assert np.array_equal(block[10:20], vectors[first + 10:first + 20]) and block[[]].shape == (0, 16)

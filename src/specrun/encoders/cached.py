@@ -31,7 +31,7 @@ from specrun.encoders.adapters import EncoderInfo, declared_prompts, resolve_set
 from specrun.encoders.executors import EncodeJob, open_executor
 from specrun.encoders.models import ModelRef
 from specrun.encoders.prompts import applied_prompt, resolve_flags
-from specrun.encoders.store import Block, CacheKey, EmbeddingCache, Found, model_files_hash
+from specrun.encoders.store import ROW_BITS, Block, CacheKey, EmbeddingCache, Found, model_files_hash, place
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class Embeddings:
     for, so the whole matrix is never built, let alone twice."""
 
     blocks: Sequence[Block]  # each (rows, dim) float32
-    row_of: dict[str, tuple[int, int]]  # text -> (block, row)
+    row_of: dict[str, int]  # text -> store.place(block, row)
     info: EncoderInfo
     encoded: frozenset[str]  # texts sent to the model in this run (the rest came from the cache)
     timings: dict[str, float] = field(default_factory=dict)
@@ -55,11 +55,12 @@ class Embeddings:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         if not len(texts):
             return out
-        where = np.array([self.row_of[text] for text in texts], dtype=np.int64)
-        order = np.argsort(where[:, 0], kind="stable")
-        blocks, starts = np.unique(where[order, 0], return_index=True)
+        where = np.fromiter((self.row_of[text] for text in texts), dtype=np.int64, count=len(texts))
+        block_of, row_of = where >> ROW_BITS, where & ((1 << ROW_BITS) - 1)
+        order = np.argsort(block_of, kind="stable")
+        blocks, starts = np.unique(block_of[order], return_index=True)
         for block, chunk in zip(blocks, np.split(order, starts[1:]), strict=True):
-            out[chunk] = self.blocks[block][where[chunk, 1]]
+            out[chunk] = self.blocks[block][row_of[chunk]]
         return out
 
 
@@ -246,7 +247,7 @@ class CachedEncoder:
                         refuse_non_finite(group, texts)  # before the store: the cache never holds such a vector
                         shard = cache.store(texts, group) if cache else None
                         block = into.add_block(shard if shard else group)
-                        into.where.update((text, (block, row)) for row, text in enumerate(texts))
+                        into.where.update((text, place(block, row)) for row, text in enumerate(texts))
                         progress.advance(task, len(indices))
         finally:
             executor.close()

@@ -95,21 +95,28 @@ def _info_checksum(key_digest: str, info: dict[str, Any]) -> str:
     return keyed_checksum(key_digest, json.dumps(info, sort_keys=True).encode())
 
 
+ROW_BITS = 32  # a text's place is one int, block << ROW_BITS | row: no tuple per text in the index
+
+
+def place(block: int, row: int) -> int:
+    return block << ROW_BITS | row
+
+
 class Found(Mapping[str, np.ndarray]):
-    """Cached vectors found for some texts, without a dict of vectors: blocks (memory maps or arrays) and, for each
-    text, its (block, row). Reads as a mapping text -> vector, one row at a time."""
+    """Cached vectors found for some texts, without a dict of vectors: blocks (verified shards or arrays) and, for
+    each text, its place (`place(block, row)`). Reads as a mapping text -> vector, one row at a time."""
 
     def __init__(self) -> None:
         self.blocks: list[Block] = []
-        self.where: dict[str, tuple[int, int]] = {}
+        self.where: dict[str, int] = {}
 
     def add_block(self, block: Block) -> int:
         self.blocks.append(block)
         return len(self.blocks) - 1
 
     def __getitem__(self, text: str) -> np.ndarray:
-        block, row = self.where[text]
-        return np.asarray(self.blocks[block][row])
+        where = self.where[text]
+        return np.asarray(self.blocks[where >> ROW_BITS][where & ((1 << ROW_BITS) - 1)])
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.where)
@@ -290,7 +297,7 @@ class EmbeddingCache:
             for row in range(count):
                 text = wanted.get(digests[32 * row:32 * row + 32])
                 if text is not None and text not in found:
-                    found.where[text] = (block, row)
+                    found.where[text] = place(block, row)
         return found
 
     def _verified_digests(self, path: Path, header: dict[str, Any], start: int, wanted: dict[bytes, str],
