@@ -137,7 +137,8 @@ class EncoderActor:
 
 
 class RayTimeout(SpecrunError):
-    """A wait on Ray ran past its bound: one line naming the cluster and the flag that sets the bound."""
+    """The cluster cannot be reached, or a wait on Ray ran past its bound: one line naming the cluster and the
+    flag that sets the bound."""
 
 
 @contextlib.contextmanager
@@ -239,7 +240,7 @@ class RayExecutor:
         and bounds its own start); reaching a given address runs in a thread, bounded by the timeout."""
         ray, options = self.ray, {"logging_level": "ERROR", "log_to_driver": False}
         try:
-            if not address:
+            if not address or address == "local":
                 self.started = True  # from here on close() shuts down whatever came up
                 with _loopback_only():
                     ray.init(address="local", include_dashboard=False, _node_ip_address="127.0.0.1", **options)
