@@ -125,3 +125,19 @@ def test_the_timeout_must_be_a_positive_number(value: str, tmp_path: Path, data_
                                                capsys: pytest.CaptureFixture[str]) -> None:
     code, err = run(["--ray-timeout", value], tmp_path, data_dir, capsys)
     assert code == 2 and "--ray-timeout" in err and "positive number" in err and err.count("\n") == 1, err
+
+
+def test_a_local_start_that_hangs_ends_at_the_timeout_and_is_undone(no_driver: None,
+                                                                    monkeypatch: pytest.MonkeyPatch,
+                                                                    tmp_path: Path, data_dir: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A start that comes up after the run gave up on it is shut down again, by the thread that started it."""
+    release, shut = threading.Event(), threading.Event()
+    monkeypatch.setattr(ray, "init", lambda **kwargs: release.wait(60))
+    monkeypatch.setattr(ray, "shutdown", shut.set)
+    clock = time.monotonic()
+    code, err = run(["--ray-timeout", "0.5"], tmp_path, data_dir, capsys)
+    assert time.monotonic() - clock < 10 and not shut.is_set()
+    assert code == 2 and err == "specrun: error: starting a local Ray cluster took over 0.5 s (--ray-timeout)\n"
+    release.set()
+    assert shut.wait(10)

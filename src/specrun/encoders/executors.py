@@ -15,6 +15,8 @@ import os
 import platform
 import signal
 import socket
+import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -164,22 +166,56 @@ def _loopback_only() -> Iterator[None]:
                 os.environ[name] = value
 
 
-def _bounded(call: Callable[[], T], seconds: float) -> T:
-    """call() in a daemon thread, waited on for at most `seconds`; the main thread stays free for Ctrl-C and
-    SIGTERM (Ray's connect blocks in C++ for minutes). TimeoutError when it is still running."""
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """Ray's C++ client writes its connect retries straight to fd 2 (no log folder exists yet): while it
+    connects they go to a scratch file, so that a failure reads as specrun's one line."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):  # no fd 2 to speak of
+        yield
+        return
+    try:
+        with tempfile.TemporaryFile() as scratch:
+            os.dup2(scratch.fileno(), 2)
+            try:
+                yield
+            finally:
+                os.dup2(saved, 2)
+    finally:
+        os.close(saved)
+
+
+def _bounded(call: Callable[[], T], seconds: float, undo: Callable[[], object],
+             hold: threading.Event | None = None) -> T:
+    """call() in a daemon thread, waited on for at most `seconds` (TimeoutError while it still runs); the main
+    thread stays free for Ctrl-C and SIGTERM, since Ray's connect blocks in C++ for minutes. A call that ends
+    after the wait gave up is undone there. With `hold`, the thread lives on until it is set: Ray kills the
+    processes a thread spawned when that thread ends (PR_SET_PDEATHSIG)."""
     box: dict[str, Any] = {}
+    finished, abandoned = threading.Event(), threading.Event()
 
     def target() -> None:
         try:
             box["value"] = call()
         except BaseException as exc:  # handed to the waiting thread
             box["error"] = exc
+            finished.set()
+            return
+        finished.set()
+        if abandoned.is_set():
+            undo()
+        elif hold is not None:
+            hold.wait()
 
-    thread = threading.Thread(target=target, name="specrun-ray-init", daemon=True)
-    thread.start()
-    thread.join(seconds)
-    if thread.is_alive():
-        raise TimeoutError
+    threading.Thread(target=target, name="specrun-ray", daemon=True).start()
+    try:
+        if not finished.wait(seconds):
+            raise TimeoutError
+    except BaseException:
+        abandoned.set()
+        raise
     if "error" in box:
         raise box["error"]
     return box["value"]
@@ -215,6 +251,7 @@ class RayExecutor:
         self.timeout = timeout
         self.previous_sigterm: Any = None
         self.handles_sigterm = self.terminated = False
+        self.release = threading.Event()  # the thread that started a local cluster ends when this is set
         with contextlib.suppress(ValueError):  # not the main thread: no signal reaches this code
             self.previous_sigterm = signal.signal(signal.SIGTERM, self._terminate)
             self.handles_sigterm = True
@@ -236,27 +273,28 @@ class RayExecutor:
         return Terminated() if self.terminated else KeyboardInterrupt()
 
     def _connect(self, address: str | None) -> None:
-        """A local cluster starts in this thread (Ray ties its processes' lives to the thread that spawned them,
-        and bounds its own start); reaching a given address runs in a thread, bounded by the timeout."""
+        """Start a local cluster or reach the given one, in a thread bounded by the timeout (Ray's own SIGTERM
+        handler, sys.exit, is then never put in); a local cluster's thread lives until close()."""
         ray, options = self.ray, {"logging_level": "ERROR", "log_to_driver": False}
         try:
-            if not address or address == "local":
-                self.started = True  # from here on close() shuts down whatever came up
-                with _loopback_only():
-                    ray.init(address="local", include_dashboard=False, _node_ip_address="127.0.0.1", **options)
-                return
-            _probe(address, self.timeout)
-            _bounded(lambda: ray.init(address=address, **options), self.timeout)
-            self.started = True  # close() disconnects; the cluster stays
+            with _quiet_stderr():
+                if not address or address == "local":
+                    def start() -> Any:
+                        with _loopback_only():
+                            return ray.init(address="local", include_dashboard=False, _node_ip_address="127.0.0.1",
+                                            **options)
+                    _bounded(start, self.timeout, ray.shutdown, hold=self.release)
+                else:
+                    _probe(address, self.timeout)
+                    _bounded(lambda: ray.init(address=address, **options), self.timeout, ray.shutdown)
+            self.started = True  # close() shuts a local cluster down, or disconnects from a given one
         except TimeoutError:
-            raise RayTimeout(f"connecting to {self.where} took over {self.timeout:g} s (--ray-timeout)") from None
+            what = "connecting to" if address and address != "local" else "starting"
+            raise RayTimeout(f"{what} {self.where} took over {self.timeout:g} s (--ray-timeout)") from None
         except SpecrunError:
             raise
         except Exception as exc:
             raise SpecrunError(f"cannot start Ray at {address or 'a local cluster'}: {first_line(exc)}") from None
-        finally:  # ray.init puts in a SIGTERM handler of its own (sys.exit): ours again
-            if self.handles_sigterm:
-                signal.signal(signal.SIGTERM, self._terminate)
 
     def _open(self, job: EncodeJob, warn: Warn, address: str | None) -> None:
         ray = self.ray
@@ -344,6 +382,7 @@ class RayExecutor:
                 self.started = False
                 self.ray.shutdown()
         finally:
+            self.release.set()
             if self.handles_sigterm:
                 signal.signal(signal.SIGTERM, self.previous_sigterm if self.previous_sigterm is not None
                               else signal.SIG_DFL)
