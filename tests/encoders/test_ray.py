@@ -172,6 +172,28 @@ def test_an_address_that_never_answers_ends_at_the_timeout(ray_tmp: Path, tmp_pa
     assert not (tmp_path / "out").exists() and not list((tmp_path / "cache").rglob("*.shard"))
 
 
+@pytest.mark.parametrize(("signum", "code", "word"), [(signal.SIGINT, 130, "interrupted"),
+                                                      (signal.SIGTERM, 143, "terminated")])
+def test_a_hung_connect_hears_ctrl_c_and_sigterm(signum: int, code: int, word: str, ray_tmp: Path,
+                                                 tmp_path: Path, data_dir: Path) -> None:
+    """Signalled 6 s into a connect to a head that never answers (Ray's C++ retries, deaf to signals before):
+    it ends within seconds, in one line."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        process = start_specrun(["--data-dir", str(data_dir), "--adapter", "hashing", "--executor", "ray",
+                                 "--ray-address", f"127.0.0.1:{server.getsockname()[1]}", "--no-cache",
+                                 "--output", str(tmp_path / "out")], ray_tmp)
+        time.sleep(6)
+        assert process.poll() is None
+        process.send_signal(signum)
+        clock = time.monotonic()
+        _, err = process.communicate(timeout=60)
+        took = time.monotonic() - clock
+    assert process.returncode == code and took < 10, (process.returncode, took, err)
+    assert err == f"specrun: {word}; nothing was written\n"
+
+
 def test_a_given_address_is_joined_and_left_running(ray_tmp: Path, tmp_path: Path, data_dir: Path) -> None:
     """--ray-address of a running cluster: the run encodes on it and leaves it as it found it. (A new Ray cluster
     asks for Ray's token, ~/.ray/auth_token, which a driver given an address sends only with RAY_AUTH_MODE=token.)"""
