@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from specrun import __version__
-from specrun.core.errors import SpecrunError, UsageError, os_error_text
+from specrun.core.errors import SpecrunError, Terminated, UsageError, os_error_text
 from specrun.core.registry import did_you_mean
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from specrun.core.options import DEFAULTS
+    from specrun.core.options import DEFAULTS, RAY_WAIT_FACTOR
     from specrun.core.registry import ADAPTERS
 
     parser = OneLineParser(
@@ -104,7 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
                           "(needs pip install 'specrun[ray]'), batch for batch the same numbers "
                           f"(default: {DEFAULTS.executor})")
     run.add_argument("--ray-address", metavar="ADDR", default=DEFAULTS.ray_address,
-                     help="Ray cluster to use with --executor ray (default: $RAY_ADDRESS, else a local cluster)")
+                     help="Ray cluster to use with --executor ray, host:port or auto (default: a fresh local "
+                          "cluster on 127.0.0.1, shut down at the end; $RAY_ADDRESS is not read)")
+    run.add_argument("--ray-timeout", type=_positive_float, default=DEFAULTS.ray_timeout, metavar="S",
+                     help="seconds to reach or start the Ray cluster; the actors' start and each encoded group "
+                          f"may take {RAY_WAIT_FACTOR} times it (default: {DEFAULTS.ray_timeout:g})")
     run.add_argument("--prompt", metavar="TEXT",
                      help="text put before every input of every role (recorded); a role's own flag wins")
     run.add_argument("--prompt-name", metavar="NAME",
@@ -242,6 +246,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
 def _folder_name(text: str) -> str:
     if not re.fullmatch(r"[A-Za-z0-9_+-][A-Za-z0-9._+-]{0,254}", text):
         raise argparse.ArgumentTypeError(f"expected a folder name of letters, digits, '.', '_', '+', '-' (up to "
@@ -272,11 +286,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"specrun: error: {exc.one_line()}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C; Terminated: SIGTERM while Ray encodes
         if debug:
             raise
-        print("specrun: interrupted; nothing was written", file=sys.stderr)
-        return 130
+        stopped = "terminated" if isinstance(exc, Terminated) else "interrupted"
+        print(f"specrun: {stopped}; nothing was written", file=sys.stderr)
+        return 143 if isinstance(exc, Terminated) else 130
     except OSError as exc:  # a filesystem or device fault no stage anticipated: still one line, naming the path
         if debug:
             raise

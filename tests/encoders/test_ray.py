@@ -4,9 +4,15 @@ cached vectors equal a single process; an actor killed mid-run is restarted by R
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import socket
+import subprocess
+import sys
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -14,12 +20,201 @@ import pytest
 
 from specrun.encoders.store import read_shard_header
 from specrun.results import Results
-from tests.conftest import SPECS, require
+from tests.conftest import ROOT, SPECS, require
 
 ray = require("ray", "Ray is not installed here (pip install 'specrun[ray]')")
+psutil = pytest.importorskip("psutil")  # Ray ships it
 pytestmark = pytest.mark.slow  # a local Ray cluster takes ~10 s to start, the real model a few more
 
 BIOSSES = str(SPECS / "biosses.yaml")
+LOOPBACK = {"127.0.0.1", "::1", "::ffff:127.0.0.1"}
+
+# The tests that run specrun in its own process come first: the in-process `cluster` fixture below lives until the
+# module ends, and one Ray cluster at a time is enough for a small machine.
+
+
+@pytest.fixture()
+def ray_tmp(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Ray's temp folder for a test's processes (short: Ray's socket paths must fit 107 bytes), and there the
+    record `ray start` leaves of its cluster, pointing at a dead one."""
+    folder = Path(tempfile.mkdtemp(prefix="specrun-ray-", dir="/tmp"))
+    (folder / "ray_current_cluster").write_text(f"127.0.0.1:{closed_port()}\n")
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_specrun(args: list[str], ray_tmp: Path, **env: str) -> subprocess.Popen[str]:
+    """`specrun run BIOSSES -q ARGS` in a process of its own, on this tree's sources (Ray's workers inherit the
+    path from the raylet this process starts)."""
+    path = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
+    return subprocess.Popen([sys.executable, "-m", "specrun", BIOSSES, "-q", *args], text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": path, "RAY_TMPDIR": str(ray_tmp), **env})
+
+
+class Watch:
+    """The processes a run spawned, and the sockets they listened on, seen every 0.2 s while it ran."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.process = process
+        self.seen: dict[int, str] = {}
+        self.listening: set[tuple[str, str]] = set()  # (address, process name)
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+        self.thread.start()
+
+    def _watch(self) -> None:
+        while self.process.poll() is None:
+            try:
+                children = psutil.Process(self.process.pid).children(recursive=True)
+            except psutil.Error:
+                return
+            for child in children:
+                try:
+                    # a child seen between fork and exec still shows this process's command: the latest wins
+                    self.seen[child.pid] = " ".join([child.name(), *child.cmdline()])[:200].strip()
+                    self.listening.update((conn.laddr.ip, child.name())
+                                          for conn in child.net_connections(kind="inet")
+                                          if conn.status == psutil.CONN_LISTEN)
+                except psutil.Error:
+                    continue
+            time.sleep(0.2)
+
+    def has(self, word: str) -> bool:
+        return any(word in line for line in self.seen.values())
+
+    def survivors(self, grace: float = 15.0) -> dict[int, str]:
+        """Those still running (zombies are dead) `grace` seconds after the run ended."""
+        self.thread.join(timeout=5)
+        deadline = time.monotonic() + grace
+        while True:
+            alive = {}
+            for pid, line in self.seen.items():
+                try:
+                    if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                        alive[pid] = line
+                except psutil.Error:
+                    continue
+            if not alive or time.monotonic() > deadline:
+                return alive
+            time.sleep(0.5)
+
+
+def test_a_run_starts_its_own_loopback_cluster_and_leaves_nothing(ray_tmp: Path, tmp_path: Path,
+                                                                    data_dir: Path) -> None:
+    """$RAY_ADDRESS and the recorded cluster point at dead ones: the run starts its own, on 127.0.0.1 only, and
+    none of its Ray processes outlives it."""
+    process = start_specrun(["--data-dir", str(data_dir), "--adapter", "hashing", "--executor", "ray",
+                             "--no-cache", "--output", str(tmp_path / "out")], ray_tmp,
+                            RAY_ADDRESS=f"127.0.0.1:{closed_port()}")
+    watch = Watch(process)
+    out, err = process.communicate(timeout=300)
+    assert process.returncode == 0, err
+    results = Results.model_validate_json(Path(out.strip().splitlines()[-1]).read_text())
+    assert results.provenance.model.device.startswith("ray:") and results.texts.encoded == 183
+    assert watch.has("raylet") and watch.has("gcs_server"), watch.seen
+    assert watch.listening and {ip for ip, _ in watch.listening} <= LOOPBACK, watch.listening
+    assert not watch.survivors(), watch.survivors()
+
+
+@pytest.mark.parametrize(("signum", "code", "word"), [(signal.SIGINT, 130, "interrupted"),
+                                                      (signal.SIGTERM, 143, "terminated"),
+                                                      (signal.SIGKILL, -signal.SIGKILL, None)])
+def test_ctrl_c_and_sigterm_end_a_ray_run_at_once(signum: int, code: int, word: str | None, ray_tmp: Path,
+                                                  tmp_path: Path, data_dir: Path) -> None:
+    """Signalled while its actors load the model and encode: the run ends within seconds, in one line, with
+    the shell's code for the signal, and shuts its local cluster down. Killed outright, it says nothing; Ray's
+    processes die with it (PR_SET_PDEATHSIG, on Linux) but its dashboard and runtime-env agents, which exit
+    within about a minute."""
+    process = start_specrun(["--data-dir", str(data_dir), "--executor", "ray", "--batch-size", "1",
+                             "--cache-dir", str(tmp_path / "cache"), "--output", str(tmp_path / "out")], ray_tmp)
+    watch = Watch(process)
+    deadline = time.monotonic() + 240
+    while not watch.has("EncoderActor") and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert process.poll() is None and watch.has("EncoderActor"), process.communicate()
+    time.sleep(1)
+    process.send_signal(signum)
+    clock = time.monotonic()
+    _, err = process.communicate(timeout=60)
+    took = time.monotonic() - clock
+    assert process.returncode == code and took < 20, (process.returncode, took, err)
+    if word:
+        assert err.strip().splitlines()[-1] == f"specrun: {word}; nothing was written", err
+    assert not (tmp_path / "out").exists()
+    left = watch.survivors()
+    if signum == signal.SIGKILL:  # Ray's agents give up on the dead GCS only after its 60 s
+        assert all(line.startswith("ray::") and "Agent" in line for line in left.values()), left
+        left = watch.survivors(grace=90)
+    assert not left, left
+
+
+def test_an_address_that_never_answers_ends_at_the_timeout(ray_tmp: Path, tmp_path: Path, data_dir: Path) -> None:
+    """A port that takes the connection and says nothing (a hung head): Ray itself would retry for minutes, and
+    its C++ client writes a line to stderr from the fifth second on; the run says one line at the seventh."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        address = f"127.0.0.1:{server.getsockname()[1]}"
+        clock = time.monotonic()
+        process = start_specrun(["--data-dir", str(data_dir), "--adapter", "hashing", "--executor", "ray",
+                                 "--ray-address", address, "--ray-timeout", "7", "--cache-dir",
+                                 str(tmp_path / "cache"), "--output", str(tmp_path / "out")], ray_tmp)
+        _, err = process.communicate(timeout=120)
+        took = time.monotonic() - clock
+    assert process.returncode == 2 and took < 20, (took, err)
+    assert err == f"specrun: error: connecting to --ray-address {address} took over 7 s (--ray-timeout)\n"
+    assert not (tmp_path / "out").exists() and not list((tmp_path / "cache").rglob("*.shard"))
+
+
+@pytest.mark.parametrize(("signum", "code", "word"), [(signal.SIGINT, 130, "interrupted"),
+                                                      (signal.SIGTERM, 143, "terminated")])
+def test_a_hung_connect_hears_ctrl_c_and_sigterm(signum: int, code: int, word: str, ray_tmp: Path,
+                                                 tmp_path: Path, data_dir: Path) -> None:
+    """Signalled 6 s into a connect to a head that never answers (Ray's C++ retries, deaf to signals before):
+    it ends within seconds, in one line."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        process = start_specrun(["--data-dir", str(data_dir), "--adapter", "hashing", "--executor", "ray",
+                                 "--ray-address", f"127.0.0.1:{server.getsockname()[1]}", "--no-cache",
+                                 "--output", str(tmp_path / "out")], ray_tmp)
+        time.sleep(6)
+        assert process.poll() is None
+        process.send_signal(signum)
+        clock = time.monotonic()
+        _, err = process.communicate(timeout=60)
+        took = time.monotonic() - clock
+    assert process.returncode == code and took < 10, (process.returncode, took, err)
+    assert err == f"specrun: {word}; nothing was written\n"
+
+
+def test_a_given_address_is_joined_and_left_running(ray_tmp: Path, tmp_path: Path, data_dir: Path) -> None:
+    """--ray-address of a running cluster: the run encodes on it and leaves it as it found it. (A new Ray cluster
+    asks for Ray's token, ~/.ray/auth_token, which a driver given an address sends only with RAY_AUTH_MODE=token.)"""
+    head = subprocess.Popen([sys.executable, "-c", "import sys, ray; context = ray.init(num_cpus=2, "
+                             "include_dashboard=False, logging_level='ERROR'); "
+                             "print(context.address_info['gcs_address'], flush=True); sys.stdin.read()"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "RAY_TMPDIR": str(ray_tmp)})
+    try:
+        assert head.stdout is not None
+        address = head.stdout.readline().strip()
+        process = start_specrun(["--data-dir", str(data_dir), "--adapter", "hashing", "--executor", "ray",
+                                 "--ray-address", address, "--no-cache", "--output", str(tmp_path / "out")],
+                                ray_tmp, RAY_AUTH_MODE="token")
+        out, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err
+        results = Results.model_validate_json(Path(out.strip().splitlines()[-1]).read_text())
+        assert results.provenance.model.device == "ray:2xcpu" and results.texts.encoded == 183
+        assert head.poll() is None
+    finally:
+        head.communicate(input="", timeout=60)
 
 
 @pytest.fixture(scope="module")

@@ -94,6 +94,11 @@ class OutputInterrupted(SpecrunError):
     exit_code = 130
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C where a handler is installed (while Ray encodes) so that every cleanup runs;
+    the command line exits 143 (128 + SIGTERM) where Ctrl-C exits 130."""
+
+
 class UsageError(SpecrunError):
     """A bad flag or argument: one line naming it, exit 2, not argparse's usage block."""
 

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 from specrun.core.settings import EncoderSettings
 
+RAY_WAIT_FACTOR = 10  # the actors' start and each encoded group may take this many times --ray-timeout
+
 
 @dataclass(frozen=True)
 class RunOptions:
@@ -20,7 +22,8 @@ class RunOptions:
     no_cache: bool = False
     encoder: EncoderSettings = field(default_factory=EncoderSettings)  # every setting that changes a vector
     executor: str = "local"  # local | ray
-    ray_address: str | None = None  # None: $RAY_ADDRESS, else a local Ray cluster
+    ray_address: str | None = None  # None: a fresh local Ray cluster ($RAY_ADDRESS is not read)
+    ray_timeout: float = 30.0  # seconds to reach or start the Ray cluster (actors, groups: RAY_WAIT_FACTOR x)
     prompt_set: str | None = None  # a YAML file of prompt variants, each scored on the same items in this run
 
 

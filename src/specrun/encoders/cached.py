@@ -210,7 +210,7 @@ class CachedEncoder:
         what = f"model {self.model.name}" if ADAPTERS[self.settings.adapter].needs_model else (
             f"adapter {self.settings.adapter} (no model)")
         with self.console.status(f"loading {what}", spinner="line"):  # a phase of its own, before the bar
-            executor = open_executor(options.executor, job, self.warn, options.ray_address)
+            executor = open_executor(options.executor, job, self.warn, options.ray_address, options.ray_timeout)
         try:
             self.model.check_unchanged()  # the key and the digests describe what was loaded, or nothing is encoded
         except BaseException:

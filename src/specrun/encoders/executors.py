@@ -13,14 +13,20 @@ import importlib.util
 import math
 import os
 import platform
-from collections.abc import Iterator
+import signal
+import socket
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from specrun.core.errors import ModelError, SpecrunError, first_line
+from specrun.core.errors import ModelError, SpecrunError, Terminated, first_line
+from specrun.core.options import DEFAULTS, RAY_WAIT_FACTOR
 from specrun.core.registry import ADAPTERS
 from specrun.core.settings import EncoderSettings
 from specrun.core.types import Role
@@ -34,6 +40,9 @@ from specrun.encoders.store import model_files_hash
 EXECUTORS = ("local", "ray")
 RAY_INSTALL = "pip install 'specrun[ray]'"
 ACTOR_RESTARTS = 3  # an actor killed (OOM, node lost, preempted) is restarted and its group retried this often
+RAY_TIMEOUT = DEFAULTS.ray_timeout  # --ray-timeout: reaching or starting the cluster; actors, groups: WAIT_FACTOR x
+WAIT_FACTOR = RAY_WAIT_FACTOR
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -76,9 +85,10 @@ def check_executor(kind: str, device: str | None) -> None:
                            "its own GPU")
 
 
-def open_executor(kind: str, job: EncodeJob, warn: Warn, ray_address: str | None = None) -> Executor:
+def open_executor(kind: str, job: EncodeJob, warn: Warn, ray_address: str | None = None,
+                  ray_timeout: float = RAY_TIMEOUT) -> Executor:
     if kind == "ray":
-        return RayExecutor(job, warn, ray_address)
+        return RayExecutor(job, warn, ray_address, ray_timeout)
     return LocalExecutor(job, warn)
 
 
@@ -129,25 +139,168 @@ class EncoderActor:
         return os.getpid()
 
 
-class RayExecutor:
-    """Actors on a Ray cluster (`--ray-address`, else $RAY_ADDRESS, else a local one started here): one per GPU
-    when the device is cuda (or auto and the cluster has GPUs), else one per CPU (one per 4 CPUs from 8 on)."""
+class RayTimeout(SpecrunError):
+    """The cluster cannot be reached, or a wait on Ray ran past its bound: one line naming the cluster and the
+    flag that sets the bound."""
 
-    def __init__(self, job: EncodeJob, warn: Warn, address: str | None) -> None:
+
+@contextlib.contextmanager
+def _loopback_only() -> Iterator[None]:
+    """While a local cluster starts: Ray takes 127.0.0.1 for this node's address (on Linux it otherwise swaps
+    loopback for the machine's outward address and its servers listen on every interface), and an inherited
+    $RAY_ADDRESS is hidden from the processes it spawns."""
+    from ray._private import ray_constants
+
+    saved = {name: os.environ.get(name) for name in ("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "RAY_ADDRESS")}
+    cluster = ray_constants.ENABLE_RAY_CLUSTER
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    os.environ.pop("RAY_ADDRESS", None)
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = cluster
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """Ray's C++ client writes its connect retries straight to fd 2 (no log folder exists yet): while it
+    connects they go to a scratch file, so that a failure reads as specrun's one line."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):  # no fd 2 to speak of
+        yield
+        return
+    try:
+        with tempfile.TemporaryFile() as scratch:
+            os.dup2(scratch.fileno(), 2)
+            try:
+                yield
+            finally:
+                os.dup2(saved, 2)
+    finally:
+        os.close(saved)
+
+
+def _bounded(call: Callable[[], T], seconds: float, undo: Callable[[], object],
+             hold: threading.Event | None = None) -> T:
+    """call() in a daemon thread, waited on for at most `seconds` (TimeoutError while it still runs); the main
+    thread stays free for Ctrl-C and SIGTERM, since Ray's connect blocks in C++ for minutes. A call that ends
+    after the wait gave up is undone there. With `hold`, the thread lives on until it is set: Ray kills the
+    processes a thread spawned when that thread ends (PR_SET_PDEATHSIG)."""
+    box: dict[str, Any] = {}
+    finished, abandoned = threading.Event(), threading.Event()
+
+    def target() -> None:
+        try:
+            box["value"] = call()
+        except BaseException as exc:  # handed to the waiting thread
+            box["error"] = exc
+            finished.set()
+            return
+        finished.set()
+        if abandoned.is_set():
+            undo()
+        elif hold is not None:
+            hold.wait()
+
+    threading.Thread(target=target, name="specrun-ray", daemon=True).start()
+    try:
+        if not finished.wait(seconds):
+            raise TimeoutError
+    except BaseException:
+        abandoned.set()
+        raise
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _probe(address: str, seconds: float) -> None:
+    """A host:port address must accept a TCP connection within the bound (a dead or closed cluster fails at
+    once, not after Ray's minutes of retries); other forms (auto, ray://) are left to the bounded connect."""
+    host, sep, port = address.rpartition(":")
+    if not sep or "://" in address or not port.isdigit() or not host:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=seconds).close()
+    except OSError as exc:
+        reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__)
+        raise RayTimeout(f"cannot reach the Ray cluster at --ray-address {address} ({reason}; waited at most "
+                         f"{seconds:g} s, --ray-timeout)") from None
+
+
+class RayExecutor:
+    """Actors on a Ray cluster (`--ray-address`, else a fresh local one started here on 127.0.0.1 and shut down
+    at the end): one per GPU when the device is cuda (or auto and the cluster has GPUs), else one per CPU (one
+    per 4 CPUs from 8 on). Every wait is bounded by `timeout` (connecting) or WAIT_FACTOR times it (actors
+    starting, each group), and SIGTERM ends the run like Ctrl-C (Terminated), through close()."""
+
+    def __init__(self, job: EncodeJob, warn: Warn, address: str | None, timeout: float = RAY_TIMEOUT) -> None:
         import ray
 
         self.ray = ray
         self.started = False
-        if not ray.is_initialized():
-            options: dict[str, Any] = {"address": address, "logging_level": "ERROR", "log_to_driver": False}
-            if not (address or os.environ.get("RAY_ADDRESS")):
-                options["include_dashboard"] = False
-            try:
-                ray.init(**options)
-            except Exception as exc:
-                where = address or os.environ.get("RAY_ADDRESS") or "a local cluster"
-                raise SpecrunError(f"cannot start Ray at {where}: {first_line(exc)}") from None
-            self.started = True
+        self.actors: list[Any] = []
+        self.where = f"--ray-address {address}" if address else "a local Ray cluster"
+        self.timeout = timeout
+        self.previous_sigterm: Any = None
+        self.handles_sigterm = self.terminated = False
+        self.release = threading.Event()  # the thread that started a local cluster ends when this is set
+        with contextlib.suppress(ValueError):  # not the main thread: no signal reaches this code
+            self.previous_sigterm = signal.signal(signal.SIGTERM, self._terminate)
+            self.handles_sigterm = True
+        try:
+            self._open(job, warn, address)
+        except KeyboardInterrupt:
+            self.close()
+            raise self._interrupt() from None
+        except BaseException:
+            self.close()
+            raise
+
+    def _terminate(self, signum: int, frame: object) -> None:
+        self.terminated = True
+        raise Terminated
+
+    def _interrupt(self) -> KeyboardInterrupt:
+        """Ray's waits turn whatever a signal handler raised into a plain KeyboardInterrupt: SIGTERM's again."""
+        return Terminated() if self.terminated else KeyboardInterrupt()
+
+    def _connect(self, address: str | None) -> None:
+        """Start a local cluster or reach the given one, in a thread bounded by the timeout (Ray's own SIGTERM
+        handler, sys.exit, is then never put in); a local cluster's thread lives until close()."""
+        ray, options = self.ray, {"logging_level": "ERROR", "log_to_driver": False}
+        try:
+            with _quiet_stderr():
+                if not address or address == "local":
+                    def start() -> Any:
+                        with _loopback_only():
+                            return ray.init(address="local", include_dashboard=False, _node_ip_address="127.0.0.1",
+                                            **options)
+                    _bounded(start, self.timeout, ray.shutdown, hold=self.release)
+                else:
+                    _probe(address, self.timeout)
+                    _bounded(lambda: ray.init(address=address, **options), self.timeout, ray.shutdown)
+            self.started = True  # close() shuts a local cluster down, or disconnects from a given one
+        except TimeoutError:
+            what = "connecting to" if address and address != "local" else "starting"
+            raise RayTimeout(f"{what} {self.where} took over {self.timeout:g} s (--ray-timeout)") from None
+        except SpecrunError:
+            raise
+        except Exception as exc:
+            raise SpecrunError(f"cannot start Ray at {address or 'a local cluster'}: {first_line(exc)}") from None
+
+    def _open(self, job: EncodeJob, warn: Warn, address: str | None) -> None:
+        ray = self.ray
+        if not ray.is_initialized():  # a driver already connected (a library caller, the tests) is used as is
+            self._connect(address)
         resources = ray.cluster_resources()
         gpus, cpus = int(resources.get("GPU", 0)), max(1, int(resources.get("CPU", 1)))
         wants_gpu = job.device == "cuda" or (job.device in (None, "auto") and gpus)
@@ -166,13 +319,19 @@ class RayExecutor:
         remote = ray.remote(num_cpus=threads if not gpu else 1, num_gpus=gpu, max_restarts=ACTOR_RESTARTS,
                             max_task_retries=ACTOR_RESTARTS)(EncoderActor)
         self.actors = [remote.remote(job, threads) for _ in range(self.size)]
-        first = self._get(self.actors[0].info.remote())
+        first = self._get(self.actors[0].info.remote(), "the actors to start and load the model")
         kind = "cuda" if gpu else "cpu"
         self.info = replace(first, device=f"ray:{self.size}x{kind}")
 
-    def _get(self, ref: Any) -> Any:
+    def _late(self, what: str) -> RayTimeout:
+        return RayTimeout(f"waited over {WAIT_FACTOR * self.timeout:g} s for {what} on {self.where} "
+                          f"({WAIT_FACTOR} x --ray-timeout)")
+
+    def _get(self, ref: Any, what: str) -> Any:
         try:
-            return self.ray.get(ref)
+            return self.ray.get(ref, timeout=WAIT_FACTOR * self.timeout)
+        except self.ray.exceptions.GetTimeoutError:
+            raise self._late(what) from None
         except Exception as exc:
             raise self._one_line(exc) from None
 
@@ -204,14 +363,28 @@ class RayExecutor:
                                                                  prompt), (indices, chunk))
         while pool.has_next():
             try:
-                done = pool.get_next_unordered()
+                done = pool.get_next_unordered(timeout=WAIT_FACTOR * self.timeout)
+            except TimeoutError:
+                raise self._late("an encoded group (the groups done are cached)") from None
+            except KeyboardInterrupt:
+                raise self._interrupt() from None
             except Exception as exc:
                 raise self._one_line(exc) from None
             yield done
 
     def close(self) -> None:
-        for actor in getattr(self, "actors", []):
-            with contextlib.suppress(Exception):
-                self.ray.kill(actor)
-        if self.started:
-            self.ray.shutdown()
+        """Actors killed, the local cluster shut down (its processes end), SIGTERM's handler put back."""
+        try:
+            for actor in self.actors:
+                with contextlib.suppress(Exception):
+                    self.ray.kill(actor)
+            self.actors = []
+            if self.started:
+                self.started = False
+                self.ray.shutdown()
+        finally:
+            self.release.set()
+            if self.handles_sigterm:
+                signal.signal(signal.SIGTERM, self.previous_sigterm if self.previous_sigterm is not None
+                              else signal.SIG_DFL)
+                self.handles_sigterm = False
