@@ -5,6 +5,7 @@ and device and model faults end in one line, exit 2, with nothing written."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import shutil
 from pathlib import Path
@@ -472,3 +473,25 @@ def test_a_damaged_hash_memo_entry_is_hashed_again(tmp_path: Path, data_dir: Pat
     again = hashing_run(tmp_path, data_dir, capsys, model, "b")
     assert again.provenance.model.weights_sha256 == truth
     assert again.texts.encoded == 0
+
+
+def test_a_web_of_folder_links_is_walked_once_per_folder(tmp_path: Path) -> None:
+    """Two links from each of 30 folders to the next: 2^30 paths, 31 folders. Each real folder is listed once,
+    so the walk ends at once (the walk is iterative: no depth exhausts the stack)."""
+    import time
+
+    from specrun.core.files import folder_files
+
+    model = fake_model(tmp_path / "m", {"model.safetensors": WEIGHTS})
+    levels = [tmp_path / "web" / f"d{i}" for i in range(31)]
+    for level in levels:
+        level.mkdir(parents=True)
+        (level / "f.json").write_text("{}")
+    for here, after in itertools.pairwise(levels):
+        (here / "a").symlink_to(after, target_is_directory=True)
+        (here / "b").symlink_to(after, target_is_directory=True)
+    (model / "web").symlink_to(levels[0], target_is_directory=True)
+    started = time.monotonic()
+    files = folder_files(model)
+    assert time.monotonic() - started < 10
+    assert len([f for f in files if f.name == "f.json"]) == 31

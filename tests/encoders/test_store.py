@@ -135,3 +135,39 @@ def test_asking_for_a_slice_never_materialises_the_whole_matrix(tmp_path: Path) 
     assert index_peak < full / 4, (index_peak, full)
     assert slice_peak < index_peak + 3 * part.nbytes, (slice_peak, part.nbytes)
     assert slice_peak < full, (slice_peak, full)
+
+
+def test_a_mode_change_by_another_process_is_verified_again_not_refused(tmp_path: Path) -> None:
+    """chmod moves ctime but not a byte: the shard is verified again and serves its rows; a rewrite after the
+    chmod is still refused."""
+    import os
+
+    cache, texts, vectors = filled(tmp_path, 300, 8, 100)
+    embeddings = embeddings_of(cache, texts)
+    for shard in cache.shards():
+        os.chmod(shard, 0o600)
+    assert np.array_equal(embeddings.embed(texts), vectors)
+    _rewrite_in_place(cache.shards()[0])
+    with pytest.raises(ShardChanged):
+        embeddings.embed(texts)
+
+
+def test_a_shard_swapped_right_after_it_was_written_is_one_cache_error(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process replaces the shard between its rename and its read-back: one CacheError line, never a
+    shard whose rows are not the ones just written."""
+    from specrun.core.errors import CacheError
+    from specrun.core.workspace import CacheWriter
+
+    cache, _, _ = filled(tmp_path, 100, 8, 100)
+    other = cache.shards()[0].read_bytes()
+    write = CacheWriter.write
+
+    def write_then_swap(self: CacheWriter, path: Path, content: str | bytes) -> bool:
+        done = write(self, path, content)
+        path.write_bytes(other)  # a whole, valid shard of the same key, with other texts
+        return done
+
+    monkeypatch.setattr(CacheWriter, "write", write_then_swap)
+    with pytest.raises(CacheError, match="changed before it was read back"):
+        cache.store(["new text"], np.ones((1, 8), dtype=np.float32))

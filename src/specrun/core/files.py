@@ -140,11 +140,15 @@ def folder_files(directory: Path) -> list[Path]:
     """Every file below `directory` (relative paths, sorted), at any depth, hidden ones included, except
     version-control metadata below it (.git, .hg, .svn). Symbolic links are followed, to files (hub snapshots are
     links into a blob store) and to folders (a loader reads through them, so a key must too), wherever they point:
-    what counts is what a loader would read. A link back to a folder being walked (a loop) is one line."""
+    what counts is what a loader would read. Each real folder is walked once (a second link to it adds nothing a
+    change could hide behind: its files are the same files), and a link back to a folder above it (a loop) is
+    one line. The walk is iterative, so no depth of folders exhausts the stack."""
     found: list[Path] = []
     top = directory.stat()
-
-    def walk(folder: Path, ancestors: frozenset[tuple[int, int]]) -> None:
+    walked = {(top.st_dev, top.st_ino)}
+    pending: list[tuple[Path, frozenset[tuple[int, int]]]] = [(directory, frozenset(walked))]
+    while pending:
+        folder, ancestors = pending.pop()
         try:
             entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
         except OSError as exc:
@@ -154,8 +158,9 @@ def folder_files(directory: Path) -> list[Path]:
             try:
                 is_dir = entry.is_dir()  # follows links
                 is_file = not is_dir and entry.is_file()
-            except OSError:
-                continue
+            except OSError as exc:  # e.g. more links in a row than the system follows: no loader reads it either
+                raise SpecrunError(f"cannot follow {path.relative_to(directory).as_posix()} ({exc.strerror})",
+                                   file=str(directory)) from None
             if is_file:
                 found.append(path.relative_to(directory))
             elif is_dir and entry.name not in VCS_FOLDERS:
@@ -164,9 +169,9 @@ def folder_files(directory: Path) -> list[Path]:
                 if node in ancestors:
                     raise SpecrunError(f"{path.relative_to(directory).as_posix()} links back to a folder above it "
                                        f"(a loop); remove the link", file=str(directory))
-                walk(path, ancestors | {node})
-
-    walk(directory, frozenset({(top.st_dev, top.st_ino)}))
+                if node not in walked:
+                    walked.add(node)
+                    pending.append((path, ancestors | {node}))
     return sorted(found, key=lambda p: p.as_posix())
 
 

@@ -26,6 +26,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 
 from specrun.core.errors import ModelError, SpecrunError, Terminated, first_line
+from specrun.core.files import folder_state
 from specrun.core.options import DEFAULTS, RAY_WAIT_FACTOR
 from specrun.core.registry import ADAPTERS
 from specrun.core.settings import EncoderSettings
@@ -117,16 +118,21 @@ class EncoderActor:
     """One model in one Ray worker, loaded once; it encodes whole groups, batch for batch."""
 
     def __init__(self, job: EncodeJob, threads: int) -> None:
+        state = None
         if ADAPTERS[job.settings.adapter].needs_model:
             import torch
 
             torch.set_num_threads(threads)
+            state = folder_state(Path(job.model.path))  # this node's own files, before its digest and its load
             if job.model_files is not None:
                 found = model_files_hash(Path(job.model.path))
                 if found != job.model_files:
                     raise ModelError(f"the model folder {job.model.path} on {platform.node()} differs from the "
                                      "driver's (its files' digest); every node needs the same model files")
         self.adapter = job.load(parse_devices(job.device if job.device != "cuda" else "auto"))
+        if state is not None and folder_state(Path(job.model.path)) != state:  # as the driver checks its own load
+            raise ModelError(f"the model folder {job.model.path} on {platform.node()} changed while an actor "
+                             "loaded it; nothing was encoded by it: run again once the folder is stable")
 
     def info(self) -> EncoderInfo:
         return self.adapter.info

@@ -151,13 +151,18 @@ class ShardChanged(CacheError):
 class ShardRows:
     """The float32 rows of a verified shard, read from the file when asked (`rows[indices]`), one positional read
     per run of nearby rows. The file's state (device, inode, size, mtime, ctime) is compared with the verified one
-    before and after each read: any write moves ctime, so the rows returned are the verified bytes."""
+    before and after each read: any write moves ctime, so the rows returned are the verified bytes. When only ctime
+    moved (another process changed its mode, links or attributes), the whole shard is verified again against its
+    checksum and the run goes on if it still matches. This assumes a file system whose ctime moves with every
+    write (Linux local file systems; on coarse timestamps a rewrite within one tick could go unseen)."""
 
     path: Path
     count: int
     dim: int
     offset: int  # where the vectors start
     state: FileState  # as verified
+    key: str = ""  # the key digest and the header's checksum, to verify again
+    checksum: str = ""
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -170,6 +175,23 @@ class ShardRows:
         return ShardChanged(f"cache: shard {self.path.name} changed on disk after it was verified (rewritten, "
                             "truncated or replaced by another process); nothing was written: run again (every "
                             "shard is verified again then)", file=str(self.path.parent))
+
+    def _same(self, fd: int) -> None:
+        """The file is the verified one, or ShardChanged."""
+        now = file_state(fd)
+        if now == self.state:
+            return
+        if now[:4] != self.state[:4] or not self.checksum:
+            raise self._changed()
+        digest = keyed_hasher(self.key)  # only ctime moved: the bytes are verified again
+        digest.update(_shard_shape(self.count, self.dim))
+        position = self.offset - 32 * self.count
+        while block := os.pread(fd, READ_BLOCK, position):
+            digest.update(block)
+            position += len(block)
+        if digest.hexdigest() != self.checksum or file_state(fd) != now:
+            raise self._changed()
+        object.__setattr__(self, "state", now)
 
     def __getitem__(self, rows: int | slice | np.ndarray | Sequence[int]) -> np.ndarray:
         if isinstance(rows, (int, np.integer)):
@@ -189,8 +211,7 @@ class ShardRows:
         except OSError:
             raise self._changed() from None
         try:
-            if file_state(fd) != self.state:
-                raise self._changed()
+            self._same(fd)
             for group in np.split(np.arange(len(unique)), cuts):
                 first, last = int(unique[group[0]]), int(unique[group[-1]])
                 size = (last - first + 1) * row_bytes
@@ -198,8 +219,7 @@ class ShardRows:
                 if len(data) != size:
                     raise self._changed()
                 read[group] = np.frombuffer(data, dtype="<f4").reshape(-1, self.dim)[unique[group] - first]
-            if file_state(fd) != self.state:
-                raise self._changed()
+            self._same(fd)
         except OSError:
             raise self._changed() from None
         finally:
@@ -292,7 +312,8 @@ class EmbeddingCache:
             if verified is None:
                 continue
             digests, state = verified
-            block = found.add_block(ShardRows(path, count, header["dim"], start + 32 * count, state))
+            block = found.add_block(ShardRows(path, count, header["dim"], start + 32 * count, state,
+                                              self.key.digest, header["checksum"]))
             dim = header["dim"]
             for row in range(count):
                 text = wanted.get(digests[32 * row:32 * row + 32])
@@ -341,10 +362,17 @@ class EmbeddingCache:
         path = self.folder / f"{uuid.uuid4().hex}{SHARD_SUFFIX}"
         if not self.writer.write(path, content):
             return None
-        header, start = read_shard_header(path)
-        verified = self._verified_digests(path, header, start, {text_digest(texts[0]): texts[0]}, Found())
-        assert verified is not None
-        return ShardRows(path, len(texts), vectors.shape[1], offset, verified[1])
+        written = json.loads(content.partition(b"\n")[0])["checksum"]
+        try:  # read back as any shard is read: what is used later is what was written
+            header, start = read_shard_header(path)
+            verified = self._verified_digests(path, header, start, {text_digest(texts[0]): texts[0]}, Found())
+            if verified is None or header["checksum"] != written:
+                raise ShardError("other content")
+        except ShardError as exc:
+            raise CacheError(f"cache: the shard {path.name} just written changed before it was read back "
+                             f"({exc}); is another process writing into {self.folder}? Nothing of it was used",
+                             file=str(self.folder)) from None
+        return ShardRows(path, len(texts), vectors.shape[1], offset, verified[1], self.key.digest, written)
 
     def load_info(self) -> dict[str, Any] | None:
         """The adapter settings stored with this key, verified; None when absent or damaged (reported, removed)."""

@@ -12,7 +12,7 @@ from typing import Any
 from specrun.core.contracts import ReaderEntry, Rows
 from specrun.core.corpus import SharedCorpus
 from specrun.core.errors import DataError
-from specrun.core.fields import parse_number, visible
+from specrun.core.fields import parse_number
 from specrun.core.files import open_regular
 from specrun.core.registry import register_reader
 from specrun.readers.jsonl import _jsonl
@@ -26,6 +26,8 @@ def _text_field(record: dict[str, Any], key: str, what: str, file: Path, line: i
             raise DataError(f"{what} has no {key!r}", file=str(file), line=line, key=key)
         return ""
     value = record[key]
+    if value is None and not required:  # a null title is no title (BEIR files write both)
+        return ""
     if not isinstance(value, str):
         shown = "null" if value is None else type(value).__name__
         raise DataError(f"{what}: {key!r} must be a string, got {shown}", file=str(file), line=line, key=key)
@@ -43,7 +45,9 @@ def _record_id(record: Any, what: str, file: Path, line: int) -> str:
 
 
 def _read_corpus(file: Path, *, unique_ids: bool) -> tuple[list[str], list[str]]:
-    """Document ids and texts (title and text joined by a space), each text a string with something visible."""
+    """Document ids and texts (title and text joined by a space), each a string. A document whose text is empty
+    or only white space is read as it is, as BEIR and MTEB read it (FiQA-2018's corpus has such documents,
+    beir-cellar/beir#158): it is a document of the corpus, embedded like any other."""
     ids, texts = [], []
     seen: set[str] = set()
     for number, doc in _jsonl(file):
@@ -56,9 +60,6 @@ def _read_corpus(file: Path, *, unique_ids: bool) -> tuple[list[str], list[str]]
                 raise DataError(f"document id {doc_id!r} appears twice", file=str(file), line=number)
             seen.add(doc_id)
         joined = f"{title} {text}".strip() if title else text
-        if not visible(joined):
-            raise DataError(f"{what} has an empty text (only white space or invisible characters); drop it from "
-                            "the corpus or give it a text", file=str(file), line=number, key="text")
         ids.append(doc_id)
         texts.append(joined)
     return ids, texts

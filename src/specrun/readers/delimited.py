@@ -55,7 +55,7 @@ def header_problem(header: list[str], delimiter: str) -> str | None:
     if len(header) == 1 and other in header[0]:
         return (f"the header is one field holding {'tabs' if fmt == 'tsv' else 'commas'}: is the file "
                 f"{'tab' if fmt == 'tsv' else 'comma'}-separated (`format: {fmt}`)?")
-    twice = duplicates(header)
+    twice = duplicates([name for name in header if name.strip()])  # blank names (trailing delimiters) may repeat
     if not twice:
         return None
     looks = " (the row looks like data)" if any(parse_number(cell) is not None or not cell.strip()

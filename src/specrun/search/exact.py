@@ -162,13 +162,18 @@ def exact_scores(queries: np.ndarray, documents: Callable[[int, int], np.ndarray
         low, high = int(bounds[number]), int(bounds[number + 1])
         if low == high:
             continue  # no candidate in this chunk: not read
-        chunk = np.asarray(documents(int(start), min(int(start) + chunk_size, n_docs)), dtype=np.float64)
-        chunk_norms = checked_norms(chunk)
+        chunk = documents(int(start), min(int(start) + chunk_size, n_docs))
+        needed, where = np.unique(flat[order[low:high]] - start, return_inverse=True)
+        rows64 = np.asarray(chunk[needed], dtype=np.float64)  # only the candidates' rows, in float64
+        del chunk
+        row_norms = checked_norms(rows64)
+        where = where.reshape(-1)
         for block in range(low, high, RESCORE_ROWS):
             pairs = order[block:min(block + RESCORE_ROWS, high)]
-            rows, docs = pairs // width, flat[pairs] - start
-            exact[pairs] = cosine_with_norms(queries64[rows], chunk[docs], query_norms[rows], chunk_norms[docs])
-        del chunk
+            queries_of, docs_of = pairs // width, where[block - low:block - low + len(pairs)]
+            exact[pairs] = cosine_with_norms(queries64[queries_of], rows64[docs_of], query_norms[queries_of],
+                                             row_norms[docs_of])
+        del rows64
     return exact.reshape(positions.shape)
 
 
