@@ -504,7 +504,9 @@ def beir_tables(splits: Mapping[str, Sequence[Item]], fields: CorpusFields) -> d
         files[f"qrels/{split}.parquet"] = _parquet(qrels, pa.schema([("query-id", pa.string()),
                                                                      ("corpus-id", pa.string()),
                                                                      ("score", pa.int64())]))
-    assert corpus is not None
+    if corpus is None:
+        raise SpecrunError("the evaluated splits hold no query, so there is no corpus to publish; nothing was "
+                           "published")
     text_schema = pa.schema([("_id", pa.string()), ("text", pa.string())])
     files[CORPUS_FILE] = _parquet([{"_id": doc_id, "text": text} for doc_id, text in zip(corpus.ids, corpus.texts,
                                                                                           strict=True)],
@@ -537,7 +539,8 @@ def data_layout(spec: Spec, splits: Mapping[str, Sequence[Item]]) -> DataLayout:
                                                      for split in splits]},
                {"config_name": "corpus", "data_files": [{"split": "corpus", "path": CORPUS_FILE}]},
                {"config_name": "queries", "data_files": [{"split": "queries", "path": QUERIES_FILE}]}]
-    documents = len(next(iter(splits.values()))[0].fields[fields.corpus]) if splits else 0
+    first = next((items for items in splits.values() if items), None)
+    documents = len(first[0].fields[fields.corpus]) if first else 0
     queries = len({item.id for items in splits.values() for item in items})
     return DataLayout(files, configs, documents + queries)
 

@@ -571,9 +571,12 @@ def write_file_tree(folder: Path, files: Mapping[str, str | bytes], label: str) 
             return
         aside = staging / f".old{STAGING_TAG}{secrets.token_hex(4)}"
         aside.mkdir()
+        real_target = target.resolve()
         for index, name in enumerate(names):
             current = str(name)
             destination = target.joinpath(*name.parts)
+            if not destination.parent.resolve().is_relative_to(real_target):  # a link there leads out of -o
+                raise OSError(errno.EXDEV, f"{name.parent} there is a link out of the folder")
             for parent in reversed(destination.parents):
                 if parent != target and parent.is_relative_to(target) and not os.path.lexists(parent):
                     parent.mkdir()

@@ -171,3 +171,11 @@ def test_a_shard_swapped_right_after_it_was_written_is_one_cache_error(tmp_path:
     monkeypatch.setattr(CacheWriter, "write", write_then_swap)
     with pytest.raises(CacheError, match="changed before it was read back"):
         cache.store(["new text"], np.ones((1, 8), dtype=np.float32))
+
+
+def test_shard_rows_take_row_numbers_only(tmp_path: Path) -> None:
+    cache, texts, _ = filled(tmp_path, 100, 8, 100)
+    block = cache.lookup(texts).blocks[0]
+    for bad in (np.ones(100, dtype=bool), np.array([0.5]), np.zeros((2, 2), dtype=np.int64)):
+        with pytest.raises(IndexError):
+            block[bad]

@@ -102,3 +102,17 @@ def test_a_linked_folder_gets_the_files_and_stays_a_link(tmp_path: Path, data_di
     assert code == 0, err
     assert link.is_symlink() and files_under(real) == ["README.md", "data/test.parquet", "eval.yaml"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real"]
+
+
+def test_a_linked_subfolder_inside_the_output_is_never_written_through(tmp_path: Path, data_dir: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """-o OUT already holds `data -> elsewhere`: writing OUT/data/test.parquet would land outside OUT. One line,
+    nothing written elsewhere, OUT as it was."""
+    out = tmp_path / "out"
+    out.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (out / "data").symlink_to(elsewhere, target_is_directory=True)
+    code, _out, err = run_cli(benchmark_args(out, data_dir), capsys)
+    assert "a link out of the folder" in assert_one_line_error(code, err)
+    assert files_under(elsewhere) == [] and files_under(out) == ["data"]

@@ -132,13 +132,16 @@ class Workspace:
         return self._scratch
 
     def scratch_vectors(self) -> Path | None:
-        """With --no-cache, where this run's vectors wait on disk until it ends (a folder removed when the run or
-        the process ends), so that a run never holds every vector in memory, cached or not; None with a cache,
-        whose embeddings folder is that place."""
+        """With --no-cache, where this run's vectors wait on disk until it ends (a folder in $TMPDIR removed when
+        the run or the process ends), so that a run never holds every vector in memory, cached or not; None with a
+        cache, whose embeddings folder is that place, or when no temporary folder can be made."""
         if self.root is not None:
             return None
         if self._vectors is None:
-            self._vectors = Path(tempfile.mkdtemp(prefix="specrun-vectors-"))
+            try:
+                self._vectors = Path(tempfile.mkdtemp(prefix="specrun-vectors-"))
+            except OSError:  # no writable temporary folder: the run's vectors stay in memory, as they fit or not
+                return None
             vectors = self._vectors
             atexit.register(lambda: shutil.rmtree(vectors, ignore_errors=True))
         return self._vectors

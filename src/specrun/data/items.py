@@ -182,13 +182,14 @@ class WhereFilter:
                          else f"{column} = {values[0]!r}" for column, negate, values in self.tests)
 
     def check(self, kept: int) -> None:
-        """After every row of the split: refuse a filter that kept nothing, or a value that matched no row."""
+        """After every row of the split: refuse a filter that kept nothing, or a value to keep that matched no row
+        (a typo there drops rows silently); a `not` value that matches nothing only keeps every row, as meant."""
         if not self.tests:
             return
         origin = "; ".join(self.origins)
-        for column, _, values in self.tests:
+        for column, negate, values in self.tests:
             for index, value in enumerate(values):
-                if (column, index) not in self.matched:
+                if not negate and (column, index) not in self.matched:
                     raise self.plan.error(("splits", self.split_name, "where", column),
                                           f"{value!r} matches no row of {origin}: check the value (a typo keeps "
                                           "or drops rows silently)")

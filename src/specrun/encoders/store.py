@@ -196,7 +196,13 @@ class ShardRows:
     def __getitem__(self, rows: int | slice | np.ndarray | Sequence[int]) -> np.ndarray:
         if isinstance(rows, (int, np.integer)):
             return self[np.array([rows])][0]
-        wanted = np.arange(self.count)[rows] if isinstance(rows, slice) else np.asarray(rows, dtype=np.int64)
+        if isinstance(rows, slice):
+            wanted = np.arange(self.count)[rows]
+        else:
+            given = np.asarray(rows)
+            if given.ndim != 1 or (given.size and not np.issubdtype(given.dtype, np.integer)):
+                raise IndexError("shard rows are asked for by a 1-D array of row numbers")
+            wanted = given.astype(np.int64)
         out = np.empty((len(wanted), self.dim), dtype=np.float32)
         if not len(wanted):
             return out
@@ -265,7 +271,7 @@ def read_shard_header(path: Path) -> tuple[dict[str, Any], int]:
     except (UnicodeDecodeError, json.JSONDecodeError):
         header = None
     if not isinstance(header, dict) or header.get("format") != SHARD_MAGIC or not all(
-            isinstance(header.get(name), int) and header[name] >= 0 for name in ("count", "dim")):
+            isinstance(header.get(name), int) and 0 <= header[name] < 1 << ROW_BITS for name in ("count", "dim")):
         raise ShardError("unreadable (no shard header)")
     start = len(line) + 1
     if size != start + header["count"] * (32 + 4 * header["dim"]):
@@ -414,6 +420,9 @@ def _remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
+DERIVED_LIMIT = 64 << 20  # an estimate or a plot is far smaller: a larger entry is not one
+
+
 class DerivedCache:
     """Things computed from exact inputs (metric estimates, plots), stored under the sha256 of those inputs and of
     the library versions that compute them: a fully cached run needs neither scipy nor matplotlib. Each entry
@@ -441,9 +450,12 @@ class DerivedCache:
             return None
         try:
             with open_regular_file(path) as handle:
-                raw = handle.read()
-        except OSError:
-            self.discard(key, what, "not a regular file")
+                raw = handle.read(DERIVED_LIMIT + 1)
+        except OSError as exc:
+            self.discard(key, what, exc.strerror or "unreadable")
+            return None
+        if len(raw) > DERIVED_LIMIT:
+            self.discard(key, what, f"over {DERIVED_LIMIT} bytes")
             return None
         header, newline, payload = raw.partition(b"\n")
         fields = header.split(b" ")
