@@ -97,7 +97,8 @@ class LocalExecutor:
     """This process; several `--device`s share each group through sentence-transformers' pool."""
 
     def __init__(self, job: EncodeJob, warn: Warn) -> None:
-        devices = parse_devices(job.device)
+        # an adapter without a model computes on the CPU: asking torch which devices exist would import it (~250 MB)
+        devices = parse_devices(job.device) if ADAPTERS[job.settings.adapter].needs_model else ["cpu"]
         message = dtype_warning(job.settings.dtype, devices)
         if message:
             warn(message)
