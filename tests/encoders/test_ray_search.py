@@ -166,3 +166,31 @@ def test_the_cli_ranks_a_many_chunk_corpus_on_ray_as_locally(cluster: object, tm
     assert len(mapped) == 3_000 // 250 and min(mapped) == 3  # every chunk on the cluster's 3 actors
     assert len(local_rows) == 40 and remote_rows == local_rows
     assert remote.scores == local.scores
+
+
+def test_a_search_actor_lost_for_good_ends_the_cli_run_in_one_line(cluster: object, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """An actor killed for good after the first searched chunk: exit 2, one line, no results written."""
+    from specrun.cli import main
+    from specrun.encoders.ray_map import RayChunkMap
+    from tests.protocols.test_corpus_retrieval import corpus_spec, make_large_beir
+
+    call = RayChunkMap.__call__
+
+    def losing(self: RayChunkMap, *args: object) -> Iterator[object]:
+        for number, result in enumerate(call(self, *args)):  # type: ignore[arg-type]
+            if number == 0:
+                ray.kill(self.actors[0], no_restart=True)
+            yield result
+
+    monkeypatch.setattr(RayChunkMap, "__call__", losing)
+    data = tmp_path / "data"
+    make_large_beir(data, 3_000, 40)
+    spec = corpus_spec(tmp_path, data, chunk_size=250)
+    capsys.readouterr()  # the fingerprint's line
+    code = main([str(spec), "--data-dir", str(data), "--adapter", "hashing", "--executor", "ray", "--no-cache",
+                 "--output", str(tmp_path / "out"), "-q"])
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and "Ray lost a corpus search actor" in lines[0], lines
+    assert not list((tmp_path / "out").rglob("*.json"))

@@ -85,8 +85,8 @@ class RayChunkMap:
                 first_line(exc))
             raise SpecrunError(f"a Ray search actor failed: {text}") from None
         except ray.exceptions.RayError as exc:
-            raise SpecrunError(f"Ray lost a corpus search actor beyond {ACTOR_RESTARTS} restarts "
-                               f"({type(exc).__name__}); nothing was written, run again") from None
+            raise SpecrunError(f"Ray lost a corpus search actor for good ({type(exc).__name__}, after up to "
+                               f"{ACTOR_RESTARTS} restarts); nothing was written, run again") from None
 
     def __call__(self, function: Callable[..., Any], shared: Any, items: Iterable[tuple[Any, ...]]) -> Iterator[Any]:
         """function(shared, *item) for each item, on the actors in turn, yielded in item order."""
