@@ -28,6 +28,7 @@ from specrun.encoders.devices import check_devices
 from specrun.encoders.executors import check_executor
 from specrun.encoders.models import resolve_model
 from specrun.encoders.precision import check_precision, quantised
+from specrun.encoders.ray_map import chunks_on
 from specrun.encoders.store import DerivedCache
 from specrun.evaluation import ProtocolRun, evaluate
 from specrun.outputs import preflight_output_folders, preflight_output_root, write_output_sets
@@ -65,8 +66,9 @@ class Loaded:
 
 def run(paths: Sequence[str], options: RunOptions, console: Console) -> list[RunOutput]:
     workspace = Workspace.resolve(options.cache_dir, options.no_cache)
-    try:
-        return _run(paths, options, console, workspace)
+    try:  # --executor ray: the corpus search's chunks on Ray actors too, started at its first chunk (ray_map)
+        with chunks_on(options.executor, options.ray_address, options.ray_timeout):
+            return _run(paths, options, console, workspace)
     finally:
         workspace.close()  # --no-cache: this run's scratch (downloads, vectors) goes with it
 

@@ -438,3 +438,33 @@ def test_a_corpus_run_never_holds_the_corpus_matrix(cache: str, tmp_path: Path, 
     reference = run_ok([str(whole), "--data-dir", str(data), "--adapter", "hashing", "--batch-size", "8", "-q",
                         "--no-cache", "--output", str(tmp_path / "whole-out")], capsys)
     assert scores[0] == scores[1] == reference.scores
+
+
+@pytest.mark.parametrize("search", ["numpy", "faiss"])
+def test_a_chunk_mapper_gives_the_same_ranking(search: str) -> None:
+    """The hook `--executor ray` uses (core.mapping): each chunk searched on its own (chunk_candidates) and merged
+    in chunk order gives the ranking of the loop in this process, positions and scores to the last digit; the
+    chunks are read in order and one at a time by the mapper."""
+    from specrun.core.mapping import chunk_map, mapping_chunks
+
+    if search == "faiss":
+        require("faiss", "faiss-cpu is not installed here")
+    queries, docs = clustered(7, 2_000, 30, duplicates=200)
+    read: list[int] = []
+
+    def documents(start: int, stop: int) -> np.ndarray:
+        read.append(start)
+        return docs[start:stop]
+
+    def in_turn(function: object, shared: object, items: object) -> object:
+        for item in items:  # type: ignore[attr-defined]
+            yield function(shared, *item)  # type: ignore[operator]
+
+    local = rank_corpus(queries, documents, len(docs), 50, search=search, chunk_size=128)
+    read.clear()
+    with mapping_chunks(in_turn):
+        assert chunk_map() is in_turn
+        mapped = rank_corpus(queries, documents, len(docs), 50, search=search, chunk_size=128)
+    assert chunk_map() is None
+    assert read[:16] == list(range(0, 2_000, 128))  # the candidate pass, in chunk order
+    assert np.array_equal(mapped[0], local[0]) and np.array_equal(mapped[1], local[1]) and mapped[2] == local[2]

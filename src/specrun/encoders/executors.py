@@ -243,13 +243,13 @@ def _probe(address: str, seconds: float) -> None:
                          f"{seconds:g} s, --ray-timeout)") from None
 
 
-class RayExecutor:
-    """Actors on a Ray cluster (`--ray-address`, else a fresh local one started here on 127.0.0.1 and shut down
-    at the end): one per GPU when the device is cuda (or auto and the cluster has GPUs), else one per CPU (one
-    per 4 CPUs from 8 on). Every wait is bounded by `timeout` (connecting) or WAIT_FACTOR times it (actors
-    starting, each group), and SIGTERM ends the run like Ctrl-C (Terminated), through close()."""
+class RaySession:
+    """One stage's hold on a Ray cluster (`--ray-address`, else a fresh local one started here on 127.0.0.1 and
+    shut down at close()): a connect bounded by `timeout`, SIGTERM ending the run like Ctrl-C (Terminated) while
+    it is held, and its actors killed at close(). The encoders' executor and the corpus search's mapper
+    (`encoders.ray_map`) both hold one, so there is one way to start or join Ray."""
 
-    def __init__(self, job: EncodeJob, warn: Warn, address: str | None, timeout: float = RAY_TIMEOUT) -> None:
+    def __init__(self, address: str | None, timeout: float = RAY_TIMEOUT) -> None:
         import ray
 
         self.ray = ray
@@ -263,14 +263,6 @@ class RayExecutor:
         with contextlib.suppress(ValueError):  # not the main thread: no signal reaches this code
             self.previous_sigterm = signal.signal(signal.SIGTERM, self._terminate)
             self.handles_sigterm = True
-        try:
-            self._open(job, warn, address)
-        except KeyboardInterrupt:
-            self.close()
-            raise self._interrupt() from None
-        except BaseException:
-            self.close()
-            raise
 
     def _terminate(self, signum: int, frame: object) -> None:
         self.terminated = True
@@ -304,6 +296,44 @@ class RayExecutor:
         except Exception as exc:
             raise SpecrunError(f"cannot start Ray at {address or 'a local cluster'}: {first_line(exc)}") from None
 
+    def _late(self, what: str) -> RayTimeout:
+        return RayTimeout(f"waited over {WAIT_FACTOR * self.timeout:g} s for {what} on {self.where} "
+                          f"({WAIT_FACTOR} x --ray-timeout)")
+
+    def close(self) -> None:
+        """Actors killed, the local cluster shut down (its processes end), SIGTERM's handler put back."""
+        try:
+            for actor in self.actors:
+                with contextlib.suppress(Exception):
+                    self.ray.kill(actor)
+            self.actors = []
+            if self.started:
+                self.started = False
+                self.ray.shutdown()
+        finally:
+            self.release.set()
+            if self.handles_sigterm:
+                signal.signal(signal.SIGTERM, self.previous_sigterm if self.previous_sigterm is not None
+                              else signal.SIG_DFL)
+                self.handles_sigterm = False
+
+
+class RayExecutor(RaySession):
+    """Encoding actors on the session's cluster: one per GPU when the device is cuda (or auto and the cluster has
+    GPUs), else one per CPU (one per 4 CPUs from 8 on). Every wait is bounded by `timeout` (connecting) or
+    WAIT_FACTOR times it (actors starting, each group)."""
+
+    def __init__(self, job: EncodeJob, warn: Warn, address: str | None, timeout: float = RAY_TIMEOUT) -> None:
+        super().__init__(address, timeout)
+        try:
+            self._open(job, warn, address)
+        except KeyboardInterrupt:
+            self.close()
+            raise self._interrupt() from None
+        except BaseException:
+            self.close()
+            raise
+
     def _open(self, job: EncodeJob, warn: Warn, address: str | None) -> None:
         ray = self.ray
         if not ray.is_initialized():  # a driver already connected (a library caller, the tests) is used as is
@@ -329,10 +359,6 @@ class RayExecutor:
         first = self._get(self.actors[0].info.remote(), "the actors to start and load the model")
         kind = "cuda" if gpu else "cpu"
         self.info = replace(first, device=f"ray:{self.size}x{kind}")
-
-    def _late(self, what: str) -> RayTimeout:
-        return RayTimeout(f"waited over {WAIT_FACTOR * self.timeout:g} s for {what} on {self.where} "
-                          f"({WAIT_FACTOR} x --ray-timeout)")
 
     def _get(self, ref: Any, what: str) -> Any:
         try:
@@ -378,20 +404,3 @@ class RayExecutor:
             except Exception as exc:
                 raise self._one_line(exc) from None
             yield done
-
-    def close(self) -> None:
-        """Actors killed, the local cluster shut down (its processes end), SIGTERM's handler put back."""
-        try:
-            for actor in self.actors:
-                with contextlib.suppress(Exception):
-                    self.ray.kill(actor)
-            self.actors = []
-            if self.started:
-                self.started = False
-                self.ray.shutdown()
-        finally:
-            self.release.set()
-            if self.handles_sigterm:
-                signal.signal(signal.SIGTERM, self.previous_sigterm if self.previous_sigterm is not None
-                              else signal.SIG_DFL)
-                self.handles_sigterm = False

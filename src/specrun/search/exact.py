@@ -15,7 +15,8 @@ The corpus is read through `documents(start, stop)` in chunks of `chunk_size` ro
 So numpy and faiss give the same ranking, and the ranking is the one a full float64 sort would give.
 Memory: Q x (top_k + margin) candidates (their float32 and exact scores and positions), one chunk of vectors (as
 `documents` returns it) and one block of scores; never Q x N, never the corpus matrix, and never a second copy of
-the chunk (numpy).
+the chunk (numpy). With a mapper set for the run (`core.mapping`: `--executor ray`), step 1's chunks are searched
+by Ray actors (`chunk_candidates`, the same arithmetic) and merged here; the mapper bounds the chunks in flight.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from specrun.core.errors import SpecrunError
+from specrun.core.mapping import chunk_map
 from specrun.search.cosine import check_norms, checked_norms, cosine_rows, cosine_with_norms
 
 BLOCK_BYTES = 8 * 2**20  # one block of float32 scores, queries x documents
@@ -89,33 +91,62 @@ def _faiss() -> Any:
     return faiss
 
 
+def _search_chunk(unit_q: np.ndarray, chunk: np.ndarray, start: int, state_s: np.ndarray, state_i: np.ndarray,
+                  search: str) -> None:
+    """Merge one chunk's float32 cosines (corpus rows start..start + len(chunk)) into the state, in place: the
+    arithmetic of every candidate search, in this process or on an actor (`chunk_candidates`)."""
+    stop = start + len(chunk)
+    if search == "faiss":
+        index = _faiss().IndexFlatIP(chunk.shape[1])
+        index.add(np.ascontiguousarray(_unit_rows(chunk)))
+        del chunk
+        found_s, found_i = index.search(np.ascontiguousarray(unit_q), min(state_s.shape[1], stop - start))
+        _merge(state_s, state_i, found_s, found_i.astype(np.int64) + start)
+        return
+    norms = _norms(chunk)
+    block = max(1, BLOCK_BYTES // (4 * (stop - start)))
+    positions = np.arange(start, stop, dtype=np.int64)
+    for q in range(0, len(unit_q), block):
+        scores = unit_q[q:q + block] @ chunk.T
+        scores /= norms  # cosine within float32_error of the float64 one, as with a normalised chunk
+        _merge(state_s[q:q + block], state_i[q:q + block], scores, positions)
+
+
+def chunk_candidates(unit_q: np.ndarray, chunk: np.ndarray, start: int, width: int,
+                     search: str) -> tuple[np.ndarray, np.ndarray]:
+    """One chunk's best min(width, rows) documents per query (float32 scores, corpus positions): what a mapper
+    (`core.mapping`, e.g. a Ray actor) computes per chunk; merged with `_merge` it keeps the same best `width`
+    scores as the loop in this process, whatever the order of the chunks."""
+    chunk = np.asarray(chunk, dtype=np.float32)
+    width = min(width, len(chunk))
+    state_s = np.full((len(unit_q), width), -np.inf, dtype=np.float32)
+    state_i = np.full((len(unit_q), width), -1, dtype=np.int64)
+    _search_chunk(unit_q, chunk, start, state_s, state_i, search)
+    return state_s, state_i
+
+
 def candidates(queries: np.ndarray, documents: Callable[[int, int], np.ndarray], n_docs: int, width: int, *,
                search: str = "numpy", chunk_size: int = 16_384) -> tuple[np.ndarray, np.ndarray]:
     """The best `width` documents of each query by float32 cosine, as (scores, corpus positions), unordered.
 
-    `documents(start, stop)` gives the raw vectors of corpus rows start..stop; it is called once per chunk."""
+    `documents(start, stop)` gives the raw vectors of corpus rows start..stop; it is called once per chunk, here,
+    in chunk order. With a mapper set for the run (`core.mapping`, e.g. `--executor ray`) each chunk is searched
+    there (`chunk_candidates`) and its best merged here; else the chunks are searched in this process."""
     unit_q = _unit_rows(queries)
     state_s = np.full((len(unit_q), width), -np.inf, dtype=np.float32)
     state_i = np.full((len(unit_q), width), -1, dtype=np.int64)
-    engine = _faiss() if search == "faiss" else None
-    for start in range(0, n_docs, chunk_size):
-        stop = min(start + chunk_size, n_docs)
-        chunk = np.asarray(documents(start, stop), dtype=np.float32)
-        if engine is not None:
-            index = engine.IndexFlatIP(chunk.shape[1])
-            index.add(np.ascontiguousarray(_unit_rows(chunk)))
-            del chunk
-            found_s, found_i = index.search(np.ascontiguousarray(unit_q), min(width, stop - start))
-            _merge(state_s, state_i, found_s, found_i.astype(np.int64) + start)
-            continue
-        norms = _norms(chunk)
-        block = max(1, BLOCK_BYTES // (4 * (stop - start)))
-        positions = np.arange(start, stop, dtype=np.int64)
-        for q in range(0, len(unit_q), block):
-            scores = unit_q[q:q + block] @ chunk.T
-            scores /= norms  # cosine within float32_error of the float64 one, as with a normalised chunk
-            _merge(state_s[q:q + block], state_i[q:q + block], scores, positions)
-        del chunk
+    if search == "faiss":
+        _faiss()  # a missing faiss is one line before any chunk is read
+    spans = [(start, min(start + chunk_size, n_docs)) for start in range(0, n_docs, chunk_size)]
+    mapper = chunk_map()
+    if mapper is not None:
+        chunks = ((np.asarray(documents(start, stop), dtype=np.float32), start, width, search)
+                  for start, stop in spans)
+        for found_s, found_i in mapper(chunk_candidates, unit_q, chunks):
+            _merge(state_s, state_i, found_s, found_i)
+        return state_s, state_i
+    for start, stop in spans:  # the chunk is held by _search_chunk alone, which lets faiss free it early
+        _search_chunk(unit_q, np.asarray(documents(start, stop), dtype=np.float32), start, state_s, state_i, search)
     return state_s, state_i
 
 
