@@ -423,16 +423,7 @@ def _stage(unit: _Set, sigint: _Sigint) -> None:
     for name in sorted(unit.files, key=lambda n: n == "results.json"):
         if sigint.received:
             raise KeyboardInterrupt
-        content = unit.files[name]
-        data = content.encode("utf-8") if isinstance(content, str) else content
-        fd = os.open(unit.staging / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _write_file(unit.staging / name, unit.files[name])
     _fsync_dir(unit.staging)
 
 

@@ -3,6 +3,7 @@ cached vectors equal a single process; an actor killed mid-run is restarted by R
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -319,15 +320,26 @@ def test_ray_ranks_a_corpus_as_one_process_does(cluster: object, tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """The corpus-retrieval fixture (tests/protocols/corpus_beir.yaml) with Ray actors encoding: the same per-query
     rankings (predictions.jsonl) and the same scores, intervals included, as --executor local."""
-    import json
 
-    from specrun.cli import main
     from tests.protocols.test_corpus_retrieval import GRADED, corpus_spec, make_graded_beir
 
     data = tmp_path / "data"
     make_graded_beir(data)
     spec = corpus_spec(tmp_path, data)
-    outcomes = {}
+    (local, local_rows), (remote, remote_rows) = local_and_ray_runs(spec, data, tmp_path, capsys)
+    assert remote.provenance.model.device.startswith("ray:") and local.provenance.model.device == "cpu"
+    assert len(local_rows) == len(GRADED) and remote_rows == local_rows
+    assert remote.predictions.sha256 == local.predictions.sha256
+    assert remote.texts.encoded == local.texts.encoded == local.texts.unique > 0
+    assert remote.scores == local.scores
+
+
+def local_and_ray_runs(spec: Path, data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                       ) -> list[tuple[Results, list[dict[str, object]]]]:
+    """The same hashing run with --executor local and ray: each one's results and prediction rows."""
+    from specrun.cli import main
+
+    outcomes = []
     for executor in ("local", "ray"):
         code = main([str(spec), "--data-dir", str(data), "--adapter", "hashing", "--executor", executor,
                      "--no-cache", "--output", str(tmp_path / executor), "-q"])
@@ -336,10 +348,5 @@ def test_ray_ranks_a_corpus_as_one_process_does(cluster: object, tmp_path: Path,
         path = Path(captured.out.strip().splitlines()[-1])
         results = Results.model_validate_json(path.read_text())
         rows = [json.loads(line) for line in (path.parent / results.predictions.file).read_text().splitlines()]
-        outcomes[executor] = (results, rows)
-    (local, local_rows), (remote, remote_rows) = outcomes["local"], outcomes["ray"]
-    assert remote.provenance.model.device.startswith("ray:") and local.provenance.model.device == "cpu"
-    assert len(local_rows) == len(GRADED) and remote_rows == local_rows
-    assert remote.predictions.sha256 == local.predictions.sha256
-    assert remote.texts.encoded == local.texts.encoded == local.texts.unique > 0
-    assert remote.scores == local.scores
+        outcomes.append((results, rows))
+    return outcomes

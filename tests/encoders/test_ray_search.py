@@ -5,7 +5,6 @@ ends the search in one line."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import time
@@ -17,9 +16,9 @@ import pytest
 
 from specrun.core.errors import SpecrunError
 from specrun.core.mapping import mapping_chunks
-from specrun.results import Results
 from specrun.search.exact import rank_corpus
 from tests.conftest import ROOT, require
+from tests.encoders.test_ray import local_and_ray_runs
 
 ray = require("ray", "Ray is not installed here (pip install 'specrun[ray]')")
 pytestmark = pytest.mark.slow  # one local Ray cluster for the module: ~15 s to start
@@ -134,7 +133,6 @@ def test_the_cli_ranks_a_many_chunk_corpus_on_ray_as_locally(cluster: object, tm
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """make_large_beir in chunks of 250: --executor ray (encoding and candidate search on actors) writes the same
     rankings (predictions.jsonl) and scores as --executor local."""
-    from specrun.cli import main
     from specrun.encoders.ray_map import RayChunkMap
     from tests.protocols.test_corpus_retrieval import corpus_spec, make_large_beir
 
@@ -151,17 +149,7 @@ def test_the_cli_ranks_a_many_chunk_corpus_on_ray_as_locally(cluster: object, tm
     data = tmp_path / "data"
     make_large_beir(data, 3_000, 40)
     spec = corpus_spec(tmp_path, data, chunk_size=250)
-    outcomes = {}
-    for executor in ("local", "ray"):
-        code = main([str(spec), "--data-dir", str(data), "--adapter", "hashing", "--executor", executor,
-                     "--no-cache", "--output", str(tmp_path / executor), "-q"])
-        captured = capsys.readouterr()
-        assert code == 0, captured.err
-        path = Path(captured.out.strip().splitlines()[-1])
-        results = Results.model_validate_json(path.read_text())
-        rows = [json.loads(line) for line in (path.parent / results.predictions.file).read_text().splitlines()]
-        outcomes[executor] = (results, rows)
-    (local, local_rows), (remote, remote_rows) = outcomes["local"], outcomes["ray"]
+    (local, local_rows), (remote, remote_rows) = local_and_ray_runs(spec, data, tmp_path, capsys)
     assert remote.provenance.model.device.startswith("ray:")
     assert len(mapped) == 3_000 // 250 and min(mapped) == 3  # every chunk on the cluster's 3 actors
     assert len(local_rows) == 40 and remote_rows == local_rows
