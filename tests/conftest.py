@@ -8,6 +8,7 @@ import functools
 import importlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -137,6 +138,13 @@ def assert_one_line_error(code: int, err: str, expected_code: int = 2, *, contai
     if contains is not None:
         assert contains in lines[0], lines[0]
     return lines[0]
+
+
+def hears_ctrl_c() -> None:
+    """`preexec_fn` of a child a test sends SIGINT to: Ctrl-C back to its default before Python starts. A suite
+    started in the background by a shell without job control hands its children SIGINT ignored, and Python then
+    installs no KeyboardInterrupt handler (as `nohup` means it); the test's child hears Ctrl-C as a terminal's."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run_subprocess(args: list[str], *, env: dict[str, str] | None = None, cwd: Path | None = None,

@@ -21,7 +21,16 @@ import pytest
 from specrun import outputs
 from specrun.core.errors import SpecrunError
 from specrun.results import Results
-from tests.conftest import ROOT, SPECS, assert_one_line_error, files_under, run_cli, run_ok, tmpfs
+from tests.conftest import (
+    ROOT,
+    SPECS,
+    assert_one_line_error,
+    files_under,
+    hears_ctrl_c,
+    run_cli,
+    run_ok,
+    tmpfs,
+)
 
 SLUG = "sentence-transformers__all-MiniLM-L6-v2"
 BIOSSES = str(SPECS / "biosses.yaml")
@@ -438,7 +447,8 @@ def _spawn(data_dir: Path, out: Path, *extra: str, pause_before: float = 0, paus
     if cache is not None:
         env["SPECRUN_CACHE_DIR"] = str(cache)
     return subprocess.Popen([sys.executable, "-m", "specrun", *run_args(data_dir, out, *extra, specs=specs)],
-                            env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=hears_ctrl_c)
 
 
 def _wait_for_staged(parent: Path, timeout: float = 120) -> Path:

@@ -21,7 +21,7 @@ import pytest
 
 from specrun.encoders.store import read_shard_header
 from specrun.results import Results
-from tests.conftest import ROOT, SPECS, require
+from tests.conftest import ROOT, SPECS, hears_ctrl_c, require
 
 ray = require("ray", "Ray is not installed here (pip install 'specrun[ray]')")
 psutil = pytest.importorskip("psutil")  # Ray ships it
@@ -55,8 +55,9 @@ def start_specrun(args: list[str], ray_tmp: Path, **env: str) -> subprocess.Pope
     path from the raylet this process starts)."""
     path = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
     return subprocess.Popen([sys.executable, "-m", "specrun", BIOSSES, "-q", *args], text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=hears_ctrl_c,
                             env={**os.environ, "PYTHONPATH": path, "RAY_TMPDIR": str(ray_tmp), **env})
+
 
 
 class Watch:
