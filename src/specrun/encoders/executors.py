@@ -264,6 +264,19 @@ class RaySession:
             self.previous_sigterm = signal.signal(signal.SIGTERM, self._terminate)
             self.handles_sigterm = True
 
+
+    @contextlib.contextmanager
+    def closed_on_failure(self, close: Callable[[], None]) -> Iterator[None]:
+        """Opening on this session: any failure calls `close` (actors killed, a started cluster shut down), and
+        Ctrl-C becomes the run's interruption."""
+        try:
+            yield
+        except KeyboardInterrupt:
+            close()
+            raise self._interrupt() from None
+        except BaseException:
+            close()
+            raise
     def _terminate(self, signum: int, frame: object) -> None:
         self.terminated = True
         raise Terminated
@@ -325,14 +338,8 @@ class RayExecutor(RaySession):
 
     def __init__(self, job: EncodeJob, warn: Warn, address: str | None, timeout: float = RAY_TIMEOUT) -> None:
         super().__init__(address, timeout)
-        try:
+        with self.closed_on_failure(self.close):
             self._open(job, warn, address)
-        except KeyboardInterrupt:
-            self.close()
-            raise self._interrupt() from None
-        except BaseException:
-            self.close()
-            raise
 
     def _open(self, job: EncodeJob, warn: Warn, address: str | None) -> None:
         ray = self.ray

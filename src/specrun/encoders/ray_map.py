@@ -53,7 +53,7 @@ class RayChunkMap:
             return self.session
         session = self.session = RaySession(self.address, self.timeout)
         ray = session.ray
-        try:
+        with session.closed_on_failure(self.close):
             if not ray.is_initialized():  # a driver already connected (a library caller, the tests) is used as is
                 session._connect(self.address)
             cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
@@ -63,12 +63,6 @@ class RayChunkMap:
                                 max_task_retries=ACTOR_RESTARTS)(ChunkActor)
             session.actors = [remote.remote() for _ in range(size)]
             self._get(session, [actor.pid.remote() for actor in session.actors], "the search actors to start")
-        except KeyboardInterrupt:
-            self.close()
-            raise session._interrupt() from None
-        except BaseException:
-            self.close()
-            raise
         return session
 
     def _get(self, session: RaySession, ref: Any, what: str) -> Any:
