@@ -508,9 +508,7 @@ def beir_tables(splits: Mapping[str, Sequence[Item]], fields: CorpusFields) -> d
         raise SpecrunError("the evaluated splits hold no query, so there is no corpus to publish; nothing was "
                            "published")
     text_schema = pa.schema([("_id", pa.string()), ("text", pa.string())])
-    files[CORPUS_FILE] = _parquet([{"_id": doc_id, "text": text} for doc_id, text in zip(corpus.ids, corpus.texts,
-                                                                                          strict=True)],
-                                  text_schema)
+    files[CORPUS_FILE] = _parquet([{"_id": doc_id, "text": text} for doc_id, text in corpus.rows()], text_schema)
     files[QUERIES_FILE] = _parquet([{"_id": query_id, "text": text} for query_id, text in queries.items()],
                                    text_schema)
     return files

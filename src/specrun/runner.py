@@ -8,6 +8,7 @@ plots; files are written only once every spec of the invocation has succeeded, e
 from __future__ import annotations
 
 import hashlib
+import itertools
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import nullcontext
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from specrun.core.corpus import SharedCorpus
 from specrun.core.errors import SpecError, SpecrunError
 from specrun.core.files import folder_safe
 from specrun.core.options import RunOptions
@@ -62,6 +64,7 @@ class Loaded:
     plan: Plan
     splits: dict[str, SplitData]
     texts: list[tuple[View, str]]
+    corpora: list[tuple[View, SharedCorpus]] = field(default_factory=list)  # embedded from digests, not listed
 
 
 def run(paths: Sequence[str], options: RunOptions, console: Console) -> list[RunOutput]:
@@ -102,15 +105,18 @@ def _run(paths: Sequence[str], options: RunOptions, console: Console, workspace:
     check_precision(options.encoder.precision)
     encoder = CachedEncoder(model, options, workspace, console)
     wanted: dict[View, list[str]] = {}
+    wanted_corpora: dict[View, list[SharedCorpus]] = {}
     for item in loaded:
         for view, text in item.texts:
             wanted.setdefault(view, []).append(text)
+        for view, corpus in item.corpora:
+            wanted_corpora.setdefault(view, []).append(corpus)
     resolved = {}
     for name, opts in variants.items():  # a variant's prompt named wrongly is one line naming the file and variant
         with SpecrunError.named(f"{options.prompt_set}, variant {name}") if prompt_set else nullcontext():
             resolved[name] = encoder.variant(opts.encoder)
     viewed = encoder.embeddings_of_variants({view: list(dict.fromkeys(texts)) for view, texts in wanted.items()},
-                                            resolved)
+                                            resolved, wanted_corpora)
     timings.update(next(iter(viewed.values())).timings)
 
     versions = package_versions()
@@ -119,6 +125,7 @@ def _run(paths: Sequence[str], options: RunOptions, console: Console, workspace:
         workspace.writer)
     outputs: list[RunOutput] = []
     counted: set[tuple[Encoding, str]] = set()  # each encoded text counts for the first spec that needed it
+    counted_corpora: set[tuple[Encoding, str]] = set()  # and each encoded corpus (by encoding and digest)
     evaluated: dict[str, dict[str, tuple[Results, list[ProtocolRun]]]] = {}  # spec id -> variant -> its runs
     for name, opts in variants.items():
         embeddings = viewed[name]
@@ -127,20 +134,26 @@ def _run(paths: Sequence[str], options: RunOptions, console: Console, workspace:
         for item in loaded:
             clock = time.perf_counter()
             unique = {(embeddings.encoding(view), text) for view, text in item.texts}
-            embed_view = quantised(embeddings.embed_view, options.encoder.precision,
-                                   (embeddings.by_encoding[encoding].embed(texts) for encoding, texts in
-                                    texts_by_encoding(unique)))
+            corpora = {(embeddings.encoding(view), corpus.digest): embeddings.corpus_vectors(view, corpus)
+                       for view, corpus in item.corpora}
+            embed_view = quantised(embeddings.embed_view, options.encoder.precision, itertools.chain(
+                (embeddings.by_encoding[encoding].embed(texts) for encoding, texts in texts_by_encoding(unique)),
+                (chunk for vectors in corpora.values() for chunk in vectors.chunks())))
             runs = evaluate(item.plan, item.splits, embed_view, derived)
             plots, plot_names = plot_files(item.plan, runs, derived, model.name)
             encoded = (unique & sent) - counted
             counted |= encoded
-            views = dict.fromkeys(view for view, _ in item.texts)
+            corpora_encoded = sum(vectors.encoded for key, vectors in corpora.items() if key not in counted_corpora)
+            counted_corpora |= set(corpora)
+            views = dict.fromkeys([*(view for view, _ in item.corpora), *(view for view, _ in item.texts)])
             model_provenance = ModelProvenance(**described, prompts=tuple(embeddings.prompts[v] for v in views))
             spec_timings = {**timings, "metrics": time.perf_counter() - clock,
                             "total": time.perf_counter() - started}
             results, predictions = build_results(
                 item.plan, item.splits, runs, model_provenance,
-                TextCounts(total=len(item.texts), unique=len(unique), encoded=len(encoded)), plot_names, versions,
+                TextCounts(total=len(item.texts) + sum(len(corpus) for _, corpus in item.corpora),
+                           unique=len(unique) + sum(vectors.unique for vectors in corpora.values()),
+                           encoded=len(encoded) + corpora_encoded), plot_names, versions,
                 spec_timings)
             report = render_card(item.plan.spec, next(iter(item.splits.values())).items, results)
             folder = output_folder(opts, item.plan, model.slug)
@@ -219,14 +232,18 @@ def load_data(plan: Plan, data_dir: Path | None, workspace: Workspace) -> Loaded
     splits = {split.name: load_split(plan, split.name, data_dir, workspace=workspace)
               for split in (*plan.splits, *plan.support_splits)}
     texts: list[tuple[View, str]] = []
+    corpora: list[tuple[View, SharedCorpus]] = []
     for split in plan.splits:
         for protocol in plan.protocols:
             support = {name: splits[name].items for name in protocol.support}
             # a kind checks its splits against each other here, before anything is encoded
             with SpecrunError.named(f"{plan.id}, split {split.name}, protocol {protocol.name}"):
+                items = splits[split.name].items
                 texts.extend((protocol.view(text_field), text) for text_field, text in
-                             protocol.entry.texts(splits[split.name].items, protocol.options, support))
-    return Loaded(plan=plan, splits=splits, texts=texts)
+                             protocol.entry.texts(items, protocol.options, support))
+                corpora.extend((protocol.view(text_field), corpus) for text_field, corpus in
+                               protocol.entry.corpora(items, protocol.options))
+    return Loaded(plan=plan, splits=splits, texts=texts, corpora=corpora)
 
 
 def texts_by_encoding(pairs: set[tuple[Encoding, str]], block: int = 16_384) -> Iterator[tuple[Encoding, list[str]]]:

@@ -347,8 +347,12 @@ def test_corpus_is_held_once_and_fingerprints_by_digest(tmp_path: Path) -> None:
     assert json.dumps(corpus, default=fingerprint_default).startswith(f'"corpus:{len(DOCS)} documents:sha256:')
     assert not isinstance(corpus, str)  # a corpus is no string: only the fingerprint hook turns it into its digest
     again = pickle.loads(pickle.dumps(corpus))
-    assert isinstance(again, SharedCorpus) and again == corpus and again.texts == DOCS
+    assert isinstance(again, SharedCorpus) and again == corpus and again.texts() == DOCS
     assert rows[1]["qrels"] == {"d0": 3, "d12": 1, "d1": 2}
+    # no document is held as text or id: the ids kept are the judged ones, with their positions
+    judged = {doc for row in rows for doc in row["qrels"]}
+    assert dict(corpus.position) == {doc: int(doc[1:]) for doc in judged}
+    assert corpus.text_digests.shape == (len(DOCS), 32) and corpus.lengths.tolist() == [len(d) for d in DOCS]
 
 
 @pytest.mark.parametrize("line, expected", [
@@ -402,11 +406,16 @@ def test_a_corpus_run_never_holds_the_corpus_matrix(cache: str, tmp_path: Path, 
     asked: list[int] = []
     handed: list[int] = []
     blocks: list[object] = []
-    embed, getitem, add_block = cached_module.Embeddings.embed, ShardRows.__getitem__, Found.add_block
+    gather, getitem, add_block = cached_module.gather, ShardRows.__getitem__, Found.add_block
+    corpus_vectors = cached_module.CorpusLookup.vectors
 
-    def counted_embed(self: object, texts: Sequence[str]) -> np.ndarray:
-        asked.append(len(texts))
-        return embed(self, texts)  # type: ignore[arg-type]
+    def counted_gather(blocks: Sequence[object], where: np.ndarray, dim: int) -> np.ndarray:
+        asked.append(len(where))
+        return gather(blocks, where, dim)  # type: ignore[arg-type]
+
+    def recorded_corpus(self: cached_module.CorpusLookup, encoded: int) -> cached_module.CorpusVectors:
+        blocks.extend(self.blocks)
+        return corpus_vectors(self, encoded)
 
     def counted_getitem(self: ShardRows, rows: object) -> np.ndarray:
         out = getitem(self, rows)  # type: ignore[arg-type]
@@ -417,7 +426,8 @@ def test_a_corpus_run_never_holds_the_corpus_matrix(cache: str, tmp_path: Path, 
         blocks.append(block)
         return add_block(self, block)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(cached_module.Embeddings, "embed", counted_embed)
+    monkeypatch.setattr(cached_module, "gather", counted_gather)
+    monkeypatch.setattr(cached_module.CorpusLookup, "vectors", recorded_corpus)
     monkeypatch.setattr(ShardRows, "__getitem__", counted_getitem)
     monkeypatch.setattr(Found, "add_block", recorded_block)
     flags = ["--no-cache"] if cache == "no-cache" else ["--cache-dir", str(tmp_path / "cache")]

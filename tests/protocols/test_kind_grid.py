@@ -42,6 +42,8 @@ def run_example(kind: str) -> tuple[Outputs, dict[str, object]]:
     support = dict(example.support)
     assert set(support) == set(protocol.support_splits(options)), f"{kind}: the example's support splits"
     declared = set(protocol.texts(items, options, support))
+    declared |= {(text_field, text) for text_field, corpus in protocol.corpora(items, options)
+                 for text in corpus.texts()}
     asked: list[tuple[str, str]] = []
     outputs = protocol.run(items, hashing_embed(asked), options, support)
     assert set(asked) <= declared, f"{kind}: run embedded (field, text) pairs that texts() did not declare"

@@ -32,4 +32,4 @@ def test_beir_corpus_holds_the_corpus_once(tmp_path: Path) -> None:
     rows = read_beir_corpus(make_beir(tmp_path), ReadLayout("beir_corpus"), "test")
     corpus = rows[0]["corpus"]
     assert isinstance(corpus, SharedCorpus) and all(row["corpus"] is corpus for row in rows)
-    assert corpus.texts == POOL and rows[1]["qrels"] == {"d0": 1, "d1": 1}
+    assert corpus.texts() == POOL and rows[1]["qrels"] == {"d0": 1, "d1": 1}

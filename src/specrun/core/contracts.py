@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import BaseModel
 
+from specrun.core.corpus import SharedCorpus
 from specrun.core.types import NO_SUPPORT, ROLES, Embed, FieldText, Item, Outputs, Role, Strict, Support
 
 Rows = list[dict[str, Any]]
@@ -73,6 +74,11 @@ class ProtocolKind(ABC):
     def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterable[FieldText]:
         """Every (field, text) `run` will embed, the support splits' included (the encoder embeds each unique text
         of a view once); `run` asks `embed(texts, field)` for the same fields."""
+
+    def corpora(self, items: Sequence[Item], options: Any) -> Iterable[tuple[str, SharedCorpus]]:
+        """Every (field, corpus) `run` will embed a slice at a time (`embed(corpus.slice(start, stop), field)`):
+        its documents are embedded from their digests and offsets, never listed as texts; default: none."""
+        return ()
 
     @abstractmethod
     def run(self, items: Sequence[Item], embed: Embed, options: Any, support: Support = NO_SUPPORT) -> Outputs:

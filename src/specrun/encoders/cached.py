@@ -13,7 +13,7 @@ finished). `--truncate-dim` shapes each group before it is stored; `--precision`
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -21,6 +21,7 @@ import numpy as np
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from specrun.core.corpus import CorpusSlice, SharedCorpus
 from specrun.core.errors import ModelError
 from specrun.core.options import RunOptions
 from specrun.core.registry import ADAPTERS
@@ -28,7 +29,8 @@ from specrun.core.settings import AppliedPrompt, EncoderSettings
 from specrun.core.types import View
 from specrun.core.workspace import CacheWriter, Workspace
 from specrun.encoders.adapters import EncoderInfo, declared_prompts, resolve_settings
-from specrun.encoders.executors import EncodeJob, open_executor
+from specrun.encoders.batching import canonical_positions
+from specrun.encoders.executors import EncodeJob, Executor, open_executor
 from specrun.encoders.models import ModelRef
 from specrun.encoders.prompts import applied_prompt, resolve_flags
 from specrun.encoders.store import ROW_BITS, Block, CacheKey, EmbeddingCache, Found, model_files_hash, place
@@ -52,16 +54,63 @@ class Embeddings:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """The `Embed` callable protocols use: rows in the order asked, read block by block."""
-        out = np.empty((len(texts), self.dim), dtype=np.float32)
-        if not len(texts):
-            return out
         where = np.fromiter((self.row_of[text] for text in texts), dtype=np.int64, count=len(texts))
-        block_of, row_of = where >> ROW_BITS, where & ((1 << ROW_BITS) - 1)
-        order = np.argsort(block_of, kind="stable")
-        blocks, starts = np.unique(block_of[order], return_index=True)
-        for block, chunk in zip(blocks, np.split(order, starts[1:]), strict=True):
-            out[chunk] = self.blocks[block][row_of[chunk]]
+        return gather(self.blocks, where, self.dim)
+
+
+def gather(blocks: Sequence[Block], where: np.ndarray, dim: int) -> np.ndarray:
+    """The rows at those places (`store.place`), in that order, read block by block."""
+    out = np.empty((len(where), dim), dtype=np.float32)
+    if not len(where):
         return out
+    block_of, row_of = where >> ROW_BITS, where & ((1 << ROW_BITS) - 1)
+    order = np.argsort(block_of, kind="stable")
+    blocks_used, starts = np.unique(block_of[order], return_index=True)
+    for block, chunk in zip(blocks_used, np.split(order, starts[1:]), strict=True):
+        out[chunk] = blocks[block][row_of[chunk]]
+    return out
+
+
+@dataclass(frozen=True)
+class CorpusVectors:
+    """A corpus' vectors in one encoding: blocks (shards or groups) and each document's place, one int64 a
+    document, so a slice of documents is gathered without a text or a dict."""
+
+    blocks: Sequence[Block]
+    places: np.ndarray
+    unique: int  # distinct texts
+    encoded: int  # distinct texts sent to the model in this run
+
+    @property
+    def dim(self) -> int:
+        return next((block.shape[1] for block in self.blocks), 0)
+
+    def rows(self, start: int, stop: int) -> np.ndarray:
+        return gather(self.blocks, self.places[start:stop], self.dim)
+
+    def chunks(self, size: int = 16_384) -> Iterator[np.ndarray]:
+        for start in range(0, len(self.places), size):
+            yield self.rows(start, start + size)
+
+
+@dataclass
+class CorpusLookup:
+    """A corpus during lookup and encoding: its distinct texts (first positions, each document's index among
+    them) and where each distinct text's vector is (-1: not yet)."""
+
+    corpus: SharedCorpus
+    first: np.ndarray
+    inverse: np.ndarray
+    blocks: list[Block]
+    places: np.ndarray
+
+    @property
+    def missing(self) -> np.ndarray:
+        return np.flatnonzero(self.places < 0)
+
+    def vectors(self, encoded: int) -> CorpusVectors:
+        return CorpusVectors(blocks=self.blocks, places=self.places[self.inverse], unique=len(self.first),
+                             encoded=encoded)
 
 
 def refuse_non_finite(vectors: np.ndarray, texts: Sequence[str]) -> None:
@@ -114,17 +163,71 @@ class ViewedEmbeddings:
     prompts: dict[View, AppliedPrompt]
     info: EncoderInfo
     timings: dict[str, float] = field(default_factory=dict)
+    corpora: dict[tuple[Encoding, str], CorpusVectors] = field(default_factory=dict)  # by encoding, corpus digest
 
     def encoding(self, view: View) -> Encoding:
         prompt = self.prompts[view]
         return prompt.role, prompt.text
 
+    def corpus_vectors(self, view: View, corpus: SharedCorpus) -> CorpusVectors:
+        return self.corpora[(self.encoding(view), corpus.digest)]
+
     def embed_view(self, view: View, texts: Sequence[str]) -> np.ndarray:
+        if isinstance(texts, CorpusSlice):  # a corpus' documents: gathered by position, no text read
+            return self.corpus_vectors(view, texts.corpus).rows(texts.start, texts.stop)
         return self.by_encoding[self.encoding(view)].embed(texts)
 
     def encoded(self) -> set[tuple[Encoding, str]]:
         """(encoding, text) of every text sent to the model in this run."""
         return {(encoding, text) for encoding, embeddings in self.by_encoding.items() for text in embeddings.encoded}
+
+
+CORPUS_WINDOW_TEXTS = 32_768  # about this many of a corpus' texts read and handed to the executor at once
+
+
+class GroupChecks:
+    """What every encoded group goes through before the store: its shape (the adapter's first dimension in this
+    run, the cache's), `--truncate-dim`, finite values."""
+
+    def __init__(self, adapter: str, truncate_dim: int | None, normalize: bool) -> None:
+        self.adapter = adapter
+        self.truncate_dim = truncate_dim
+        self.normalize = normalize
+        self.dim: int | None = None  # the dimension the adapter returned first in this run
+
+    def checked(self, group: np.ndarray, texts: Sequence[str], blocks: Sequence[Block]) -> np.ndarray:
+        refuse_misshapen(group, texts, self.dim, self.adapter)
+        self.dim = group.shape[1]
+        group = shaped(group, self.truncate_dim, self.normalize)
+        # and of the dimension the cache holds for the key (stored by an earlier run)
+        refuse_misshapen(group, texts, next((b.shape[1] for b in blocks), None), self.adapter)
+        refuse_non_finite(group, texts)  # before the store: the cache never holds such a vector
+        return group
+
+
+def encode_corpus(executor: Executor, lookup: CorpusLookup, encoding: Encoding, cache: EmbeddingCache | None,
+                  checks: GroupChecks, batch_size: int, advance: Callable[[int], None] = lambda done: None) -> None:
+    """A corpus' missing distinct texts, in canonical order (`canonical_positions`: the batches one call with all
+    of them would make), read from its source a window of whole batches at a time, each group stored as a shard
+    and placed in `lookup`; nothing per document but arrays."""
+    missing = lookup.missing
+    if not len(missing):
+        return
+    corpus, (role, prompt) = lookup.corpus, encoding
+    positions = lookup.first[missing]
+    order = canonical_positions(corpus, positions)
+    window = batch_size * max(1, CORPUS_WINDOW_TEXTS // batch_size)  # whole batches
+    for start in range(0, len(order), window):
+        chosen = order[start:start + window]
+        window_texts = corpus.texts_at(positions[chosen])
+        for indices, group in executor.groups(window_texts, role, prompt):
+            rows = chosen[np.asarray(indices, dtype=np.int64)]
+            texts = [window_texts[i] for i in indices]
+            group = checks.checked(group, texts, lookup.blocks)
+            shard = cache.store_digests(corpus.text_digests[positions[rows]].tobytes(), group) if cache else None
+            lookup.blocks.append(shard if shard else group)
+            lookup.places[missing[rows]] = (len(lookup.blocks) - 1) << ROW_BITS | np.arange(len(rows))
+            advance(len(indices))
 
 
 class CachedEncoder:
@@ -166,44 +269,69 @@ class CachedEncoder:
         when some encoding lacks a text (or its cached record of the settings is damaged)."""
         return self.embeddings_of_variants(texts_by_view, {"": self.settings})[""]
 
-    def embeddings_of_variants(self, texts_by_view: dict[View, list[str]],
-                               variants: dict[str, EncoderSettings]) -> dict[str, ViewedEmbeddings]:
+    def embeddings_of_variants(self, texts_by_view: dict[View, list[str]], variants: dict[str, EncoderSettings],
+                               corpora_by_view: dict[View, list[SharedCorpus]] | None = None,
+                               ) -> dict[str, ViewedEmbeddings]:
         """The same, for several prompt variants (resolved settings that differ in prompts only) at once: one
-        model load, and each (role, prompt text) encoded once whichever variants share it."""
-        prompts = {name: {view: self.prompt(view, settings) for view in texts_by_view}
+        model load, and each (role, prompt text) encoded once whichever variants share it. Corpora are looked
+        up and encoded by their digests (`CorpusLookup`), never as lists of texts."""
+        corpora_by_view = corpora_by_view or {}
+        views = list(dict.fromkeys([*texts_by_view, *corpora_by_view]))
+        prompts = {name: {view: self.prompt(view, settings) for view in views}
                    for name, settings in variants.items()}
         wanted: dict[Encoding, list[str]] = {}
+        wanted_corpora: dict[Encoding, dict[str, SharedCorpus]] = {}
         for chosen in prompts.values():
             for view, texts in texts_by_view.items():
                 wanted.setdefault((chosen[view].role, chosen[view].text), []).extend(texts)
+            for view, corpora in corpora_by_view.items():
+                into = wanted_corpora.setdefault((chosen[view].role, chosen[view].text), {})
+                into.update((corpus.digest, corpus) for corpus in corpora)
         timings: dict[str, float] = {"cache_read": 0.0}
-        caches = {encoding: self._cache(encoding) for encoding in wanted}
+        caches = {encoding: self._cache(encoding) for encoding in dict.fromkeys([*wanted, *wanted_corpora])}
         found: dict[Encoding, Found] = {}
         missing: dict[Encoding, list[str]] = {}
+        clock = time.perf_counter()
         for encoding, texts in wanted.items():
             unique = list(dict.fromkeys(texts))
-            clock = time.perf_counter()
             cache = caches[encoding]
             found[encoding] = cache.lookup(unique) if cache else Found()
-            timings["cache_read"] += time.perf_counter() - clock
             missing[encoding] = [text for text in unique if text not in found[encoding]]
-        info = self._stored_info(list(caches.values())) if not any(missing.values()) else None
+        lookups: dict[tuple[Encoding, str], CorpusLookup] = {}
+        for encoding, corpora in wanted_corpora.items():
+            cache = caches[encoding]
+            for digest, corpus in corpora.items():
+                first, inverse = corpus.unique()
+                blocks, places = cache.lookup_digests(corpus.text_digests[first]) if cache else (
+                    [], np.full(len(first), -1, dtype=np.int64))
+                lookups[(encoding, digest)] = CorpusLookup(corpus, first, inverse, blocks, places)
+        timings["cache_read"] += time.perf_counter() - clock
+        corpus_missing = {key: len(lookup.missing) for key, lookup in lookups.items()}
+        info = self._stored_info(list(caches.values())) if not any(missing.values()) and not any(
+            corpus_missing.values()) else None
         if info is None:
-            info = self._encode(missing, found, caches, timings)
+            info = self._encode(missing, found, caches, timings, lookups)
+        corpus_vectors = {key: lookup.vectors(corpus_missing[key]) for key, lookup in lookups.items()}
         out = {}
         for name, settings in variants.items():
             own = self._this_run(info, settings)
+            encodings = list(dict.fromkeys((p.role, p.text) for p in prompts[name].values()))
             by_encoding = {encoding: Embeddings(blocks=found[encoding].blocks, row_of=found[encoding].where,
                                                 info=own, encoded=frozenset(missing[encoding]), timings=timings)
-                           for encoding in dict.fromkeys((p.role, p.text) for p in prompts[name].values())}
-            out[name] = ViewedEmbeddings(by_encoding=by_encoding, prompts=prompts[name], info=own, timings=timings)
+                           for encoding in encodings if encoding in found}
+            own_corpora = {key: vectors for key, vectors in corpus_vectors.items() if key[0] in encodings}
+            out[name] = ViewedEmbeddings(by_encoding=by_encoding, prompts=prompts[name], info=own, timings=timings,
+                                         corpora=own_corpora)
         return out
 
     def _encode(self, missing: dict[Encoding, list[str]], found: dict[Encoding, Found],
-                caches: dict[Encoding, EmbeddingCache | None], timings: dict[str, float]) -> EncoderInfo:
+                caches: dict[Encoding, EmbeddingCache | None], timings: dict[str, float],
+                lookups: dict[tuple[Encoding, str], CorpusLookup] | None = None) -> EncoderInfo:
         """Encode what the caches lack; each group is stored as one shard as soon as it is done and then read
-        back when asked for, so a long run holds no more than a group of vectors (uncached: the run's vectors)."""
+        back when asked for, so a long run holds no more than a group of vectors (uncached: the run's vectors).
+        A corpus' missing texts go in canonical order a window of groups at a time, read from its source."""
         options = self.options
+        lookups = lookups or {}
         clock = time.perf_counter()
         job = EncodeJob(model=self.model, settings=self.settings, device=options.device,
                         batch_size=self.settings.batch_size, model_files=self.model_files)
@@ -225,12 +353,13 @@ class CachedEncoder:
             if cache:
                 cache.save_info(info.record())
         clock = time.perf_counter()
-        total = sum(len(texts) for texts in missing.values())
+        total = sum(len(texts) for texts in missing.values()) + sum(len(lookup.missing)
+                                                                      for lookup in lookups.values())
         try:
             with Progress(TextColumn("[bold]encoding"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                           console=self.console, transient=False, disable=self.console.quiet) as progress:
                 task = progress.add_task("encode", total=total)
-                dim: int | None = None  # the dimension the adapter returned first in this run
+                groups = GroupChecks(self.settings.adapter, self.settings.truncate_dim, info.normalize)
                 for encoding, texts_missing in missing.items():
                     if not texts_missing:
                         continue
@@ -238,17 +367,14 @@ class CachedEncoder:
                     cache, into = caches[encoding], found[encoding]
                     for indices, group in executor.groups(texts_missing, role, prompt):
                         texts = [texts_missing[i] for i in indices]
-                        refuse_misshapen(group, texts, dim, self.settings.adapter)
-                        dim = group.shape[1]
-                        group = shaped(group, self.settings.truncate_dim, info.normalize)
-                        # and of the dimension the cache holds for the key (stored by an earlier run)
-                        refuse_misshapen(group, texts, next((b.shape[1] for b in into.blocks), None),
-                                         self.settings.adapter)
-                        refuse_non_finite(group, texts)  # before the store: the cache never holds such a vector
+                        group = groups.checked(group, texts, into.blocks)
                         shard = cache.store(texts, group) if cache else None
                         block = into.add_block(shard if shard else group)
                         into.where.update((text, place(block, row)) for row, text in enumerate(texts))
                         progress.advance(task, len(indices))
+                for (encoding, _), lookup in lookups.items():
+                    encode_corpus(executor, lookup, encoding, caches[encoding], groups, self.settings.batch_size,
+                                  lambda done: progress.advance(task, done))
         finally:
             executor.close()
         timings["encode"] = time.perf_counter() - clock

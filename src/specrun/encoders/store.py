@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from specrun.core.corpus import DIGEST_BYTES, text_digest
 from specrun.core.errors import CacheError
 from specrun.core.files import digest_of_files, folder_files, memo_sha256, open_regular_file
 from specrun.core.settings import EncoderSettings
@@ -71,11 +72,6 @@ def model_files_hash(directory: Path, memo_dir: Path | None = None) -> str:
     through the memo, so a warm run does not read the weights again."""
     return digest_of_files([(relative, memo_sha256(directory / relative, memo_dir))
                             for relative in folder_files(directory)])
-
-
-def text_digest(text: str) -> bytes:
-    """The raw sha256 of a text: what a shard's index holds (32 bytes a text)."""
-    return hashlib.sha256(text.encode("utf-8")).digest()
 
 
 def keyed_hasher(key: str) -> Any:
@@ -126,6 +122,40 @@ class Found(Mapping[str, np.ndarray]):
 
     def __contains__(self, text: object) -> bool:
         return text in self.where
+
+
+class DigestMatcher:
+    """Finds which of a set of distinct sha256 digests a shard's digests are, with sorted arrays instead of a
+    dict of every text: the first 8 bytes as an integer key, searched, then all 32 bytes compared."""
+
+    def __init__(self, wanted: np.ndarray) -> None:
+        self.wanted = wanted
+        keys = _keys(wanted)
+        self.order = np.argsort(keys, kind="stable")
+        self.sorted = keys[self.order]
+
+    def match(self, digests: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(rows of `digests`, indices into the wanted digests) of every row that is a wanted digest."""
+        if not len(self.sorted) or not len(digests):
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+        keys = _keys(digests)
+        lo = np.searchsorted(self.sorted, keys, side="left")
+        hi = np.searchsorted(self.sorted, keys, side="right")
+        rows = np.flatnonzero(hi > lo)
+        single = rows[hi[rows] - lo[rows] == 1]  # one wanted digest with that key: compare its 32 bytes
+        index = self.order[lo[single]]
+        same = (self.wanted[index] == digests[single]).all(axis=1)
+        found_rows, found = [single[same]], [index[same]]
+        for row in rows[hi[rows] - lo[rows] > 1].tolist():  # 8-byte keys shared by wanted digests: rare
+            for at in range(lo[row], hi[row]):
+                if (self.wanted[self.order[at]] == digests[row]).all():
+                    found_rows.append(np.array([row]))
+                    found.append(np.array([self.order[at]]))
+        return np.concatenate(found_rows).astype(np.int64), np.concatenate(found).astype(np.int64)
+
+
+def _keys(digests: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(digests[:, :8]).view("<u8").ravel()
 
 
 SHARD_SUFFIX = ".shard"
@@ -295,14 +325,26 @@ class EmbeddingCache:
         return sorted(self.folder.glob(f"*{SHARD_SUFFIX}"))
 
     def lookup(self, texts: Sequence[str]) -> Found:
-        """Where the cached vectors of those texts are. Only each shard's header and digests are read, plus, for a
-        shard that holds a wanted text, one streamed pass to verify its checksum before any of its rows is used;
-        vectors stay on disk, read when asked for (`ShardRows`)."""
-        wanted = {text_digest(text): text for text in texts}
+        """Where the cached vectors of those texts are (`lookup_digests`, by each text's sha256)."""
+        unique = list(dict.fromkeys(texts))
         found = Found()
+        wanted = np.frombuffer(b"".join(text_digest(text) for text in unique), dtype=np.uint8)
+        found.blocks, places = self.lookup_digests(wanted.reshape(len(unique), DIGEST_BYTES))
+        found.where = {text: int(at) for text, at in zip(unique, places.tolist(), strict=True) if at >= 0}
+        return found
+
+    def lookup_digests(self, wanted: np.ndarray) -> tuple[list[Block], np.ndarray]:
+        """The blocks holding cached vectors of those distinct digests ((M, 32) uint8) and each one's place
+        (`place(block, row)`), -1 where none is cached. Only each shard's header and digests are read, plus, for a
+        shard that holds a digest still wanted, one streamed pass to verify its checksum before any of its rows
+        is used; vectors stay on disk, read when asked for (`ShardRows`). Nothing here is per text but arrays."""
+        matcher = DigestMatcher(wanted)
+        places = np.full(len(wanted), -1, dtype=np.int64)
+        blocks: list[Block] = []
+        missing = len(wanted)
         dim: int | None = None
         for path in self.shards():
-            if len(found) == len(wanted):
+            if not missing:
                 break
             try:
                 header, start = read_shard_header(path)
@@ -311,26 +353,27 @@ class EmbeddingCache:
                 count = header["count"]
                 if dim is not None and count and header["dim"] != dim:
                     raise ShardError(f"{header['dim']} dimensions, other shards {dim}")
-                verified = self._verified_digests(path, header, start, wanted, found)
+                verified = self._verified_digests(path, header, start, matcher, places)
             except ShardError as exc:
                 self._drop(path, str(exc))
                 continue
             if verified is None:
                 continue
-            digests, state = verified
-            block = found.add_block(ShardRows(path, count, header["dim"], start + 32 * count, state,
-                                              self.key.digest, header["checksum"]))
+            (rows, indices), state = verified
+            blocks.append(ShardRows(path, count, header["dim"], start + 32 * count, state, self.key.digest,
+                                    header["checksum"]))
             dim = header["dim"]
-            for row in range(count):
-                text = wanted.get(digests[32 * row:32 * row + 32])
-                if text is not None and text not in found:
-                    found.where[text] = place(block, row)
-        return found
+            new = places[indices] < 0
+            rows, indices = rows[new], indices[new]
+            indices, first = np.unique(indices, return_index=True)  # a text twice in a shard: its first row
+            places[indices] = (len(blocks) - 1) << ROW_BITS | rows[first]
+            missing -= len(indices)
+        return blocks, places
 
-    def _verified_digests(self, path: Path, header: dict[str, Any], start: int, wanted: dict[bytes, str],
-                          found: Found) -> tuple[bytes, FileState] | None:
-        """The shard's digests and the file state they were verified in, when it holds a text still wanted (its
-        checksum then verified), else None."""
+    def _verified_digests(self, path: Path, header: dict[str, Any], start: int, matcher: DigestMatcher,
+                          places: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], FileState] | None:
+        """(rows of the shard, indices of the wanted digests they hold) and the file state they were verified in,
+        when the shard holds a digest still wanted (its checksum then verified), else None."""
         count = header["count"]
         try:
             with open_regular_file(path) as handle:
@@ -339,8 +382,10 @@ class EmbeddingCache:
                     raise ShardError("unreadable (truncated or extended)")
                 handle.seek(start)
                 digests = handle.read(32 * count)
-                if not any((text := wanted.get(digests[i:i + 32])) is not None and text not in found
-                           for i in range(0, len(digests), 32)):
+                if len(digests) != 32 * count:
+                    raise ShardError("unreadable (truncated or extended)")
+                matched = matcher.match(np.frombuffer(digests, dtype=np.uint8).reshape(count, DIGEST_BYTES))
+                if not (places[matched[1]] < 0).any():
                     return None
                 checksum = keyed_hasher(self.key.digest)
                 checksum.update(_shard_shape(count, header["dim"]) + digests)
@@ -350,9 +395,9 @@ class EmbeddingCache:
                     raise ShardError("changed while it was verified")
         except OSError as exc:
             raise ShardError(f"unreadable ({type(exc).__name__})") from None
-        if len(digests) != 32 * count or header.get("checksum") != checksum.hexdigest():
+        if header.get("checksum") != checksum.hexdigest():
             raise ShardError("checksum mismatch")
-        return digests, state
+        return matched, state
 
     def _drop(self, shard: Path, reason: str) -> None:
         self.warn(f"cache: ignored {shard.name} ({reason}); its texts are encoded again")
@@ -361,24 +406,31 @@ class EmbeddingCache:
     def store(self, texts: Sequence[str], vectors: np.ndarray) -> ShardRows | None:
         """Write one shard atomically; its rows, to read back when asked instead of holding the vectors, when
         written (verified as any shard is: what is read back is what was written)."""
-        if not len(texts) or not self.writer.enabled:
+        return self.store_digests(b"".join(text_digest(text) for text in texts), vectors)
+
+    def store_digests(self, digests: bytes, vectors: np.ndarray) -> ShardRows | None:
+        """`store` for texts given by their digests (32 bytes each, one per row)."""
+        count = len(digests) // DIGEST_BYTES
+        if not count or not self.writer.enabled:
             return None
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        content, offset = encode_shard(self.key.digest, b"".join(text_digest(text) for text in texts), vectors)
+        content, offset = encode_shard(self.key.digest, digests, vectors)
         path = self.folder / f"{uuid.uuid4().hex}{SHARD_SUFFIX}"
         if not self.writer.write(path, content):
             return None
         written = json.loads(content.partition(b"\n")[0])["checksum"]
         try:  # read back as any shard is read: what is used later is what was written
             header, start = read_shard_header(path)
-            verified = self._verified_digests(path, header, start, {text_digest(texts[0]): texts[0]}, Found())
+            first = np.frombuffer(digests, dtype=np.uint8, count=DIGEST_BYTES).reshape(1, DIGEST_BYTES)
+            verified = self._verified_digests(path, header, start, DigestMatcher(first),
+                                              np.full(1, -1, dtype=np.int64))
             if verified is None or header["checksum"] != written:
                 raise ShardError("other content")
         except ShardError as exc:
             raise CacheError(f"cache: the shard {path.name} just written changed before it was read back "
                              f"({exc}); is another process writing into {self.folder}? Nothing of it was used",
                              file=str(self.folder)) from None
-        return ShardRows(path, len(texts), vectors.shape[1], offset, verified[1], self.key.digest, written)
+        return ShardRows(path, count, vectors.shape[1], offset, verified[1], self.key.digest, written)
 
     def load_info(self) -> dict[str, Any] | None:
         """The adapter settings stored with this key, verified; None when absent or damaged (reported, removed)."""

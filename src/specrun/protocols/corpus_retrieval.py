@@ -1,8 +1,10 @@
 """Corpus-scale retrieval: every query ranks one whole corpus (the BEIR/MTEB layout), with trec_eval's measures.
 
 The data stage hands over the corpus once: the `beir_corpus` reader gives one row per query (its text and graded
-qrels) and every row references the same `SharedCorpus` (ids and texts, in file order), so nothing is Q x N. The
-corpus is embedded through `embed` in chunks of `chunk_size` documents and searched exactly (`search.exact`).
+qrels) and every row references the same `SharedCorpus` (digests and offsets, in file order, no text), so nothing
+is Q x N and nothing per document is a Python object. The corpus is embedded through `embed` a slice of
+`chunk_size` documents at a time (`corpora` names it, so the encoder stage embeds it from its digests) and searched
+exactly (`search.exact`).
 
 Measures are trec_eval's (pytrec_eval's `ndcg_cut_K`, `map_cut_K`, `recall_K`, `P_K`, and `recip_rank` on the
 run cut at K), per query on its top `top_k`, averaged over queries by the metrics stage.
@@ -85,24 +87,25 @@ class CorpusRetrievalProtocol(ProtocolKind):
                                 file=origin)
 
     def texts(self, items: Sequence[Item], options: BaseModel, support: Support = NO_SUPPORT) -> Iterator[FieldText]:
-        if items:
-            yield from (("corpus", text) for text in items[0].fields["corpus"].texts)
         for item in items:
             yield "query", item.fields["query"]
+
+    def corpora(self, items: Sequence[Item], options: BaseModel) -> Iterator[tuple[str, SharedCorpus]]:
+        if items:
+            yield "corpus", items[0].fields["corpus"]
 
     def run(self, items: Sequence[Item], embed: Embed, options: BaseModel,
             support: Support = NO_SUPPORT) -> Outputs:
         assert isinstance(options, CorpusOptions)
         corpus: SharedCorpus = items[0].fields["corpus"]
-        texts = corpus.texts
         queries = embed([item.fields["query"] for item in items], "query")
-        ranked, _, _ = rank_corpus(queries, lambda start, stop: embed(texts[start:stop], "corpus"), len(texts),
-                                   options.top_k, search=options.search, chunk_size=options.chunk_size)
+        ranked, _, _ = rank_corpus(queries, lambda start, stop: embed(corpus.slice(start, stop), "corpus"),
+                                   len(corpus), options.top_k, search=options.search, chunk_size=options.chunk_size)
         arrays = corpus_measures(ranked, [item.fields["qrels"] for item in items], corpus.position)
         return Outputs(unit=self.unit, ids=[item.id for item in items], arrays=arrays)
 
     def example(self) -> KindExample:
-        corpus = SharedCorpus(ids=[f"d{i}" for i in range(6)], texts=[
+        corpus = SharedCorpus.from_lists(ids=[f"d{i}" for i in range(6)], texts=[
             "how to compile java", "java cannot find symbol", "int versus Integer", "read input with Scanner",
             "null pointer exception", "convert a string to an int"])
         queries = [("compiling java in a terminal", {"d0": 2, "d1": 1}), ("parse a number", {"d5": 1, "d2": 0}),

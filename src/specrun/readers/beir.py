@@ -6,15 +6,16 @@ from __future__ import annotations
 import csv
 import math
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from specrun.core.contracts import ReaderEntry, Rows
-from specrun.core.corpus import SharedCorpus
 from specrun.core.errors import DataError
 from specrun.core.fields import parse_number
 from specrun.core.files import open_regular
 from specrun.core.registry import register_reader
+from specrun.readers.corpus_file import read_corpus_file
 from specrun.readers.jsonl import _jsonl
 
 
@@ -44,24 +45,24 @@ def _record_id(record: Any, what: str, file: Path, line: int) -> str:
     return str(value)
 
 
-def _read_corpus(file: Path, *, unique_ids: bool) -> tuple[list[str], list[str]]:
-    """Document ids and texts (title and text joined by a space), each a string. A document whose text is empty
-    or only white space is read as it is, as BEIR and MTEB read it (FiQA-2018's corpus has such documents,
+def _document(record: Any, file: Path, line: int) -> tuple[str, str]:
+    """A corpus record's id and text (title and text joined by a space), each a string. A document whose text is
+    empty or only white space is read as it is, as BEIR and MTEB read it (FiQA-2018's corpus has such documents,
     beir-cellar/beir#158): it is a document of the corpus, embedded like any other."""
+    doc_id = _record_id(record, "corpus", file, line)
+    what = f"document {doc_id!r}"
+    text = _text_field(record, "text", what, file, line)
+    title = _text_field(record, "title", what, file, line, required=False)
+    return doc_id, f"{title} {text}".strip() if title else text
+
+
+def _read_corpus(file: Path) -> tuple[list[str], list[str]]:
+    """Document ids and texts, as lists (`beir`: every query's candidates are the whole corpus)."""
     ids, texts = [], []
-    seen: set[str] = set()
-    for number, doc in _jsonl(file):
-        doc_id = _record_id(doc, "corpus", file, number)
-        what = f"document {doc_id!r}"
-        text = _text_field(doc, "text", what, file, number)
-        title = _text_field(doc, "title", what, file, number, required=False)
-        if unique_ids:
-            if doc_id in seen:
-                raise DataError(f"document id {doc_id!r} appears twice", file=str(file), line=number)
-            seen.add(doc_id)
-        joined = f"{title} {text}".strip() if title else text
+    for number, record in _jsonl(file):
+        doc_id, text = _document(record, file, number)
         ids.append(doc_id)
-        texts.append(joined)
+        texts.append(text)
     return ids, texts
 
 
@@ -98,7 +99,7 @@ def _score(raw: str, *, whole: bool, file: Path, line: int) -> float:
     return number
 
 
-def _read_qrels(file: Path, queries: dict[str, str], position: dict[str, int], *,
+def _read_qrels(file: Path, queries: dict[str, str], position: Mapping[str, int], *,
                 unique_ids: bool) -> dict[str, dict[str, int]]:
     """query -> doc -> score, in file order, every line checked against the corpus and queries."""
     qrels: dict[str, dict[str, int]] = {}
@@ -142,17 +143,9 @@ def _read_qrels(file: Path, queries: dict[str, str], position: dict[str, int], *
     return qrels
 
 
-def _beir_parts(path: Path, split: str, *, unique_ids: bool) -> tuple[list[str], list[str], dict[str, str],
-                                                                      dict[str, dict[str, int]]]:
-    """corpus ids and texts (title and text joined by a space), queries (_id -> text) and qrels (query ->
-    doc -> integer score, in file order), every qrels line checked against the corpus and queries."""
+def _check_parts(path: Path, split: str) -> None:
     for needed in ("corpus.jsonl", "queries.jsonl", f"qrels/{split}.tsv"):
         open_regular(path / needed, needed)
-    corpus_ids, corpus_texts = _read_corpus(path / "corpus.jsonl", unique_ids=unique_ids)
-    position = {doc_id: i for i, doc_id in enumerate(corpus_ids)}
-    queries = _read_queries(path / "queries.jsonl")
-    qrels = _read_qrels(path / "qrels" / f"{split}.tsv", queries, position, unique_ids=unique_ids)
-    return corpus_ids, corpus_texts, queries, qrels
 
 
 def read_beir(path: Path, layout: Any, split: str) -> Rows:
@@ -160,8 +153,11 @@ def read_beir(path: Path, layout: Any, split: str) -> Rows:
     qrels/<split>.tsv (query-id, corpus-id, score; score > 0 is relevant). Every query of the qrels ranks the
     whole corpus (one shared list), in corpus order for ties. Each row carries the corpus (Q x N texts in
     memory and in the fingerprint): for small corpora; `beir_corpus` holds it once."""
-    corpus_ids, corpus_texts, queries, qrels = _beir_parts(path, split, unique_ids=False)
+    _check_parts(path, split)
+    corpus_ids, corpus_texts = _read_corpus(path / "corpus.jsonl")
     position = {doc_id: i for i, doc_id in enumerate(corpus_ids)}
+    queries = _read_queries(path / "queries.jsonl")
+    qrels = _read_qrels(path / "qrels" / f"{split}.tsv", queries, position, unique_ids=False)
     rows = []
     for query_id, judged in qrels.items():
         labels = [0] * len(corpus_texts)
@@ -176,11 +172,14 @@ def read_beir(path: Path, layout: Any, split: str) -> Rows:
 def read_beir_corpus(path: Path, layout: Any, split: str) -> Rows:
     """The BEIR/MTEB layout for corpus-scale retrieval: one row per query of the qrels (in qrels order) with
     `query_id`, `query`, `qrels` (document id -> integer score, graded; 0 is judged not relevant) and `corpus`,
-    the one `SharedCorpus` object shared by every row. Document ids must be unique; scores whole numbers >= 0."""
-    corpus_ids, corpus_texts, queries, qrels = _beir_parts(path, split, unique_ids=True)
-    corpus = SharedCorpus(corpus_ids, corpus_texts)
-    return [{"query_id": query_id, "query": queries[query_id], "qrels": judged, "corpus": corpus}
-            for query_id, judged in qrels.items()]
+    the one `SharedCorpus` object shared by every row, which holds no document text (`corpus_file`). Document ids
+    must be unique; scores whole numbers >= 0."""
+    _check_parts(path, split)
+    corpus, judged = read_corpus_file(path / "corpus.jsonl", _document)
+    queries = _read_queries(path / "queries.jsonl")
+    qrels = _read_qrels(path / "qrels" / f"{split}.tsv", queries, judged, unique_ids=True)
+    return [{"query_id": query_id, "query": queries[query_id], "qrels": judged_docs, "corpus": corpus}
+            for query_id, judged_docs in qrels.items()]
 
 
 register_reader(ReaderEntry("beir", read_beir, folder=True,

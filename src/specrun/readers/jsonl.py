@@ -39,23 +39,49 @@ def _lone_surrogate(value: Any) -> str | None:
     return None
 
 
+def parse_line(line: str | bytes, path: Path, number: int) -> Any:
+    """One JSON Lines line parsed; invalid JSON or a lone surrogate escape (JSON allows '\\ud800', which no text
+    can hold) is one line naming the line."""
+    try:
+        text = line if isinstance(line, str) else line.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DataError("not UTF-8", file=str(path), line=number) from None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"invalid JSON: {exc.msg}", file=str(path), line=number) from None
+    if _ESCAPED_SURROGATE.search(text) and (lone := _lone_surrogate(value)) is not None:
+        raise DataError(f"a string holds the lone surrogate \\u{ord(lone):04x} (half of a UTF-16 "
+                        "pair, not text); fix the escape in the file", file=str(path), line=number)
+    return value
+
+
 def _jsonl(path: Path) -> Iterator[tuple[int, Any]]:
-    """(line number, parsed value) of each non-blank line; invalid JSON, text that is not UTF-8 or a lone
-    surrogate escape (JSON allows '\\ud800', which no text can hold) is one line naming the line."""
+    """(line number, parsed value) of each non-blank line; text that is not UTF-8 is one line."""
     with path.open(encoding="utf-8-sig") as handle:
         try:
             for number, line in enumerate(handle, start=1):
                 if line.strip():
-                    try:
-                        value = json.loads(line)
-                    except json.JSONDecodeError as exc:
-                        raise DataError(f"invalid JSON: {exc.msg}", file=str(path), line=number) from None
-                    if _ESCAPED_SURROGATE.search(line) and (lone := _lone_surrogate(value)) is not None:
-                        raise DataError(f"a string holds the lone surrogate \\u{ord(lone):04x} (half of a UTF-16 "
-                                        "pair, not text); fix the escape in the file", file=str(path), line=number)
-                    yield number, value
+                    yield number, parse_line(line, path, number)
         except UnicodeDecodeError:
             raise DataError("not UTF-8", file=str(path)) from None
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+def jsonl_at_offsets(path: Path) -> Iterator[tuple[int, int, Any]]:
+    """(byte offset, line number, parsed value) of each non-blank line, read as bytes so that each line can be
+    read again later by its offset (lines end at \\n)."""
+    with path.open("rb") as handle:
+        offset = 0
+        for number, line in enumerate(handle, start=1):
+            start = offset
+            offset += len(line)
+            if number == 1 and line.startswith(BOM):
+                line, start = line[len(BOM):], start + len(BOM)
+            if line.strip():
+                yield start, number, parse_line(line, path, number)
 
 
 register_reader(ReaderEntry("jsonl", read_jsonl, description="JSON Lines, one object a line"))
