@@ -168,8 +168,8 @@ class FakeExecutor:
 def encode_search_score(args: argparse.Namespace, options: CorpusOptions, phases: dict[str, dict[str, float]],
                         phase: Any, rows: Any, corpus: Any, query_texts: list[str], folder: Path) -> dict[str, Any]:
     """The runner's encoder-stage path: the queries as texts (stored, looked up by text), the corpus by its
-    digests (`lookup_digests`, `encode_corpus` in canonical order, a window at a time), every vector in a store
-    on disk; then the search reads them back a chunk at a time."""
+    digests (`lookup_digests`, `encode_corpus`: a window at a time, batched canonically within it), every vector
+    in a store on disk; then the search reads them back a chunk at a time."""
     clock = time.perf_counter()
     store_folder = folder / "store"
     executor = FakeExecutor(args.dim)
@@ -183,8 +183,8 @@ def encode_search_score(args: argparse.Namespace, options: CorpusOptions, phases
     first, inverse = corpus.unique()
     blocks, places = documents.lookup_digests(corpus.text_digests[first])
     lookup = CorpusLookup(corpus, first, inverse, blocks, places)
-    encode_corpus(executor, lookup, ("document", ""), documents, GroupChecks("scale-bench", None, False),  # type: ignore[arg-type]
-                  BATCH)
+    encode_corpus(executor, lookup, ("document", ""), documents,  # type: ignore[arg-type]
+                  GroupChecks("scale-bench", None, False))
     vectors = lookup.vectors(encoded=len(first))
     del lookup, first, inverse, places
     store_bytes = sum(path.stat().st_size for path in store_folder.rglob("*") if path.is_file())

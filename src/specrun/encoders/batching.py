@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
-from specrun.core.corpus import SharedCorpus
 from specrun.core.errors import ModelError, first_line
 from specrun.core.types import Role
 from specrun.encoders.adapters import Adapter
@@ -18,36 +17,6 @@ def canonical_order(texts: Sequence[str]) -> list[int]:
     depends only on the set of texts, not on the order specs listed them. A vector moves by about 1e-7 with its
     batch's shape, which can swap near-tied ranks, so this keeps a run's numbers independent of spec order."""
     return sorted(range(len(texts)), key=lambda i: (-len(texts[i]), texts[i]))
-
-
-PREFIX_BYTES = 16  # the leading UTF-8 bytes sorted as two integers (UTF-8 byte order is code point order)
-
-
-def canonical_positions(corpus: SharedCorpus, positions: np.ndarray, block: int = 65_536) -> np.ndarray:
-    """`canonical_order` of a corpus' texts at those positions (distinct texts), without holding them: sorted by
-    length and the first 16 UTF-8 bytes as arrays, and only texts that tie on both are read together to be
-    ordered by their whole text. Indices into `positions`."""
-    prefixes = np.zeros((len(positions), PREFIX_BYTES), dtype=np.uint8)
-    for start in range(0, len(positions), block):
-        texts = corpus.texts_at(positions[start:start + block])
-        joined = b"".join(text.encode("utf-8")[:PREFIX_BYTES].ljust(PREFIX_BYTES, b"\0") for text in texts)
-        prefixes[start:start + len(texts)] = np.frombuffer(joined, dtype=np.uint8).reshape(-1, PREFIX_BYTES)
-    high = np.ascontiguousarray(prefixes[:, :8]).view(">u8").ravel()
-    low = np.ascontiguousarray(prefixes[:, 8:]).view(">u8").ravel()
-    del prefixes
-    lengths = corpus.lengths[positions]
-    order = np.lexsort((low, high, -lengths))
-    keys = (lengths[order], high[order], low[order])
-    tied = np.flatnonzero((keys[0][1:] == keys[0][:-1]) & (keys[1][1:] == keys[1][:-1]) &
-                          (keys[2][1:] == keys[2][:-1]))
-    if len(tied):  # runs of texts equal in length and first 16 bytes: ordered by their whole text
-        starts = tied[np.r_[True, np.diff(tied) > 1]]
-        ends = tied[np.r_[np.diff(tied) > 1, True]] + 2
-        for first, stop in zip(starts.tolist(), ends.tolist(), strict=True):
-            run = order[first:stop]
-            texts = corpus.texts_at(positions[run])
-            order[first:stop] = run[sorted(range(len(run)), key=texts.__getitem__)]
-    return order
 
 
 def batches_by_length(texts: Sequence[str], batch_size: int) -> list[list[int]]:

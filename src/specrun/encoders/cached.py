@@ -29,7 +29,6 @@ from specrun.core.settings import AppliedPrompt, EncoderSettings
 from specrun.core.types import View
 from specrun.core.workspace import CacheWriter, Workspace
 from specrun.encoders.adapters import EncoderInfo, declared_prompts, resolve_settings
-from specrun.encoders.batching import canonical_positions
 from specrun.encoders.executors import EncodeJob, Executor, open_executor
 from specrun.encoders.models import ModelRef
 from specrun.encoders.prompts import applied_prompt, resolve_flags
@@ -182,7 +181,7 @@ class ViewedEmbeddings:
         return {(encoding, text) for encoding, embeddings in self.by_encoding.items() for text in embeddings.encoded}
 
 
-CORPUS_WINDOW_TEXTS = 32_768  # about this many of a corpus' texts read and handed to the executor at once
+CORPUS_WINDOW_TEXTS = 32_768  # a corpus' distinct texts read, batched and handed to the executor at once
 
 
 class GroupChecks:
@@ -206,22 +205,20 @@ class GroupChecks:
 
 
 def encode_corpus(executor: Executor, lookup: CorpusLookup, encoding: Encoding, cache: EmbeddingCache | None,
-                  checks: GroupChecks, batch_size: int, advance: Callable[[int], None] = lambda done: None) -> None:
-    """A corpus' missing distinct texts, in canonical order (`canonical_positions`: the batches one call with all
-    of them would make), read from its source a window of whole batches at a time, each group stored as a shard
-    and placed in `lookup`; nothing per document but arrays."""
+                  checks: GroupChecks, advance: Callable[[int], None] = lambda done: None) -> None:
+    """A corpus' missing distinct texts, in file order of their first document, a window of
+    `CORPUS_WINDOW_TEXTS` at a time read from its source and batched canonically within the window (the batches
+    depend only on the corpus); each group is stored as a shard and placed in `lookup`. So a window's shards
+    hold documents that lie together in the file, and the search, which reads the corpus in file order, reads a
+    chunk from a few shards instead of a row from each. Nothing per document but arrays."""
     missing = lookup.missing
-    if not len(missing):
-        return
     corpus, (role, prompt) = lookup.corpus, encoding
-    positions = lookup.first[missing]
-    order = canonical_positions(corpus, positions)
-    window = batch_size * max(1, CORPUS_WINDOW_TEXTS // batch_size)  # whole batches
-    for start in range(0, len(order), window):
-        chosen = order[start:start + window]
-        window_texts = corpus.texts_at(positions[chosen])
+    positions = lookup.first[missing]  # ascending: `unique` gives distinct texts in file order
+    for start in range(0, len(missing), CORPUS_WINDOW_TEXTS):
+        window = np.arange(start, min(start + CORPUS_WINDOW_TEXTS, len(missing)))
+        window_texts = corpus.texts_at(positions[window])
         for indices, group in executor.groups(window_texts, role, prompt):
-            rows = chosen[np.asarray(indices, dtype=np.int64)]
+            rows = window[np.asarray(indices, dtype=np.int64)]
             texts = [window_texts[i] for i in indices]
             group = checks.checked(group, texts, lookup.blocks)
             shard = cache.store_digests(corpus.text_digests[positions[rows]].tobytes(), group) if cache else None
@@ -329,7 +326,7 @@ class CachedEncoder:
                 lookups: dict[tuple[Encoding, str], CorpusLookup] | None = None) -> EncoderInfo:
         """Encode what the caches lack; each group is stored as one shard as soon as it is done and then read
         back when asked for, so a long run holds no more than a group of vectors (uncached: the run's vectors).
-        A corpus' missing texts go in canonical order a window of groups at a time, read from its source."""
+        A corpus' missing texts go a window at a time, read from its source (`encode_corpus`)."""
         options = self.options
         lookups = lookups or {}
         clock = time.perf_counter()
@@ -373,7 +370,7 @@ class CachedEncoder:
                         into.where.update((text, place(block, row)) for row, text in enumerate(texts))
                         progress.advance(task, len(indices))
                 for (encoding, _), lookup in lookups.items():
-                    encode_corpus(executor, lookup, encoding, caches[encoding], groups, self.settings.batch_size,
+                    encode_corpus(executor, lookup, encoding, caches[encoding], groups,
                                   lambda done: progress.advance(task, done))
         finally:
             executor.close()
