@@ -23,7 +23,7 @@ from tests.encoders.test_ray import local_and_ray_runs
 ray = require("ray", "Ray is not installed here (pip install 'specrun[ray]')")
 pytestmark = pytest.mark.slow  # one local Ray cluster for the module: ~15 s to start
 
-N_DOCS, N_QUERIES, DIM, CHUNK, DEPTH = 20_000, 100, 64, 1_000, 100
+N_DOCS, N_QUERIES, DIM, CHUNK, DEPTH = 100_000, 100, 64, 5_000, 100
 
 
 @pytest.fixture(scope="module")
@@ -44,10 +44,10 @@ def cluster() -> Iterator[object]:
 
 @pytest.fixture(scope="module")
 def corpus() -> tuple[np.ndarray, np.ndarray]:
-    """20k documents with near-duplicates (ties at the cut) and 100 queries."""
+    """100k documents with near-duplicates (ties at the cut) and 100 queries."""
     rng = np.random.default_rng(21)
     docs = rng.normal(size=(N_DOCS, DIM)).astype(np.float32)
-    docs[rng.choice(N_DOCS, 2_000, replace=False)] = docs[rng.integers(0, N_DOCS, 2_000)]
+    docs[rng.choice(N_DOCS, 10_000, replace=False)] = docs[rng.integers(0, N_DOCS, 10_000)]
     return rng.normal(size=(N_QUERIES, DIM)).astype(np.float32), docs
 
 
