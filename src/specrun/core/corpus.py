@@ -2,8 +2,8 @@
 so Q queries cost Q references, never Q x N texts.
 
 What stays in memory is what a search and its measures need, never the documents: for each document the sha256
-of its text (32 bytes, what the embedding store is indexed by), its length in characters (what canonical batches
-sort by) and where its text lies (`TextSource`); the ids only of the documents the qrels judge. Texts are read
+of its text (32 bytes, what the embedding store is indexed by) and where its text lies (`TextSource`: a byte
+offset); the ids only of the documents the qrels judge. Texts are read
 again from their source when they are encoded or published, and each one read is checked against its digest, so a
 file changed during the run is one line, never another document's vector.
 
@@ -71,13 +71,12 @@ class CorpusDigest:
 
 @dataclass(frozen=True, eq=False)
 class SharedCorpus:
-    """`text_digests` (N, 32) uint8 and `lengths` (N,) per document in file order; `position` maps the id of every
+    """`text_digests` (N, 32) uint8, one row per document in file order; `position` maps the id of every
     document the qrels name (every document, for a corpus made from lists) to its position; `origin` names the
     source in error messages."""
 
     digest: str
     text_digests: np.ndarray
-    lengths: np.ndarray
     position: Mapping[str, int]
     source: TextSource = field(repr=False)
     origin: str = ""
@@ -90,7 +89,6 @@ class SharedCorpus:
         for doc_id, text in zip(ids, texts, strict=True):
             digest.add(doc_id, text)
         return cls(digest=digest.value(), text_digests=digests_of(texts),
-                   lengths=np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts)),
                    position={doc_id: i for i, doc_id in enumerate(ids)}, source=ListSource(list(ids), list(texts)),
                    origin=origin)
 
@@ -102,7 +100,7 @@ class SharedCorpus:
         return self.digest
 
     def __len__(self) -> int:
-        return len(self.lengths)
+        return len(self.text_digests)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, SharedCorpus) and other.digest == self.digest

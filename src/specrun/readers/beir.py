@@ -178,6 +178,7 @@ def read_beir_corpus(path: Path, layout: Any, split: str) -> Rows:
     corpus, judged = read_corpus_file(path / "corpus.jsonl", _document)
     queries = _read_queries(path / "queries.jsonl")
     qrels = _read_qrels(path / "qrels" / f"{split}.tsv", queries, judged, unique_ids=True)
+    judged.seal()
     return [{"query_id": query_id, "query": queries[query_id], "qrels": judged_docs, "corpus": corpus}
             for query_id, judged_docs in qrels.items()]
 
