@@ -181,7 +181,7 @@ def encode_search_score(args: argparse.Namespace, options: CorpusOptions, phases
     embed = Embeddings(blocks=found.blocks, row_of=found.where, info=STORE_INFO, encoded=frozenset()).embed
     documents = EmbeddingCache(store_folder, replace(STORE_KEY, role="document"), warn=print)
     first, inverse = corpus.unique()
-    blocks, places = documents.lookup_digests(corpus.text_digests[first])
+    blocks, places = documents.lookup_digests(corpus.text_digests, first)
     lookup = CorpusLookup(corpus, first, inverse, blocks, places)
     encode_corpus(executor, lookup, ("document", ""), documents,  # type: ignore[arg-type]
                   GroupChecks("scale-bench", None, False))

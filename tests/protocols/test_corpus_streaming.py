@@ -72,6 +72,25 @@ def test_digests_sharing_their_first_eight_bytes_are_matched_by_all_32() -> None
     assert sorted(zip(rows.tolist(), found.tolist(), strict=True)) == [(0, 3), (2, 5), (4, 0)]
 
 
+@pytest.mark.parametrize("forged", [False, True])
+def test_distinct_texts_are_found_by_digest_even_when_their_keys_collide(forged: bool) -> None:
+    """`SharedCorpus.unique` sorts 8-byte keys: each distinct text once, at its first document, in file order,
+    and every document mapped to its own text; with every key forged equal, the whole digests still decide."""
+    from specrun.core.corpus import SharedCorpus
+
+    rng = np.random.default_rng(4)
+    texts = [f"text {i}" for i in rng.integers(0, 300, 2_000)]
+    corpus = SharedCorpus.from_lists([f"d{i}" for i in range(len(texts))], texts)
+    if forged:
+        digests = corpus.text_digests.copy()
+        digests[:, :8] = 0
+        object.__setattr__(corpus, "text_digests", digests)
+    first, inverse = corpus.unique()
+    distinct = list(dict.fromkeys(texts))
+    assert [texts[i] for i in first.tolist()] == distinct
+    assert [distinct[i] for i in inverse.tolist()] == texts
+
+
 @pytest.mark.parametrize("window", [64, 1_000])
 def test_a_corpus_encoded_in_windows_gives_the_numbers_of_one_window(
         window: int, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -147,3 +166,23 @@ def test_a_corpus_file_changed_after_it_was_read_ends_the_run_in_one_line(
     assert str(corpus_path) in err and not out.exists()
     if change == "rewritten":  # the document in place, the same length: caught by its digest
         assert "is not the one read first" in err
+
+
+@pytest.mark.slow
+def test_a_100k_corpus_ranks_alike_in_one_chunk_and_in_chunks_from_the_store(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """100,000 synthetic documents through the CLI: one chunk with no cache, chunks of 7,000 read back from the
+    store cold and warm; every query's measures (predictions.jsonl) and every score are the same numbers."""
+    data = tmp_path / "data"
+    make_large_beir(data, 100_000, 200)
+    outputs = {}
+    for name, chunk, flags in [("one chunk", 100_000, ["--no-cache"]),
+                               ("cold", 7_000, ["--cache-dir", str(tmp_path / "cache")]),
+                               ("warm", 7_000, ["--cache-dir", str(tmp_path / "cache")])]:
+        (tmp_path / name).mkdir()
+        spec = corpus_spec(tmp_path / name, data, chunk_size=chunk)
+        results = run_ok([str(spec), "--data-dir", str(data), "--adapter", "hashing", "-q", "--output",
+                          str(tmp_path / name / "out"), *flags], capsys)
+        folder = next((tmp_path / name / "out").rglob("predictions.jsonl"))
+        outputs[name] = (results.scores, folder.read_text(encoding="utf-8"))
+    assert outputs["one chunk"] == outputs["cold"] == outputs["warm"]

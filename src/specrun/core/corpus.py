@@ -133,13 +133,40 @@ class SharedCorpus:
 
     def unique(self) -> tuple[np.ndarray, np.ndarray]:
         """(positions of each distinct text's first document, for each document the index of its text among
-        those): the corpus' texts embedded once each."""
-        _, first, inverse = np.unique(self.text_digests.view(f"V{DIGEST_BYTES}").ravel(), return_index=True,
-                                      return_inverse=True)
-        order = np.argsort(first, kind="stable")  # distinct texts in file order of their first document
-        rank = np.empty_like(order)
-        rank[order] = np.arange(len(order))
-        return first[order], rank[inverse.ravel()]
+        those, both in file order): the corpus' texts embedded once each. Sorted by the digests' first 8 bytes
+        as integers (8 bytes a document, not a copy of the digests); documents that share those are compared
+        on all 32, and a key shared by distinct digests is ordered by the whole digest."""
+        digests = self.text_digests
+        keys = np.ascontiguousarray(digests[:, :8]).view("<u8").ravel()
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        pairs = np.flatnonzero(keys[1:] == keys[:-1])  # neighbours with one key: usually the same text
+        del keys
+        same = (digests[order[pairs]] == digests[order[pairs + 1]]).all(axis=1)
+        if not same.all():  # a key shared by distinct digests (about 1 in 2^64 pairs): sort those runs wholly
+            done = 0
+            for start in np.unique(pairs[~same]).tolist():
+                if start < done:
+                    continue  # inside a run sorted already
+                stop = start + 1
+                while stop < len(order) and (digests[order[stop], :8] == digests[order[start], :8]).all():
+                    stop += 1
+                while start > 0 and (digests[order[start - 1], :8] == digests[order[start], :8]).all():
+                    start -= 1
+                run = order[start:stop]
+                order[start:stop] = run[sorted(range(len(run)), key=lambda i: (digests[run[i]].tobytes(), run[i]))]
+                done = stop
+            same = (digests[order[pairs]] == digests[order[pairs + 1]]).all(axis=1)
+        starts = np.ones(len(order), dtype=bool)
+        starts[pairs[same] + 1] = False
+        group = np.cumsum(starts) - 1  # each sorted document's distinct text, in key order
+        first = order[starts]  # its first document: stable sorts keep positions ascending within a text
+        by_position = np.argsort(first, kind="stable")  # distinct texts in file order of their first document
+        rank = np.empty_like(by_position)
+        rank[by_position] = np.arange(len(by_position))
+        inverse = np.empty(len(order), dtype=np.int64)
+        inverse[order] = rank[group]
+        return first[by_position], inverse
 
     def _check(self, positions: np.ndarray, texts: list[str]) -> None:
         if len(texts) != len(positions) or (len(texts) and not np.array_equal(

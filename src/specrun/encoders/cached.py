@@ -8,6 +8,10 @@ cache's record of the adapter settings is damaged; in this process or on Ray act
 the store (each finished group of batches is cached at once as one shard, so a killed run keeps what it
 finished). `--truncate-dim` shapes each group before it is stored; `--precision` is applied later
 (`precision`), on the float32 vectors the cache holds.
+
+A corpus (`SharedCorpus`) is never a list of texts here: it is looked up by its digest array, its missing texts
+are read from its file a window at a time (`encode_corpus`), and each document's vector is one int64 place
+(`CorpusVectors`), so what the stage holds for a corpus of N documents is 8 N bytes besides the corpus itself.
 """
 
 from __future__ import annotations
@@ -299,7 +303,7 @@ class CachedEncoder:
             cache = caches[encoding]
             for digest, corpus in corpora.items():
                 first, inverse = corpus.unique()
-                blocks, places = cache.lookup_digests(corpus.text_digests[first]) if cache else (
+                blocks, places = cache.lookup_digests(corpus.text_digests, first) if cache else (
                     [], np.full(len(first), -1, dtype=np.int64))
                 lookups[(encoding, digest)] = CorpusLookup(corpus, first, inverse, blocks, places)
         timings["cache_read"] += time.perf_counter() - clock

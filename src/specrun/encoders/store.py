@@ -128,11 +128,19 @@ class DigestMatcher:
     """Finds which of a set of distinct sha256 digests a shard's digests are, with sorted arrays instead of a
     dict of every text: the first 8 bytes as an integer key, searched, then all 32 bytes compared."""
 
-    def __init__(self, wanted: np.ndarray) -> None:
+    def __init__(self, wanted: np.ndarray, rows: np.ndarray | None = None) -> None:
+        """`wanted[rows]` (all of `wanted` without `rows`) are the digests looked for, read in place."""
         self.wanted = wanted
-        keys = _keys(wanted)
+        self.rows = np.arange(len(wanted)) if rows is None else rows
+        keys = np.ascontiguousarray(wanted[self.rows, :8]).view("<u8").ravel()
         self.order = np.argsort(keys, kind="stable")
         self.sorted = keys[self.order]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def _digests(self, index: np.ndarray) -> np.ndarray:
+        return self.wanted[self.rows[index]]
 
     def match(self, digests: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(rows of `digests`, indices into the wanted digests) of every row that is a wanted digest."""
@@ -144,11 +152,11 @@ class DigestMatcher:
         rows = np.flatnonzero(hi > lo)
         single = rows[hi[rows] - lo[rows] == 1]  # one wanted digest with that key: compare its 32 bytes
         index = self.order[lo[single]]
-        same = (self.wanted[index] == digests[single]).all(axis=1)
+        same = (self._digests(index) == digests[single]).all(axis=1)
         found_rows, found = [single[same]], [index[same]]
         for row in rows[hi[rows] - lo[rows] > 1].tolist():  # 8-byte keys shared by wanted digests: rare
             for at in range(lo[row], hi[row]):
-                if (self.wanted[self.order[at]] == digests[row]).all():
+                if (self._digests(self.order[at:at + 1])[0] == digests[row]).all():
                     found_rows.append(np.array([row]))
                     found.append(np.array([self.order[at]]))
         return np.concatenate(found_rows).astype(np.int64), np.concatenate(found).astype(np.int64)
@@ -333,15 +341,16 @@ class EmbeddingCache:
         found.where = {text: int(at) for text, at in zip(unique, places.tolist(), strict=True) if at >= 0}
         return found
 
-    def lookup_digests(self, wanted: np.ndarray) -> tuple[list[Block], np.ndarray]:
-        """The blocks holding cached vectors of those distinct digests ((M, 32) uint8) and each one's place
-        (`place(block, row)`), -1 where none is cached. Only each shard's header and digests are read, plus, for a
-        shard that holds a digest still wanted, one streamed pass to verify its checksum before any of its rows
-        is used; vectors stay on disk, read when asked for (`ShardRows`). Nothing here is per text but arrays."""
-        matcher = DigestMatcher(wanted)
-        places = np.full(len(wanted), -1, dtype=np.int64)
+    def lookup_digests(self, wanted: np.ndarray, rows: np.ndarray | None = None) -> tuple[list[Block], np.ndarray]:
+        """The blocks holding cached vectors of those distinct digests ((M, 32) uint8, or the M rows `rows` of
+        them, read in place) and each one's place (`place(block, row)`), -1 where none is cached. Only each
+        shard's header and digests are read, plus, for a shard that holds a digest still wanted, one streamed
+        pass to verify its checksum before any of its rows is used; vectors stay on disk, read when asked for
+        (`ShardRows`). Nothing here is per text but arrays."""
+        matcher = DigestMatcher(wanted, rows)
+        places = np.full(len(matcher), -1, dtype=np.int64)
         blocks: list[Block] = []
-        missing = len(wanted)
+        missing = len(matcher)
         dim: int | None = None
         for path in self.shards():
             if not missing:
