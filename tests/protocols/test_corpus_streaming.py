@@ -186,3 +186,72 @@ def test_a_100k_corpus_ranks_alike_in_one_chunk_and_in_chunks_from_the_store(
         folder = next((tmp_path / name / "out").rglob("predictions.jsonl"))
         outputs[name] = (results.scores, folder.read_text(encoding="utf-8"))
     assert outputs["one chunk"] == outputs["cold"] == outputs["warm"]
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n", "\r"])
+def test_odd_lines_read_as_the_text_reader_reads_them(ending: str, tmp_path: Path) -> None:
+    """Lines of the corpus that are blank to `_jsonl` (white space, Unicode's too: a form feed, a no-break
+    space) are skipped alike, every line ending text mode knows ends a line, and each document read again is
+    its own line (never the blank lines after it): the texts, the ids and the error lines are the old reader's."""
+    from specrun.readers.jsonl import _jsonl
+
+    folder = make_large_beir(tmp_path, 40, 5)
+    path = folder / "corpus.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for at, blank in [(3, "\x0c"), (10, "\u00a0 "), (11, "\x0b"), (20, "   "), (30, "\x1c")]:
+        lines.insert(at, blank)
+    path.write_bytes(("\ufeff" + ending.join(lines) + ending + "\x0c").encode("utf-8"))
+    expected = [record["text"] for _, record in _jsonl(path)]
+    corpus = read_beir_corpus(folder, None, "test")[0]["corpus"]  # type: ignore[arg-type]
+    assert corpus.texts() == expected and len(expected) == 40
+    assert corpus.texts_at([39, 2, 3, 9]) == [expected[39], expected[2], expected[3], expected[9]]
+    lines.insert(25, "{not json")
+    path.write_bytes(ending.join(lines).encode("utf-8"))
+    with pytest.raises(DataError) as old:
+        list(_jsonl(path))
+    with pytest.raises(DataError) as new:
+        read_beir_corpus(folder, None, "test")  # type: ignore[arg-type]
+    assert (new.value.message, new.value.line) == (old.value.message, old.value.line) == (
+        new.value.message, 26)
+
+
+def test_two_specs_sharing_documents_encode_each_text_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                                           ) -> None:
+    """Two corpora in one invocation that share most documents: the shared texts are encoded (and counted)
+    once, for the first spec, and the second spec's corpus reads them back from the store; its scores equal
+    its own run alone."""
+    import shutil
+
+    import yaml
+
+    from specrun.cli import main
+    from specrun.results import Results
+
+    data = tmp_path / "data"
+    folder = make_large_beir(data, 600, 12)
+    other = data / "othercorpus" / "data"
+    shutil.copytree(folder, other)
+    lines = (other / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
+    lines[:100] = [json.dumps({"_id": f"d{i}", "text": f"other text {i}"}) for i in range(100)]
+    (other / "corpus.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    first = corpus_spec(tmp_path, data)
+    spec = yaml.safe_load(first.read_text(encoding="utf-8"))
+    spec["id"] = spec["id"] + "-other"
+    (tmp_path / "second").mkdir()
+    second = tmp_path / "second" / "other.yaml"
+    spec["sources"] = {"othercorpus": spec["sources"]["corpusset"]}  # the mirror's othercorpus/
+    spec["splits"]["test"]["source"] = "othercorpus"
+    second.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    assert main(["fingerprint", str(second), "--data-dir", str(data), "--no-cache", "--write"]) == 0
+    common = ["--data-dir", str(data), "--adapter", "hashing", "-q", "--cache-dir", str(tmp_path / "cache")]
+    capsys.readouterr()
+    code, out, err = run_cli([str(first), str(second), *common, "--output", str(tmp_path / "both")], capsys)
+    assert code == 0, err
+    both = [Results.model_validate_json(Path(line).read_text()) for line in out.strip().splitlines()]
+    distinct_first = len({json.loads(line)["text"] for line in
+                          (folder / "corpus.jsonl").read_text(encoding="utf-8").splitlines()})
+    assert both[0].texts.encoded == distinct_first + 12
+    assert both[1].texts.encoded == 100  # only its own documents; the queries and the rest were stored
+    alone = run_ok([str(second), "--data-dir", str(data), "--adapter", "hashing", "-q", "--no-cache", "--output",
+                    str(tmp_path / "alone")], capsys)
+    assert both[1].scores == alone.scores

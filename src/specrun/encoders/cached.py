@@ -107,13 +107,28 @@ class CorpusLookup:
     blocks: list[Block]
     places: np.ndarray
 
+    encoded: int = 0  # distinct texts sent to the model in this run
+
     @property
     def missing(self) -> np.ndarray:
         return np.flatnonzero(self.places < 0)
 
-    def vectors(self, encoded: int) -> CorpusVectors:
+    def found_again(self, cache: EmbeddingCache) -> int:
+        """Look the missing texts up once more (texts this run has stored since the first lookup); how many
+        were found."""
+        missing = self.missing
+        if not len(missing):
+            return 0
+        blocks, places = cache.lookup_digests(self.corpus.text_digests, self.first[missing])
+        found = places >= 0
+        shift = len(self.blocks) << ROW_BITS  # their blocks go after this corpus' own
+        self.blocks.extend(blocks)
+        self.places[missing[found]] = places[found] + shift
+        return int(found.sum())
+
+    def vectors(self) -> CorpusVectors:
         return CorpusVectors(blocks=self.blocks, places=self.places[self.inverse], unique=len(self.first),
-                             encoded=encoded)
+                             encoded=self.encoded)
 
 
 def refuse_non_finite(vectors: np.ndarray, texts: Sequence[str]) -> None:
@@ -212,9 +227,10 @@ def encode_corpus(executor: Executor, lookup: CorpusLookup, encoding: Encoding, 
                   checks: GroupChecks, advance: Callable[[int], None] = lambda done: None) -> None:
     """A corpus' missing distinct texts, in file order of their first document, a window of
     `CORPUS_WINDOW_TEXTS` at a time read from its source and batched canonically within the window (the batches
-    depend only on the corpus); each group is stored as a shard and placed in `lookup`. So a window's shards
-    hold documents that lie together in the file, and the search, which reads the corpus in file order, reads a
-    chunk from a few shards instead of a row from each. Nothing per document but arrays."""
+    depend on the corpus and on which of its texts the store held already); each group is stored as a shard and
+    placed in `lookup`. So a window's shards hold documents that lie together in the file, and the search, which
+    reads the corpus in file order, reads a chunk from a few shards instead of a row from each. Nothing per
+    document but arrays."""
     missing = lookup.missing
     corpus, (role, prompt) = lookup.corpus, encoding
     positions = lookup.first[missing]  # ascending: `unique` gives distinct texts in file order
@@ -228,6 +244,7 @@ def encode_corpus(executor: Executor, lookup: CorpusLookup, encoding: Encoding, 
             shard = cache.store_digests(corpus.text_digests[positions[rows]].tobytes(), group) if cache else None
             lookup.blocks.append(shard if shard else group)
             lookup.places[missing[rows]] = (len(lookup.blocks) - 1) << ROW_BITS | np.arange(len(rows))
+            lookup.encoded += len(rows)
             advance(len(indices))
 
 
@@ -312,7 +329,7 @@ class CachedEncoder:
             corpus_missing.values()) else None
         if info is None:
             info = self._encode(missing, found, caches, timings, lookups)
-        corpus_vectors = {key: lookup.vectors(corpus_missing[key]) for key, lookup in lookups.items()}
+        corpus_vectors = {key: lookup.vectors() for key, lookup in lookups.items()}
         out = {}
         for name, settings in variants.items():
             own = self._this_run(info, settings)
@@ -361,6 +378,7 @@ class CachedEncoder:
                           console=self.console, transient=False, disable=self.console.quiet) as progress:
                 task = progress.add_task("encode", total=total)
                 groups = GroupChecks(self.settings.adapter, self.settings.truncate_dim, info.normalize)
+                encoded_corpora: set[Encoding] = set()
                 for encoding, texts_missing in missing.items():
                     if not texts_missing:
                         continue
@@ -374,8 +392,14 @@ class CachedEncoder:
                         into.where.update((text, place(block, row)) for row, text in enumerate(texts))
                         progress.advance(task, len(indices))
                 for (encoding, _), lookup in lookups.items():
-                    encode_corpus(executor, lookup, encoding, caches[encoding], groups,
+                    cache = caches[encoding]
+                    if cache is not None and (any(missing.get(encoding, ())) or encoding in encoded_corpora):
+                        # this run stored texts of the encoding already: those this corpus shares are read
+                        # back from the store, not encoded (or counted) twice
+                        progress.advance(task, lookup.found_again(cache))
+                    encode_corpus(executor, lookup, encoding, cache, groups,
                                   lambda done: progress.advance(task, done))
+                    encoded_corpora.add(encoding)
         finally:
             executor.close()
         timings["encode"] = time.perf_counter() - clock

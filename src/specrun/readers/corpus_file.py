@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from array import array
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -19,6 +20,7 @@ from specrun.core.errors import DataError
 from specrun.readers.jsonl import jsonl_at_offsets, parse_line
 
 SPAN_BYTES = 1 << 22  # documents closer than this are read in one positional read
+LINE_END = re.compile(rb"[\r\n]")  # JSON holds no raw line break inside a string: the first ends the line
 
 Document = Callable[[Any, Path, int], tuple[str, str]]  # (record, file, line) -> (id, text), or one line
 
@@ -61,7 +63,8 @@ class FileSource:
                 data = os.pread(fd, int(ends[last]) - base, base)
                 for k in range(first, last + 1):
                     line = data[int(starts[k]) - base:int(ends[k]) - base]
-                    out[int(order[k])] = self._parsed(line)
+                    end = LINE_END.search(line)  # its own line: blank lines before the next are not its
+                    out[int(order[k])] = self._parsed(line[:end.start()] if end else line)
                 first = last + 1
         finally:
             os.close(fd)

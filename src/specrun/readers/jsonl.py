@@ -70,18 +70,29 @@ def _jsonl(path: Path) -> Iterator[tuple[int, Any]]:
 BOM = b"\xef\xbb\xbf"
 
 
+LONE_CR = re.compile(rb"\r(?!\n)")  # a line break of its own in text mode's universal newlines, as \n and \r\n
+
+
 def jsonl_at_offsets(path: Path) -> Iterator[tuple[int, int, Any]]:
     """(byte offset, line number, parsed value) of each non-blank line, read as bytes so that each line can be
-    read again later by its offset (lines end at \\n)."""
+    read again later by its offset; lines and blank lines are those `_jsonl` reads in text mode (\\n, \\r\\n and
+    a lone \\r end a line; a line of white space only, Unicode's included, is skipped)."""
     with path.open("rb") as handle:
-        offset = 0
-        for number, line in enumerate(handle, start=1):
-            start = offset
-            offset += len(line)
-            if number == 1 and line.startswith(BOM):
-                line, start = line[len(BOM):], start + len(BOM)
-            if line.strip():
-                yield start, number, parse_line(line, path, number)
+        offset, number = 0, 0
+        for raw in handle:
+            if offset == 0 and raw.startswith(BOM):
+                raw, offset = raw[len(BOM):], len(BOM)
+            pieces = LONE_CR.split(raw) if b"\r" in raw else [raw]
+            for k, piece in enumerate(pieces):
+                number += 1
+                start = offset
+                offset += len(piece) + (1 if k < len(pieces) - 1 else 0)  # the lone \r it was split at
+                try:
+                    text = piece.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise DataError("not UTF-8", file=str(path), line=number) from None
+                if text.strip():
+                    yield start, number, parse_line(text, path, number)
 
 
 register_reader(ReaderEntry("jsonl", read_jsonl, description="JSON Lines, one object a line"))
