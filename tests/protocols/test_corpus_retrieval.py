@@ -413,9 +413,9 @@ def test_a_corpus_run_never_holds_the_corpus_matrix(cache: str, tmp_path: Path, 
         asked.append(len(where))
         return gather(blocks, where, dim)  # type: ignore[arg-type]
 
-    def recorded_corpus(self: cached_module.CorpusLookup, encoded: int) -> cached_module.CorpusVectors:
+    def recorded_corpus(self: cached_module.CorpusLookup) -> cached_module.CorpusVectors:
         blocks.extend(self.blocks)
-        return corpus_vectors(self, encoded)
+        return corpus_vectors(self)
 
     def counted_getitem(self: ShardRows, rows: object) -> np.ndarray:
         out = getitem(self, rows)  # type: ignore[arg-type]
