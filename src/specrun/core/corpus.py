@@ -36,8 +36,6 @@ class TextSource(Protocol):
 
     def read(self, positions: np.ndarray) -> list[tuple[str, str]]: ...
 
-    def stream(self) -> Iterator[tuple[str, str]]: ...
-
 
 @dataclass(frozen=True)
 class ListSource:
@@ -48,9 +46,6 @@ class ListSource:
 
     def read(self, positions: np.ndarray) -> list[tuple[str, str]]:
         return [(self.ids[p], self.texts[p]) for p in positions.tolist()]
-
-    def stream(self) -> Iterator[tuple[str, str]]:
-        return zip(self.ids, self.texts, strict=True)
 
 
 class CorpusDigest:

@@ -324,9 +324,8 @@ class CachedEncoder:
                     [], np.full(len(first), -1, dtype=np.int64))
                 lookups[(encoding, digest)] = CorpusLookup(corpus, first, inverse, blocks, places)
         timings["cache_read"] += time.perf_counter() - clock
-        corpus_missing = {key: len(lookup.missing) for key, lookup in lookups.items()}
         info = self._stored_info(list(caches.values())) if not any(missing.values()) and not any(
-            corpus_missing.values()) else None
+            len(lookup.missing) for lookup in lookups.values()) else None
         if info is None:
             info = self._encode(missing, found, caches, timings, lookups)
         corpus_vectors = {key: lookup.vectors() for key, lookup in lookups.items()}

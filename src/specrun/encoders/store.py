@@ -132,7 +132,7 @@ class DigestMatcher:
         """`wanted[rows]` (all of `wanted` without `rows`) are the digests looked for, read in place."""
         self.wanted = wanted
         self.rows = np.arange(len(wanted)) if rows is None else rows
-        keys = np.ascontiguousarray(wanted[self.rows, :8]).view("<u8").ravel()
+        keys = _keys(wanted[self.rows, :8])
         self.order = np.argsort(keys, kind="stable")
         self.sorted = keys[self.order]
 

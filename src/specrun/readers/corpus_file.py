@@ -77,10 +77,6 @@ class FileSource:
             raise DataError("the corpus changed while the run read it (a document read again no longer "
                             "parses); nothing was scored", file=str(self.path)) from None
 
-    def stream(self) -> Iterator[tuple[str, str]]:
-        for start in range(0, len(self.offsets), 65_536):
-            yield from self.read(np.arange(start, min(start + 65_536, len(self.offsets))))
-
     def id_at(self, position: int) -> str:
         return self.read(np.array([position]))[0][0]
 
