@@ -150,8 +150,8 @@ def main(argv: list[str] | None = None) -> int:
         folder = data_dir / "corpusset" / "data"
         generate(folder, args.docs, args.queries, args.seed)
         rows = read_beir_corpus(folder, None, "test")  # type: ignore[arg-type]
-        texts = list(dict.fromkeys([*rows[0]["corpus"].texts, *(row["query"] for row in rows)]))
-        n_docs, n_queries = len(rows[0]["corpus"].texts), len(rows)
+        texts = list(dict.fromkeys([*rows[0]["corpus"].texts(), *(row["query"] for row in rows)]))
+        n_docs, n_queries = len(rows[0]["corpus"]), len(rows)
         del rows
         texts_file, warm_file = work / "texts.json", work / "warm.json"
         texts_file.write_text(json.dumps(texts), encoding="utf-8")

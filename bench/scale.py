@@ -146,7 +146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         query_texts = [row["query"] for row in rows]
         report = encode_search_score(args, options, phases, phase, rows, corpus, query_texts, folder)
     report["floor_s"] = floor_seconds(args, len(corpus), options.chunk_size, embed_queries(query_texts, args.dim))
-    report["search_over_floor"] = round(phases["search"]["seconds"] / report["floor_s"], 2)
+    # a corpus too small to time (a smoke run) has no ratio, never a division by a floor rounded to 0
+    report["search_over_floor"] = round(phases["search"]["seconds"] / max(report["floor_s"], 0.01), 2)
     print(f"floor      {report['floor_s']:9.2f} s   search / floor {report['search_over_floor']:.2f}   store "
           f"{report['store_gb']:.3f} GB on disk", file=sys.stderr, flush=True)
     print(json.dumps(report, indent=1))
@@ -185,7 +186,7 @@ def encode_search_score(args: argparse.Namespace, options: CorpusOptions, phases
     lookup = CorpusLookup(corpus, first, inverse, blocks, places)
     encode_corpus(executor, lookup, ("document", ""), documents,  # type: ignore[arg-type]
                   GroupChecks("scale-bench", None, False))
-    vectors = lookup.vectors(encoded=len(first))
+    vectors = lookup.vectors()
     del lookup, first, inverse, places
     store_bytes = sum(path.stat().st_size for path in store_folder.rglob("*") if path.is_file())
     phase("encode", clock)

@@ -2,26 +2,28 @@
 
 The corpus is read through `documents(start, stop)` in chunks of `chunk_size` rows and searched exactly:
 
-1. candidates: float32 cosines, by blocks of at most `BLOCK_BYTES` of scores (numpy: normalised queries times
-   the chunk's raw vectors, each column divided by its document's norm, so no normalised copy of the chunk is
-   made; with a running per-query threshold and `np.argpartition`; or faiss' exact `IndexFlatIP` of the
-   normalised chunk), keeping the best `top_k + margin` per query;
-2. exact order: the candidates are re-scored as `cosine_rows` scores (float64, rounded to 12 decimals, so equal
+1. candidates: float32 cosines of the normalised queries with the chunk, normalised once (numpy, by blocks of
+   at most `BLOCK_BYTES` of scores; or faiss' exact `IndexFlatIP`), keeping the best `top_k + margin` per query
+   in `BestScores` (a compare per block; a query is cut back to its best only when its spare slots run out);
+2. exact order: the candidates that can still reach the top `top_k` (float32 score within twice the error bound
+   of the query's top_k-th) are re-scored as `cosine_rows` scores (float64, rounded to 12 decimals, so equal
    cosines are equal numbers) in a second pass over the corpus in chunk order (`exact_scores`), and sorted by
-   score, highest first, then by corpus order. A bound on the float32
-   error proves, per query, that no document outside the candidates can enter (or tie into) the top `top_k`; a
-   query without that proof is ranked by an exact float64 scan of the corpus.
+   score, highest first, then by corpus order. A bound on the float32 error proves, per query, that no document
+   outside the candidates can enter (or tie into) the top `top_k`; a query without that proof is ranked by an
+   exact float64 scan of the corpus.
 
 So numpy and faiss give the same ranking, and the ranking is the one a full float64 sort would give.
-Memory: Q x (top_k + margin) candidates (their float32 and exact scores and positions), one chunk of vectors (as
-`documents` returns it) and one block of scores; never Q x N, never the corpus matrix, and never a second copy of
-the chunk (numpy). With a mapper set for the run (`core.mapping`: `--executor ray`), step 1's chunks are searched
-by Ray actors (`chunk_candidates`, the same arithmetic) and merged here; the mapper bounds the chunks in flight.
+Memory: Q x 2 (top_k + margin) candidate slots (float32 scores and positions), their exact scores, one chunk of
+vectors as `documents` returns it and its normalised copy, and one block of scores; never Q x N, never the corpus
+matrix. With a mapper set for the run (`core.mapping`: `--executor ray`), step 1's chunks are searched by Ray
+actors (`chunk_candidates`, the same arithmetic) and merged here; the mapper bounds the chunks in flight.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -31,7 +33,9 @@ from specrun.core.mapping import chunk_map
 from specrun.search.cosine import check_norms, checked_norms, cosine_rows, cosine_with_norms
 
 BLOCK_BYTES = 8 * 2**20  # one block of float32 scores, queries x documents
-RESCORE_ROWS = 4_096  # (query, candidate) pairs re-scored per block (float64 rows of both sides: ~25 MB at 384)
+MERGE_ROWS = 256  # queries of another search's best met at once (a cut copies their slots)
+RESCORE_ROWS = 1_024  # (query, candidate) pairs re-scored per block (float64 rows of both sides: ~6 MB at 384)
+RESCORE_THREADS = min(4, os.cpu_count() or 1)  # the gathers and einsum release the GIL: blocks in parallel
 UNIT_ROUNDOFF = 2.0**-24  # float32
 
 
@@ -54,33 +58,84 @@ def _unit_rows(matrix: np.ndarray) -> np.ndarray:
     return matrix / _norms(matrix)[:, None]
 
 
-def _merge(state_s: np.ndarray, state_i: np.ndarray, scores: np.ndarray, index: np.ndarray) -> None:
-    """Keep, in place, the best state_s.shape[1] of each row among the state and the new (scores, index): only
-    scores above the row's current weakest are gathered, so after the first chunks a block costs one compare;
-    a dense block (the first) is cut first at its own width-th best, so no index array of its size is made."""
-    width = state_s.shape[1]
-    bar = state_s.min(axis=1)
-    mask = scores > bar[:, None]
-    counts = mask.sum(axis=1)
-    if len(counts) == 0 or counts.max() == 0:
-        return
-    if counts.max() > max(width, scores.shape[1] // 4) and scores.shape[1] > width:
-        cut = np.partition(scores, scores.shape[1] - width, axis=1)[:, scores.shape[1] - width]
-        mask = scores >= np.maximum(bar, cut)[:, None]
-        counts = mask.sum(axis=1)
-    rows, cols = np.nonzero(mask)
-    most = int(counts.max())
-    starts = np.cumsum(counts) - counts
-    slot = np.arange(len(rows)) - starts[rows]
-    cand_s = np.full((len(scores), most), -np.inf, dtype=np.float32)
-    cand_i = np.full((len(scores), most), -1, dtype=np.int64)
-    cand_s[rows, slot] = scores[rows, cols]
-    cand_i[rows, slot] = index[cols] if index.ndim == 1 else index[rows, cols]
-    all_s = np.concatenate([state_s, cand_s], axis=1)
-    all_i = np.concatenate([state_i, cand_i], axis=1)
-    keep = np.argpartition(all_s, all_s.shape[1] - width, axis=1)[:, all_s.shape[1] - width:]
-    state_s[:] = np.take_along_axis(all_s, keep, axis=1)
-    state_i[:] = np.take_along_axis(all_i, keep, axis=1)
+class BestScores:
+    """The best `width` (float32 score, corpus position) of each query seen so far, in `width + spare` slots per
+    query: scores above a query's bar (its width-th best when it was last cut) are appended to its free slots,
+    and the query is cut back to its best `width` only when they run out. So a block of scores costs one compare
+    and the gathering of its few hits, not a partition per chunk (the hits per query fall as 1 / chunks read)."""
+
+    def __init__(self, rows: int, width: int, spare: int | None = None, positions: type = np.int64) -> None:
+        self.width = width
+        slots = width + (width if spare is None else spare)
+        self.scores = np.full((rows, slots), -np.inf, dtype=np.float32)
+        self.positions = np.full((rows, slots), -1, dtype=positions)  # int32 where the corpus allows
+        self.filled = np.zeros(rows, dtype=np.int64)
+        self.bar = np.full(rows, -np.inf, dtype=np.float32)
+
+    def add(self, first: int, scores: np.ndarray, positions: np.ndarray) -> None:
+        """Meet rows first..first + len(scores) with `scores` (those rows x m) of documents at `positions` (m,
+        the same for every row, or rows x m)."""
+        rows = slice(first, first + len(scores))
+        scores = np.ascontiguousarray(scores, dtype=np.float32)
+        hits = np.flatnonzero(scores > self.bar[rows, None])
+        if not hits.size:
+            return
+        row_of = hits // scores.shape[1]
+        counts = np.bincount(row_of, minlength=len(scores))
+        if int((self.filled[rows] + counts).max()) > self.scores.shape[1]:
+            self._cut(rows, scores, positions, counts)
+            return
+        slot = np.arange(hits.size) - (np.cumsum(counts) - counts)[row_of] + self.filled[rows][row_of]
+        self.scores[row_of + first, slot] = scores.reshape(-1)[hits]
+        self.positions[row_of + first, slot] = _at(positions, hits, scores.shape[1])
+        self.filled[rows] += counts
+
+    def _cut(self, rows: slice, scores: np.ndarray, positions: np.ndarray, counts: np.ndarray) -> None:
+        """Rows whose slots would overflow: keep the best `width` of their slots and the new scores together (a
+        block with more than `width` hits in a row is cut at its own width-th best first, so no index array of
+        the block's size is made)."""
+        width, m = self.width, scores.shape[1]
+        bar = self.bar[rows]
+        if m > width and int(counts.max()) > width:
+            bar = np.maximum(bar, np.partition(scores, m - width, axis=1)[:, m - width])
+            hits = np.flatnonzero(scores >= bar[:, None])
+        else:
+            hits = np.flatnonzero(scores > bar[:, None])
+        row_of = hits // m
+        counts = np.bincount(row_of, minlength=len(scores))
+        most = int(counts.max())
+        slot = np.arange(hits.size) - (np.cumsum(counts) - counts)[row_of]
+        new_s = np.full((len(scores), most), -np.inf, dtype=np.float32)
+        new_i = np.full((len(scores), most), -1, dtype=self.positions.dtype)
+        new_s[row_of, slot] = scores.reshape(-1)[hits]
+        new_i[row_of, slot] = _at(positions, hits, m)
+        all_s = np.concatenate([self.scores[rows], new_s], axis=1)
+        all_i = np.concatenate([self.positions[rows], new_i], axis=1)
+        keep = np.argpartition(all_s, all_s.shape[1] - width, axis=1)[:, all_s.shape[1] - width:]
+        self.scores[rows, :width] = np.take_along_axis(all_s, keep, axis=1)
+        self.positions[rows, :width] = np.take_along_axis(all_i, keep, axis=1)
+        self.scores[rows, width:] = -np.inf
+        self.positions[rows, width:] = -1
+        self.filled[rows] = width
+        self.bar[rows] = self.scores[rows, :width].min(axis=1)
+
+    def best(self, rows_per_cut: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's best `width` (scores, positions), unordered; the slots are released."""
+        width, n = self.width, len(self.scores)
+        out_s = np.empty((n, width), dtype=np.float32)
+        out_i = np.empty((n, width), dtype=np.int64)
+        for low in range(0, n, rows_per_cut):
+            block_s, block_i = self.scores[low:low + rows_per_cut], self.positions[low:low + rows_per_cut]
+            keep = np.argpartition(block_s, block_s.shape[1] - width, axis=1)[:, block_s.shape[1] - width:]
+            out_s[low:low + rows_per_cut] = np.take_along_axis(block_s, keep, axis=1)
+            out_i[low:low + rows_per_cut] = np.take_along_axis(block_i, keep, axis=1)
+        self.scores = self.positions = np.empty((0, 0))
+        return out_s, out_i
+
+
+def _at(positions: np.ndarray, hits: np.ndarray, columns: int) -> np.ndarray:
+    """The corpus positions of flat hits in a rows x columns block (positions: one per column, or per cell)."""
+    return positions[hits % columns] if positions.ndim == 1 else positions.reshape(-1)[hits]
 
 
 def _faiss() -> Any:
@@ -91,38 +146,41 @@ def _faiss() -> Any:
     return faiss
 
 
-def _search_chunk(unit_q: np.ndarray, chunk: np.ndarray, start: int, state_s: np.ndarray, state_i: np.ndarray,
-                  search: str) -> None:
-    """Merge one chunk's float32 cosines (corpus rows start..start + len(chunk)) into the state, in place: the
-    arithmetic of every candidate search, in this process or on an actor (`chunk_candidates`)."""
-    stop = start + len(chunk)
+def _search_chunk(unit_q: np.ndarray, chunk: np.ndarray, start: int, best: BestScores, search: str) -> None:
+    """Meet every query with one chunk's float32 cosines (corpus rows start..start + len(chunk)): the arithmetic
+    of every candidate search, in this process or on an actor (`chunk_candidates`)."""
+    unit = np.ascontiguousarray(_unit_rows(chunk))  # once per chunk: a division per block costs a quarter of it
+    del chunk
+    stop = start + len(unit)
     if search == "faiss":
-        index = _faiss().IndexFlatIP(chunk.shape[1])
-        index.add(np.ascontiguousarray(_unit_rows(chunk)))
-        del chunk
-        found_s, found_i = index.search(np.ascontiguousarray(unit_q), min(state_s.shape[1], stop - start))
-        _merge(state_s, state_i, found_s, found_i.astype(np.int64) + start)
+        index = _faiss().IndexFlatIP(unit.shape[1])
+        index.add(unit)
+        del unit
+        found_s, found_i = index.search(np.ascontiguousarray(unit_q), min(best.width, stop - start))
+        _add_in_blocks(best, found_s, found_i.astype(np.int64) + start)
         return
-    norms = _norms(chunk)
     block = max(1, BLOCK_BYTES // (4 * (stop - start)))
     positions = np.arange(start, stop, dtype=np.int64)
     for q in range(0, len(unit_q), block):
-        scores = unit_q[q:q + block] @ chunk.T
-        scores /= norms  # cosine within float32_error of the float64 one, as with a normalised chunk
-        _merge(state_s[q:q + block], state_i[q:q + block], scores, positions)
+        best.add(q, unit_q[q:q + block] @ unit.T, positions)
+
+
+def _add_in_blocks(best: BestScores, scores: np.ndarray, positions: np.ndarray) -> None:
+    """Another search's best per query (queries x width) met a block of queries at a time, so a cut never
+    copies every query's slots at once."""
+    for q in range(0, len(scores), MERGE_ROWS):
+        best.add(q, scores[q:q + MERGE_ROWS], positions[q:q + MERGE_ROWS])
 
 
 def chunk_candidates(unit_q: np.ndarray, chunk: np.ndarray, start: int, width: int,
                      search: str) -> tuple[np.ndarray, np.ndarray]:
     """One chunk's best min(width, rows) documents per query (float32 scores, corpus positions): what a mapper
-    (`core.mapping`, e.g. a Ray actor) computes per chunk; merged with `_merge` it keeps the same best `width`
-    scores as the loop in this process, whatever the order of the chunks."""
+    (`core.mapping`, e.g. a Ray actor) computes per chunk; met with the others in `BestScores` it keeps the same
+    best `width` scores as the loop in this process, whatever the order of the chunks."""
     chunk = np.asarray(chunk, dtype=np.float32)
-    width = min(width, len(chunk))
-    state_s = np.full((len(unit_q), width), -np.inf, dtype=np.float32)
-    state_i = np.full((len(unit_q), width), -1, dtype=np.int64)
-    _search_chunk(unit_q, chunk, start, state_s, state_i, search)
-    return state_s, state_i
+    best = BestScores(len(unit_q), min(width, len(chunk)))
+    _search_chunk(unit_q, chunk, start, best, search)
+    return best.best()
 
 
 def candidates(queries: np.ndarray, documents: Callable[[int, int], np.ndarray], n_docs: int, width: int, *,
@@ -133,8 +191,7 @@ def candidates(queries: np.ndarray, documents: Callable[[int, int], np.ndarray],
     in chunk order. With a mapper set for the run (`core.mapping`, e.g. `--executor ray`) each chunk is searched
     there (`chunk_candidates`) and its best merged here; else the chunks are searched in this process."""
     unit_q = _unit_rows(queries)
-    state_s = np.full((len(unit_q), width), -np.inf, dtype=np.float32)
-    state_i = np.full((len(unit_q), width), -1, dtype=np.int64)
+    best = BestScores(len(unit_q), width, positions=np.int32 if n_docs < 2**31 else np.int64)
     if search == "faiss":
         _faiss()  # a missing faiss is one line before any chunk is read
     spans = [(start, min(start + chunk_size, n_docs)) for start in range(0, n_docs, chunk_size)]
@@ -143,11 +200,11 @@ def candidates(queries: np.ndarray, documents: Callable[[int, int], np.ndarray],
         chunks = ((np.asarray(documents(start, stop), dtype=np.float32), start, width, search)
                   for start, stop in spans)
         for found_s, found_i in mapper(chunk_candidates, unit_q, chunks):
-            _merge(state_s, state_i, found_s, found_i)
-        return state_s, state_i
-    for start, stop in spans:  # the chunk is held by _search_chunk alone, which lets faiss free it early
-        _search_chunk(unit_q, np.asarray(documents(start, stop), dtype=np.float32), start, state_s, state_i, search)
-    return state_s, state_i
+            _add_in_blocks(best, found_s, found_i)
+        return best.best()
+    for start, stop in spans:  # the chunk is held by _search_chunk alone, which frees it once normalised
+        _search_chunk(unit_q, np.asarray(documents(start, stop), dtype=np.float32), start, best, search)
+    return best.best()
 
 
 def _ordered(scores: np.ndarray, positions: np.ndarray) -> np.ndarray:
@@ -176,35 +233,49 @@ def exact_scan(query: np.ndarray, documents: Callable[[int, int], np.ndarray], n
 
 
 def exact_scores(queries: np.ndarray, documents: Callable[[int, int], np.ndarray], n_docs: int,
-                 positions: np.ndarray, chunk_size: int) -> np.ndarray:
-    """cosine_rows of each query (row) with each of its candidate documents (corpus positions), in one pass over
-    the corpus in chunk order: the candidates are sorted by position once, and each chunk that holds some is read
-    once (`documents`) and scored in blocks of RESCORE_ROWS pairs. Never a gather of rows from all over the store,
-    never more than one chunk of vectors at once."""
+                 positions: np.ndarray, chunk_size: int, wanted: np.ndarray | None = None) -> np.ndarray:
+    """cosine_rows of each query (row) with each of its candidate documents (corpus positions) where `wanted`
+    (default: all; -inf elsewhere), in one pass over the corpus in chunk order: the pairs are sorted by chunk,
+    then by query, once; each chunk that holds some is read once (`documents`), its candidates' rows taken in
+    float64, and scored in blocks of RESCORE_ROWS pairs (a query's pairs in a chunk side by side, so its row is
+    read from cache). Never a gather of rows from all over the store, never more than one chunk of vectors."""
     width = positions.shape[1]
-    flat = positions.ravel()
-    order = np.argsort(flat, kind="stable")
-    starts = np.arange(0, n_docs, chunk_size)
-    bounds = np.searchsorted(flat[order], np.append(starts, n_docs))
-    exact = np.empty(flat.shape, dtype=np.float64)
+    pairs = np.flatnonzero(wanted) if wanted is not None else np.arange(positions.size)
+    chunk_of = positions.reshape(-1)[pairs] // chunk_size
+    n_chunks = -(-n_docs // chunk_size)
+    # stable: within a chunk, pairs stay in query order; 16-bit keys sort by radix
+    pairs = pairs[np.argsort(chunk_of.astype(np.int16 if n_chunks < 2**15 else np.int64), kind="stable")]
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(chunk_of, minlength=n_chunks))])
+    del chunk_of
+    exact = np.full(positions.size, -np.inf, dtype=np.float64)
     queries64 = np.asarray(queries, dtype=np.float64)
     query_norms = checked_norms(queries64)  # once, not per pair: the same numbers (checked_norms)
-    for number, start in enumerate(starts):
-        low, high = int(bounds[number]), int(bounds[number + 1])
-        if low == high:
-            continue  # no candidate in this chunk: not read
-        chunk = documents(int(start), min(int(start) + chunk_size, n_docs))
-        needed, where = np.unique(flat[order[low:high]] - start, return_inverse=True)
-        rows64 = np.asarray(chunk[needed], dtype=np.float64)  # only the candidates' rows, in float64
-        del chunk
-        row_norms = checked_norms(rows64)
-        where = where.reshape(-1)
-        for block in range(low, high, RESCORE_ROWS):
-            pairs = order[block:min(block + RESCORE_ROWS, high)]
-            queries_of, docs_of = pairs // width, where[block - low:block - low + len(pairs)]
-            exact[pairs] = cosine_with_norms(queries64[queries_of], rows64[docs_of], query_norms[queries_of],
-                                             row_norms[docs_of])
-        del rows64
+    with ThreadPoolExecutor(RESCORE_THREADS) as pool:
+        for number in range(n_chunks):
+            low, high = int(bounds[number]), int(bounds[number + 1])
+            if low == high:
+                continue  # no candidate in this chunk: not read
+            start = number * chunk_size
+            chunk = documents(start, min(start + chunk_size, n_docs))
+            in_chunk = pairs[low:high]
+            local = positions.reshape(-1)[in_chunk] - start
+            needed = np.flatnonzero(np.bincount(local, minlength=len(chunk)))
+            row_of = np.empty(len(chunk), dtype=np.int64)
+            row_of[needed] = np.arange(len(needed))
+            rows64 = np.asarray(chunk[needed], dtype=np.float64)  # only the candidates' rows, in float64
+            del chunk
+            row_norms = checked_norms(rows64)
+            where = row_of[local]
+
+            def score(block: int, in_chunk: np.ndarray = in_chunk, where: np.ndarray = where,
+                      rows64: np.ndarray = rows64, row_norms: np.ndarray = row_norms) -> None:
+                these = in_chunk[block:block + RESCORE_ROWS]
+                queries_of, docs_of = these // width, where[block:block + RESCORE_ROWS]
+                exact[these] = cosine_with_norms(queries64[queries_of], rows64[docs_of], query_norms[queries_of],
+                                                 row_norms[docs_of])
+
+            list(pool.map(score, range(0, high - low, RESCORE_ROWS)))
+            del rows64
     return exact.reshape(positions.shape)
 
 
@@ -217,7 +288,11 @@ def rank_corpus(queries: np.ndarray, documents: Callable[[int, int], np.ndarray]
     depth = min(depth, n_docs)
     width = min(n_docs, depth + max(64, depth // 8))
     cand_s, cand_i = candidates(queries, documents, n_docs, width, search=search, chunk_size=chunk_size)
-    exact = exact_scores(queries, documents, n_docs, cand_i, chunk_size)
+    slack = float32_error(queries.shape[1])
+    # A candidate more than 2 slack below its query's depth-th best float32 score is below depth others in exact
+    # cosine too (each float32 within slack of it, with room to spare for the 12-decimal rounding): not re-scored.
+    kth = np.partition(cand_s, width - depth, axis=1)[:, width - depth].astype(np.float64)
+    exact = exact_scores(queries, documents, n_docs, cand_i, chunk_size, wanted=cand_s >= (kth - 2 * slack)[:, None])
     order = _ordered(exact, cand_i)[:, :depth]
     ranked_i = np.take_along_axis(cand_i, order, axis=1)
     ranked_s = np.take_along_axis(exact, order, axis=1)
@@ -225,7 +300,7 @@ def rank_corpus(queries: np.ndarray, documents: Callable[[int, int], np.ndarray]
     unproven: list[int] = []
     if width < n_docs:  # outside the candidates: float32 <= weakest, so cosine <= weakest + slack
         weakest = cand_s.min(axis=1).astype(np.float64)
-        unproven = list(np.flatnonzero(~(weakest + float32_error(queries.shape[1]) < ranked_s[:, -1])))
+        unproven = list(np.flatnonzero(~(weakest + slack < ranked_s[:, -1])))
     for q in unproven:
         ranked_s[q], ranked_i[q] = exact_scan(queries[q], documents, n_docs, depth, chunk_size)
     return ranked_i, ranked_s, len(unproven)

@@ -1,0 +1,56 @@
+"""The bench scripts run, at toy sizes, through the functions they time: BENCHMARKS.md's figures come from them,
+and a bench that no longer runs (a signature changed under it) is found here, not when a figure is next wanted.
+Their numbers are not checked here (they are timings); what they report is."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_bench(script: str, *arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / script), *arguments], capture_output=True,
+                          text=True, cwd=cwd, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+@pytest.mark.slow  # a real model or several processes: the full suite runs it
+def test_scale_bench_reports_every_phase(tmp_path: Path) -> None:
+    done = run_bench("scale.py", "--docs", "3000", "--queries", "40", "--top-k", "20", "--resamples", "50",
+                     "--chunk-size", "700", "--folder", str(tmp_path), cwd=tmp_path)
+    report = json.loads(done.stdout)
+    assert (report["docs"], report["queries"], report["top_k"], report["chunk_size"]) == (3000, 40, 20, 700)
+    assert set(report["phases"]) == {"generate", "read", "encode", "search", "metrics", "bootstrap"}
+    assert all(phase["peak_rss_gb"] > 0 for phase in report["phases"].values())
+    assert report["exact_fallbacks"] == 0 and report["store_gb"] > 0 and report["floor_s"] >= 0
+    for score in report["scores"].values():
+        assert 0 <= score["low"] <= score["value"] <= score["high"] <= 1
+    assert list(tmp_path.iterdir()) == []  # the data and the store went with the temporary folder
+
+
+@pytest.mark.slow  # a real model or several processes: the full suite runs it
+def test_corpus_memory_bench_runs_specrun_cold_warm_and_without_cache(tmp_path: Path) -> None:
+    done = run_bench("corpus_memory.py", "--docs", "1500", "--queries", "20", "--top-k", "10", cwd=tmp_path)
+    (row,) = json.loads(done.stdout)
+    assert (row["docs"], row["queries"]) == (1500, 20)
+    assert all(row[f"{name}_peak_mib"] > 0 and row[f"{name}_s"] > 0 for name in ("cold", "warm", "no_cache"))
+    assert row["store_mib"] >= 0
+
+
+@pytest.mark.slow  # a real model or several processes: the full suite runs it
+def test_real_corpus_bench_encodes_with_the_real_model(tmp_path: Path) -> None:
+    done = run_bench("real_corpus.py", "--docs", "300", "--queries", "20", "--floor-docs", "100", "--warmup", "16",
+                     cwd=tmp_path)
+    report = json.loads(done.stdout)
+    assert (report["docs"], report["queries"], report["floor_docs"]) == (300, 20, 100)
+    assert report["texts_encoded_by_specrun"] == report["unique_texts"] > 300
+    assert report["plain_texts_per_s"][0] > 0 and report["specrun_texts_per_s"][0] > 0
+    assert report["specrun_peak_rss_mib"][0] > 0 and report["floor_peak_rss_mib"] > 0
+    assert report["scores"] and all(0 <= value <= 1 for value in report["scores"].values())
