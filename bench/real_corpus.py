@@ -22,6 +22,7 @@ measured: 1M documents take about 45 minutes per encoding pass on 2 cores).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -112,7 +113,8 @@ def write_spec(folder: Path, data_dir: Path, top_k: int) -> Path:
     del spec["splits"]["test"]["fingerprint"]
     path = folder / "corpusset.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
-    assert specrun_main(["fingerprint", str(path), "--data-dir", str(data_dir), "--no-cache", "--write"]) == 0
+    with contextlib.redirect_stdout(sys.stderr):  # the bench's stdout is its JSON report alone
+        assert specrun_main(["fingerprint", str(path), "--data-dir", str(data_dir), "--no-cache", "--write"]) == 0
     return path
 
 

@@ -31,7 +31,7 @@ def test_scale_bench_reports_every_phase(tmp_path: Path) -> None:
     assert all(phase["peak_rss_gb"] > 0 for phase in report["phases"].values())
     assert report["exact_fallbacks"] == 0 and report["store_gb"] > 0 and report["floor_s"] >= 0
     for score in report["scores"].values():
-        assert 0 <= score["low"] <= score["value"] <= score["high"] <= 1
+        assert 0 <= score["ci_low"] <= score["value"] <= score["ci_high"] <= 1 and score["n"] == 40
     assert list(tmp_path.iterdir()) == []  # the data and the store went with the temporary folder
 
 

@@ -241,12 +241,15 @@ def exact_scores(queries: np.ndarray, documents: Callable[[int, int], np.ndarray
     read from cache). Never a gather of rows from all over the store, never more than one chunk of vectors."""
     width = positions.shape[1]
     pairs = np.flatnonzero(wanted) if wanted is not None else np.arange(positions.size)
-    chunk_of = positions.reshape(-1)[pairs] // chunk_size
+    pairs = pairs.astype(np.int32 if positions.size < 2**31 else np.int64)  # Q x width of them: kept small
+    chunk_of = positions.reshape(-1)[pairs]
+    np.floor_divide(chunk_of, chunk_size, out=chunk_of)
     n_chunks = -(-n_docs // chunk_size)
-    # stable: within a chunk, pairs stay in query order; 16-bit keys sort by radix
-    pairs = pairs[np.argsort(chunk_of.astype(np.int16 if n_chunks < 2**15 else np.int64), kind="stable")]
     bounds = np.concatenate([[0], np.cumsum(np.bincount(chunk_of, minlength=n_chunks))])
+    keys = chunk_of.astype(np.int16 if n_chunks < 2**15 else np.int64)  # 16-bit keys sort by radix
     del chunk_of
+    pairs = pairs[np.argsort(keys, kind="stable")]  # stable: within a chunk, pairs stay in query order
+    del keys
     exact = np.full(positions.size, -np.inf, dtype=np.float64)
     queries64 = np.asarray(queries, dtype=np.float64)
     query_norms = checked_norms(queries64)  # once, not per pair: the same numbers (checked_norms)
