@@ -91,9 +91,9 @@ class BestScores:
         self.filled[rows] += counts
 
     def _cut(self, rows: slice, scores: np.ndarray, positions: np.ndarray, counts: np.ndarray) -> None:
-        """Rows whose slots would overflow: keep the best `width` of their slots and the new scores together (a
-        block with more than `width` hits in a row is cut at its own width-th best first, so no index array of
-        the block's size is made)."""
+        """A block in which some row's slots would overflow: every row of it keeps the best `width` of its slots
+        and the new scores together (a block with more than `width` hits in a row is cut at its own width-th
+        best first, so no index array of the block's size is made)."""
         width, m = self.width, scores.shape[1]
         bar = self.bar[rows]
         if m > width and int(counts.max()) > width:
