@@ -278,7 +278,7 @@ def exact_scores(queries: np.ndarray, documents: Callable[[int, int], np.ndarray
                                                  row_norms[docs_of])
 
             list(pool.map(score, range(0, high - low, RESCORE_ROWS)))
-            del rows64
+            del rows64, score  # score's defaults hold this chunk's rows: gone before the next chunk's are made
     return exact.reshape(positions.shape)
 
 
