@@ -141,3 +141,43 @@ def test_a_local_start_that_hangs_ends_at_the_timeout_and_is_undone(no_driver: N
     assert code == 2 and err == "specrun: error: starting a local Ray cluster took over 0.5 s (--ray-timeout)\n"
     release.set()
     assert shut.wait(10)
+
+
+ABANDONED_CONNECT = """
+import os, signal, sys, threading, time
+from specrun.encoders.executors import _bounded, _quiet_stderr
+
+wrote = threading.Event()
+
+def connect():  # Ray's C++ client: retries, and writes to fd 2 after the wait gave up on it
+    print("connecting", flush=True)
+    time.sleep(1)
+    os.write(2, b"[W rpc_client.h:153] Failed to connect to GCS\\n")
+    wrote.set()
+    time.sleep(30)
+
+try:
+    with _quiet_stderr():
+        _bounded(connect, 0.5 if sys.argv[1] == "timeout" else 20, lambda: None)
+except (TimeoutError, KeyboardInterrupt) as exc:
+    wrote.wait(5)
+    print(f"specrun: {type(exc).__name__}", file=sys.stderr)
+    sys.exit(2)
+"""
+
+
+@pytest.mark.parametrize(("how", "said"), [("timeout", "TimeoutError"), ("signal", "KeyboardInterrupt")])
+def test_a_connect_given_up_on_writes_nothing_after_it(how: str, said: str) -> None:
+    """The thread of a connect given up on (the timeout, Ctrl-C) goes on and writes to fd 2, after the wait
+    restored stderr: that write is muted, and specrun's own line still reaches stderr."""
+    import subprocess
+    import sys
+
+    process = subprocess.Popen([sys.executable, "-c", ABANDONED_CONNECT, how], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert process.stdout is not None and process.stdout.readline() == "connecting\n"
+    if how == "signal":
+        process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert (process.returncode, err) == (2, f"specrun: {said}\n")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import io
 import math
 import os
 import platform
@@ -177,22 +178,54 @@ def _loopback_only() -> Iterator[None]:
 @contextlib.contextmanager
 def _quiet_stderr() -> Iterator[None]:
     """Ray's C++ client writes its connect retries straight to fd 2 (no log folder exists yet): while it
-    connects they go to a scratch file, so that a failure reads as specrun's one line."""
+    connects they go to a scratch file, so that a failure reads as specrun's one line. A connect given up on (a
+    timeout, a signal) goes on retrying in its thread, and writing: fd 2 then stays on the null device and
+    Python's sys.stderr moves to a copy of the real one."""
     try:
         sys.stderr.flush()
         saved = os.dup(2)
     except (OSError, ValueError):  # no fd 2 to speak of
         yield
         return
+    abandoned = False
     try:
         with tempfile.TemporaryFile() as scratch:
             os.dup2(scratch.fileno(), 2)
             try:
                 yield
+            except (TimeoutError, KeyboardInterrupt):  # _bounded gave up on a thread that still runs
+                abandoned = _stderr_is_fd2()
+                raise
             finally:
-                os.dup2(saved, 2)
+                if abandoned:
+                    sys.stderr = _text_stream(saved)
+                    _mute_fd2()
+                else:
+                    os.dup2(saved, 2)
     finally:
-        os.close(saved)
+        if not abandoned:
+            os.close(saved)
+
+
+def _stderr_is_fd2() -> bool:
+    try:
+        return sys.stderr.fileno() == 2
+    except (AttributeError, OSError, ValueError):  # a stand-in stream (a test's capture): left as it is
+        return False
+
+
+def _text_stream(fd: int) -> Any:
+    """sys.stderr over `fd`, with the encoding and error handling of the stream it replaces."""
+    return io.TextIOWrapper(io.FileIO(fd, "w"), encoding=sys.stderr.encoding, errors=sys.stderr.errors,
+                            line_buffering=True)
+
+
+def _mute_fd2() -> None:
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 2)
+    finally:
+        os.close(null)
 
 
 def _bounded(call: Callable[[], T], seconds: float, undo: Callable[[], object],
