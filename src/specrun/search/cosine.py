@@ -49,4 +49,15 @@ def checked_norms(rows: np.ndarray) -> np.ndarray:
 
 def cosine_with_norms(a: np.ndarray, b: np.ndarray, norm_a: np.ndarray, norm_b: np.ndarray) -> np.ndarray:
     """cosine_rows of float64 rows whose norms (checked_norms) are known: the one formula, in one place."""
-    return np.round(np.einsum("ij,ij->i", a, b) / (norm_a * norm_b), COSINE_DECIMALS)
+    return cosine_of_dots(row_dots(a, b), norm_a, norm_b)
+
+
+def row_dots(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The dot product of each row of a with the same row of b (float64), as cosine_with_norms takes it; b may
+    be one row (1-D) for every row of a: the same kernel, so the same numbers."""
+    return np.einsum("ij,j->i" if b.ndim == 1 else "ij,ij->i", a, b)
+
+
+def cosine_of_dots(dots: np.ndarray, norm_a: np.ndarray, norm_b: np.ndarray) -> np.ndarray:
+    """cosine_with_norms from its dot products (row_dots)."""
+    return np.round(dots / (norm_a * norm_b), COSINE_DECIMALS)

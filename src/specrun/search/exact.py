@@ -22,6 +22,7 @@ actors (`chunk_candidates`, the same arithmetic) and merged here; the mapper bou
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -30,11 +31,13 @@ import numpy as np
 
 from specrun.core.errors import SpecrunError
 from specrun.core.mapping import chunk_map
-from specrun.search.cosine import check_norms, checked_norms, cosine_rows, cosine_with_norms
+from specrun.search.cosine import check_norms, checked_norms, cosine_of_dots, cosine_rows, row_dots
 
 BLOCK_BYTES = 8 * 2**20  # one block of float32 scores, queries x documents
+PRESELECT = 4  # a row of a block with over 4 x width scores above its bar is cut within the block first
 MERGE_ROWS = 256  # queries of another search's best met at once (a cut copies their slots)
 RESCORE_ROWS = 1_024  # (query, candidate) pairs re-scored per block (float64 rows of both sides: ~6 MB at 384)
+RUN_PAIRS = 16  # pairs of one query a block, on average, from which its row is broadcast, not copied
 RESCORE_THREADS = min(4, os.cpu_count() or 1)  # the gathers and einsum release the GIL: blocks in parallel
 UNIT_ROUNDOFF = 2.0**-24  # float32
 
@@ -77,47 +80,57 @@ class BestScores:
         the same for every row, or rows x m)."""
         rows = slice(first, first + len(scores))
         scores = np.ascontiguousarray(scores, dtype=np.float32)
-        hits = np.flatnonzero(scores > self.bar[rows, None])
+        above = scores > self.bar[rows, None]
+        counts = np.count_nonzero(above, axis=1)
+        if int((self.filled[rows] + counts).max()) > self.scores.shape[1]:
+            self._cut(rows, scores, positions, above, counts)
+            return
+        hits = np.flatnonzero(above)
         if not hits.size:
             return
-        row_of = hits // scores.shape[1]
-        counts = np.bincount(row_of, minlength=len(scores))
-        if int((self.filled[rows] + counts).max()) > self.scores.shape[1]:
-            self._cut(rows, scores, positions, counts)
-            return
-        slot = np.arange(hits.size) - (np.cumsum(counts) - counts)[row_of] + self.filled[rows][row_of]
+        row_of = np.repeat(np.arange(len(scores)), counts)
+        slot = np.arange(hits.size) - np.repeat(np.cumsum(counts) - counts - self.filled[rows], counts)
         self.scores[row_of + first, slot] = scores.reshape(-1)[hits]
         self.positions[row_of + first, slot] = _at(positions, hits, scores.shape[1])
         self.filled[rows] += counts
 
-    def _cut(self, rows: slice, scores: np.ndarray, positions: np.ndarray, counts: np.ndarray) -> None:
+    def _cut(self, rows: slice, scores: np.ndarray, positions: np.ndarray, above: np.ndarray,
+             counts: np.ndarray) -> None:
         """A block in which some row's slots would overflow: every row of it keeps the best `width` of its slots
-        and the new scores together (a block with more than `width` hits in a row is cut at its own width-th
-        best first, so no index array of the block's size is made)."""
-        width, m = self.width, scores.shape[1]
-        bar = self.bar[rows]
-        if m > width and int(counts.max()) > width:
-            bar = np.maximum(bar, np.partition(scores, m - width, axis=1)[:, m - width])
-            hits = np.flatnonzero(scores >= bar[:, None])
-        else:
-            hits = np.flatnonzero(scores > bar[:, None])
-        row_of = hits // m
-        counts = np.bincount(row_of, minlength=len(scores))
-        most = int(counts.max())
-        slot = np.arange(hits.size) - (np.cumsum(counts) - counts)[row_of]
-        new_s = np.full((len(scores), most), -np.inf, dtype=np.float32)
-        new_i = np.full((len(scores), most), -1, dtype=self.positions.dtype)
+        and its new scores (`above` its bar) together. A row with most of the block above its bar (the first
+        chunk) brings only the block's own best `width` (one argpartition of the row, no gather of its hits); a
+        block whose rows held nothing yet is not met with their empty slots."""
+        width, m, n = self.width, scores.shape[1], len(scores)
+        many = np.flatnonzero(counts > PRESELECT * width) if m > width else np.empty(0, dtype=np.int64)
+        counts[many] = 0
+        most = max(width if many.size else 0, int(counts.max()))
+        new_s = np.full((n, most), -np.inf, dtype=np.float32)
+        new_i = np.full((n, most), -1, dtype=self.positions.dtype)
+        if many.size:
+            block = scores[many]
+            keep = np.argpartition(block, m - width, axis=1)[:, m - width:]
+            new_s[many, :width] = np.take_along_axis(block, keep, axis=1)
+            new_i[many, :width] = (positions[keep] if positions.ndim == 1
+                                   else np.take_along_axis(positions[many], keep, axis=1))
+            above[many] = False
+            del block, keep
+        hits = np.flatnonzero(above)
+        row_of = np.repeat(np.arange(n), counts)
+        slot = np.arange(hits.size) - np.repeat(np.cumsum(counts) - counts, counts)
         new_s[row_of, slot] = scores.reshape(-1)[hits]
         new_i[row_of, slot] = _at(positions, hits, m)
-        all_s = np.concatenate([self.scores[rows], new_s], axis=1)
-        all_i = np.concatenate([self.positions[rows], new_i], axis=1)
-        keep = np.argpartition(all_s, all_s.shape[1] - width, axis=1)[:, all_s.shape[1] - width:]
-        self.scores[rows, :width] = np.take_along_axis(all_s, keep, axis=1)
-        self.positions[rows, :width] = np.take_along_axis(all_i, keep, axis=1)
+        if self.filled[rows].any():
+            new_s = np.concatenate([self.scores[rows], new_s], axis=1)
+            new_i = np.concatenate([self.positions[rows], new_i], axis=1)
+        if new_s.shape[1] > width:  # (never fewer: an overflow brings over width + spare, or width from many)
+            keep = np.argpartition(new_s, new_s.shape[1] - width, axis=1)[:, new_s.shape[1] - width:]
+            new_s, new_i = np.take_along_axis(new_s, keep, axis=1), np.take_along_axis(new_i, keep, axis=1)
+        self.scores[rows, :width] = new_s
+        self.positions[rows, :width] = new_i
         self.scores[rows, width:] = -np.inf
         self.positions[rows, width:] = -1
         self.filled[rows] = width
-        self.bar[rows] = self.scores[rows, :width].min(axis=1)
+        self.bar[rows] = new_s.min(axis=1)
 
     def best(self, rows_per_cut: int = 1024) -> tuple[np.ndarray, np.ndarray]:
         """Each row's best `width` (scores, positions), unordered; the slots are released."""
@@ -253,6 +266,7 @@ def exact_scores(queries: np.ndarray, documents: Callable[[int, int], np.ndarray
     exact = np.full(positions.size, -np.inf, dtype=np.float64)
     queries64 = np.asarray(queries, dtype=np.float64)
     query_norms = checked_norms(queries64)  # once, not per pair: the same numbers (checked_norms)
+    pair_rows = _PairRows(queries64.shape[1])
     with ThreadPoolExecutor(RESCORE_THREADS) as pool:
         for number in range(n_chunks):
             low, high = int(bounds[number]), int(bounds[number + 1])
@@ -274,12 +288,36 @@ def exact_scores(queries: np.ndarray, documents: Callable[[int, int], np.ndarray
                       rows64: np.ndarray = rows64, row_norms: np.ndarray = row_norms) -> None:
                 these = in_chunk[block:block + RESCORE_ROWS]
                 queries_of, docs_of = these // width, where[block:block + RESCORE_ROWS]
-                exact[these] = cosine_with_norms(queries64[queries_of], rows64[docs_of], query_norms[queries_of],
-                                                 row_norms[docs_of])
+                exact[these] = cosine_of_dots(_pair_dots(queries64, queries_of, rows64, docs_of, pair_rows),
+                                              query_norms[queries_of], row_norms[docs_of])
 
             list(pool.map(score, range(0, high - low, RESCORE_ROWS)))
             del rows64, score  # score's defaults hold this chunk's rows: gone before the next chunk's are made
     return exact.reshape(positions.shape)
+
+
+class _PairRows(threading.local):
+    """One re-scoring thread's float64 rows for a block of pairs, made once per thread: a fresh array of a few MB
+    a block is a fresh mapping whose page faults cost more than the arithmetic (5 x, measured on this machine)."""
+
+    def __init__(self, dim: int) -> None:
+        self.queries = np.empty((RESCORE_ROWS, dim))
+        self.docs = np.empty((RESCORE_ROWS, dim))
+
+
+def _pair_dots(queries64: np.ndarray, queries_of: np.ndarray, rows64: np.ndarray, docs_of: np.ndarray,
+               rows: _PairRows) -> np.ndarray:
+    """row_dots of each pair (query row, document row), the pairs in runs of one query: where the runs are long
+    (few queries a block, a small corpus), each run meets its query's one row, not a copy of it a pair."""
+    n = len(docs_of)
+    docs = np.take(rows64, docs_of, axis=0, out=rows.docs[:n], mode="clip")  # in range: clip never clips
+    starts = np.flatnonzero(queries_of[1:] != queries_of[:-1]) + 1
+    if (len(starts) + 1) * RUN_PAIRS > n:
+        return row_dots(np.take(queries64, queries_of, axis=0, out=rows.queries[:n], mode="clip"), docs)
+    dots = np.empty(n)
+    for low, high in zip([0, *starts.tolist()], [*starts.tolist(), n], strict=True):
+        dots[low:high] = row_dots(docs[low:high], queries64[queries_of[low]])
+    return dots
 
 
 def rank_corpus(queries: np.ndarray, documents: Callable[[int, int], np.ndarray], n_docs: int, depth: int, *,
