@@ -561,3 +561,22 @@ def test_pair_dots_are_the_numbers_of_cosine_rows(dim: int, run: int) -> None:
         got = cosine_of_dots(dots, checked_norms(queries)[queries_of[low:high]], checked_norms(rows)[docs_of[low:high]])
         want = cosine_rows(queries[queries_of[low:high]], rows[docs_of[low:high]])
         assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("width", [1, 2, 9, 1125])
+def test_one_key_orders_as_lexsort(width: int) -> None:
+    """The exact pass's order (one int64 key a cell) is lexsort's: score descending, then corpus position, with
+    ties, -inf cells (not re-scored), scores at +-1 and positions in any order."""
+    from specrun.search import exact
+    from specrun.search.cosine import COSINE_DECIMALS
+
+    rng = np.random.default_rng(width)
+    rows = 30
+    scores = np.round(rng.uniform(-1, 1, size=(rows, width)), COSINE_DECIMALS)
+    scores[::2] = np.round(scores[::2], 2)  # many ties
+    scores[rng.random(size=scores.shape) < 0.1] = -np.inf
+    scores[0, 0], scores[-1, -1] = 1.0, -1.0
+    positions = np.argsort(rng.random(size=(rows, 5 * width)), axis=1)[:, :width]
+    for depth in sorted({1, width // 2 or 1, width}):
+        assert np.array_equal(exact._best_ordered(scores, positions, depth),
+                              exact._ordered(scores, positions)[:, :depth])

@@ -31,7 +31,7 @@ import numpy as np
 
 from specrun.core.errors import SpecrunError
 from specrun.core.mapping import chunk_map
-from specrun.search.cosine import check_norms, checked_norms, cosine_of_dots, cosine_rows, row_dots
+from specrun.search.cosine import COSINE_DECIMALS, check_norms, checked_norms, cosine_of_dots, cosine_rows, row_dots
 
 BLOCK_BYTES = 8 * 2**20  # one block of float32 scores, queries x documents
 PRESELECT = 4  # a row of a block with over 4 x width scores above its bar is cut within the block first
@@ -107,7 +107,7 @@ class BestScores:
         new_s = np.full((n, most), -np.inf, dtype=np.float32)
         new_i = np.full((n, most), -1, dtype=self.positions.dtype)
         if many.size:
-            block = scores[many]
+            block = scores if many.size == n else scores[many]  # (all of them: the first chunk, not copied)
             keep = np.argpartition(block, m - width, axis=1)[:, m - width:]
             new_s[many, :width] = np.take_along_axis(block, keep, axis=1)
             new_i[many, :width] = (positions[keep] if positions.ndim == 1
@@ -225,6 +225,21 @@ def _ordered(scores: np.ndarray, positions: np.ndarray) -> np.ndarray:
     return np.lexsort((positions, -scores), axis=-1)
 
 
+def _best_ordered(scores: np.ndarray, positions: np.ndarray, depth: int) -> np.ndarray:
+    """_ordered's first `depth` columns of each row, for scores as cosine_of_dots gives them (an integer count of
+    1e-12, or -inf where not scored) and positions distinct within a row: one int64 key a cell (that count, then
+    the cell's rank by position in its row), sorted once, where lexsort sorts twice (measured: half the time)."""
+    bits = max(1, (scores.shape[1] - 1).bit_length())
+    if bits > 21:  # the key's 63 bits: 41 for the count (2e12 + 1 values), the rest for the rank
+        return _ordered(scores, positions)[:, :depth]
+    by_position = np.argsort(positions, axis=1)
+    units = np.rint(np.take_along_axis(scores, by_position, axis=1) * 10.0**COSINE_DECIMALS)
+    keys = np.where(np.isfinite(units), 10**COSINE_DECIMALS - units, 2.0**41).astype(np.int64)
+    keys <<= bits
+    keys |= np.arange(scores.shape[1])
+    return np.take_along_axis(by_position, np.argsort(keys, axis=1)[:, :depth], axis=1)
+
+
 def exact_scan(query: np.ndarray, documents: Callable[[int, int], np.ndarray], n_docs: int, depth: int,
                chunk_size: int) -> tuple[np.ndarray, np.ndarray]:
     """The top `depth` of one query over the whole corpus by cosine_rows scores, ties by corpus order: the
@@ -334,7 +349,7 @@ def rank_corpus(queries: np.ndarray, documents: Callable[[int, int], np.ndarray]
     # cosine too (each float32 within slack of it, with room to spare for the 12-decimal rounding): not re-scored.
     kth = np.partition(cand_s, width - depth, axis=1)[:, width - depth].astype(np.float64)
     exact = exact_scores(queries, documents, n_docs, cand_i, chunk_size, wanted=cand_s >= (kth - 2 * slack)[:, None])
-    order = _ordered(exact, cand_i)[:, :depth]
+    order = _best_ordered(exact, cand_i, depth)
     ranked_i = np.take_along_axis(cand_i, order, axis=1)
     ranked_s = np.take_along_axis(exact, order, axis=1)
     del exact, order
