@@ -578,5 +578,6 @@ def test_one_key_orders_as_lexsort(width: int) -> None:
     scores[0, 0], scores[-1, -1] = 1.0, -1.0
     positions = np.argsort(rng.random(size=(rows, 5 * width)), axis=1)[:, :width]
     for depth in sorted({1, width // 2 or 1, width}):
-        assert np.array_equal(exact._best_ordered(scores, positions, depth),
-                              exact._ordered(scores, positions)[:, :depth])
+        for rows_at_once in (1, 7, 1_024):
+            assert np.array_equal(exact._best_ordered(scores, positions, depth, rows_at_once),
+                                  exact._ordered(scores, positions)[:, :depth])
