@@ -483,7 +483,8 @@ def test_a_chunk_mapper_gives_the_same_ranking(search: str) -> None:
 
 @pytest.mark.parametrize("spare", [0, 3, None])
 @pytest.mark.parametrize("levels", [None, 4])  # 4: a handful of distinct scores, ties across every cut
-def test_best_scores_keeps_the_best_of_everything_met(spare: int | None, levels: int | None) -> None:
+@pytest.mark.parametrize("opening", [5, 64])  # 64: a first block over 4 x width, cut by its own argpartition
+def test_best_scores_keeps_the_best_of_everything_met(spare: int | None, levels: int | None, opening: int) -> None:
     """BestScores against a sort of every score met: blocks of different widths (one position per column, as a
     chunk gives, and one per cell, as another search's best), rows met in parts, the spare slots filled, cut
     and overflowed; what it keeps is each row's top `width` scores (ties at the cut: any of them), and each
@@ -495,7 +496,7 @@ def test_best_scores_keeps_the_best_of_everything_met(spare: int | None, levels:
     best = BestScores(rows, width, spare=spare)
     met: list[dict[int, float]] = [{} for _ in range(rows)]
     position = 0
-    for columns in (5, 40, 1, 13, 7, 64, 2):
+    for columns in (opening, 40, 1, 13, 7, 64, 2):
         scores = rng.normal(size=(rows, columns)).astype(np.float32)
         if levels:
             scores = np.round(scores * levels / 3).astype(np.float32)

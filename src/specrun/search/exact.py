@@ -80,28 +80,37 @@ class BestScores:
         the same for every row, or rows x m)."""
         rows = slice(first, first + len(scores))
         scores = np.ascontiguousarray(scores, dtype=np.float32)
-        above = scores > self.bar[rows, None]
-        counts = np.count_nonzero(above, axis=1)
-        if int((self.filled[rows] + counts).max()) > self.scores.shape[1]:
-            self._cut(rows, scores, positions, above, counts)
+        n, m = scores.shape
+        bar = self.bar[rows]
+        if m > PRESELECT * self.width and not np.isfinite(bar).any():  # rows that hold nothing yet (a first
+            self._cut(rows, scores, positions, np.empty(0, dtype=np.int64), np.full(n, m))  # chunk): no compare
             return
-        hits = np.flatnonzero(above)
+        hits = np.flatnonzero(scores > bar[:, None])  # in row order: a row's hits lie between its bounds
+        counts = np.diff(np.searchsorted(hits, np.arange(0, (n + 1) * m, m)))
+        if int((self.filled[rows] + counts).max()) > self.scores.shape[1]:
+            self._cut(rows, scores, positions, hits, counts)
+            return
         if not hits.size:
             return
-        row_of = np.repeat(np.arange(len(scores)), counts)
+        row_of = np.repeat(np.arange(n), counts)
         slot = np.arange(hits.size) - np.repeat(np.cumsum(counts) - counts - self.filled[rows], counts)
         self.scores[row_of + first, slot] = scores.reshape(-1)[hits]
-        self.positions[row_of + first, slot] = _at(positions, hits, scores.shape[1])
+        self.positions[row_of + first, slot] = _at(positions, hits, m)
         self.filled[rows] += counts
 
-    def _cut(self, rows: slice, scores: np.ndarray, positions: np.ndarray, above: np.ndarray,
+    def _cut(self, rows: slice, scores: np.ndarray, positions: np.ndarray, hits: np.ndarray,
              counts: np.ndarray) -> None:
         """A block in which some row's slots would overflow: every row of it keeps the best `width` of its slots
-        and its new scores (`above` its bar) together. A row with most of the block above its bar (the first
-        chunk) brings only the block's own best `width` (one argpartition of the row, no gather of its hits); a
-        block whose rows held nothing yet is not met with their empty slots."""
+        and its new scores (the flat `hits` above its bar, `counts` a row) together. A row with most of the
+        block above its bar (the first chunk) brings only the block's own best `width` (one argpartition of the
+        row, none of its hits); a block whose rows held nothing yet is not met with their empty slots."""
         width, m, n = self.width, scores.shape[1], len(scores)
         many = np.flatnonzero(counts > PRESELECT * width) if m > width else np.empty(0, dtype=np.int64)
+        if many.size and hits.size:
+            is_many = np.zeros(n, dtype=bool)
+            is_many[many] = True
+            hits = hits[~np.repeat(is_many, counts)]
+        counts = counts.copy()
         counts[many] = 0
         most = max(width if many.size else 0, int(counts.max()))
         new_s = np.full((n, most), -np.inf, dtype=np.float32)
@@ -112,9 +121,7 @@ class BestScores:
             new_s[many, :width] = np.take_along_axis(block, keep, axis=1)
             new_i[many, :width] = (positions[keep] if positions.ndim == 1
                                    else np.take_along_axis(positions[many], keep, axis=1))
-            above[many] = False
             del block, keep
-        hits = np.flatnonzero(above)
         row_of = np.repeat(np.arange(n), counts)
         slot = np.arange(hits.size) - np.repeat(np.cumsum(counts) - counts, counts)
         new_s[row_of, slot] = scores.reshape(-1)[hits]
