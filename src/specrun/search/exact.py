@@ -37,7 +37,7 @@ BLOCK_BYTES = 8 * 2**20  # one block of float32 scores, queries x documents
 PRESELECT = 4  # a row of a block with over 4 x width scores above its bar is cut within the block first
 MERGE_ROWS = 256  # queries of another search's best met at once (a cut copies their slots)
 RESCORE_ROWS = 1_024  # (query, candidate) pairs re-scored per block (float64 rows of both sides: ~6 MB at 384)
-RUN_PAIRS = 16  # pairs of one query a block, on average, from which its row is broadcast, not copied
+RUN_PAIRS = 16  # pairs of one query a block, on average, from which its row is met as one row, not copied
 RESCORE_THREADS = min(4, os.cpu_count() or 1)  # the gathers and einsum release the GIL: blocks in parallel
 UNIT_ROUNDOFF = 2.0**-24  # float32
 
