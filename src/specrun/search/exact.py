@@ -92,8 +92,7 @@ class BestScores:
             return
         if not hits.size:
             return
-        row_of = np.repeat(np.arange(n), counts)
-        slot = np.arange(hits.size) - np.repeat(np.cumsum(counts) - counts - self.filled[rows], counts)
+        row_of, slot = _places(counts, self.filled[rows])
         self.scores[row_of + first, slot] = scores.reshape(-1)[hits]
         self.positions[row_of + first, slot] = _at(positions, hits, m)
         self.filled[rows] += counts
@@ -122,8 +121,7 @@ class BestScores:
             new_i[many, :width] = (positions[keep] if positions.ndim == 1
                                    else np.take_along_axis(positions[many], keep, axis=1))
             del block, keep
-        row_of = np.repeat(np.arange(n), counts)
-        slot = np.arange(hits.size) - np.repeat(np.cumsum(counts) - counts, counts)
+        row_of, slot = _places(counts, np.zeros(n, dtype=np.int64))
         new_s[row_of, slot] = scores.reshape(-1)[hits]
         new_i[row_of, slot] = _at(positions, hits, m)
         if self.filled[rows].any():
@@ -151,6 +149,13 @@ class BestScores:
             out_i[low:low + rows_per_cut] = np.take_along_axis(block_i, keep, axis=1)
         self.scores = self.positions = np.empty((0, 0))
         return out_s, out_i
+
+
+def _places(counts: np.ndarray, first_free: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where a block's flat hits (in row order, `counts` a row) go: each hit's row, and its slot in that row,
+    from the row's first free slot on."""
+    row_of = np.repeat(np.arange(len(counts)), counts)
+    return row_of, np.arange(row_of.size) - np.repeat(np.cumsum(counts) - counts - first_free, counts)
 
 
 def _at(positions: np.ndarray, hits: np.ndarray, columns: int) -> np.ndarray:
