@@ -64,7 +64,7 @@ def main() -> None:
             clock = time.perf_counter()
             for metric in protocol.metrics:
                 estimate(metric.metric, outputs.arrays, resamples=plan.resamples, confidence=plan.confidence,
-                         seed=plan.seed)
+                         seed=plan.seed, interval=metric.interval)
             estimates.append(time.perf_counter() - clock)
         shape = " x ".join(str(n) for n in max((a.shape for a in outputs.arrays.values()), key=len))
         print(f"| {name} | {statistics.median(runs):.2f} s | {statistics.median(estimates):.2f} s "

@@ -357,13 +357,13 @@ def test_confidence_is_labelled_exactly(runs: Runs, capsys: pytest.CaptureFixtur
     assert confidence_percent(0.95) == "95%" and confidence_percent(0.5) == "50%"
     assert confidence_percent(0.9999999999) == "99.99999999%" and confidence_percent(0.975) == "97.5%"
     first, second = runs.exact
-    assert "| value | 99.99999999% CI | n |" in (first.parent / "report.md").read_text()
+    assert "| value | 99.99999999% CI | interval | n |" in (first.parent / "report.md").read_text()
     code, out, err = run_cli(["compare", str(first), str(second)], capsys)
     assert code == 0, err
     assert "99.99999999% CI" in out and "100% CI" not in out
     code, out, err = run_cli(["publish", str(first), "--benchmark", "o/d", "--confirm-licence", "ok"], capsys)
     assert code == 0, err
-    assert "99.99999999% CI [" in out
+    assert "99.99999999% percentile bootstrap CI [" in out
 
 
 def test_compare_refuses_runs_scoring_different_metrics(runs: Runs, tmp_path: Path,

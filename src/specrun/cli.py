@@ -162,6 +162,9 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("folder", nargs="?", default="specs", metavar="DIR", help="(default: specs)")
     listing.add_argument("--formats", action="store_true",
                          help="list the file formats instead: specrun's own and those of installed plugins")
+    listing.add_argument("--metrics", action="store_true",
+                         help="list the registered metrics instead: inputs, direction, and the interval method "
+                              "`uncertainty.interval: auto` gives each")
 
     board = sub.add_parser("leaderboard", help="rank many runs (models x specs) with rank intervals from a joint "
                                                "paired bootstrap: leaderboard.md, .json and a self-contained .html")
@@ -310,13 +313,15 @@ def run_options(args: argparse.Namespace) -> RunOptions:
 
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
+    from specrun.reports import outside_notes
     from specrun.runner import run
 
     options = run_options(args)
     outputs = run(args.specs, options, console)
     try:  # the results are on disk from here on: an interrupt must not say otherwise
         table = Table(title="specrun results")
-        columns = ("spec", *(("run",) if options.prompt_set else ()), "split", "metric", "value", "CI", "n")
+        columns = ("spec", *(("run",) if options.prompt_set else ()), "split", "metric", "value", "CI", "interval",
+                   "n")
         for column in columns:
             table.add_column(column, justify="right" if column in ("value", "n") else "left")
         for out in outputs:
@@ -324,8 +329,11 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
             for split, scores in out.results.scores.items():
                 for metric, score in scores.items():
                     table.add_row(out.results.spec_id, *run_name, split, metric, f"{score.value:.4f}",
-                                  f"[{score.ci_low:.4f}, {score.ci_high:.4f}]", str(score.n))
+                                  f"[{score.ci_low:.4f}, {score.ci_high:.4f}]", score.interval, str(score.n))
         console.print(table)
+        for out in outputs:
+            for note in outside_notes(out.results):
+                print(f"specrun: note: {out.results.spec_id} {note}", file=sys.stderr)
         for out in outputs:
             print(out.results_path)
     except KeyboardInterrupt:
@@ -442,6 +450,16 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
             formats.add_row(entry.name, "folder" if entry.folder else "file", entry.provider,
                             rich.markup.escape(entry.description))
         Console(width=200).print(formats)
+        return 0
+    if args.metrics:
+        from specrun.metrics import METRICS
+
+        metrics = Table(title="metrics (auto: the interval method uncertainty.interval: auto gives it)")
+        for column in ("metric", "reads", "direction", "auto", "hub id"):
+            metrics.add_column(column)
+        for name, entry in METRICS.items():
+            metrics.add_row(name, ", ".join(entry.inputs), entry.direction, entry.interval, entry.hub_id or name)
+        Console(width=200).print(metrics)
         return 0
     paths = sorted(Path(args.folder).glob("*.yaml"))
     if not paths:

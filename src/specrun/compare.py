@@ -11,9 +11,9 @@ import numpy as np
 
 from specrun.core.errors import SpecrunError
 from specrun.core.markdown import md_text
-from specrun.metrics import METRICS
+from specrun.metrics import METRICS, intervals
 from specrun.metrics.estimate import n_runs, point_value
-from specrun.metrics.resampling import distribution, percentile_interval
+from specrun.metrics.resampling import distribution, mean_over_runs
 from specrun.results import Results, confidence_percent, run_identity, run_labels
 from specrun.verify import load_verified
 
@@ -29,6 +29,7 @@ class Difference:
     ci_high: float
     a_better: float  # share of resamples where A is better, in the metric's direction
     n: int
+    interval: str = "percentile"  # the interval method (the metric's, as both runs' scores name it)
 
 
 def _check_same_items(a: Results, b: Results, path_a: Path, path_b: Path) -> None:
@@ -72,13 +73,21 @@ def compare(path_a: Path, path_b: Path) -> tuple[Results, Results, list[Differen
             if ids_a != ids_b:
                 raise SpecrunError(f"split {split}: the runs' units differ (first: {ids_a[:1]} vs {ids_b[:1]}); "
                                    "refusing to compare", file=str(path_a))
+            method = score.interval
+            if b.scores[split][metric_id].interval != method:
+                raise SpecrunError(f"{metric_id} on {split}: the runs' intervals were read by different methods "
+                                   f"({method} vs {b.scores[split][metric_id].interval} in {path_b}); refusing to "
+                                   "compare", file=str(path_a))
             out.append(paired_difference(split, metric_id, info.metric, info.direction, arrays_a, arrays_b,
-                                   u.resamples, u.confidence, u.seed, score.n))
+                                         u.resamples, u.confidence, u.seed, score.n, method))
     return a, b, out
 
 
 def paired_difference(split: str, metric_id: str, name: str, direction: str, arrays_a: dict[str, np.ndarray],
-                arrays_b: dict[str, np.ndarray], resamples: int, confidence: float, seed: int, n: int) -> Difference:
+                      arrays_b: dict[str, np.ndarray], resamples: int, confidence: float, seed: int, n: int,
+                      interval: str = "percentile") -> Difference:
+    """A - B on the same resampled units (and runs), its interval by the metric's method and the share of the
+    method's plausible differences in which A is better."""
     metric = METRICS[name]
     data_a = [arrays_a[key] for key in metric.inputs]
     data_b = [arrays_b[key] for key in metric.inputs]
@@ -95,10 +104,16 @@ def paired_difference(split: str, metric_id: str, name: str, direction: str, arr
     differences = distribution(paired, n_units, resamples, seed, n_runs=runs)  # the same units and runs for both
     if not np.all(np.isfinite(differences)):
         raise SpecrunError(f"{metric_id} on {split}: some resamples are degenerate; the interval is undefined")
-    wins = differences > 0 if direction == "higher" else differences < 0
-    low, high = percentile_interval(differences, confidence)
-    return Difference(split=split, metric=metric_id, a=value_a, b=value_b, difference=value_a - value_b,
-                      ci_low=low, ci_high=high, a_better=float(np.mean(wins)), n=n)
+    difference = value_a - value_b
+    try:
+        low, high = intervals.interval(interval, difference, differences, confidence, n_units=n_units,
+                                       statistic=lambda w: mean_over_runs(paired(w), None) if runs else paired(w))
+    except SpecrunError as exc:
+        raise SpecrunError(f"{metric_id} on {split}: {exc.message}") from None
+    plausible = intervals.plausible(interval, difference, differences)
+    wins = plausible > 0 if direction == "higher" else plausible < 0
+    return Difference(split=split, metric=metric_id, a=value_a, b=value_b, difference=difference,
+                      ci_low=low, ci_high=high, a_better=float(np.mean(wins)), n=n, interval=interval)
 
 
 def markdown(a: Results, b: Results, differences: list[Difference]) -> str:
@@ -114,6 +129,19 @@ def markdown(a: Results, b: Results, differences: list[Difference]) -> str:
     lines += [f"| {d.split} | {d.metric} | {d.a:.4f} | {d.b:.4f} | {d.difference:+.4f} | "
               f"[{d.ci_low:+.4f}, {d.ci_high:+.4f}] | {d.a_better:.3f} | {d.n} |" for d in differences]
     units = ", ".join(sorted(set(u.unit.values())))
-    lines += ["", f"Paired percentile bootstrap: {u.resamples} resamples of the {units}, the same resamples for A "
-                  f"and B, seed {u.seed}."]
+    lines += ["", f"Paired bootstrap: {u.resamples} resamples of the {units}, the same resamples for A and B, seed "
+                  f"{u.seed}; {method_note(differences)}."]
+    lines += [f"Note: {d.metric} on {d.split}: the difference lies outside its {d.interval} interval (the resamples "
+              "are skewed around it)" for d in differences if not d.ci_low <= d.difference <= d.ci_high]
     return "\n".join(lines) + "\n"
+
+
+def method_note(differences: list[Difference]) -> str:
+    """Which interval method read which metrics' resamples, in one clause."""
+    by_method: dict[str, list[str]] = {}
+    for d in differences:
+        by_method.setdefault(d.interval, []).append(d.metric)
+    if len(by_method) == 1:
+        return f"{next(iter(by_method))} intervals"
+    return "intervals: " + "; ".join(f"{method} ({', '.join(dict.fromkeys(names))})"
+                                     for method, names in by_method.items())

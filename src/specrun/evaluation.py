@@ -56,11 +56,13 @@ def field_embed(protocol: PlannedProtocol, embed_view: Callable[[View, Sequence[
 
 def cached_estimate(derived: DerivedCache | None, metric: PlannedMetric, arrays: dict[str, np.ndarray],
                     plan: Plan) -> Score:
-    """metrics.estimate, through the derived cache when there is one (a damaged entry is reported, recomputed)."""
-    settings = {"resamples": plan.resamples, "confidence": plan.confidence, "seed": plan.seed}
+    """metrics.estimate by the metric's interval method, through the derived cache when there is one (a damaged
+    entry is reported, recomputed)."""
+    settings = {"resamples": plan.resamples, "confidence": plan.confidence, "seed": plan.seed,
+                "interval": metric.interval}
     if derived is None:
         return estimate(metric.metric, arrays, **settings)
-    key = derived.key("estimate", metric.metric, plan.resamples, plan.confidence, plan.seed,
+    key = derived.key("estimate", metric.metric, plan.resamples, plan.confidence, plan.seed, metric.interval,
                       arrays=[arrays[k] for k in metric.entry.inputs])
     stored = derived.get(key, "estimate")
     if stored is not None:

@@ -358,7 +358,8 @@ def eval_results_yaml(results: Results, dataset_id: str, confirmation: Confirmat
     for split, scores in results.scores.items():
         for metric_id, score in scores.items():
             unit = u.unit.get(results.metrics[metric_id].protocol, "units")
-            notes = (f"{percent} CI [{score.ci_low:.4f}, {score.ci_high:.4f}], n={score.n} {unit}; "
+            notes = (f"{percent} {score.interval} bootstrap CI [{score.ci_low:.4f}, {score.ci_high:.4f}], "
+                     f"n={score.n} {unit}; "
                      f"specrun {results.provenance.specrun_version}")
             if confirmation is not None:
                 notes += f"; licence confirmed by the publisher: {confirmation.reason}"

@@ -10,15 +10,21 @@ resamples, confidence c, alpha = (1 - c) / 2, seed = `provenance.uncertainty.see
              rng.integers(0, n, (250, n)) per batch of 250 resamples (so resample b is compare's resample b)
     w_b    = unit_counts(idx_b)                        how often each unit is in resample b
     S_bm   = statistic(model m's arrays, weights=w_b)  the metric, count-weighted; one w_b for all models
-    T_bm   = S_bm if the metric's direction is higher, else -S_bm
+    P_bm   = S_bm read by the metric's interval method (metrics.intervals.plausible; the runs' scores name it):
+             percentile and bca S_bm itself; basic 2 S_m - S_bm; centred S_bm + S_m - median_b(S_bm), S_m the
+             observed value
+    T_bm   = P_bm if the metric's direction is higher, else -P_bm
     rank_bm = 1 + #{m' : T_bm' > T_bm}                 ties take the best (minimum) rank: "1224" ranking
     rank interval of m = [floor(Q_alpha(rank_.m)), ceil(Q_(1-alpha)(rank_.m))]
              Q: numpy's linear (type 7) percentile over b = 1..B; floor/ceil keep the ends whole ranks
-    better(A, B) = share of b with T_bA > T_bB          (compare's "P(A better)", the same resamples)
+    better(A, B) = compare's "P(A better)" on the same resamples: the share of b in which the plausible paired
+             difference A - B is on A's side of 0 (percentile, bca and basic: T_bA > T_bB; centred: the raw
+             difference moved by its own observed value minus its own median)
     best   = the model with the best observed score (ties: the first label in sort order)
-    D_bm   = T_b,best - T_bm, its interval [Q_alpha(D_.m), Q_(1-alpha)(D_.m)]   (compare's interval of best - m)
-    m is *not separable from the best* when that interval's lower end is <= 0, i.e. the paired percentile
-    interval of best - m contains 0 (or lies below it); the best itself is in the set.
+    D_bm   = signed S_b,best - S_bm, its interval by the metric's method (percentile: [Q_alpha(D_.m),
+             Q_(1-alpha)(D_.m)]), as compare gives the interval of best - m
+    m is *not separable from the best* when that interval's lower end is <= 0, i.e. the paired interval of
+    best - m contains 0 (or lies below it); the best itself is in the set.
 
 Across specs, each spec contributes its *headline* board: the spec's first metric on its `test` split when that
 is scored, else on its last scored split. With K specs, A_s the models absent from spec s, and resample b of
@@ -55,7 +61,7 @@ from specrun.core.files import write_atomic
 from specrun.core.markdown import md_text
 from specrun.core.settings import PROMPT_FLAGS
 from specrun.core.types import Strict
-from specrun.metrics import METRICS
+from specrun.metrics import METRICS, intervals
 from specrun.metrics.estimate import n_runs
 from specrun.metrics.resampling import draws, mean_over_runs, percentile_interval
 from specrun.results import (
@@ -215,11 +221,32 @@ class Ranking:
 
 def rank_board(statistic: Callable[..., np.ndarray], models: Sequence[Sequence[np.ndarray]], *,
                direction: str, resamples: int, confidence: float, seed: int, what: str = "board",
-               n_runs: int = 0) -> Ranking:
+               n_runs: int = 0, method: str = "percentile") -> Ranking:
     """The joint paired bootstrap of one board (see the module docstring for every definition); with n_runs the
-    statistic gives one value per run, and each resample draws the runs too."""
+    statistic gives one value per run, and each resample draws the runs too; `method` is the metric's interval
+    method."""
     observed, scores = board_scores(statistic, models, resamples=resamples, seed=seed, what=what, n_runs=n_runs)
-    return rank_scores(observed, scores, direction=direction, confidence=confidence)
+    return rank_scores(observed, scores, direction=direction, confidence=confidence, method=method,
+                       paired=PairedStatistic(statistic, models) if method == "bca" else None)
+
+
+@dataclass(frozen=True)
+class PairedStatistic:
+    """Model i minus model j as a statistic of unit weights (every run once): what bca's jackknife calls."""
+
+    statistic: Callable[..., np.ndarray]
+    models: Sequence[Sequence[np.ndarray]]
+
+    @property
+    def n_units(self) -> int:
+        return len(self.models[0][0])
+
+    def of(self, i: int, j: int, sign: float = 1.0) -> Callable[[np.ndarray], np.ndarray]:
+        def difference(weights: np.ndarray) -> np.ndarray:
+            values = (self.statistic(*self.models[i], weights=weights)
+                      - self.statistic(*self.models[j], weights=weights))
+            return sign * (mean_over_runs(values, None) if np.ndim(values) > np.ndim(weights) - 1 else values)
+        return difference
 
 
 def board_scores(statistic: Callable[..., np.ndarray], models: Sequence[Sequence[np.ndarray]], *,
@@ -242,29 +269,55 @@ def combined(values: np.ndarray, groups: Sequence[Sequence[int]], how: str, dire
     return np.stack([reduce(values[..., list(group)], axis=-1) for group in groups], axis=-1)
 
 
-def rank_scores(observed: np.ndarray, scores: np.ndarray, *, direction: str, confidence: float) -> Ranking:
+def rank_scores(observed: np.ndarray, scores: np.ndarray, *, direction: str, confidence: float,
+                method: str = "percentile", paired: PairedStatistic | None = None) -> Ranking:
     """Ranks, rank intervals, differences to the best and pairwise shares from (M,) observed and (B, M)
-    resampled statistics."""
+    resampled statistics, read by the metric's interval method: ranks from each model's plausible scores, the
+    difference to the best and the pairwise shares from the plausible paired differences, as `compare` reads
+    them (the percentile method reads the resamples as they are)."""
     resamples = len(scores)
     sign = 1.0 if direction == "higher" else -1.0
     count = len(observed)
+    plausible = intervals.plausible(method, observed, scores)
     ranks = np.empty((resamples, count))
     better = np.zeros((count, count))
     chunks = _chunks(resamples, count)
     for start in chunks:
-        signed = sign * scores[start:start + chunks.step]
+        signed = sign * plausible[start:start + chunks.step]
         pairwise = signed[:, :, None] > signed[:, None, :]  # [b, i, j]: i beats j
         better += pairwise.sum(axis=0)
         ranks[start:start + len(signed)] = 1 + pairwise.sum(axis=1)
+    better /= resamples
     low, high = rank_interval(ranks, confidence)
     best = int(np.argmax(sign * observed))  # argmax keeps the first of tied models
     diffs = sign * (scores[:, [best]] - scores)  # signed best - m, per resample
+    diff = sign * (observed[best] - observed)
     alpha = (1 - confidence) / 2
-    diff_low, diff_high = np.quantile(diffs, [alpha, 1 - alpha], axis=0)
+    if method == "percentile":
+        diff_low, diff_high = np.quantile(diffs, [alpha, 1 - alpha], axis=0)
+    else:
+        if method != "basic":  # a paired share reads its own plausible differences (basic's are the models')
+            better = pairwise_shares(sign * observed, sign * scores, method)
+        bounds = [(0.0, 0.0) if m == best else intervals.interval(
+            method, float(diff[m]), diffs[:, m], confidence, n_units=0 if paired is None else paired.n_units,
+            statistic=None if paired is None else paired.of(best, m, sign)) for m in range(count)]
+        diff_low, diff_high = (np.array(side) for side in zip(*bounds, strict=True))
     diff_low[best] = diff_high[best] = 0.0
     return Ranking(observed=observed, rank=min_ranks(sign * observed), rank_low=low, rank_high=high, best=best,
-                   diff=sign * (observed[best] - observed), diff_low=diff_low, diff_high=diff_high,
-                   separable=diff_low > 0, better=better / resamples, scores=scores)
+                   diff=diff, diff_low=diff_low, diff_high=diff_high,
+                   separable=diff_low > 0, better=better, scores=plausible)
+
+
+def pairwise_shares(signed_observed: np.ndarray, signed_scores: np.ndarray, method: str) -> np.ndarray:
+    """(M, M) share of the plausible paired differences i - j above 0 (compare's P(A better)), one row at a
+    time: a paired difference's plausible values are its own (centred: moved by its own median)."""
+    count = len(signed_observed)
+    out = np.zeros((count, count))
+    for i in range(count):
+        differences = signed_scores[:, [i]] - signed_scores
+        out[i] = np.mean(intervals.plausible(method, signed_observed[i] - signed_observed, differences) > 0, axis=0)
+    np.fill_diagonal(out, 0.0)
+    return out
 
 
 @dataclass(frozen=True)
@@ -435,6 +488,20 @@ def _rows(order: np.ndarray, ranking: Ranking, groups: Sequence[Sequence[Verifie
     return rows
 
 
+def board_method(runs: Sequence[Verified], split: str, metric_id: str, combined_variants: bool) -> str:
+    """The interval method every run's score of this board names (they agree: one spec, one version)."""
+    methods = {run.results.scores[split][metric_id].interval for run in runs}
+    if len(methods) > 1:
+        raise SpecrunError(f"{runs[0].results.spec_id} {split} {metric_id}: the runs' intervals were read by "
+                           f"different methods ({', '.join(sorted(methods))}); refusing to rank them")
+    method = methods.pop()
+    if method == "bca" and combined_variants:
+        raise SpecrunError(f"{runs[0].results.spec_id} {split} {metric_id}: a bca interval of prompt variants "
+                           "reduced to their worst or mean is not computed (it has no jackknife); use "
+                           "--prompt-variants each, or another interval method in the spec")
+    return method
+
+
 def spec_board(groups: Sequence[Sequence[Verified]], names: Sequence[str],
                prompt_variants: str = "each") -> tuple[SpecBoard, Ranking]:
     """Every board of one spec (an entry: one run, or a model's prompt variants reduced to their worst or mean);
@@ -461,12 +528,15 @@ def spec_board(groups: Sequence[Sequence[Verified]], names: Sequence[str],
             if len(runs_held) > 1:
                 raise SpecrunError(f"{first.spec_id} {split} {metric_id}: the runs hold different numbers of fits "
                                    f"or random runs ({sorted(runs_held)}); refusing to rank them")
+            method = board_method(runs, split, metric_id, combined_variants=prompt_variants != "each")
             observed, resampled = board_scores(metric.statistic, models, resamples=u.resamples, seed=u.seed,
                                                what=f"{first.spec_id} {split} {metric_id}", n_runs=runs_held.pop())
             if prompt_variants != "each":
                 observed = combined(observed, positions, prompt_variants, info.direction)
                 resampled = combined(resampled, positions, prompt_variants, info.direction)
-            ranking = rank_scores(observed, resampled, direction=info.direction, confidence=u.confidence)
+            ranking = rank_scores(observed, resampled, direction=info.direction, confidence=u.confidence,
+                                  method=method,
+                                  paired=PairedStatistic(metric.statistic, models) if method == "bca" else None)
             order = np.array(sorted(range(len(groups)), key=lambda m: (ranking.rank[m], names[m])))
             better = [[float(ranking.better[i, j]) for j in order] for i in order]
             boards.append(Board(split=split, metric=metric_id, metric_label=info.label, direction=info.direction,

@@ -27,6 +27,8 @@ class PlannedMetric:
     protocol: str  # the spec's protocol name it reads
     label: str
     direction: str
+    interval: str = "percentile"  # the interval method: the spec's for this metric, else uncertainty.interval;
+    # auto resolved to the metric's own (MetricEntry.interval)
 
 
 @dataclass(frozen=True)
@@ -147,6 +149,13 @@ def _planned_source(name: str, source: HubDataset | GitSource) -> PlannedSource:
     return PlannedSource(name=name, declared=source, reader=reader, layout=layout, files=files)
 
 
+def interval_method(spec: Spec, metric_id: str) -> str:
+    """A metric's interval method: the one its spec entry names, else uncertainty.interval; `auto` is the metric's
+    own declared method."""
+    named = spec.metrics[metric_id].interval or spec.uncertainty.interval
+    return registry.METRICS[spec.metrics[metric_id].metric].interval if named == "auto" else named
+
+
 def make_plan(loaded: LoadedSpec) -> Plan:
     spec = loaded.spec
     protocols = []
@@ -155,7 +164,8 @@ def make_plan(loaded: LoadedSpec) -> Plan:
         entry = registry.PROTOCOLS[protocol.kind]
         fields.update(entry.item_fields)
         metrics = tuple(PlannedMetric(id=metric_id, metric=m.metric, entry=registry.METRICS[m.metric], protocol=name,
-                                      label=m.label, direction=m.direction)
+                                      label=m.label, direction=m.direction,
+                                      interval=interval_method(spec, metric_id))
                         for metric_id, m in spec.metrics.items() if m.protocol == name)
         # options were typed and checked by the spec model itself (a union discriminated by kind)
         options = entry.Options.model_validate(protocol.options)

@@ -27,7 +27,7 @@ from urllib.parse import quote
 
 from pydantic import Field, ValidationError
 
-from specrun.compare import Difference, paired_difference
+from specrun.compare import Difference, method_note, paired_difference
 from specrun.core.errors import SpecError, SpecrunError
 from specrun.core.markdown import md_cell, md_text
 from specrun.core.settings import PROMPT_FLAGS, EncoderSettings
@@ -141,7 +141,8 @@ def spreads(variants: Mapping[str, tuple[Results, Sequence[ProtocolRun]]]) -> li
                 return run.outputs.arrays
 
             difference = paired_difference(split, metric_id, info.metric, info.direction, arrays(best),
-                                           arrays(worst), u.resamples, u.confidence, u.seed, score.n)
+                                           arrays(worst), u.resamples, u.confidence, u.seed, score.n,
+                                           score.interval)
             out.append(MetricSpread(split=split, metric=metric_id, direction=info.direction, scores=values,
                                     best=best, worst=worst, spread=difference))
     return out
@@ -182,8 +183,9 @@ def summary_markdown(loaded: LoadedPromptSet, results: Results, folders: Mapping
                      f"{r.spread.difference:+.4f} ({between}) | "
                      f"[{r.spread.ci_low:+.4f}, {r.spread.ci_high:+.4f}] |")
     lines += ["", f"Each cell is the variant's value with its {percent} bootstrap interval. Best − worst is the "
-                  "spread between the best and the worst variant of that metric, with a paired percentile "
-                  f"bootstrap ({u.resamples} resamples, seed {u.seed}, the same resamples for both)."]
+                  "spread between the best and the worst variant of that metric, with a paired bootstrap "
+                  f"({u.resamples} resamples, seed {u.seed}, the same resamples for both; "
+                  f"{method_note([r.spread for r in rows])})."]
     return "\n".join(lines) + "\n"
 
 

@@ -22,7 +22,8 @@ import jinja2
 from specrun.core import registry
 from specrun.core.markdown import md_cell, md_text
 from specrun.core.settings import AppliedPrompt
-from specrun.core.types import Item
+from specrun.core.types import Item, Score
+from specrun.plan import interval_method
 from specrun.results import Results, confidence_percent
 from specrun.spec import GitSource, Spec
 
@@ -61,11 +62,34 @@ def subset_lines(spec: Spec) -> list[str]:
     return lines
 
 
+def interval_words(method: str) -> str:
+    """How a card names an interval method: the percentile interval is the plain bootstrap CI (the seed card's
+    words), any other is named."""
+    return "" if method == "percentile" else f" ({method})"
+
+
 def metric_lines(spec: Spec) -> list[str]:
     u = spec.uncertainty
-    interval = f"{confidence_percent(u.confidence)} {u.method} CI, {u.resamples} resamples"
     return [f"{name} — {m.label}; protocol {m.protocol}; {m.direction} is better; "
-            f"range [{m.range[0]!r}, {m.range[1]!r}]; {interval}" for name, m in spec.metrics.items()]
+            f"range [{m.range[0]!r}, {m.range[1]!r}]; {confidence_percent(u.confidence)} {u.method} CI"
+            f"{interval_words(interval_method(spec, name))}, {u.resamples} resamples"
+            for name, m in spec.metrics.items()]
+
+
+def outside_note(split: str, metric: str, score: Score) -> str | None:
+    """The line said of a score whose value lies outside its own interval (a basic or bca interval can leave it
+    out when the resamples are skewed around it; percentile rarely), or None: never shown silently."""
+    if score.ci_low <= score.value <= score.ci_high:
+        return None
+    return (f"{split} {metric}: the value {score.value:.4f} lies outside its {score.interval} interval "
+            f"[{score.ci_low:.4f}, {score.ci_high:.4f}] (its resamples are skewed around it; the centred method "
+            "always holds the value)")
+
+
+def outside_notes(results: Results) -> list[str]:
+    """outside_note of every score of a run that has one."""
+    notes = (outside_note(split, metric, s) for split, scores in results.scores.items() for metric, s in scores.items())
+    return [note for note in notes if note]
 
 
 def _examples(spec: Spec, items: Sequence[Item]) -> dict[str, Any]:
@@ -150,8 +174,8 @@ def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
         for metric, s in scores.items():
             unit = u.unit.get(results.metrics[metric].protocol, "units")
             rows.append(table_row([md_cell(split), md_cell(metric), f"{s.value:.4f}",
-                                   f"[{s.ci_low:.4f}, {s.ci_high:.4f}]", md_cell(f"{s.n} {unit}")]))
-    header = ["split", "metric", "value", f"{confidence_percent(u.confidence)} CI", "n"]
+                                   f"[{s.ci_low:.4f}, {s.ci_high:.4f}]", s.interval, md_cell(f"{s.n} {unit}")]))
+    header = ["split", "metric", "value", f"{confidence_percent(u.confidence)} CI", "interval", "n"]
     units = ", ".join(f"{protocol}: {unit}" for protocol, unit in u.unit.items())
     lines = [f"spec {PurePath(p.spec_path).name} sha256 {p.spec_sha256}",
              f"per-item predictions {results.predictions.file} ({results.predictions.rows} rows, "
@@ -160,8 +184,10 @@ def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
         files = "; ".join(file_lines(spec, split, d.files)) if split in spec.splits else "files not in this spec"
         lines.append(f"data {split}: {d.path} at revision {d.revision}, {files}, licence {d.licence}, "
                      f"fingerprint {d.fingerprint}, {d.n_selected} of {d.n_source} item(s) ({d.selection})")
-    lines.append(f"seed {u.seed}; {u.interval} {u.method}, {u.resamples} resamples, "
-                 f"{confidence_percent(u.confidence)} interval; resampling unit {units}")
+    methods = sorted({s.interval for scores in results.scores.values() for s in scores.values()})
+    lines.append(f"seed {u.seed}; {u.method}, {u.resamples} resamples, {confidence_percent(u.confidence)} "
+                 f"intervals ({'uncertainty.interval ' + u.interval + ': ' if u.interval == 'auto' else ''}"
+                 f"{', '.join(methods)}); resampling unit {units}")
     lines.append("packages " + ", ".join(f"{name} {version}" for name, version in p.packages.items()))
     lines.append(f"run {p.created}")
     kinds = {info.protocol: info.protocol_kind for info in results.metrics.values()}
@@ -175,7 +201,8 @@ def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
     runs_line = ("; ".join(spread) + ". Each value is the mean over its runs (fits or random restarts); its "
                  "interval resamples the runs as well as the units.") if spread else ""
     return {"model_line": md_text(model_line), "header": table_row(header), "runs_line": md_text(runs_line),
-            "rule": table_row(["---", "---", "---:", "---", "---:"]), "rows": rows,
+            "rule": table_row(["---", "---", "---:", "---", "---", "---:"]), "rows": rows,
+            "notes": [md_text(note) for note in outside_notes(results)],
             "texts_line": md_text(f"{texts.total} asked for, {texts.unique} unique, {texts.encoded} encoded in "
                                   "this run."),
             "provenance_lines": [md_text(line) for line in lines], "plots": plots}

@@ -25,6 +25,7 @@ from specrun.core.registry import PROTOCOLS
 from specrun.core.workspace import warn_stderr
 from specrun.metrics import METRICS, estimate
 from specrun.metrics.estimate import n_runs, per_run_values, point_of
+from specrun.plan import interval_method
 from specrun.results import (
     RESULTS_LIMIT,
     Results,
@@ -190,7 +191,7 @@ def recompute(results: Results, units: Units, path: Path) -> tuple[Results, list
             if score.n != n:
                 raise _fail(path, f"n {score.n} differs from the {n} units its predictions give; "
                                   "refusing edited results", f"{key}.n")
-            low, high = _recompute_interval(results, arrays, info.metric, path, key)
+            low, high = _recompute_interval(results, arrays, info.metric, score.interval, path, key)
             if not (_close(score.ci_low, low) and _close(score.ci_high, high)):
                 if recorded == here:
                     raise _fail(path, f"interval [{score.ci_low!r}, {score.ci_high!r}] differs from the [{low!r}, "
@@ -217,11 +218,12 @@ def _runs_of(metric: MetricEntry, data: list[np.ndarray], path: Path, key: str) 
         raise _fail(path, exc.message, key) from None
 
 
-def _recompute_interval(results: Results, arrays: dict[str, np.ndarray], metric: str, path: Path,
+def _recompute_interval(results: Results, arrays: dict[str, np.ndarray], metric: str, method: str, path: Path,
                         key: str) -> tuple[float, float]:
     u = results.provenance.uncertainty
     try:
-        again = estimate(metric, arrays, resamples=u.resamples, confidence=u.confidence, seed=u.seed)
+        again = estimate(metric, arrays, resamples=u.resamples, confidence=u.confidence, seed=u.seed,
+                         interval=method)
     except SpecrunError as exc:
         raise _fail(path, f"the interval cannot be recomputed from the predictions ({exc.message})", key) from None
     return again.ci_low, again.ci_high
@@ -306,6 +308,11 @@ def check_against_spec(verified: Verified, loaded: LoadedSpec) -> None:
     for split, scores in results.scores.items():
         if sorted(scores) != sorted(spec.metrics):
             raise _fail(path, f"split {split} does not score exactly the spec's metrics", f"scores.{split}")
+        for metric_id, score in scores.items():
+            if score.interval != interval_method(spec, metric_id):
+                raise _fail(path, f"interval method {score.interval!r} differs from the "
+                                  f"{interval_method(spec, metric_id)!r} its spec {loaded.display} gives "
+                                  f"{metric_id}; refusing edited results", f"scores.{split}.{metric_id}.interval")
         data = results.provenance.data[split]
         source = spec.sources[spec.splits[split].source]
         declared = spec.splits[split].fingerprint

@@ -19,7 +19,7 @@ from scipy import stats
 
 from specrun.core.errors import SpecrunError
 from specrun.leaderboard import Leaderboard, check_same_items, rank_board, rank_overall
-from specrun.metrics import METRICS
+from specrun.metrics import METRICS, unit_counts
 from specrun.verify import load_verified
 from tests.conftest import ROOT, SPECS, assert_one_line_error, files_under, run_cli
 
@@ -101,6 +101,37 @@ def test_rank_intervals_equal_a_plain_loop(metric: str, higher: bool) -> None:
     np.testing.assert_allclose(got.diff_high, want["d_high"], atol=1e-9)
     assert (got.separable == (np.array(want["d_low"]) > 0)).all()
     assert (got.rank_low <= got.rank).all() and (got.rank <= got.rank_high).all()
+
+
+@pytest.mark.parametrize("method", ["basic", "centred", "bca"])
+def test_a_board_reads_the_resamples_as_compare_does_for_every_method(method: str) -> None:
+    """Under the metric's interval method, the difference to the best and P(i better than j) are compare's own
+    (paired_difference on the same runs' arrays), and the ranks come from each model's plausible scores."""
+    from specrun.compare import paired_difference
+    from specrun.metrics.intervals import plausible
+
+    rng = np.random.default_rng(4)
+    gold = rng.integers(0, 12, 300)
+    models = [{"cluster_id": np.where(rng.random(300) < p, gold, rng.integers(0, 12, 300)).astype(float),
+               "gold_class": gold.astype(float)} for p in (0.6, 0.55, 0.4)]
+    statistic = METRICS["v_measure"].statistic
+    inputs = [[m["cluster_id"], m["gold_class"]] for m in models]
+    got = rank_board(statistic, inputs, direction="higher", resamples=300, confidence=0.9, seed=3, method=method,
+                     n_runs=1)
+    for i in range(3):
+        for j in range(3):
+            if i == j:
+                continue
+            d = paired_difference("test", "v", "v_measure", "higher", models[i], models[j], 300, 0.9, 3, 300,
+                                  method)
+            assert got.better[i, j] == pytest.approx(d.a_better, abs=1e-12), (i, j)
+            if i == got.best:
+                assert (got.diff_low[j], got.diff_high[j]) == pytest.approx((d.ci_low, d.ci_high), abs=1e-12)
+    observed = np.array([float(np.mean(statistic(*x, weights=np.ones(300)))) for x in inputs])
+    raw = np.stack([np.concatenate([np.atleast_1d(np.mean(statistic(*x, weights=w), axis=-1))
+                                    for w in [unit_counts(i, 300) for i in loop_indices(300, 300, 3)]])
+                    for x in inputs], axis=1)
+    np.testing.assert_allclose(got.scores, plausible(method, observed, raw), atol=1e-12)
 
 
 def test_ties_share_the_best_rank() -> None:

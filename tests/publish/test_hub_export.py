@@ -146,7 +146,8 @@ def test_eval_results_validate_parse_and_match_eval_yaml(run: Path, benchmark: P
         assert entry.dataset_revision is None  # not the source dataset's revision; the benchmark's when given
         assert entry.date == results.provenance.created[:10] and len(entry.date) == 10
         assert entry.source_url == "https://huggingface.co/datasets/specrun/biosses" and entry.source_name
-        assert "95% CI [" in entry.notes and "n=100 pairs" in entry.notes and len(entry.notes) < 200
+        assert "95% percentile bootstrap CI [" in entry.notes and "n=100 pairs" in entry.notes
+        assert len(entry.notes) < 200
 
 
 def test_benchmark_revision_names_the_benchmark_repo(run: Path, tmp_path: Path,

@@ -236,7 +236,7 @@ def test_report_names_files_inside_their_source_and_no_local_path(hashing_run: P
     assert f"file all.tsv (sha256 {read} as read; not pinned by the spec)" in text  # the bytes the run read
     assert "• spec biosses.yaml sha256 " in text
     assert "test\tspearman_zero_shot\t" in text and "\t100 pairs\n" in text  # n says its unit
-    assert "split\tmetric\tvalue\t95% CI\tn" in text
+    assert "split\tmetric\tvalue\t95% CI\tinterval\tn" in text
     card = render_card(load_spec(SPECS / "biosses.yaml").spec, _example_items(SPECS / "biosses.yaml", data_dir),
                        citation=False)
     assert report.startswith(card.rstrip("\n") + "\n\n## Results\n")  # the report is the card plus results

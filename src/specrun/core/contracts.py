@@ -15,7 +15,18 @@ import numpy as np
 from pydantic import BaseModel
 
 from specrun.core.corpus import SharedCorpus
-from specrun.core.types import NO_SUPPORT, ROLES, Embed, FieldText, Item, Outputs, Role, Strict, Support
+from specrun.core.types import (
+    INTERVAL_METHODS,
+    NO_SUPPORT,
+    ROLES,
+    Embed,
+    FieldText,
+    Item,
+    Outputs,
+    Role,
+    Strict,
+    Support,
+)
 
 Rows = list[dict[str, Any]]
 DIRECTIONS = ("higher", "lower")
@@ -103,6 +114,8 @@ class MetricEntry:
     hub_id: str = ""  # the hub's metric type (pearsonr, spearmanr, accuracy, map, ...); "" = the metric's name
     per_run: bool = False  # the first input may be (units, runs), the others (units,); statistic returns
     # (..., runs): one value per run
+    interval: str = "percentile"  # the interval method `uncertainty.interval: auto` gives it: the one whose
+    # coverage bench/coverage.py measured closest to its confidence for this family (BENCHMARKS.md)
 
 
 @dataclass(frozen=True)
@@ -206,6 +219,8 @@ def _problems_of_metric(entry: Any, field_kinds: Container[str]) -> list[str]:
         problems.append("must_vary must be among its inputs")
     if entry.direction not in DIRECTIONS:
         problems.append(f"direction must be one of {DIRECTIONS}")
+    if entry.interval not in INTERVAL_METHODS:
+        problems.append(f"interval must be one of {INTERVAL_METHODS}")
     return problems
 
 

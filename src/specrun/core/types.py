@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
@@ -69,6 +69,9 @@ class Outputs:
 
 
 _RUN_FIELDS = ("runs", "run_sd")
+IntervalMethod = Literal["percentile", "basic", "centred", "bca"]  # how resamples become an interval
+INTERVAL_METHODS: tuple[str, ...] = get_args(IntervalMethod)  # (metrics.intervals); a metric declares its own
+IntervalChoice = Literal["auto", "percentile", "basic", "centred", "bca"]  # what a spec names; auto: the metric's
 
 
 class Score(Strict):
@@ -79,6 +82,8 @@ class Score(Strict):
     ci_low: float
     ci_high: float
     n: int = Field(gt=0)
+    interval: IntervalMethod = Field("percentile", description="How the interval was read from the resamples "
+                                     "(results written before there were methods: percentile).")
     runs: int | None = Field(None, description="Fits or random runs the value is the mean of (None: one).")
     run_sd: float | None = Field(None, description="Standard deviation of the value across those runs.")
 

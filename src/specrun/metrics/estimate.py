@@ -1,10 +1,12 @@
-"""A metric's value on all units and its seeded percentile bootstrap interval, resampling the protocol's unit
-(pairs, queries, sentence pairs) through the one resampling driver, and for a metric of several runs the runs too;
-NaN, a constant prediction or degenerate resamples are errors, never numbers."""
+"""A metric's value on all units and its seeded bootstrap interval, resampling the protocol's unit (pairs, queries,
+sentence pairs) through the one resampling driver, and for a metric of several runs the runs too; the interval is
+read from the resamples by a method of `metrics.intervals`. NaN, a constant prediction or degenerate resamples are
+errors, never numbers."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -12,7 +14,8 @@ from specrun.core.contracts import MetricEntry
 from specrun.core.errors import MetricError
 from specrun.core.registry import METRICS
 from specrun.core.types import Score
-from specrun.metrics.resampling import distribution, percentile_interval
+from specrun.metrics import intervals
+from specrun.metrics.resampling import distribution, mean_over_runs
 
 
 def n_runs(metric: MetricEntry, data: Sequence[np.ndarray]) -> int:
@@ -53,9 +56,36 @@ def value(name: str, arrays: dict[str, np.ndarray]) -> float:
     return point_value(metric, inputs(metric, arrays))
 
 
-def estimate(name: str, arrays: dict[str, np.ndarray], *, resamples: int, confidence: float,
-             seed: int) -> Score:
-    """The metric on all units plus its percentile bootstrap interval; the same seed gives the same interval."""
+@dataclass(frozen=True)
+class Resampled:
+    """A metric's value on all units and its bootstrap distribution: what every interval method reads."""
+
+    name: str
+    point: float
+    each: np.ndarray  # the value of each run (one value for a plain metric)
+    values: np.ndarray  # (resamples,) the statistic of each resample (over the runs it drew)
+    n: int  # units the value is computed on
+    n_units: int  # units resampled
+    statistic: Callable[[np.ndarray], np.ndarray]  # unit weights (batch, units) -> (batch,), every run once
+
+    def interval(self, method: str, confidence: float) -> tuple[float, float]:
+        try:
+            return intervals.interval(method, self.point, self.values, confidence, statistic=self.statistic,
+                            n_units=self.n_units)
+        except MetricError as exc:
+            raise MetricError(f"{self.name}: {exc.message}") from None
+
+    def score(self, method: str, confidence: float) -> Score:
+        low, high = self.interval(method, confidence)
+        if self.each.size < 2:  # one fit, or none: nothing varies across runs
+            return Score(value=self.point, ci_low=low, ci_high=high, n=self.n, interval=method)
+        return Score(value=self.point, ci_low=low, ci_high=high, n=self.n, interval=method, runs=int(self.each.size),
+                     run_sd=float(np.std(self.each)))
+
+
+def resample(name: str, arrays: dict[str, np.ndarray], *, resamples: int, seed: int) -> Resampled:
+    """The metric on all units and on each seeded bootstrap resample; NaN, constant inputs or degenerate
+    resamples are errors."""
     metric = METRICS[name]
     data = inputs(metric, arrays)
     n_units = len(data[0])
@@ -73,15 +103,30 @@ def estimate(name: str, arrays: dict[str, np.ndarray], *, resamples: int, confid
         each = per_run_values(metric, data)
     if not np.all(np.isfinite(each)):
         raise MetricError(f"{name}: undefined on these {n} unit(s) (constant input or nothing to count)")
-    point = point_of(metric, each)
 
-    values = distribution(lambda weights: metric.statistic(*data, weights=weights), n_units, resamples, seed,
-                          n_runs=runs)
+    def statistic(weights: np.ndarray) -> np.ndarray:
+        return metric.statistic(*data, weights=weights)
+
+    values = distribution(statistic, n_units, resamples, seed, n_runs=runs)
     degenerate = int(np.sum(~np.isfinite(values)))
     if degenerate:
         raise MetricError(f"{name}: {degenerate} of {resamples} bootstrap resamples are degenerate "
                           f"(constant input); the interval is undefined on {n} units")
-    low, high = percentile_interval(values, confidence)
-    if each.size < 2:  # one fit, or none: nothing varies across runs
-        return Score(value=point, ci_low=low, ci_high=high, n=n)
-    return Score(value=point, ci_low=low, ci_high=high, n=n, runs=int(each.size), run_sd=float(np.std(each)))
+
+    def every_run_once(weights: np.ndarray) -> np.ndarray:
+        return mean_over_runs(statistic(weights), None) if runs else statistic(weights)
+
+    return Resampled(name=name, point=point_of(metric, each), each=each, values=values, n=n, n_units=n_units,
+                     statistic=every_run_once)
+
+
+def method_of(name: str, interval: str) -> str:
+    """The interval method a metric gets: the one named, or for `auto` the metric's declared default."""
+    return METRICS[name].interval if interval == "auto" else interval
+
+
+def estimate(name: str, arrays: dict[str, np.ndarray], *, resamples: int, confidence: float,
+             seed: int, interval: str = "auto") -> Score:
+    """The metric on all units plus its bootstrap interval by the named method (`auto`: the metric's own); the
+    same seed gives the same interval."""
+    return resample(name, arrays, resamples=resamples, seed=seed).score(method_of(name, interval), confidence)

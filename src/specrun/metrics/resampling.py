@@ -78,15 +78,19 @@ def distribution(statistic: Callable[[np.ndarray], np.ndarray], n_units: int, re
     return np.concatenate(parts, axis=0)
 
 
-def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
-    """The percentile bootstrap interval of a distribution (axis 0), as scipy.stats.bootstrap computes it."""
+def quantiles(values: np.ndarray, levels: float | np.ndarray) -> np.ndarray:
+    """Quantiles of a distribution (axis 0) as scipy.stats.bootstrap takes them (scipy.stats.quantile)."""
     from scipy import stats  # imported here: a run whose estimates are all cached never needs it
 
-    alpha = np.asarray((1 - confidence) / 2, dtype=values.dtype)
-    levels = np.stack((alpha, 1 - alpha), axis=-1)
+    levels = np.asarray(levels, dtype=values.dtype)
     quantile = getattr(stats, "quantile", None)
     if quantile is None:  # scipy < 1.15 computed the interval with numpy's percentile
-        low, high = np.percentile(values, levels * 100, axis=0)
-    else:
-        low, high = quantile(values, levels, axis=-1)
+        return np.percentile(values, levels * 100, axis=0)
+    return quantile(values, levels, axis=-1)
+
+
+def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The percentile bootstrap interval of a distribution (axis 0), as scipy.stats.bootstrap computes it."""
+    alpha = np.asarray((1 - confidence) / 2, dtype=values.dtype)
+    low, high = quantiles(values, np.stack((alpha, 1 - alpha), axis=-1))
     return float(low), float(high)

@@ -10,11 +10,12 @@ import numpy as np
 
 
 def unit_counts(index: np.ndarray, n: int) -> np.ndarray:
-    """(..., n) resampled unit indices -> (..., n) float multiplicities of each unit."""
-    flat = index.reshape(-1, n)
+    """(..., m) unit indices among n units -> (..., n) float multiplicities of each unit: a resample's (m = n) or a
+    jackknife sample's (m = n - 1)."""
+    flat = index.reshape(-1, index.shape[-1])
     offsets = (np.arange(flat.shape[0]) * n)[:, None]
-    counts = np.bincount((flat + offsets).ravel(), minlength=flat.size).reshape(flat.shape)
-    return counts.reshape(index.shape).astype(np.float64)
+    counts = np.bincount((flat + offsets).ravel(), minlength=flat.shape[0] * n).reshape(flat.shape[0], n)
+    return counts.reshape(*index.shape[:-1], n).astype(np.float64)
 
 
 def sorted_ranks(ordered: np.ndarray, weights: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import AfterValidator, Field, create_model, field_validator, model_validator
 
 from specrun.core import registry
-from specrun.core.types import Strict
+from specrun.core.types import IntervalChoice, Strict
 
 REVISION_PATTERN = r"^[0-9a-f]{40}$"
 FINGERPRINT_PATTERN = r"^sha256:[0-9a-f]{64}$"
@@ -259,6 +259,8 @@ class MetricSpec(Strict):
     label: Text
     direction: Literal["higher", "lower"]
     range: tuple[float, float]
+    interval: IntervalChoice | None = Field(
+        None, description="This metric's interval method, over uncertainty.interval (default: that).")
 
     @field_validator("range")
     @classmethod
@@ -270,7 +272,9 @@ class MetricSpec(Strict):
 
 class Uncertainty(Strict):
     method: Literal["bootstrap"] = "bootstrap"
-    interval: Literal["percentile"] = "percentile"
+    interval: IntervalChoice = Field(
+        "auto", description="How the resamples become an interval: auto (each metric's own method, chosen from "
+                            "measured coverage: bench/coverage.py), percentile, basic, centred or bca.")
     resamples: Count = Field(ge=100, le=100_000)
     confidence: float = Field(gt=0.5, lt=1.0)
 
