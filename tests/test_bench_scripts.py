@@ -54,3 +54,37 @@ def test_real_corpus_bench_encodes_with_the_real_model(tmp_path: Path) -> None:
     assert report["plain_texts_per_s"][0] > 0 and report["specrun_texts_per_s"][0] > 0
     assert report["specrun_peak_rss_mib"][0] > 0 and report["floor_peak_rss_mib"] > 0
     assert report["scores"] and all(0 <= value <= 1 for value in report["scores"].values())
+
+
+@pytest.mark.slow  # a few minutes of repetitions: the full suite runs it
+def test_coverage_harness_measures_a_small_version(tmp_path: Path) -> None:
+    """bench/coverage.py at a small size: 80 repetitions of BIOSSES-sized STS and BANKING77-sized clustering
+    through specrun's estimate path, plus compare's paired interval and the leaderboard's rank intervals. The
+    percentile interval's broken promise on the 77-class V-measure shows (it never holds the value), and each
+    metric's own method covers about as often as it claims."""
+    report_path = tmp_path / "coverage.json"
+    done = run_bench("coverage.py", "--reps", "80", "--resamples", "200", "--families", "sts", "clustering77",
+                     "--sizes", "100", "3000", "--expected-draws", "400", "--jobs", "2", "--json", str(report_path),
+                     cwd=tmp_path)
+    report = json.loads(report_path.read_text())
+    assert "| sts | pearson | 100 | **0." in done.stdout  # the percentile column, the metric's own, in bold
+    entries = {(e["family"], e["metric"], e["n"]): e for e in report["table"]}
+    assert set(entries) == {("sts", "pearson", 100), ("sts", "spearman", 100), ("clustering77", "v_measure", 3000),
+                            ("clustering77", "nmi", 3000), ("clustering77", "ari", 3000)}
+    for (family, metric, _), entry in entries.items():
+        assert entry["reps"] == 80 and entry["undefined"] == 0 and entry["expected_draws"] > 0
+        own = entry["methods"][entry["default"]]
+        assert own["n_intervals"] == 80 and own["coverage"] >= 0.85, (family, metric, own)
+        if entry["default"] == "centred":
+            assert own["outside"] == 0.0
+    v_measure = entries[("clustering77", "v_measure", 3000)]["methods"]
+    assert v_measure["percentile"]["outside"] == 1.0 and v_measure["percentile"]["coverage"] < 0.2
+    assert v_measure["centred"]["coverage"] >= 0.85
+    assert [(case["case"], case["grid"]) for case in report["paired"]] == [
+        (name, grid) for name in ("sts_pearson", "classification_accuracy", "clustering_v_measure")
+        for grid in ("wide", "narrow")]
+    for case in report["paired"]:
+        assert case["reps"] == 80 and case["coverage"] >= 0.85 and case["deciles"]
+        assert sum(d["count"] for d in case["deciles"]) == 80
+    assert [row["n"] for row in report["ranks"]] == [300, 1000, 3000]
+    assert all(len(row["coverage_per_model"]) == 6 for row in report["ranks"])
