@@ -106,11 +106,16 @@ def average_precision_binary(predicted: np.ndarray, gold: np.ndarray, weights: n
         return np.where(positives > 0, recall * precision + (1 - recall) * base, np.nan)
 
 
-for _name, _statistic, _hub in (("accuracy", accuracy, "accuracy"), ("f1_macro", f1_macro, "f1"),
-                                ("f1_weighted", f1_weighted, "f1_weighted"),
-                                ("precision_macro", precision_macro, "precision"),
-                                ("recall_macro", recall_macro, "recall"),
-                                ("precision_weighted", precision_weighted, "precision_weighted"),
-                                ("recall_weighted", recall_weighted, "recall_weighted"),
-                                ("ap_binary", average_precision_binary, "ap")):
-    METRICS.register(_name, MetricEntry(INPUTS, _statistic, hub_id=_hub, per_run=True))
+# The class-averaged measures get the centred interval: a resample's duplicates change its classes' counts, and
+# where every unit is its own class (bitext mining) that biases them far above the value (bench/coverage.py, 1,000
+# pairs: recall_macro's percentile interval held its expected value 0.024 of the time, centred 0.940); on ordinary
+# classification centred covers as the percentile interval does. Accuracy (a mean) keeps the percentile interval.
+for _name, _statistic, _hub, _interval in (
+        ("accuracy", accuracy, "accuracy", "percentile"), ("f1_macro", f1_macro, "f1", "centred"),
+        ("f1_weighted", f1_weighted, "f1_weighted", "centred"),
+        ("precision_macro", precision_macro, "precision", "centred"),
+        ("recall_macro", recall_macro, "recall", "centred"),
+        ("precision_weighted", precision_weighted, "precision_weighted", "centred"),
+        ("recall_weighted", recall_weighted, "recall_weighted", "percentile"),
+        ("ap_binary", average_precision_binary, "ap", "percentile")):
+    METRICS.register(_name, MetricEntry(INPUTS, _statistic, hub_id=_hub, per_run=True, interval=_interval))

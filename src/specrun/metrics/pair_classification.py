@@ -55,17 +55,22 @@ def _maximum(statistic):  # type: ignore[no-untyped-def]
     return over_functions
 
 
+# A threshold or a similarity function chosen on the units themselves is optimistic on them, and a resample's choice
+# is optimistic again: the best-threshold and best-function measures get the centred interval (bench/coverage.py:
+# at 100 pairs max AP covered 0.913 by percentile, 0.930 centred; the best accuracy at 5,000, 0.932 and 0.941)
 for _function in FUNCTIONS:
     _inputs = (score_output(_function), "pair_label")
     _suffix = "" if _function == "cosine" else f"_{_function}"
     METRICS.register(f"pair_ap{_suffix}", MetricEntry(_inputs, average_precision, hub_id=f"{_function}_ap"))
-    METRICS.register(f"pair_best_accuracy{_suffix}", MetricEntry(_inputs, best_accuracy,
+    METRICS.register(f"pair_best_accuracy{_suffix}", MetricEntry(_inputs, best_accuracy, interval="centred",
                                                                  hub_id=f"{_function}_accuracy"))
-    METRICS.register(f"pair_best_f1{_suffix}", MetricEntry(_inputs, best_f1, hub_id=f"{_function}_f1"))
+    METRICS.register(f"pair_best_f1{_suffix}", MetricEntry(_inputs, best_f1, hub_id=f"{_function}_f1",
+                                                           interval="centred"))
 _ALL = (*(score_output(f) for f in FUNCTIONS), "pair_label")
-METRICS.register("pair_max_ap", MetricEntry(_ALL, _maximum(average_precision), hub_id="max_ap"))
-METRICS.register("pair_max_accuracy", MetricEntry(_ALL, _maximum(best_accuracy), hub_id="max_accuracy"))
-METRICS.register("pair_max_f1", MetricEntry(_ALL, _maximum(best_f1), hub_id="max_f1"))
+METRICS.register("pair_max_ap", MetricEntry(_ALL, _maximum(average_precision), hub_id="max_ap", interval="centred"))
+METRICS.register("pair_max_accuracy", MetricEntry(_ALL, _maximum(best_accuracy), hub_id="max_accuracy",
+                                                  interval="centred"))
+METRICS.register("pair_max_f1", MetricEntry(_ALL, _maximum(best_f1), hub_id="max_f1", interval="centred"))
 _FIXED_ACC = ("cosine_score", "pair_label", "accuracy_threshold")
 _FIXED_F1 = ("cosine_score", "pair_label", "f1_threshold")
 METRICS.register("pair_accuracy_at_threshold", MetricEntry(_FIXED_ACC, accuracy_at_threshold, hub_id="accuracy"))
