@@ -100,7 +100,7 @@ def per_run_values(work: Path) -> dict[str, dict[str, list[float]]]:
     predictions results.json pins; and the pair scores, for MTEB's own threshold and AP code."""
     from specrun.core.registry import METRICS
     from specrun.metrics.estimate import inputs, per_run_values
-    from specrun.verify import load_verified
+    from specrun.results.verify import load_verified
 
     out: dict[str, dict[str, list[float]]] = {}
     for spec in SPECS.values():

@@ -27,8 +27,8 @@ RANKS = {
     "encoders": 6,
     "evaluation": 7,
     "results": 8,
-    "verify": 9, "compare": 9,
-    "reports": 10, "plots": 10, "hub": 10, "leaderboard": 10, "outputs": 10, "prompt_sets": 10,
+    "compare": 9,
+    "reports": 10, "publish": 10, "leaderboard": 10, "outputs": 10, "prompt_sets": 10,
     "runner": 11,
     "cli": 12, "__main__": 13, "__init__": 0,
 }

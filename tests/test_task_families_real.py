@@ -153,7 +153,7 @@ def test_clustering_values_lie_inside_their_intervals(adapter: str, tmp_path: Pa
     clustering measure, whose percentile interval lay above the value (V-measure and NMI with the real model, AMI
     and ARI near chance with the hashing adapter), now holds it (centred), with either."""
     from specrun.cli import main
-    from specrun.verify import load_verified
+    from specrun.results.verify import load_verified
 
     flags = ["--data-dir", str(data_dir), "--output", str(tmp_path / "out"), "-q"]
     flags += ["--adapter", "hashing"] if adapter == "hashing" else []

@@ -442,13 +442,19 @@ def test_exchange_is_atomic_on_this_system(tmp_path: Path) -> None:
 
 def _spawn(data_dir: Path, out: Path, *extra: str, pause_before: float = 0, pause_during: float = 0,
            specs: tuple[str, ...] = (BIOSSES,), cache: Path | None = None) -> subprocess.Popen[str]:
-    env = {**os.environ, outputs.PAUSE_BEFORE_SWAP_ENV: str(pause_before),
-           outputs.PAUSE_DURING_SWAP_ENV: str(pause_during)}
+    env = dict(os.environ)
     if cache is not None:
         env["SPECRUN_CACHE_DIR"] = str(cache)
-    return subprocess.Popen([sys.executable, "-m", "specrun", *run_args(data_dir, out, *extra, specs=specs)],
+    return subprocess.Popen([sys.executable, "-c", PAUSED_SPECRUN, str(pause_before), str(pause_during),
+                             *run_args(data_dir, out, *extra, specs=specs)],
                             env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=hears_ctrl_c)
+
+
+# `python -m specrun` with the output writer's pauses set first (outputs.PAUSES: production code reads no variable)
+PAUSED_SPECRUN = ("import sys\nfrom specrun import outputs\n"
+                  "outputs.PAUSES.before_swap, outputs.PAUSES.during_swap = map(float, sys.argv[1:3])\n"
+                  "from specrun.cli import main\nsys.exit(main(sys.argv[3:]))\n")
 
 
 def _wait_for_staged(parent: Path, timeout: float = 120) -> Path:

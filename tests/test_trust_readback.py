@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from specrun.hub import task_ids
+from specrun.publish import task_ids
 from specrun.results import confidence_percent
 from tests.conftest import SPECS, assert_one_line_error, files_under, run_cli, run_subprocess
 

@@ -26,7 +26,7 @@ from specrun.core.registry import did_you_mean
 if TYPE_CHECKING:
     from specrun.core.options import RunOptions
     from specrun.core.workspace import Workspace
-    from specrun.hub import HubCheck
+    from specrun.publish import HubCheck
 
 def _add_cache(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache-dir", metavar="DIR",
@@ -357,8 +357,8 @@ def cmd_card(args: argparse.Namespace, console: Console) -> int:
     from specrun.data import example_items, resolve_data_dir
     from specrun.plan import make_plan
     from specrun.reports import render_card
+    from specrun.results.verify import check_against_spec, load_verified
     from specrun.spec import load_spec
-    from specrun.verify import check_against_spec, load_verified
 
     output = _output_file(args.output)
     loaded = load_spec(args.spec)
@@ -374,7 +374,7 @@ def cmd_card(args: argparse.Namespace, console: Console) -> int:
     items = example_items(plan, resolve_data_dir(args.data_dir), workspace_of(args))
     text = render_card(loaded.spec, items, results)
     if args.html:  # the same Markdown rendered (CommonMark + GFM tables) in a minimal page
-        from specrun.hub import guess_language
+        from specrun.publish import guess_language
         from specrun.reports import render_html
 
         text = render_html(text, loaded.spec.title, guess_language(loaded.spec, items) or "en")
@@ -494,11 +494,10 @@ def _publish(files: dict[str, str | bytes], repo: str | None, repo_type: str, pu
     """Check -o and, with --push, the repo, what the hub would reject, and that the hub answers; then write the
     files to -o (all or none) and upload them with --push, otherwise say what would be uploaded and what the hub
     would make of it. Every check comes before the first byte is written."""
-    from specrun import hub
-    from specrun.hub import check_hub_reachable, upload
     from specrun.outputs import write_file_tree
+    from specrun.publish import HubCheck, check_hub_reachable, upload
 
-    check = check or hub.HubCheck()
+    check = check or HubCheck()
     folder = _output_folder(output)
     if push and check.licence:  # the callers gate a push before building the files; never upload past it
         raise SpecrunError(check.licence)
@@ -539,7 +538,7 @@ def _publish(files: dict[str, str | bytes], repo: str | None, repo_type: str, pu
 
 
 def cmd_publish(args: argparse.Namespace, console: Console) -> int:
-    from specrun.hub import Confirmation, Source, results_publication
+    from specrun.publish import Confirmation, Source, results_publication
 
     if (args.source_name or args.source_user or args.source_org) and not args.source_url:
         raise SpecrunError("--source-name, --source-user and --source-org need --source-url (the hub requires a "
@@ -560,8 +559,8 @@ def cmd_publish(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_publish_benchmark(args: argparse.Namespace, console: Console) -> int:
     from specrun.data import example_items, load_split, resolve_data_dir
-    from specrun.hub import Confirmation, benchmark_publication, data_withheld, licence_gate
     from specrun.plan import make_plan
+    from specrun.publish import Confirmation, benchmark_publication, data_withheld, licence_gate
     from specrun.spec import load_spec
 
     loaded = load_spec(args.spec)

@@ -15,7 +15,7 @@ from specrun.metrics import METRICS, intervals
 from specrun.metrics.estimate import n_runs, point_value
 from specrun.metrics.resampling import distribution, mean_over_runs
 from specrun.results import Results, confidence_percent, run_identity, run_labels
-from specrun.verify import load_verified
+from specrun.results.verify import load_verified
 
 
 @dataclass(frozen=True)

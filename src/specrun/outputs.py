@@ -56,10 +56,19 @@ from specrun.core.errors import OutputError, OutputInterrupted
 STAGING_TAG = ".tmp-"
 OLD_TAG = ".old-"
 LOCK_SUFFIX = ".lock"
-# Test-only hooks: seconds to sleep once every set is staged (before the first swap), and after the first swap
-# (while Ctrl-C is held back), so tests can signal a writer at exactly those moments. Never set them otherwise.
-PAUSE_BEFORE_SWAP_ENV = "SPECRUN_TEST_PAUSE_BEFORE_SWAP"
-PAUSE_DURING_SWAP_ENV = "SPECRUN_TEST_PAUSE_DURING_SWAP"
+
+
+@dataclass
+class Pauses:
+    """Seconds the writer sleeps once every set is staged (before the first swap) and after the first swap (Ctrl-C
+    held back): 0 in every run. Tests set them in the process they start (tests/test_trust_outputs.py launches
+    specrun through a few lines that set these first), to signal a writer at exactly those moments."""
+
+    before_swap: float = 0.0
+    during_swap: float = 0.0
+
+
+PAUSES = Pauses()
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
@@ -389,7 +398,7 @@ def _write_locked(units: Sequence[_Set], sigint: _Sigint) -> None:
                                   "nothing was written")
         for unit in units:
             _stage(unit, sigint)
-        _pause(PAUSE_BEFORE_SWAP_ENV, sigint)
+        _pause(PAUSES.before_swap, sigint)
         if sigint.received:
             raise KeyboardInterrupt
     except KeyboardInterrupt:
@@ -435,9 +444,8 @@ def _discard_staging(units: Sequence[_Set]) -> None:
             unit.staging = None
 
 
-def _pause(variable: str, sigint: _Sigint) -> None:
-    """Test-only (see PAUSE_BEFORE_SWAP_ENV): sleep, ending early on Ctrl-C."""
-    seconds = float(os.environ.get(variable) or 0)
+def _pause(seconds: float, sigint: _Sigint) -> None:
+    """Test-only (see Pauses): sleep, ending early on Ctrl-C."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline and not sigint.received:
         time.sleep(0.02)
@@ -486,7 +494,7 @@ def _commit(units: Sequence[_Set]) -> None:
             _swap(unit)
             done.append(unit)
             if index == 0:
-                _pause(PAUSE_DURING_SWAP_ENV, _Sigint())
+                _pause(PAUSES.during_swap, _Sigint())
     except OSError as exc:
         failed = units[len(done)].folder
         undone = []

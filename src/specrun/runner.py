@@ -35,9 +35,9 @@ from specrun.encoders.store import DerivedCache
 from specrun.evaluation import ProtocolRun, evaluate
 from specrun.outputs import preflight_output_folders, preflight_output_root, write_output_sets
 from specrun.plan import Plan, make_plan
-from specrun.plots import plot_files
 from specrun.prompt_sets import check_flags, load_prompt_set, spreads, summary_json, summary_markdown, variant_settings
 from specrun.reports import render_card
+from specrun.reports.plots import plot_files
 from specrun.results import ModelProvenance, Results, TextCounts, build_results, package_versions, results_json
 from specrun.spec import LoadedSpec, load_spec
 

@@ -20,7 +20,7 @@ from scipy import stats
 from specrun.core.errors import SpecrunError
 from specrun.leaderboard import Leaderboard, check_same_items, rank_board, rank_overall
 from specrun.metrics import METRICS, unit_counts
-from specrun.verify import load_verified
+from specrun.results.verify import load_verified
 from tests.conftest import ROOT, SPECS, assert_one_line_error, files_under, run_cli
 
 BIOSSES = str(SPECS / "biosses.yaml")

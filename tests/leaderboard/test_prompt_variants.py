@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import yaml
 
-from specrun.verify import load_verified
+from specrun.results.verify import load_verified
 from tests.conftest import SPECS, assert_one_line_error, run_cli
 from tests.leaderboard.test_leaderboard import loop_indices, plain_statistic
 

@@ -18,7 +18,7 @@ from specrun.core.markdown import md_text
 from specrun.core.registry import METRICS, PROTOCOLS
 from specrun.metrics import estimate
 from specrun.reports import outside_note
-from specrun.verify import load_verified
+from specrun.results.verify import load_verified
 from tests.conftest import run_cli
 from tests.protocols.test_kind_grid import run_example
 from tests.protocols.test_kinds_cli import sentence, spec, write_jsonl

@@ -15,7 +15,7 @@ import pytest
 from scipy import stats
 
 from specrun.results import Results, read_predictions
-from specrun.verify import load_verified
+from specrun.results.verify import load_verified
 from tests.conftest import run_cli
 from tests.fixtures import fixture_spec
 

@@ -15,7 +15,7 @@ import yaml
 from scipy import stats
 
 from specrun.results import Results
-from specrun.verify import load_verified
+from specrun.results.verify import load_verified
 from tests.conftest import run_cli
 
 WORDS = ["river", "bank", "money", "loan", "water", "fish", "boat", "stream", "credit", "account", "rate",

@@ -1,5 +1,5 @@
 """The hub export matches the hub: eval.yaml, `.eval_results/*.yaml`, the model-index block and the dataset card
-validate against the hub's documented schema (specrun.hub's pydantic models, written from hub-docs
+validate against the hub's documented schema (specrun.publish's pydantic models, written from hub-docs
 docs/hub/eval-results.md and eval_results.yaml, and huggingface_hub 2.4.0's EvalResultEntry) and parse with
 huggingface_hub's own parsers; task ids agree; revisions name the benchmark repo; what the hub would reject is
 said in the dry run and refused on --push."""
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from specrun.hub import (
+from specrun.publish import (
     EvalResultItem,
     EvalYaml,
     benchmark_check,
@@ -199,8 +199,8 @@ def test_dataset_card_ends_in_the_specs_citation(benchmark: Path) -> None:
 
 def test_citation_section_bibtex_plain_or_none(data_dir: Path) -> None:
     from specrun.data import example_items
-    from specrun.hub import dataset_card
     from specrun.plan import make_plan
+    from specrun.publish import dataset_card
     from specrun.reports import citation_section, render_card
 
     entry = "@article{x,\n  title = {A ```fenced``` title},\n  year = {2017}\n}"

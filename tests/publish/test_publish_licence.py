@@ -26,13 +26,13 @@ def run(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
 @pytest.fixture
 def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     """Any step towards the hub fails the test."""
-    import specrun.hub
+    import specrun.publish
 
     def never(*args: object, **kwargs: object) -> None:
         raise AssertionError("the hub was asked")
 
-    monkeypatch.setattr(specrun.hub, "check_hub_reachable", never)
-    monkeypatch.setattr(specrun.hub, "upload", never)
+    monkeypatch.setattr(specrun.publish, "check_hub_reachable", never)
+    monkeypatch.setattr(specrun.publish, "upload", never)
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
 
 

@@ -1,19 +1,12 @@
-"""Reports stage: the benchmark card (seed-001 format) and the results report, rendered with jinja2 from the
-spec, example items and results.json. A renderer formats numbers; it never computes one.
-
-Both are CommonMark with GitHub-flavoured tables, so that GitHub and the hub show headings, lists and tables;
-once rendered, the card reads line for line like the seed card (section names as headings, `•` list items, the
-example rows as a table). Every value from a spec, the data or results.json is escaped for where it lands: text
-that looks like markup stays text, a `|` or a line break cannot split a table row. No absolute local path (the
-data mirror, a model folder, the spec's location) reaches a report: files are named inside their source.
-"""
+"""The benchmark card and the results report as Markdown (CommonMark with GFM tables) whose rendered text is the
+seed card line for line; every value is escaped (core.markdown) before it enters the template."""
 
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Sequence
-from pathlib import Path, PurePath
+from pathlib import PurePath
 from typing import Any
 from urllib.parse import quote
 
@@ -30,6 +23,7 @@ from specrun.spec import GitSource, Spec
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("specrun", "templates"), trim_blocks=True,
                           lstrip_blocks=True, autoescape=False, keep_trailing_newline=False,
                           undefined=jinja2.StrictUndefined)
+
 
 def table_row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cells) + " |"
@@ -238,57 +232,3 @@ def render_card(spec: Spec, examples: Sequence[Item], results: Results | None = 
         citation=citation_section(spec.citation) if citation else "",
     )
     return text.rstrip("\n") + "\n"
-
-
-HTML_PAGE = """<!doctype html>
-<html lang="{lang}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title}</title>
-<style>
-body {{ font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.5; }}
-table {{ border-collapse: collapse; }} th, td {{ border: 1px solid #ccc; padding: .3rem .5rem; vertical-align: top; }}
-blockquote {{ border-left: .25rem solid #d29922; margin-left: 0; padding-left: 1rem; }}
-img {{ max-width: 100%; }}
-</style>
-</head>
-<body>
-{body}</body>
-</html>
-"""
-
-
-def markdown_to_html(markdown: str) -> str:
-    """The HTML body GitHub-like renderers give: CommonMark plus GFM tables (markdown-it-py)."""
-    from markdown_it import MarkdownIt
-
-    return MarkdownIt("commonmark").enable("table").render(markdown)
-
-
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
-
-def embed_plots(html: str, folder: Path, files: Sequence[str]) -> str:
-    """The report's plots (PNG files beside results.json) put into the page as data URIs, so the page shows them
-    wherever it is written; a file that is missing or not a PNG stays a link."""
-    import base64
-
-    for file in files:
-        path = folder / file
-        if PurePath(file).name != file or not path.is_file():
-            continue
-        data = path.read_bytes()
-        if not data.startswith(PNG_MAGIC):
-            continue
-        uri = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
-        html = html.replace(f'src="{quote(file, safe="")}"', f'src="{uri}"')
-    return html
-
-
-def render_html(markdown: str, title: str, lang: str = "en") -> str:
-    """A minimal self-contained page around the rendered card, for a browser or a static host."""
-    import html
-
-    return HTML_PAGE.format(lang=html.escape(lang, quote=True), title=html.escape(title),
-                            body=markdown_to_html(markdown))

@@ -1,0 +1,300 @@
+"""The leaderboard built from verified runs: runs found and checked against each other (the same items, the same
+bootstrap settings), grouped into boards, ranked (`ranking`) and written as Markdown, JSON and HTML."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+
+from specrun.core.errors import SpecrunError
+from specrun.core.files import write_atomic
+from specrun.core.settings import PROMPT_FLAGS
+from specrun.leaderboard.model import Board, BoardRow, Leaderboard, ModelEntry, Overall, OverallRow, SpecBoard
+from specrun.leaderboard.ranking import PairedStatistic, Ranking, board_scores, combined, rank_overall, rank_scores
+from specrun.leaderboard.render import render_html, render_markdown
+from specrun.metrics import METRICS
+from specrun.metrics.estimate import n_runs
+from specrun.metrics.resampling import percentile_interval
+from specrun.results import (
+    IDENTITY_FIELDS,
+    ModelProvenance,
+    Results,
+    run_identity,
+    run_labels,
+)
+from specrun.results.verify import Verified, load_verified
+
+
+def find_results(paths: Sequence[Path]) -> list[Path]:
+    """results.json files named, or found at any depth below the folders named; each once."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            inside = sorted(p for p in path.rglob("results.json") if p.is_file())
+            if not inside:
+                raise SpecrunError("no results.json below this folder", file=str(path))
+            found += inside
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise SpecrunError("no such results file or folder", file=str(path))
+    unique: dict[Path, Path] = {}
+    for path in found:
+        unique.setdefault(path.resolve(), path)
+    return list(unique.values())
+
+
+def _items(results: Results) -> dict[str, tuple[str, str, int]]:
+    return {split: (d.fingerprint, d.selection, d.n_selected) for split, d in results.provenance.data.items()}
+
+
+def check_same_items(first: Verified, other: Verified) -> None:
+    """Runs of one spec ranked together must have scored the same items the same way; else one line naming both."""
+    a, b = first.results, other.results
+    prefix = f"{a.spec_id}: {other.path} and {first.path}"
+    if a.provenance.spec_sha256 != b.provenance.spec_sha256:
+        raise SpecrunError(f"{prefix} used different versions of the spec (sha256 {b.provenance.spec_sha256[:12]} "
+                           f"vs {a.provenance.spec_sha256[:12]}): a protocol option, metric or item may differ, so "
+                           "a difference need not be the model's; refusing to rank them together")
+    items_a, items_b = _items(a), _items(b)
+    if set(items_a) != set(items_b):
+        raise SpecrunError(f"{prefix} evaluated different splits ({', '.join(sorted(items_b))} vs "
+                           f"{', '.join(sorted(items_a))}); refusing to rank them together")
+    for split, item in items_a.items():
+        if items_b[split] != item:
+            raise SpecrunError(f"{prefix} evaluated different items (split {split}: fingerprint {items_b[split][0]}"
+                               f", {items_b[split][1]} vs {item[0]}, {item[1]}); refusing to rank them together")
+    ua, ub = a.provenance.uncertainty, b.provenance.uncertainty
+    if (ua.resamples, ua.confidence, ua.seed) != (ub.resamples, ub.confidence, ub.seed):
+        raise SpecrunError(f"{prefix} used different bootstrap settings (resamples, confidence, seed "
+                           f"{ub.resamples}, {ub.confidence}, {ub.seed} vs {ua.resamples}, {ua.confidence}, "
+                           f"{ua.seed}); refusing to rank them together")
+    if a.metrics != b.metrics or {s: sorted(m) for s, m in a.scores.items()} != {
+            s: sorted(m) for s, m in b.scores.items()}:
+        raise SpecrunError(f"{prefix} score different metrics or splits; refusing to rank them together")
+    for key, (ids, _arrays) in first.units.items():
+        other_ids = other.units.get(key, ([], {}))[0]
+        if other_ids != ids:
+            where = next((i for i, (x, y) in enumerate(zip(ids, other_ids, strict=False)) if x != y),
+                         min(len(ids), len(other_ids)))
+            raise SpecrunError(f"{prefix} evaluated different units (split {key[0]}, unit {where + 1}: "
+                               f"{other_ids[where] if where < len(other_ids) else 'none'} vs "
+                               f"{ids[where] if where < len(ids) else 'none'}); refusing to rank them together")
+
+
+def headline(results: Results) -> tuple[str, str]:
+    """The (split, metric id) a spec contributes across specs: its first metric, on `test` if scored, else on
+    its last scored split."""
+    split = "test" if "test" in results.scores else list(results.scores)[-1]
+    return split, next(m for m in results.metrics if m in results.scores[split])
+
+
+VARIANT_MODES = ("each", "worst", "mean")
+
+
+def entry_identity(results: Results, prompt_variants: str) -> tuple[Any, ...]:
+    """A run's row: its identity, or with --prompt-variants worst|mean its identity less the prompts (every
+    prompt variant of one model configuration is one row)."""
+    ident = run_identity(results)
+    if prompt_variants == "each":
+        return ident
+    defaults = {name: ModelProvenance.model_fields[name].default for name in PROMPT_FLAGS}
+    return (ident[0], *(defaults.get(name, value) for name, value in zip(IDENTITY_FIELDS, ident[1:], strict=True)))
+
+
+def _rows(order: np.ndarray, ranking: Ranking, groups: Sequence[Sequence[Verified]], names: Sequence[str],
+          split: str, metric_id: str, confidence: float) -> list[BoardRow]:
+    rows = []
+    for m in order:
+        runs = groups[m]
+        score = runs[0].results.scores[split][metric_id]
+        if len(runs) > 1:  # the entry's statistic is its variants' worst or mean: its own interval
+            low, high = percentile_interval(ranking.scores[:, m], confidence)
+            score = score.model_copy(update={"value": float(ranking.observed[m]), "ci_low": low, "ci_high": high})
+        rows.append(BoardRow(model=names[m], results=str(runs[0].path),
+                             variant_results=[str(run.path) for run in runs] if len(runs) > 1 else [],
+                             score=score.value,
+                             ci_low=score.ci_low, ci_high=score.ci_high, n=score.n, rank=int(ranking.rank[m]),
+                             rank_low=int(ranking.rank_low[m]), rank_high=int(ranking.rank_high[m]),
+                             diff_to_best=float(ranking.diff[m]), diff_low=float(ranking.diff_low[m]),
+                             diff_high=float(ranking.diff_high[m]), separable_from_best=bool(ranking.separable[m])))
+    return rows
+
+
+def board_method(runs: Sequence[Verified], split: str, metric_id: str, combined_variants: bool) -> str:
+    """The interval method every run's score of this board names (they agree: one spec, one version)."""
+    methods = {run.results.scores[split][metric_id].interval for run in runs}
+    if len(methods) > 1:
+        raise SpecrunError(f"{runs[0].results.spec_id} {split} {metric_id}: the runs' intervals were read by "
+                           f"different methods ({', '.join(sorted(methods))}); refusing to rank them")
+    method = methods.pop()
+    if method == "bca" and combined_variants:
+        raise SpecrunError(f"{runs[0].results.spec_id} {split} {metric_id}: a bca interval of prompt variants "
+                           "reduced to their worst or mean is not computed (it has no jackknife); use "
+                           "--prompt-variants each, or another interval method in the spec")
+    return method
+
+
+def spec_board(groups: Sequence[Sequence[Verified]], names: Sequence[str],
+               prompt_variants: str = "each") -> tuple[SpecBoard, Ranking]:
+    """Every board of one spec (an entry: one run, or a model's prompt variants reduced to their worst or mean);
+    returns the headline board's ranking too, for the across-spec level."""
+    runs = [run for group in groups for run in group]
+    positions, start = [], 0
+    for group in groups:
+        positions.append(list(range(start, start + len(group))))
+        start += len(group)
+    first = runs[0].results
+    u = first.provenance.uncertainty
+    head = headline(first)
+    boards, head_ranking = [], None
+    for split, scores in first.scores.items():
+        for metric_id in first.metrics:
+            if metric_id not in scores:
+                continue
+            info = first.metrics[metric_id]
+            metric = METRICS[info.metric]
+            key = (split, info.protocol)
+            models = [[np.asarray(run.units[key][1][name], dtype=np.float64) for name in metric.inputs]
+                      for run in runs]
+            runs_held = {n_runs(metric, data) for data in models}
+            if len(runs_held) > 1:
+                raise SpecrunError(f"{first.spec_id} {split} {metric_id}: the runs hold different numbers of fits "
+                                   f"or random runs ({sorted(runs_held)}); refusing to rank them")
+            method = board_method(runs, split, metric_id, combined_variants=prompt_variants != "each")
+            observed, resampled = board_scores(metric.statistic, models, resamples=u.resamples, seed=u.seed,
+                                               what=f"{first.spec_id} {split} {metric_id}", n_runs=runs_held.pop())
+            if prompt_variants != "each":
+                observed = combined(observed, positions, prompt_variants, info.direction)
+                resampled = combined(resampled, positions, prompt_variants, info.direction)
+            ranking = rank_scores(observed, resampled, direction=info.direction, confidence=u.confidence,
+                                  method=method,
+                                  paired=PairedStatistic(metric.statistic, models) if method == "bca" else None)
+            order = np.array(sorted(range(len(groups)), key=lambda m: (ranking.rank[m], names[m])))
+            better = [[float(ranking.better[i, j]) for j in order] for i in order]
+            boards.append(Board(split=split, metric=metric_id, metric_label=info.label, direction=info.direction,
+                                headline=(split, metric_id) == head, n_units=len(runs[0].units[key][0]),
+                                best=names[ranking.best], better=better,
+                                not_separable=[names[m] for m in order if not ranking.separable[m]],
+                                rows=_rows(order, ranking, groups, names, split, metric_id, u.confidence)))
+            if (split, metric_id) == head:
+                head_ranking = ranking
+    boards.sort(key=lambda board: not board.headline)
+    assert head_ranking is not None
+    return SpecBoard(spec_id=first.spec_id, title=first.title, resamples=u.resamples, confidence=u.confidence,
+                     seed=u.seed, unit=dict(u.unit), boards=boards), head_ranking
+
+
+def compute(runs: Sequence[Verified], *, title: str = "specrun leaderboard", resample_specs: bool = False,
+            progress: Callable[[str], None] | None = None, prompt_variants: str = "each") -> Leaderboard:
+    """The whole leaderboard from verified runs (any specs, any models): checks, labels, boards, overall. With
+    prompt_variants worst|mean, a model's prompt variants (runs that differ in their prompts only) are one row,
+    scored by their worst or mean variant in every resample."""
+    if prompt_variants not in VARIANT_MODES:
+        raise SpecrunError(f"--prompt-variants {prompt_variants}: expected one of {', '.join(VARIANT_MODES)}")
+    by_spec: dict[str, list[Verified]] = {}
+    for run in runs:
+        by_spec.setdefault(run.results.spec_id, []).append(run)
+    idents = list(dict.fromkeys(entry_identity(run.results, prompt_variants) for run in runs))
+    names = run_labels(idents)
+    variants_of: dict[tuple[Any, ...], list[str]] = {ident: [] for ident in idents}
+    full_labels = dict(zip(dict.fromkeys(run_identity(run.results) for run in runs),
+                           run_labels(list(dict.fromkeys(run_identity(run.results) for run in runs))), strict=True))
+    for run in runs:
+        label = full_labels[run_identity(run.results)]
+        if label not in variants_of[entry_identity(run.results, prompt_variants)]:
+            variants_of[entry_identity(run.results, prompt_variants)].append(label)
+    if prompt_variants != "each":
+        names = [f"{name} ({prompt_variants} of {len(variants_of[ident])} prompt variants)"
+                 if len(variants_of[ident]) > 1 else name for name, ident in zip(names, idents, strict=True)]
+    label_of = dict(zip(idents, names, strict=True))
+    entries_of: dict[str, dict[tuple[Any, ...], list[Verified]]] = {}
+    for spec_id in sorted(by_spec):  # every check before any board is computed (and any progress printed)
+        group = by_spec[spec_id]
+        seen: dict[tuple[Any, ...], Verified] = {}
+        for run in group:
+            check_same_items(group[0], run)
+            ident = run_identity(run.results)
+            if ident in seen:
+                raise SpecrunError(f"{spec_id}: {run.path} and {seen[ident].path} are runs of the same model "
+                                   f"configuration ({full_labels[ident]}); pass one of them")
+            seen[ident] = run
+        entries: dict[tuple[Any, ...], list[Verified]] = {}
+        for run in group:
+            entries.setdefault(entry_identity(run.results, prompt_variants), []).append(run)
+        for ident, members in entries.items():  # a row is the worst (mean) of the same variants on every spec
+            here = [full_labels[run_identity(run.results)] for run in members]
+            if sorted(here) != sorted(variants_of[ident]):
+                missing = sorted(set(variants_of[ident]) - set(here))
+                raise SpecrunError(f"{spec_id}: --prompt-variants {prompt_variants} ranks {names[idents.index(ident)]}"
+                                   f" by the same variants on every spec, but this spec lacks {'; '.join(missing)}; "
+                                   "run them on it, or pass the runs of the variants it has")
+        entries_of[spec_id] = entries
+    spec_boards, observed, scores, directions, seeds = [], [], [], [], []
+    for spec_id, entries in entries_of.items():
+        ordered = sorted(entries, key=lambda ident: label_of[ident])  # ties for best: first label
+        board, ranking = spec_board([entries[ident] for ident in ordered], [label_of[ident] for ident in ordered],
+                                    prompt_variants)
+        spec_boards.append(board)
+        column = {idents.index(ident): m for m, ident in enumerate(ordered)}
+        full_observed = np.full(len(idents), np.nan)
+        full_scores = np.full((len(ranking.scores), len(idents)), np.nan)
+        for global_m, m in column.items():
+            full_observed[global_m] = ranking.observed[m]
+            full_scores[:, global_m] = ranking.scores[:, m]
+        observed.append(full_observed)
+        scores.append(full_scores)
+        directions.append(board.boards[0].direction)
+        seeds.append(board.seed)
+        if progress is not None:
+            head = board.boards[0]
+            progress(f"{spec_id}: {len(ordered)} model(s) on {head.split} {head.metric}; best {head.best}, "
+                     f"not separable from it: {len(head.not_separable)}")
+    confidence = max(b.confidence for b in spec_boards)
+    overall = rank_overall(observed, scores, directions, confidence=confidence, resample_specs=resample_specs,
+                           seeds=seeds)
+    present = np.stack([np.isfinite(o) for o in observed]).sum(axis=0)
+    rows = []
+    for m in sorted(range(len(idents)), key=lambda m: (overall.borda_rank[m], names[m])):
+        has_mean = overall.mean is not None and bool(np.isfinite(overall.mean[m]))
+        rows.append(OverallRow(
+            model=names[m], specs=int(present[m]), borda=float(overall.borda[m]),
+            borda_rank=int(overall.borda_rank[m]), borda_rank_low=int(overall.borda_low[m]),
+            borda_rank_high=int(overall.borda_high[m]),
+            mean=float(overall.mean[m]) if has_mean else None,  # type: ignore[index]
+            mean_rank=int(overall.mean_rank[m]) if has_mean else None,  # type: ignore[index]
+            mean_rank_low=int(overall.mean_low[m]) if has_mean else None,  # type: ignore[index]
+            mean_rank_high=int(overall.mean_high[m]) if has_mean else None))  # type: ignore[index]
+    models = [ModelEntry(label=label, name=ident[0], prompt_variants=variants_of[ident] if prompt_variants != "each"
+                         else [], **dict(zip(IDENTITY_FIELDS, ident[1:], strict=True)))
+              for ident, label in zip(idents, names, strict=True)]
+    return Leaderboard(title=title, models=models, specs=spec_boards, overall=Overall(
+        specs=[b.spec_id for b in spec_boards], resamples=min(len(s) for s in scores), confidence=confidence,
+        resample_specs=resample_specs, mean_direction=directions[0] if len(set(directions)) == 1 else None,
+        rows=rows, prompt_variants=prompt_variants))
+
+
+def build_leaderboard(paths: list[Path], output: Path, *, title: str | None = None,
+                      console: Console | None = None, resample_specs: bool = False,
+                      prompt_variants: str = "each") -> list[Path]:
+    """`specrun leaderboard`: verify every run, rank, and write leaderboard.md, .json and .html into `output`
+    (each atomically, and only once everything is computed)."""
+    if output.exists() and not output.is_dir():
+        raise SpecrunError("the leaderboard output must be a folder", file=str(output))
+    runs = [load_verified(path) for path in find_results(paths)]
+    board = compute(runs, title=title or "specrun leaderboard", resample_specs=resample_specs,
+                    prompt_variants=prompt_variants,
+                    progress=(lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True))
+                    if console is not None else None)
+    board = Leaderboard.model_validate_json(board.model_dump_json())  # what is written is what validates
+    files = {"leaderboard.md": render_markdown(board), "leaderboard.json": board.model_dump_json(indent=2) + "\n",
+             "leaderboard.html": render_html(board)}
+    written = []
+    for name, text in files.items():
+        write_atomic(output / name, text)
+        written.append(output / name)
+    return written

@@ -1,0 +1,99 @@
+"""leaderboard.json's model: models, boards (one per spec, split and metric) and the overall ranking."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, create_model
+
+from specrun.core.types import Strict
+from specrun.results import (
+    IDENTITY_FIELDS,
+    ModelProvenance,
+)
+
+LEADERBOARD_FORMAT = "specrun.leaderboard/1"
+
+
+# One model configuration: a name plus what makes its vectors differ (adapter, prompt, ...): the identity fields
+# of results.py, typed as in the model provenance, so a new setting reaches the leaderboard without an edit here.
+ModelEntry = create_model("ModelEntry", __base__=Strict, label=(str, ...), name=(str, ...), **{
+    name: (ModelProvenance.model_fields[name].annotation, ...) for name in IDENTITY_FIELDS},
+    prompt_variants=(list[str], Field(default_factory=list, description=(
+        "With --prompt-variants worst|mean: the prompt variants this row stands for (their prompt fields above "
+        "are left at their defaults)."))))
+
+
+class BoardRow(Strict):
+    model: str
+    results: str
+    variant_results: list[str] = Field(default_factory=list, description=(
+        "With --prompt-variants worst|mean: every variant's results.json the row's score reduces (results: the "
+        "first)."))
+    score: float
+    ci_low: float
+    ci_high: float
+    n: int
+    rank: int
+    rank_low: int
+    rank_high: int
+    diff_to_best: float
+    diff_low: float
+    diff_high: float
+    separable_from_best: bool
+
+
+class Board(Strict):
+    """One (split, metric) of a spec: its models ranked, with rank intervals and the pairwise shares."""
+
+    split: str
+    metric: str
+    metric_label: str
+    direction: Literal["higher", "lower"]
+    headline: bool
+    n_units: int
+    best: str
+    not_separable: list[str]
+    rows: list[BoardRow]
+    better: list[list[float]]  # better[i][j]: share of resamples where rows[i] beats rows[j]
+
+
+class SpecBoard(Strict):
+    spec_id: str
+    title: str
+    resamples: int
+    confidence: float
+    seed: int
+    unit: dict[str, str]
+    boards: list[Board]
+
+
+class OverallRow(Strict):
+    model: str
+    specs: int
+    mean: float | None
+    mean_rank: int | None
+    mean_rank_low: int | None
+    mean_rank_high: int | None
+    borda: float
+    borda_rank: int
+    borda_rank_low: int
+    borda_rank_high: int
+
+
+class Overall(Strict):
+    specs: list[str]
+    resamples: int
+    confidence: float
+    resample_specs: bool
+    mean_direction: Literal["higher", "lower"] | None
+    rows: list[OverallRow]
+    prompt_variants: Literal["each", "worst", "mean"] = "each"  # how a model's prompt variants were ranked
+
+
+class Leaderboard(Strict):
+    format: Literal["specrun.leaderboard/1"] = LEADERBOARD_FORMAT
+    title: str
+    models: list[ModelEntry]
+    specs: list[SpecBoard]
+    overall: Overall

@@ -1,0 +1,130 @@
+"""The leaderboard as Markdown and as a self-contained HTML page (inline CSS, JS and SVG; works offline)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import jinja2
+
+from specrun.core.errors import printable
+from specrun.core.markdown import md_text
+from specrun.leaderboard.model import BoardRow, Leaderboard
+from specrun.results import (
+    IDENTITY_FIELDS,
+    confidence_percent,
+    describe_setting,
+)
+
+HOW_TO_READ = (
+    "Each score comes with a {percent} interval: the range the score would likely fall in if the benchmark's "
+    "items were drawn again (a bootstrap: the items are resampled with replacement {resamples} times). A rank is "
+    "an estimate too: in every resample all models are scored on the same resampled items and ranked again "
+    "(ties share the best rank); the rank interval holds the middle {percent} of those ranks. Models whose "
+    "rank intervals overlap are not clearly ordered. \"Not separable from the best\" means the {percent} "
+    "interval of the difference between the best model's score and this model's contains 0: on these items "
+    "the data cannot tell the two apart. \"Better in\" is the share of resamples in which the row's model beats "
+    "the column's. Across benchmarks, a model gets one Borda point per model it beats on a benchmark (half a "
+    "point per tie; a model without a run on a benchmark counts as below every model that has one), summed over "
+    "benchmarks; the mean is the plain average of the headline scores, shown only for models run on every "
+    "benchmark."
+)
+
+
+def _md(text: str) -> str:
+    """Text from results files (labels, titles) made inert in a GFM table cell: control characters shown as
+    escapes, then the one Markdown escaper."""
+    return md_text(printable(str(text)))
+
+
+def _ci(low: float, high: float) -> str:
+    return f"[{low:.4f}, {high:.4f}]"
+
+
+def _ranks(rank: int | None, low: int | None, high: int | None) -> str:
+    if rank is None:
+        return "—"
+    return f"{rank} ({low}–{high})" if low != high else f"{rank} ({low})"
+
+
+def _separable(row: BoardRow, best: str) -> str:
+    return "best" if row.model == best else "yes" if row.separable_from_best else "no"
+
+
+def render_markdown(board: Leaderboard) -> str:
+    """CommonMark with GFM tables: the overall table, then every spec's boards."""
+    o = board.overall
+    percent = confidence_percent(o.confidence)
+    lines = [f"# {_md(board.title)}", "", HOW_TO_READ.format(percent=percent, resamples=o.resamples), "",
+             f"## Across benchmarks ({len(o.specs)}: {', '.join(_md(s) for s in o.specs)})", "",
+             f"Rank intervals: {percent}, {o.resamples} joint resamples"
+             + (", benchmarks resampled too" if o.resample_specs else "") + ".", "",
+             "| Borda rank (interval) | model | Borda points | benchmarks | mean score | mean rank (interval) |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for r in o.rows:
+        mean = "—" if r.mean is None else f"{r.mean:.4f}"
+        lines.append(f"| {_ranks(r.borda_rank, r.borda_rank_low, r.borda_rank_high)} | {_md(r.model)} | "
+                     f"{r.borda:g} | {r.specs} | {mean} | {_ranks(r.mean_rank, r.mean_rank_low, r.mean_rank_high)} |")
+    for spec in board.specs:
+        sp = confidence_percent(spec.confidence)
+        lines += ["", f"## {_md(spec.title)} (`{spec.spec_id}`)", "",
+                  f"{spec.resamples} joint paired resamples of the {', '.join(sorted(set(spec.unit.values())))}, "
+                  f"seed {spec.seed}, {sp} intervals."]
+        for b in spec.boards:
+            lines += ["", f"### {b.split} · {_md(b.metric_label)} (`{b.metric}`, {b.direction} is better"
+                          + (", headline" if b.headline else "") + f", {b.n_units} units)", "",
+                      f"Best: {_md(b.best)}. Not separable from the best: "
+                      f"{', '.join(_md(m) for m in b.not_separable)}.", "",
+                      f"| rank (interval) | model | score | {sp} CI | best − model | {sp} CI | separable from best |",
+                      "| --- | --- | --- | --- | --- | --- | --- |"]
+            for r in b.rows:
+                lines.append(f"| {_ranks(r.rank, r.rank_low, r.rank_high)} | {_md(r.model)} | {r.score:.4f} | "
+                             f"{_ci(r.ci_low, r.ci_high)} | {r.diff_to_best:+.4f} | "
+                             f"[{r.diff_low:+.4f}, {r.diff_high:+.4f}] | {_separable(r, b.best)} |")
+            if b.headline and 1 < len(b.rows) <= 12:
+                lines += ["", "Share of resamples in which the row's model beats the column's:", "",
+                          "| better than → | " + " | ".join(str(j + 1) for j in range(len(b.rows))) + " |",
+                          "| --- |" + " --- |" * len(b.rows)]
+                for i, r in enumerate(b.rows):
+                    cells = ["—" if i == j else f"{b.better[i][j]:.2f}" for j in range(len(b.rows))]
+                    lines.append(f"| {i + 1}. {_md(r.model)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+_ENV = jinja2.Environment(loader=jinja2.PackageLoader("specrun", "templates"), autoescape=True,
+                          trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
+
+
+def _axis(values: Sequence[float]) -> tuple[float, float]:
+    low, high = min(values), max(values)
+    pad = (high - low) * 0.05 or 0.05
+    return low - pad, high + pad
+
+
+def _short(label: str, width: int = 44) -> str:
+    """A label cut in the middle: the name's start and the distinguishing end both stay visible."""
+    return label if len(label) <= width else label[:width // 2 - 2] + "…" + label[-(width - width // 2 + 1):]
+
+
+def render_html(board: Leaderboard) -> str:
+    """One self-contained page: inline CSS, JS and SVG; nothing fetched."""
+    percent = confidence_percent(board.overall.confidence)
+
+    def scale(axis: tuple[float, float], width: float) -> Callable[[float], float]:
+        return lambda v: round((v - axis[0]) / (axis[1] - axis[0]) * width, 2)
+
+    def fmt(value: float | None, digits: int = 4) -> str:
+        return "—" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+
+    specs = []
+    for spec in board.specs:
+        boards = []
+        for b in spec.boards:
+            axis = _axis([v for r in b.rows for v in (r.ci_low, r.ci_high, r.score)])
+            boards.append({"board": b, "x": scale(axis, 1.0), "axis": axis, "models": len(b.rows)})
+        specs.append({"spec": spec, "boards": boards, "percent": confidence_percent(spec.confidence)})
+    configs = {m.label: ", ".join(describe_setting(field, getattr(m, field)) for field in IDENTITY_FIELDS)
+               for m in board.models}
+    return _ENV.get_template("leaderboard.html.j2").render(
+        board=board, specs=specs, percent=percent, fmt=fmt, separable=_separable, configs=configs, short=_short,
+        how_to_read=HOW_TO_READ.format(percent=percent, resamples=board.overall.resamples))

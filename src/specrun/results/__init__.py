@@ -1,0 +1,37 @@
+"""Results stage: one validated results.json with full provenance, assembled here (`build`) from the plan, the
+data, the evaluation and the encoder's own description; read back (`read`: bounded, pinned), verified (`verify`:
+every number recomputed from the predictions) and labelled (`labels`) here, for every later stage."""
+
+from __future__ import annotations
+
+from specrun.results.build import build_results, package_versions, predictions_jsonl, results_json
+from specrun.results.labels import (
+    IDENTITY_FIELDS,
+    confidence_percent,
+    describe_setting,
+    run_identity,
+    run_labels,
+    shown_name,
+)
+from specrun.results.model import (
+    PREDICTIONS_FILE,
+    PREDICTIONS_LIMIT,
+    RESULTS_FORMAT,
+    RESULTS_LIMIT,
+    MetricInfo,
+    ModelProvenance,
+    PredictionsRef,
+    Provenance,
+    Results,
+    SplitProvenance,
+    TextCounts,
+    Uncertainty,
+    Unit,
+)
+from specrun.results.read import is_plain_file_name, read_predictions, read_results
+
+__all__ = ["IDENTITY_FIELDS", "PREDICTIONS_FILE", "PREDICTIONS_LIMIT", "RESULTS_FORMAT", "RESULTS_LIMIT", "MetricInfo",
+           "ModelProvenance", "PredictionsRef", "Provenance", "Results", "SplitProvenance", "TextCounts", "Uncertainty",
+           "Unit", "build_results", "confidence_percent", "describe_setting", "is_plain_file_name", "package_versions",
+           "predictions_jsonl", "read_predictions", "read_results", "results_json", "run_identity", "run_labels",
+           "shown_name"]

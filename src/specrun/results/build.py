@@ -1,0 +1,94 @@
+"""results.json assembled from the plan, the data, the evaluation and the encoder's own description, with the
+predictions file it pins."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timezone
+from importlib import metadata
+
+import numpy as np
+
+from specrun import __version__
+from specrun.core.types import Score
+from specrun.data import SplitData
+from specrun.evaluation import ProtocolRun
+from specrun.plan import Plan
+from specrun.results.model import (
+    PREDICTIONS_FILE,
+    RECORDED_PACKAGES,
+    MetricInfo,
+    ModelProvenance,
+    PredictionsRef,
+    Provenance,
+    Results,
+    SplitProvenance,
+    TextCounts,
+    Uncertainty,
+)
+
+
+def build_results(plan: Plan, splits: dict[str, SplitData], runs: list[ProtocolRun], model: ModelProvenance,
+                  texts: TextCounts, plots: dict[str, str], versions: dict[str, str],
+                  timings: dict[str, float]) -> tuple[Results, str]:
+    """results.json's model and the predictions file it pins (one row per evaluated unit)."""
+    spec = plan.spec  # its id, title and licence; everything read is in the plan
+    rows: list[dict[str, object]] = []
+    scores: dict[str, dict[str, Score]] = {split.name: {} for split in plan.splits}
+    for run in runs:
+        scores[run.split].update(run.scores)
+        for index, unit_id in enumerate(run.outputs.ids):
+            rows.append({"split": run.split, "protocol": run.protocol, "id": unit_id,
+                         **{name: _cell(values[index]) for name, values in run.outputs.arrays.items()}})
+    predictions = predictions_jsonl(rows)
+    data = {
+        name: SplitProvenance(
+            source=split.source, origin=split.origin, path=plan.sources[split.source].declared.path,
+            revision=plan.sources[split.source].declared.revision,
+            licence=plan.sources[split.source].declared.licence, fingerprint=split.fingerprint,
+            n_source=split.n_source, n_selected=len(split.items), selection=str(plan.split(name).selection),
+            files=split.files)
+        for name, split in splits.items()
+    }
+    u = plan.uncertainty
+    provenance = Provenance(
+        spec_path=plan.loaded.display, spec_sha256=plan.loaded.sha256, specrun_version=__version__,
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"), data=data, model=model,
+        uncertainty=Uncertainty(method=u.method, interval=u.interval, resamples=u.resamples,
+                                confidence=u.confidence, seed=plan.seed,
+                                unit={p.name: p.entry.unit for p in plan.protocols}),
+        packages=versions, timings_s={k: round(v, 3) for k, v in timings.items()})
+    metrics = {m.id: MetricInfo(metric=m.metric, protocol=p.name, protocol_kind=p.kind, label=m.label,
+                                direction=m.direction)
+               for p in plan.protocols for m in p.metrics}
+    metrics = {name: metrics[name] for name in plan.metric_ids}  # in the spec's order
+    results = Results(spec_id=spec.id, title=spec.title, licence=spec.licence.data,
+                      publication=spec.licence.publication, scores=scores, metrics=metrics, texts=texts,
+                      predictions=PredictionsRef(file=PREDICTIONS_FILE, sha256=hashlib.sha256(
+                          predictions.encode("utf-8")).hexdigest(), rows=len(rows)),
+                      plots=plots, provenance=provenance)
+    return results, predictions
+
+
+def package_versions() -> dict[str, str]:
+    versions = {}
+    for name in RECORDED_PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def results_json(results: Results) -> str:
+    return results.model_dump_json(indent=2) + "\n"
+
+
+def _cell(value: np.ndarray) -> float | list[float]:
+    """A unit's value of an output array: a number, or one number per run for a (units, runs) array."""
+    return float(value) if np.ndim(value) == 0 else [float(v) for v in value]
+
+
+def predictions_jsonl(rows: list[dict[str, object]]) -> str:
+    return "".join(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n" for row in rows)

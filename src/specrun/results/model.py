@@ -1,0 +1,119 @@
+"""results.json's model: what a run wrote, typed and validated (every reader shows these types)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from specrun.core.settings import AppliedPrompt, EncoderSettings
+from specrun.core.types import Score, Strict
+
+RESULTS_FORMAT = "specrun.results/1"
+
+
+PREDICTIONS_FILE = "predictions.jsonl"
+
+
+RESULTS_LIMIT = 16 << 20  # bytes: a results.json is a few kB; anything near this is not one
+
+
+PREDICTIONS_LIMIT = 1 << 30  # bytes: about ten million units of predictions
+
+
+RECORDED_PACKAGES = ("specrun", "numpy", "scipy", "torch", "transformers", "sentence-transformers", "datasets",
+                     "tokenizers", "pydantic", "matplotlib")
+
+
+class MetricInfo(Strict):
+    """What a metric id means, so results can be compared and exported without the spec."""
+
+    metric: str
+    protocol: str
+    protocol_kind: str
+    label: str
+    direction: Literal["higher", "lower"]
+
+
+class PredictionsRef(Strict):
+    """The per-unit predictions beside results.json (JSON Lines), pinned by sha256."""
+
+    file: str
+    sha256: str
+    rows: int
+
+
+class TextCounts(Strict):
+    total: int = Field(ge=0, description="Texts the protocols asked for, duplicates included.")
+    unique: int = Field(ge=0)
+    encoded: int = Field(ge=0, description="Texts sent to the model in this run.")
+
+
+class ModelProvenance(EncoderSettings):
+    """The encoder's own description, validated as it goes into results.json: the model (encoders.ModelRef), every
+    setting as the adapter applied it (EncoderSettings, inherited: a new setting is recorded without an edit here)
+    and what follows from the model (encoders.EncoderInfo); a test keeps them in step."""
+
+    name: str
+    path: str
+    origin: Literal["bundled", "local", "hub"]
+    revision: str | None
+    weights_sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="A content digest of the weights, always.")
+    pooling: str
+    normalize: bool
+    device: str
+    prompts: tuple[AppliedPrompt, ...] = Field((), description=(
+        "The prompt each view of the spec's texts got (role, task type, instruction): its text, and where it came "
+        "from (a flag, the instruction template, the model's config, the model's default prompt, none)."))
+
+
+class SplitProvenance(Strict):
+    source: str
+    origin: str
+    path: str
+    revision: str
+    licence: str
+    fingerprint: str
+    n_source: int
+    n_selected: int
+    selection: str
+    files: dict[str, str] = Field(default_factory=dict,
+                                  description="File inside its source -> sha256 of the bytes read (no local path).")
+
+
+class Uncertainty(Strict):
+    method: str
+    interval: str
+    resamples: int
+    confidence: float
+    seed: int
+    unit: dict[str, str] = Field(description="Protocol -> the unit the bootstrap resamples.")
+
+
+class Provenance(Strict):
+    spec_path: str
+    spec_sha256: str
+    specrun_version: str
+    created: str
+    data: dict[str, SplitProvenance]
+    model: ModelProvenance
+    uncertainty: Uncertainty
+    packages: dict[str, str]
+    timings_s: dict[str, float]
+
+
+class Results(Strict):
+    format: Literal["specrun.results/1"] = RESULTS_FORMAT
+    spec_id: str
+    title: str
+    licence: str
+    publication: Literal["confirmed", "unconfirmed"]
+    scores: dict[str, dict[str, Score]] = Field(description="split -> metric id -> score")
+    metrics: dict[str, MetricInfo]
+    texts: TextCounts
+    predictions: PredictionsRef
+    plots: dict[str, str] = Field(default_factory=dict, description="split/protocol -> PNG file beside the report")
+    provenance: Provenance
+
+
+Unit = tuple[str, str]  # (split, protocol)
