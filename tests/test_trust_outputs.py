@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from specrun import outputs
-from specrun.core.errors import SpecrunError
+from specrun.core.errors import OutputError, OutputInterrupted, SpecrunError
+from specrun.outputs import fs as _fs  # noqa: F401  (outputs.fs, outputs.sets: patched below)
 from specrun.results import Results
 from tests.conftest import (
     ROOT,
@@ -247,16 +248,16 @@ def test_a_run_leaves_only_its_sets(tmp_path: Path, data_dir: Path, capsys: pyte
     first = {spec: check_whole(out / spec / SLUG) for spec in ("biosses", "jacsts")}
     (out / "biosses" / SLUG / "notes.txt").write_text("mine")
     exchanged: list[tuple[str, bool]] = []
-    real_exchange = outputs._exchange
+    real_exchange = outputs.fs._exchange
 
     def exchange(a: Path, b: Path) -> bool:
         exchanged.append((b.parent.name, done := real_exchange(a, b)))
         return done
 
-    monkeypatch.setattr(outputs, "_exchange", exchange)
+    monkeypatch.setattr(outputs.fs, "_exchange", exchange)
     run_ok(run_args(data_dir, out, "--prompt", "q: ", specs=(BIOSSES, JACSTS)), capsys)
     if exchanged != [("biosses", True), ("jacsts", True)]:
-        assert outputs._renameat2 is None or exchanged == [("biosses", False), ("jacsts", False)], exchanged
+        assert outputs.fs._renameat2 is None or exchanged == [("biosses", False), ("jacsts", False)], exchanged
     for spec in ("biosses", "jacsts"):
         results = check_whole(out / spec / SLUG, prompt="q: ")
         assert results.predictions.sha256 != first[spec].predictions.sha256
@@ -333,11 +334,11 @@ def test_an_old_set_left_aside_is_put_back(tmp_path: Path, data_dir: Path, capsy
     with pytest.raises(ValueError, match="not a plain file name"):
         outputs.write_output_sets([(folder, {"../escape": "x"})])  # refused before touching anything
 
-    def full(unit: outputs._Set, sigint: object) -> None:
+    def full(unit: outputs.sets._Set, sigint: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(outputs, "_stage", full)
-    with pytest.raises(outputs.OutputError, match="the previous results are unchanged"):
+    monkeypatch.setattr(outputs.sets, "_stage", full)
+    with pytest.raises(OutputError, match="the previous results are unchanged"):
         outputs.write_output_sets([(folder, {"results.json": "x", "report.md": "r"})])
     assert snapshot(folder) == before
     assert sorted(os.listdir(out / "biosses")) == [SLUG]
@@ -380,10 +381,10 @@ def test_a_failed_second_swap_undoes_the_first(tmp_path: Path, monkeypatch: pyte
     run is in place, every old set is whole, nothing hidden is left, and the message says so."""
     sets = _two_old_sets(tmp_path)
     before = snapshot(tmp_path)
-    real_swap = outputs._swap
+    real_swap = outputs.sets._swap
     calls: list[Path] = []
 
-    def failing_swap(unit: outputs._Set) -> None:
+    def failing_swap(unit: outputs.sets._Set) -> None:
         calls.append(unit.folder)
         assert all((folder.parent / f".{folder.name}.lock").exists() for folder, _ in sets)  # both held
         assert len(list(unit.folder.parent.glob(".m.tmp-*"))) == 1  # staged before the swaps began
@@ -391,8 +392,8 @@ def test_a_failed_second_swap_undoes_the_first(tmp_path: Path, monkeypatch: pyte
             raise OSError(5, "Input/output error")
         real_swap(unit)
 
-    monkeypatch.setattr(outputs, "_swap", failing_swap)
-    with pytest.raises(outputs.OutputError) as caught:
+    monkeypatch.setattr(outputs.sets, "_swap", failing_swap)
+    with pytest.raises(OutputError) as caught:
         outputs.write_output_sets(sets)
     assert caught.value.exit_code == 2
     assert caught.value.one_line() == (f"cannot write results to {tmp_path}/out/b/m: Input/output error; nothing "
@@ -405,7 +406,7 @@ def test_a_failed_second_swap_undoes_the_first(tmp_path: Path, monkeypatch: pyte
 def test_without_rename_exchange_the_two_rename_swap_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Where renameat2 is missing (other systems, some filesystems): the old folder goes aside, the new comes
     in, the old is removed; a failing second swap is undone too."""
-    monkeypatch.setattr(outputs, "_renameat2", None)
+    monkeypatch.setattr(outputs.fs, "_renameat2", None)
     sets = _two_old_sets(tmp_path)
     outputs.write_output_sets(sets)
     assert snapshot(tmp_path / "out") == {
@@ -420,8 +421,8 @@ def test_without_rename_exchange_the_two_rename_swap_is_used(tmp_path: Path, mon
             raise OSError(28, "No space left on device")
         real_rename(src, dst)
 
-    monkeypatch.setattr(outputs.os, "rename", rename)
-    with pytest.raises(outputs.OutputError, match="nothing was written, the previous results are unchanged"):
+    monkeypatch.setattr(outputs.sets.os, "rename", rename)
+    with pytest.raises(OutputError, match="nothing was written, the previous results are unchanged"):
         outputs.write_output_sets([(folder, {"results.json": "newer"}) for folder, _ in sets])
     assert snapshot(tmp_path) == before
 
@@ -433,7 +434,7 @@ def test_exchange_is_atomic_on_this_system(tmp_path: Path) -> None:
     b.mkdir()
     (a / "f").write_text("a")
     (b / "f").write_text("b")
-    if not outputs._exchange(a, b):
+    if not outputs.fs._exchange(a, b):
         pytest.skip("renameat2 RENAME_EXCHANGE is not available here")
     assert ((a / "f").read_text(), (b / "f").read_text()) == ("b", "a")
 
@@ -572,8 +573,8 @@ def _prompt_of(folder: Path) -> str | None:
 
 
 def test_interrupt_error_is_a_specrun_error_with_exit_130() -> None:
-    assert issubclass(outputs.OutputInterrupted, SpecrunError) and outputs.OutputInterrupted.exit_code == 130
-    assert issubclass(outputs.OutputError, SpecrunError) and outputs.OutputError.exit_code == 2
+    assert issubclass(OutputInterrupted, SpecrunError) and OutputInterrupted.exit_code == 130
+    assert issubclass(OutputError, SpecrunError) and OutputError.exit_code == 2
 
 
 def test_settings_name_the_folder_so_no_run_replaces_another(tmp_path: Path, data_dir: Path,

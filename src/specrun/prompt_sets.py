@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -30,6 +30,7 @@ from pydantic import Field, ValidationError
 from specrun.compare import Difference, method_note, paired_difference
 from specrun.core.errors import SpecError, SpecrunError
 from specrun.core.markdown import md_cell, md_text
+from specrun.core.options import RunOptions
 from specrun.core.settings import PROMPT_FLAGS, EncoderSettings
 from specrun.core.types import Strict
 from specrun.evaluation import ProtocolRun
@@ -100,6 +101,35 @@ def check_flags(settings: EncoderSettings) -> None:
 
 def variant_settings(base: EncoderSettings, variant: PromptVariant) -> EncoderSettings:
     return base.with_values(**variant.model_dump())
+
+
+def variants_of(options: RunOptions) -> tuple[LoadedPromptSet | None, dict[str, RunOptions]]:
+    """The run's variants: one (named "") without --prompt-set, else one per variant of the set, each the run's
+    options with the variant's prompt flags."""
+    if not options.prompt_set:
+        return None, {"": options}
+    prompt_set = load_prompt_set(options.prompt_set)
+    check_flags(options.encoder)
+    if options.name:
+        raise SpecrunError("--name with --prompt-set: each variant writes its own settings' folder; drop --name")
+    return prompt_set, {name: replace(options, encoder=variant_settings(options.encoder, variant))
+                        for name, variant in prompt_set.prompt_set.variants.items()}
+
+
+def summary_sets(loaded: LoadedPromptSet, evaluated: Mapping[str, Mapping[str, tuple[Results, Sequence[ProtocolRun]]]],
+                 folders: Mapping[str, Mapping[str, Path]],
+                 summaries: Mapping[str, Path]) -> list[tuple[Path, dict[str, str | bytes]]]:
+    """Per spec, the prompt-set table beside its variants' folders: `prompt-set.md` and `prompt-set.json`.
+    evaluated: spec id -> variant -> (results, runs); folders: variant -> spec id -> folder."""
+    sets: list[tuple[Path, dict[str, str | bytes]]] = []
+    for spec_id, summary in summaries.items():
+        by_variant = evaluated[spec_id]
+        names = {name: folders[name][spec_id].name for name in by_variant}
+        rows = spreads(by_variant)
+        first = next(iter(by_variant.values()))[0]
+        sets.append((summary, {"prompt-set.md": summary_markdown(loaded, first, names, rows),
+                               "prompt-set.json": summary_json(loaded, spec_id, names, rows)}))
+    return sets
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,10 @@ def run(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
 
 def fail_second_file(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The second file written fails as a full disk would."""
-    import specrun.outputs
+    import specrun.outputs.fs
 
     written: list[str] = []
-    write_file = specrun.outputs._write_file
+    write_file = specrun.outputs.fs._write_file
 
     def failing(path: Path, content: str | bytes) -> None:
         written.append(path.name)
@@ -35,7 +35,7 @@ def fail_second_file(monkeypatch: pytest.MonkeyPatch) -> list[str]:
             raise OSError(errno.ENOSPC, "No space left on device", str(path))
         write_file(path, content)
 
-    monkeypatch.setattr(specrun.outputs, "_write_file", failing)
+    monkeypatch.setattr(specrun.outputs.fs, "_write_file", failing)
     return written
 
 

@@ -32,30 +32,24 @@ leaves each folder old or new, whole, plus hidden temporaries that the next writ
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import fcntl
 import glob
-import hashlib
 import os
-import secrets
-import shutil
 import signal
 import stat
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from specrun.core.errors import OutputError, OutputInterrupted
-
-STAGING_TAG = ".tmp-"
-OLD_TAG = ".old-"
-LOCK_SUFFIX = ".lock"
+from specrun.outputs import fs
+from specrun.outputs.preflight import preflight_output_folders
 
 
 @dataclass
@@ -69,144 +63,6 @@ class Pauses:
 
 
 PAUSES = Pauses()
-
-_AT_FDCWD = -100
-_RENAME_EXCHANGE = 2
-_STEM_MAX = 200  # the hidden names add at most 14 characters; NAME_MAX is 255 on every common filesystem
-
-
-def _load_renameat2() -> Any:
-    try:
-        function = ctypes.CDLL(None, use_errno=True).renameat2
-    except (AttributeError, OSError):
-        return None
-    function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    function.restype = ctypes.c_int
-    return function
-
-
-_renameat2 = _load_renameat2()
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Atomically swap two existing paths; False where the kernel or filesystem cannot (then the caller renames)."""
-    if _renameat2 is None:
-        return False
-    if _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
-        return True
-    code = ctypes.get_errno()
-    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP):
-        return False
-    raise OSError(code, os.strerror(code), str(a), None, str(b))
-
-
-def _stem(name: str) -> str:
-    """The model folder's name as used in its hidden siblings' names: shortened (deterministically) when long, so
-    `.<stem>.tmp-<random>` still fits in NAME_MAX."""
-    if len(os.fsencode(name)) <= _STEM_MAX:
-        return name
-    return name[:_STEM_MAX // 2] + "-" + hashlib.sha256(os.fsencode(name)).hexdigest()[:16]
-
-
-def _lock_path(folder: Path) -> Path:
-    return folder.parent / f".{_stem(folder.name)}{LOCK_SUFFIX}"
-
-
-def _hidden(folder: Path, tag: str) -> Path:
-    return folder.parent / f".{_stem(folder.name)}{tag}{secrets.token_hex(4)}"
-
-
-def _remove(path: Path) -> None:
-    """Remove a file, a link or a whole folder, whatever is there."""
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    else:
-        path.unlink(missing_ok=True)
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def _name_max(folder: Path) -> int:
-    try:
-        return os.pathconf(folder, "PC_NAME_MAX")
-    except (OSError, ValueError):
-        return 255
-
-
-def _path_max(folder: Path) -> int:
-    try:
-        return os.pathconf(folder, "PC_PATH_MAX")
-    except (OSError, ValueError):
-        return 4096
-
-
-def _existing_ancestor(path: Path) -> Path:
-    """The nearest part of path that exists (path itself, a parent, ..., the filesystem root)."""
-    while not os.path.lexists(path) and path != path.parent:
-        path = path.parent
-    return path
-
-
-def _check_names(path: Path, label: str) -> None:
-    """Every component of an absolute path fits the filesystem's NAME_MAX, and the path PATH_MAX."""
-    base = _existing_ancestor(path)
-    limit = _name_max(base if base.is_dir() else base.parent)
-    for part in path.parts[1:]:
-        if len(os.fsencode(part)) > limit:
-            raise OutputError(f"{label}: the name {part[:40]}... is {len(os.fsencode(part))} bytes long; "
-                              f"this filesystem allows {limit}")
-    if len(os.fsencode(str(path))) + 300 > _path_max(base if base.is_dir() else base.parent):
-        raise OutputError(f"{label}: the path is {len(os.fsencode(str(path)))} bytes long; with the result files "
-                          f"below it, it would pass this system's limit of {_path_max(base)}")
-
-
-def preflight_output_root(root: Path) -> None:
-    """Fail before any work when the results root cannot take files (a file, read-only, ...): one line, exit 2.
-    Called by the runner at the start of a run. It creates nothing: a run that fails later leaves no folder."""
-    label = f"--output {root}"
-    path = Path(os.path.abspath(root))
-    _check_names(path, label)
-    base = _existing_ancestor(path)
-    if not base.is_dir():
-        where = "is a file" if base == path else f"{base} is a file"
-        raise OutputError(f"{label}: {where}, not a folder")
-    if not os.access(base, os.W_OK | os.X_OK):
-        reason = "read-only file system" if _read_only(base) else "permission denied"
-        raise OutputError(f"{label}: cannot create files in {base} ({reason})")
-    stats = os.statvfs(base)
-    blocks = stats.f_bfree if os.geteuid() == 0 else stats.f_bavail
-    if blocks == 0 or (stats.f_files > 0 and stats.f_favail == 0):
-        raise OutputError(f"{label}: no space left on the device holding {base}")
-
-
-def _read_only(folder: Path) -> bool:
-    try:
-        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
-    except OSError:
-        return False
-
-
-def preflight_output_folders(folders: Sequence[Path]) -> None:
-    """The same checks for the set folders themselves, once the model (and so each folder's name) is known: a
-    name too long, or a file where a folder must go. The runner may call it before encoding."""
-    for folder in folders:
-        path = Path(os.path.abspath(folder))
-        _check_names(path, str(folder))
-        for parent in (path.parent, path):
-            if os.path.lexists(parent) and not parent.is_dir():
-                raise OutputError(f"{folder}: {parent} is a file, not a folder")
 
 
 class _Sigint:
@@ -310,7 +166,7 @@ def _lock_all(units: Sequence[_Set], sigint: _Sigint) -> None:
 def _lock(unit: _Set, sigint: _Sigint) -> int:
     """flock the folder's lock file, making the parent folders first; retried when the file we locked was removed
     meanwhile by the previous holder (then a newer lock file is the one that counts)."""
-    path = _lock_path(unit.folder)
+    path = fs._lock_path(unit.folder)
     for _ in range(100):
         try:
             _make_parents(unit)
@@ -361,7 +217,7 @@ def _unlock_all(units: Sequence[_Set]) -> None:
     for unit in units:
         if unit.lock_fd is not None:
             with contextlib.suppress(OSError):
-                os.unlink(_lock_path(unit.folder))
+                os.unlink(fs._lock_path(unit.folder))
             os.close(unit.lock_fd)
             unit.lock_fd = None
 
@@ -376,16 +232,16 @@ def _remove_created(units: Sequence[_Set]) -> None:
 
 def _clean_stale(unit: _Set) -> None:
     """Under the lock: put back an old set a killed writer left aside, then remove every temporary of this folder."""
-    stem = _stem(unit.folder.name)
+    stem = fs._stem(unit.folder.name)
     parent = unit.folder.parent
-    olds = sorted(parent.glob(f".{glob.escape(stem)}{OLD_TAG}*"), key=lambda p: p.lstat().st_mtime)
+    olds = sorted(parent.glob(f".{glob.escape(stem)}{fs.OLD_TAG}*"), key=lambda p: p.lstat().st_mtime)
     if olds and not os.path.lexists(unit.folder):
         os.rename(olds.pop(), unit.folder)
-    for stale in [*olds, *parent.glob(f".{glob.escape(stem)}{STAGING_TAG}*")]:
-        _remove(stale)
+    for stale in [*olds, *parent.glob(f".{glob.escape(stem)}{fs.STAGING_TAG}*")]:
+        fs._remove(stale)
     if unit.folder.is_dir() and not unit.folder.is_symlink():
         for stale in unit.folder.glob(".*.tmp"):  # left by the per-file writes of older versions
-            _remove(stale)
+            fs._remove(stale)
 
 
 def _write_locked(units: Sequence[_Set], sigint: _Sigint) -> None:
@@ -426,21 +282,22 @@ def _failed_where(units: Sequence[_Set]) -> str:
 
 def _stage(unit: _Set, sigint: _Sigint) -> None:
     """Write the set into a fresh hidden sibling folder, every file and the folder fsynced; results.json last."""
-    unit.staging = Path(tempfile.mkdtemp(dir=unit.folder.parent, prefix=f".{_stem(unit.folder.name)}{STAGING_TAG}"))
-    mask = _umask()
+    prefix = f".{fs._stem(unit.folder.name)}{fs.STAGING_TAG}"
+    unit.staging = Path(tempfile.mkdtemp(dir=unit.folder.parent, prefix=prefix))
+    mask = fs._umask()
     os.chmod(unit.staging, 0o777 & ~mask)  # mkdtemp makes 0700; this is an ordinary folder
     for name in sorted(unit.files, key=lambda n: n == "results.json"):
         if sigint.received:
             raise KeyboardInterrupt
-        _write_file(unit.staging / name, unit.files[name])
-    _fsync_dir(unit.staging)
+        fs._write_file(unit.staging / name, unit.files[name])
+    fs._fsync_dir(unit.staging)
 
 
 def _discard_staging(units: Sequence[_Set]) -> None:
     for unit in units:
         if unit.staging is not None:
             with contextlib.suppress(OSError):
-                _remove(unit.staging)
+                fs._remove(unit.staging)
             unit.staging = None
 
 
@@ -457,10 +314,10 @@ def _swap(unit: _Set) -> None:
     if not os.path.lexists(unit.folder):
         os.rename(unit.staging, unit.folder)
         unit.swapped = "renamed"
-    elif _exchange(unit.staging, unit.folder):
+    elif fs._exchange(unit.staging, unit.folder):
         unit.swapped = "exchanged"
     else:
-        unit.aside = _hidden(unit.folder, OLD_TAG)
+        unit.aside = fs._hidden(unit.folder, fs.OLD_TAG)
         os.rename(unit.folder, unit.aside)
         try:
             os.rename(unit.staging, unit.folder)
@@ -477,7 +334,7 @@ def _unswap(unit: _Set) -> None:
     if unit.swapped == "renamed":
         os.rename(unit.folder, unit.staging)
     elif unit.swapped == "exchanged":
-        if not _exchange(unit.staging, unit.folder):
+        if not fs._exchange(unit.staging, unit.folder):
             raise OSError(errno.ENOTSUP, "cannot exchange back")
     elif unit.swapped == "aside" and unit.aside is not None:
         os.rename(unit.folder, unit.staging)
@@ -513,97 +370,10 @@ def _commit(units: Sequence[_Set]) -> None:
                           f"{_kept(units)}") from None
     for unit in units:
         with contextlib.suppress(OSError):  # the renames are durable once the parent folder is synced
-            _fsync_dir(unit.folder.parent)
+            fs._fsync_dir(unit.folder.parent)
     for unit in units:  # the old sets, now under hidden names
         for old in (unit.staging if unit.swapped == "exchanged" else None, unit.aside):
             if old is not None:
                 with contextlib.suppress(OSError):
-                    _remove(old)
+                    fs._remove(old)
         unit.staging = unit.aside = None
-
-
-def _write_file(path: Path, content: str | bytes) -> None:
-    """One new file, written whole and fsynced."""
-    data = content.encode("utf-8") if isinstance(content, str) else content
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _tree_names(files: Mapping[str, str | bytes]) -> list[PurePosixPath]:
-    names = [PurePosixPath(name) for name in files]
-    for name in names:
-        if name.is_absolute() or not name.parts or any(part in ("", ".", "..") for part in name.parts):
-            raise ValueError(f"not a relative file path: {str(name)!r}")
-    return names
-
-
-def write_file_tree(folder: Path, files: Mapping[str, str | bytes], label: str) -> None:
-    """Write files (relative paths, subfolders allowed) under `folder` all or nothing: every file is staged in a
-    hidden sibling folder first. A folder that does not exist yet is the staged one renamed in; into an existing
-    folder each file is renamed in, the file it replaces kept aside until all are in, and put back if one fails.
-    Faults are one OutputError naming `label`; files already in `folder` that are not in `files` stay."""
-    names = _tree_names(files)
-    target = Path(os.path.realpath(folder) if os.path.isdir(folder) else os.path.abspath(folder))  # a link's folder
-    unit = _Set(target, {})
-    _make_parents(unit)
-    staging: Path | None = None
-    moved: list[tuple[Path, Path | None]] = []  # (target file, where the file it replaced went)
-    current = str(folder)
-    try:
-        staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{_stem(target.name)}{STAGING_TAG}"))
-        os.chmod(staging, 0o777 & ~_umask())
-        for name, content in zip(names, files.values(), strict=True):
-            current = str(name)
-            path = staging.joinpath(*name.parts)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            _write_file(path, content)
-        _fsync_dir(staging)
-        if not os.path.lexists(target):
-            os.rename(staging, target)
-            staging = None
-            return
-        aside = staging / f".old{STAGING_TAG}{secrets.token_hex(4)}"
-        aside.mkdir()
-        real_target = target.resolve()
-        for index, name in enumerate(names):
-            current = str(name)
-            destination = target.joinpath(*name.parts)
-            if not destination.parent.resolve().is_relative_to(real_target):  # a link there leads out of -o
-                raise OSError(errno.EXDEV, f"{name.parent} there is a link out of the folder")
-            for parent in reversed(destination.parents):
-                if parent != target and parent.is_relative_to(target) and not os.path.lexists(parent):
-                    parent.mkdir()
-                    moved.append((parent, None))
-            kept = None
-            if os.path.lexists(destination):
-                if destination.is_dir() and not destination.is_symlink():
-                    raise OSError(errno.EISDIR, f"{name} is a folder there")
-                kept = aside / str(index)
-                os.rename(destination, kept)
-            moved.append((destination, kept))
-            os.rename(staging.joinpath(*name.parts), destination)
-        moved.clear()
-    except OSError as exc:
-        for destination, kept in reversed(moved):
-            with contextlib.suppress(OSError):
-                if kept is None and destination.is_dir():
-                    destination.rmdir()
-                    continue
-                if os.path.lexists(destination) and not destination.is_dir():
-                    destination.unlink()
-                if kept is not None:
-                    os.rename(kept, destination)
-        raise OutputError(f"{label}: cannot write {current}: {exc.strerror or exc}; nothing was written "
-                          "there") from None
-    finally:
-        if staging is not None:
-            with contextlib.suppress(OSError):
-                _remove(staging)
-        if not os.path.lexists(target):
-            _remove_created([unit])

@@ -1,0 +1,13 @@
+"""Writing a run's output files: each spec's set lands as one unit (`sets`), a tree of hub files all or nothing
+(`tree`), checked before any work (`preflight`), and named (`folders`); `fs` holds the filesystem steps they take."""
+
+from __future__ import annotations
+
+from specrun.outputs.folders import RunFolders, output_folder
+from specrun.outputs.fs import LOCK_SUFFIX, OLD_TAG, STAGING_TAG
+from specrun.outputs.preflight import preflight_output_folders, preflight_output_root
+from specrun.outputs.sets import PAUSES, Pauses, write_output_sets
+from specrun.outputs.tree import write_file_tree
+
+__all__ = ["LOCK_SUFFIX", "OLD_TAG", "PAUSES", "STAGING_TAG", "Pauses", "RunFolders", "output_folder",
+           "preflight_output_folders", "preflight_output_root", "write_file_tree", "write_output_sets"]

@@ -1,0 +1,76 @@
+"""Where a run writes: ROOT/<spec id>/<model>[+<setting>...] per spec and model configuration (or --name), the
+prompt-set table's folder beside its variants', every name within a filesystem's limit."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from specrun.core.errors import SpecrunError
+from specrun.core.files import folder_safe
+from specrun.core.options import RunOptions
+from specrun.outputs.preflight import preflight_output_folders
+
+NAME_BYTES = 255  # the longest file name most filesystems take
+
+
+def output_folder(options: RunOptions, spec_id: str, model_slug: str) -> Path:
+    """ROOT/<spec id>/<model>[+<setting>...] (or --name): one folder per spec, model and chosen settings, written
+    as one unit; a run of one model with other settings (a dtype, a prompt, the hashing adapter) never replaces
+    its default run."""
+    name = options.name or model_slug + "".join(f"+{part}" for part in settings_parts(options))
+    return Path(options.output) / spec_id / within_name_limit(name)
+
+
+def prompt_set_folder(options: RunOptions, spec_id: str, model_slug: str, stem: str) -> Path:
+    """ROOT/<spec id>/<model>[+<setting>...]+prompt-set-<file stem>: the variants' table beside their folders."""
+    parts = [*settings_parts(options), folder_safe(f"prompt-set-{stem}")[:40]]
+    return Path(options.output) / spec_id / within_name_limit(model_slug + "".join(f"+{part}" for part in parts))
+
+
+def check_distinct(folders: dict[str, list[Path]]) -> None:
+    """Two prompt variants with the same settings would write one folder twice: refused, naming both."""
+    seen: dict[Path, str] = {}
+    for name, group in folders.items():
+        for folder in group:
+            if folder in seen:
+                raise SpecrunError(f"prompt variants {seen[folder]!r} and {name!r} are the same settings (both "
+                                   f"write {folder.name}); keep one")
+            seen[folder] = name
+
+
+def within_name_limit(name: str) -> str:
+    """A filesystem's limit on a folder name: beyond it, a prefix told apart by a digest of the whole."""
+    if len(name.encode("utf-8")) > NAME_BYTES:
+        name = name[:NAME_BYTES - 13] + "~" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:12]
+    return name
+
+
+def settings_parts(options: RunOptions) -> list[str]:
+    """The settings given away from their defaults that can change a vector, each `name-value` in folder-safe
+    characters; a prompt (any text) as the first 8 hex digits of its sha256."""
+    parts = [f"revision-{options.model_revision[:12]}"] if options.model_revision else []
+    return [folder_safe(part)[:40] for part in parts + options.encoder.folder_parts()]
+
+
+@dataclass(frozen=True)
+class RunFolders:
+    """Every folder a run writes, computed once: variant -> spec id -> its folder, and spec id -> the prompt-set
+    table's folder (none without --prompt-set)."""
+
+    by_variant: dict[str, dict[str, Path]]
+    summaries: dict[str, Path]
+
+    @classmethod
+    def of(cls, options: RunOptions, variants: dict[str, RunOptions], spec_ids: list[str], model_slug: str,
+           prompt_set_stem: str | None) -> RunFolders:
+        """The folders, checked: no two variants write one, and each can be written (preflight)."""
+        by_variant = {name: {spec_id: output_folder(opts, spec_id, model_slug) for spec_id in spec_ids}
+                      for name, opts in variants.items()}
+        summaries = {} if prompt_set_stem is None else {
+            spec_id: prompt_set_folder(options, spec_id, model_slug, prompt_set_stem) for spec_id in spec_ids}
+        check_distinct({name: list(folders.values()) for name, folders in by_variant.items()})
+        preflight_output_folders([folder for folders in by_variant.values() for folder in folders.values()]
+                                 + list(summaries.values()))
+        return cls(by_variant=by_variant, summaries=summaries)
