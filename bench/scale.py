@@ -30,8 +30,9 @@ import numpy as np
 from specrun.core.settings import EncoderSettings
 from specrun.encoders.adapters import EncoderInfo
 from specrun.encoders.batching import groups_of
-from specrun.encoders.cached import CorpusLookup, Embeddings, GroupChecks, encode_corpus
+from specrun.encoders.corpus_encoding import CorpusLookup, encode_corpus
 from specrun.encoders.store import CacheKey, EmbeddingCache
+from specrun.encoders.vectors import Embeddings, GroupChecks
 from specrun.metrics import estimate
 from specrun.protocols.corpus_retrieval import CorpusOptions
 from specrun.protocols.ranking import corpus_measures

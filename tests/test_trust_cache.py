@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from specrun.encoders.store import read_shard_header
+from specrun.encoders.shards import read_shard_header
 from specrun.results import Results
 from tests.conftest import SPECS, assert_one_line_error, files_under, run_cli, run_ok, run_subprocess, tmpfs
 

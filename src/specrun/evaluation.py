@@ -11,7 +11,7 @@ import numpy as np
 from specrun.core.errors import SpecrunError
 from specrun.core.types import Embed, Outputs, Score, View
 from specrun.data import SplitData
-from specrun.encoders.store import DerivedCache
+from specrun.encoders.derived import DerivedCache
 from specrun.metrics import estimate
 from specrun.plan import Plan, PlannedMetric, PlannedProtocol
 

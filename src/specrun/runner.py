@@ -23,13 +23,14 @@ from specrun.core.types import View
 from specrun.core.workspace import Workspace
 from specrun.data import SplitData, load_split, resolve_data_dir
 from specrun.encoders.adapters import describe
-from specrun.encoders.cached import CachedEncoder, CorpusVectors, Encoding, ViewedEmbeddings
+from specrun.encoders.cached import CachedEncoder
+from specrun.encoders.derived import DerivedCache
 from specrun.encoders.devices import check_devices
 from specrun.encoders.executors import check_executor
 from specrun.encoders.models import ModelRef, resolve_model
 from specrun.encoders.precision import check_precision, quantised
 from specrun.encoders.ray_map import chunks_on
-from specrun.encoders.store import DerivedCache
+from specrun.encoders.vectors import CorpusVectors, Encoding, ViewedEmbeddings
 from specrun.evaluation import ProtocolRun, evaluate
 from specrun.outputs import RunFolders, preflight_output_root, write_output_sets
 from specrun.plan import Plan, make_plan

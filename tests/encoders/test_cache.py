@@ -39,7 +39,7 @@ def chunks(cache: Path) -> list[Path]:
 
 
 def rows(shard: Path) -> int:
-    from specrun.encoders.store import read_shard_header
+    from specrun.encoders.shards import read_shard_header
 
     return read_shard_header(shard)[0]["count"]
 
@@ -161,7 +161,7 @@ def test_killed_mid_encode_then_rerun_encodes_only_what_was_missing(tmp_path: Pa
 
 
 def test_derived_cache_is_keyed_by_inputs_and_verified(tmp_path: Path) -> None:
-    from specrun.encoders.store import DerivedCache
+    from specrun.encoders.derived import DerivedCache
 
     cache = DerivedCache(tmp_path, {"scipy": "1", "numpy": "2", "specrun": "3"})
     arrays = [np.array([0.1, 0.2, 0.3]), np.array([1.0, 2.0, 4.0])]

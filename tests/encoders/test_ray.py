@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from specrun.encoders.store import read_shard_header
+from specrun.encoders.shards import read_shard_header
 from specrun.results import Results
 from tests.conftest import ROOT, SPECS, hears_ctrl_c, require
 

@@ -12,16 +12,9 @@ import pytest
 
 from specrun.core.settings import EncoderSettings
 from specrun.encoders.adapters import EncoderInfo
-from specrun.encoders.cached import Embeddings
-from specrun.encoders.store import (
-    ROW_BITS,
-    CacheKey,
-    EmbeddingCache,
-    ShardChanged,
-    ShardRows,
-    read_shard_header,
-    text_digest,
-)
+from specrun.encoders.shards import ROW_BITS, ShardChanged, ShardRows, read_shard_header
+from specrun.encoders.store import CacheKey, EmbeddingCache, text_digest
+from specrun.encoders.vectors import Embeddings
 
 KEY = CacheKey(model="a" * 64, model_files="b" * 64, settings=EncoderSettings(adapter="x"))
 INFO = EncoderInfo(settings=EncoderSettings(adapter="x", max_length=8), pooling="none", normalize=False, device="cpu")

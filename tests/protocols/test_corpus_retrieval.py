@@ -398,8 +398,9 @@ def test_a_corpus_run_never_holds_the_corpus_matrix(cache: str, tmp_path: Path, 
     """Through the runner, cold and warm, cached or not: every vector waits in a store on disk (no block of the
     encoder is an array in memory), the search asks for at most one chunk of documents at a time, and the store
     hands out at most that many rows at once; the numbers equal those of a search in one chunk."""
-    from specrun.encoders import cached as cached_module
-    from specrun.encoders.store import Found, ShardRows
+    from specrun.encoders import corpus_encoding, vectors
+    from specrun.encoders.shards import ShardRows
+    from specrun.encoders.store import Found
 
     n_docs, n_queries, chunk = 3_000, 40, 250
     data = tmp_path / "data"
@@ -407,14 +408,14 @@ def test_a_corpus_run_never_holds_the_corpus_matrix(cache: str, tmp_path: Path, 
     asked: list[int] = []
     handed: list[int] = []
     blocks: list[object] = []
-    gather, getitem, add_block = cached_module.gather, ShardRows.__getitem__, Found.add_block
-    corpus_vectors = cached_module.CorpusLookup.vectors
+    gather, getitem, add_block = vectors.gather, ShardRows.__getitem__, Found.add_block
+    corpus_vectors = corpus_encoding.CorpusLookup.vectors
 
     def counted_gather(blocks: Sequence[object], where: np.ndarray, dim: int) -> np.ndarray:
         asked.append(len(where))
         return gather(blocks, where, dim)  # type: ignore[arg-type]
 
-    def recorded_corpus(self: cached_module.CorpusLookup) -> cached_module.CorpusVectors:
+    def recorded_corpus(self: corpus_encoding.CorpusLookup) -> vectors.CorpusVectors:
         blocks.extend(self.blocks)
         return corpus_vectors(self)
 
@@ -427,8 +428,8 @@ def test_a_corpus_run_never_holds_the_corpus_matrix(cache: str, tmp_path: Path, 
         blocks.append(block)
         return add_block(self, block)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(cached_module, "gather", counted_gather)
-    monkeypatch.setattr(cached_module.CorpusLookup, "vectors", recorded_corpus)
+    monkeypatch.setattr(vectors, "gather", counted_gather)
+    monkeypatch.setattr(corpus_encoding.CorpusLookup, "vectors", recorded_corpus)
     monkeypatch.setattr(ShardRows, "__getitem__", counted_getitem)
     monkeypatch.setattr(Found, "add_block", recorded_block)
     flags = ["--no-cache"] if cache == "no-cache" else ["--cache-dir", str(tmp_path / "cache")]

@@ -98,7 +98,7 @@ def test_a_corpus_encoded_in_windows_gives_the_numbers_of_one_window(
     text's vector (the scores equal a run in one window, cold and warm), each text is encoded once, and each
     shard holds documents from one stretch of the file (its window), which is what lets the search read a chunk
     from a few shards."""
-    from specrun.encoders import cached
+    from specrun.encoders import cached, corpus_encoding
 
     n_docs = 2_000
     data = tmp_path / "data"
@@ -111,7 +111,7 @@ def test_a_corpus_encoded_in_windows_gives_the_numbers_of_one_window(
     spec = corpus_spec(tmp_path, data, chunk_size=300)
     common = [str(spec), "--data-dir", str(data), "--adapter", "hashing", "--batch-size", "8", "-q"]
     whole = run_ok([*common, "--no-cache", "--output", str(tmp_path / "whole")], capsys)
-    monkeypatch.setattr(cached, "CORPUS_WINDOW_TEXTS", window)
+    monkeypatch.setattr(corpus_encoding, "CORPUS_WINDOW_TEXTS", window)
     stored: list[bytes] = []
     store_digests = cached.EmbeddingCache.store_digests
 

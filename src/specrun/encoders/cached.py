@@ -17,235 +17,26 @@ are read from its file a window at a time (`encode_corpus`), and each document's
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from specrun.core.corpus import CorpusSlice, SharedCorpus
-from specrun.core.errors import ModelError
+from specrun.core.corpus import SharedCorpus
 from specrun.core.options import RunOptions
 from specrun.core.registry import ADAPTERS
 from specrun.core.settings import AppliedPrompt, EncoderSettings
 from specrun.core.types import View
 from specrun.core.workspace import CacheWriter, Workspace
 from specrun.encoders.adapters import EncoderInfo, declared_prompts, resolve_settings
+from specrun.encoders.corpus_encoding import CorpusLookup, encode_corpus
 from specrun.encoders.executors import EncodeJob, Executor, open_executor
 from specrun.encoders.models import ModelRef
 from specrun.encoders.prompts import applied_prompt, resolve_flags
-from specrun.encoders.store import ROW_BITS, Block, CacheKey, EmbeddingCache, Found, model_files_hash, place
-
-
-@dataclass(frozen=True)
-class Embeddings:
-    """The vectors of a set of unique texts, and how they were made. Vectors stay where they are (verified cache
-    shards, read when asked for, or this run's groups when nothing is cached): `embed` gathers only the rows asked
-    for, so the whole matrix is never built, let alone twice."""
-
-    blocks: Sequence[Block]  # each (rows, dim) float32
-    row_of: dict[str, int]  # text -> store.place(block, row)
-    info: EncoderInfo
-    encoded: frozenset[str]  # texts sent to the model in this run (the rest came from the cache)
-    timings: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def dim(self) -> int:
-        return next((block.shape[1] for block in self.blocks), 0)
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """The `Embed` callable protocols use: rows in the order asked, read block by block."""
-        where = np.fromiter((self.row_of[text] for text in texts), dtype=np.int64, count=len(texts))
-        return gather(self.blocks, where, self.dim)
-
-
-def gather(blocks: Sequence[Block], where: np.ndarray, dim: int) -> np.ndarray:
-    """The rows at those places (`store.place`), in that order, read block by block."""
-    out = np.empty((len(where), dim), dtype=np.float32)
-    if not len(where):
-        return out
-    block_of, row_of = where >> ROW_BITS, where & ((1 << ROW_BITS) - 1)
-    order = np.argsort(block_of, kind="stable")
-    blocks_used, starts = np.unique(block_of[order], return_index=True)
-    for block, chunk in zip(blocks_used, np.split(order, starts[1:]), strict=True):
-        out[chunk] = blocks[block][row_of[chunk]]
-    return out
-
-
-@dataclass(frozen=True)
-class CorpusVectors:
-    """A corpus' vectors in one encoding: blocks (shards or groups) and each document's place, one int64 a
-    document, so a slice of documents is gathered without a text or a dict."""
-
-    blocks: Sequence[Block]
-    places: np.ndarray
-    unique: int  # distinct texts
-    encoded: int  # distinct texts sent to the model in this run
-
-    @property
-    def dim(self) -> int:
-        return next((block.shape[1] for block in self.blocks), 0)
-
-    def rows(self, start: int, stop: int) -> np.ndarray:
-        return gather(self.blocks, self.places[start:stop], self.dim)
-
-    def chunks(self, size: int = 16_384) -> Iterator[np.ndarray]:
-        for start in range(0, len(self.places), size):
-            yield self.rows(start, start + size)
-
-
-@dataclass
-class CorpusLookup:
-    """A corpus during lookup and encoding: its distinct texts (first positions, each document's index among
-    them) and where each distinct text's vector is (-1: not yet)."""
-
-    corpus: SharedCorpus
-    first: np.ndarray
-    inverse: np.ndarray
-    blocks: list[Block]
-    places: np.ndarray
-
-    encoded: int = 0  # distinct texts sent to the model in this run
-
-    @property
-    def missing(self) -> np.ndarray:
-        return np.flatnonzero(self.places < 0)
-
-    def found_again(self, cache: EmbeddingCache) -> int:
-        """Look the missing texts up once more (texts this run has stored since the first lookup); how many
-        were found."""
-        missing = self.missing
-        if not len(missing):
-            return 0
-        blocks, places = cache.lookup_digests(self.corpus.text_digests, self.first[missing])
-        found = places >= 0
-        shift = len(self.blocks) << ROW_BITS  # their blocks go after this corpus' own
-        self.blocks.extend(blocks)
-        self.places[missing[found]] = places[found] + shift
-        return int(found.sum())
-
-    def vectors(self) -> CorpusVectors:
-        return CorpusVectors(blocks=self.blocks, places=self.places[self.inverse], unique=len(self.first),
-                             encoded=self.encoded)
-
-
-def refuse_non_finite(vectors: np.ndarray, texts: Sequence[str]) -> None:
-    """NaN or inf in what the model returned is one line naming the first such text, never a vector."""
-    bad = np.flatnonzero(~np.isfinite(vectors).all(axis=1))
-    if len(bad):
-        raise ModelError(f"the model returned {len(bad)} non-finite vector(s) (NaN or inf) in a group of "
-                         f"{len(texts)}, the first for the text {texts[bad[0]][:60]!r}; nothing of the group "
-                         "was cached")
-
-
-def refuse_misshapen(vectors: np.ndarray, texts: Sequence[str], dim: int | None, adapter: str) -> None:
-    """What the adapter returned for a group must be one row per text, all of the dimension it gave before (and
-    the cache holds): anything else is one line naming the adapter, before the store."""
-    problem = None
-    if vectors.ndim != 2:
-        problem = f"an array of shape {vectors.shape}, not (texts, dimensions)"
-    elif vectors.shape[0] != len(texts):
-        problem = f"{vectors.shape[0]} vector(s) for a group of {len(texts)} texts"
-    elif dim is not None and vectors.shape[1] != dim:
-        problem = f"vectors of {vectors.shape[1]} dimensions after vectors of {dim}"
-    if problem is not None:
-        raise ModelError(f"adapter {adapter} returned {problem}; an adapter returns one vector per text, always "
-                         "of the same dimension; nothing of the group was cached")
-
-
-Encoding = tuple[str, str]  # (role, prompt text): texts embedded alike, whatever view asked for them
-
-
-def shaped(vectors: np.ndarray, truncate_dim: int | None, normalize: bool) -> np.ndarray:
-    """--truncate-dim: the first N dimensions, normalised again when the model's own output is normalised (as
-    sentence-transformers' `truncate_dim` followed by its normalisation gives them)."""
-    if truncate_dim is None:
-        return vectors
-    if vectors.shape[1] < truncate_dim:
-        raise ModelError(f"--truncate-dim {truncate_dim}: the model's vectors have {vectors.shape[1]} dimensions")
-    kept = np.ascontiguousarray(vectors[:, :truncate_dim], dtype=np.float32)
-    if normalize:
-        norms = np.linalg.norm(kept, axis=1, keepdims=True)
-        kept = (kept / np.where(norms == 0, 1, norms)).astype(np.float32)
-    return kept
-
-
-@dataclass(frozen=True)
-class ViewedEmbeddings:
-    """The vectors of every view's texts: one `Embeddings` per encoding (views that resolve to the same role and
-    prompt share it), the prompt each view got, and how the model was set up."""
-
-    by_encoding: dict[Encoding, Embeddings]
-    prompts: dict[View, AppliedPrompt]
-    info: EncoderInfo
-    timings: dict[str, float] = field(default_factory=dict)
-    corpora: dict[tuple[Encoding, str], CorpusVectors] = field(default_factory=dict)  # by encoding, corpus digest
-
-    def encoding(self, view: View) -> Encoding:
-        prompt = self.prompts[view]
-        return prompt.role, prompt.text
-
-    def corpus_vectors(self, view: View, corpus: SharedCorpus) -> CorpusVectors:
-        return self.corpora[(self.encoding(view), corpus.digest)]
-
-    def embed_view(self, view: View, texts: Sequence[str]) -> np.ndarray:
-        if isinstance(texts, CorpusSlice):  # a corpus' documents: gathered by position, no text read
-            return self.corpus_vectors(view, texts.corpus).rows(texts.start, texts.stop)
-        return self.by_encoding[self.encoding(view)].embed(texts)
-
-    def encoded(self) -> set[tuple[Encoding, str]]:
-        """(encoding, text) of every text sent to the model in this run."""
-        return {(encoding, text) for encoding, embeddings in self.by_encoding.items() for text in embeddings.encoded}
-
-
-CORPUS_WINDOW_TEXTS = 32_768  # a corpus' distinct texts read, batched and handed to the executor at once
-
-
-class GroupChecks:
-    """What every encoded group goes through before the store: its shape (the adapter's first dimension in this
-    run, the cache's), `--truncate-dim`, finite values."""
-
-    def __init__(self, adapter: str, truncate_dim: int | None, normalize: bool) -> None:
-        self.adapter = adapter
-        self.truncate_dim = truncate_dim
-        self.normalize = normalize
-        self.dim: int | None = None  # the dimension the adapter returned first in this run
-
-    def checked(self, group: np.ndarray, texts: Sequence[str], blocks: Sequence[Block]) -> np.ndarray:
-        refuse_misshapen(group, texts, self.dim, self.adapter)
-        self.dim = group.shape[1]
-        group = shaped(group, self.truncate_dim, self.normalize)
-        # and of the dimension the cache holds for the key (stored by an earlier run)
-        refuse_misshapen(group, texts, next((b.shape[1] for b in blocks), None), self.adapter)
-        refuse_non_finite(group, texts)  # before the store: the cache never holds such a vector
-        return group
-
-
-def encode_corpus(executor: Executor, lookup: CorpusLookup, encoding: Encoding, cache: EmbeddingCache | None,
-                  checks: GroupChecks, advance: Callable[[int], None] = lambda done: None) -> None:
-    """A corpus' missing distinct texts, in file order of their first document, a window of
-    `CORPUS_WINDOW_TEXTS` at a time read from its source and batched canonically within the window (the batches
-    depend on the corpus and on which of its texts the store held already); each group is stored as a shard and
-    placed in `lookup`. So a window's shards hold documents that lie together in the file, and the search, which
-    reads the corpus in file order, reads a chunk from a few shards instead of a row from each. Nothing per
-    document but arrays."""
-    missing = lookup.missing
-    corpus, (role, prompt) = lookup.corpus, encoding
-    positions = lookup.first[missing]  # ascending: `unique` gives distinct texts in file order
-    for start in range(0, len(missing), CORPUS_WINDOW_TEXTS):
-        window = np.arange(start, min(start + CORPUS_WINDOW_TEXTS, len(missing)))
-        window_texts = corpus.texts_at(positions[window])
-        for indices, group in executor.groups(window_texts, role, prompt):
-            rows = window[np.asarray(indices, dtype=np.int64)]
-            texts = [window_texts[i] for i in indices]
-            group = checks.checked(group, texts, lookup.blocks)
-            shard = cache.store_digests(corpus.text_digests[positions[rows]].tobytes(), group) if cache else None
-            lookup.blocks.append(shard if shard else group)
-            lookup.places[missing[rows]] = (len(lookup.blocks) - 1) << ROW_BITS | np.arange(len(rows))
-            lookup.encoded += len(rows)
-            advance(len(indices))
+from specrun.encoders.store import CacheKey, EmbeddingCache, Found, model_files_hash, place
+from specrun.encoders.vectors import Embeddings, Encoding, GroupChecks, ViewedEmbeddings
 
 
 class CachedEncoder:
@@ -347,24 +138,8 @@ class CachedEncoder:
         """Encode what the caches lack; each group is stored as one shard as soon as it is done and then read
         back when asked for, so a long run holds no more than a group of vectors (uncached: the run's vectors).
         A corpus' missing texts go a window at a time, read from its source (`encode_corpus`)."""
-        options = self.options
         lookups = lookups or {}
-        clock = time.perf_counter()
-        job = EncodeJob(model=self.model, settings=self.settings, device=options.device,
-                        batch_size=self.settings.batch_size, model_files=self.model_files)
-        what = f"model {self.model.name}" if ADAPTERS[self.settings.adapter].needs_model else (
-            f"adapter {self.settings.adapter} (no model)")
-        with self.console.status(f"loading {what}", spinner="line"):  # a phase of its own, before the bar
-            executor = open_executor(options.executor, job, self.warn, options.ray_address, options.ray_timeout)
-        try:
-            self.model.check_unchanged()  # the key and the digests describe what was loaded, or nothing is encoded
-        except BaseException:
-            executor.close()
-            raise
-        if not self.console.quiet:
-            self.console.print(f"loaded {what} in {time.perf_counter() - clock:.1f} s", markup=False,
-                               highlight=False, soft_wrap=True)
-        timings["model_load"] = time.perf_counter() - clock
+        executor = self._open_executor(timings)
         info = executor.info
         for cache in caches.values():
             if cache:
@@ -403,6 +178,27 @@ class CachedEncoder:
             executor.close()
         timings["encode"] = time.perf_counter() - clock
         return info
+
+    def _open_executor(self, timings: dict[str, float]) -> Executor:
+        """The executor with the model loaded (its load timed and said), checked to be the model that was keyed."""
+        options = self.options
+        clock = time.perf_counter()
+        job = EncodeJob(model=self.model, settings=self.settings, device=options.device,
+                        batch_size=self.settings.batch_size, model_files=self.model_files)
+        what = f"model {self.model.name}" if ADAPTERS[self.settings.adapter].needs_model else (
+            f"adapter {self.settings.adapter} (no model)")
+        with self.console.status(f"loading {what}", spinner="line"):  # a phase of its own, before the bar
+            executor = open_executor(options.executor, job, self.warn, options.ray_address, options.ray_timeout)
+        try:
+            self.model.check_unchanged()  # the key and the digests describe what was loaded, or nothing is encoded
+        except BaseException:
+            executor.close()
+            raise
+        if not self.console.quiet:
+            self.console.print(f"loaded {what} in {time.perf_counter() - clock:.1f} s", markup=False,
+                               highlight=False, soft_wrap=True)
+        timings["model_load"] = time.perf_counter() - clock
+        return executor
 
     def _this_run(self, info: EncoderInfo, settings: EncoderSettings) -> EncoderInfo:
         """The settings as this run (or variant) gave them where they are not in the key (how the prompts were

@@ -4,6 +4,7 @@ bootstrap settings), grouped into boards, ranked (`ranking`) and written as Mark
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,15 @@ from specrun.core.errors import SpecrunError
 from specrun.core.files import write_atomic
 from specrun.core.settings import PROMPT_FLAGS
 from specrun.leaderboard.model import Board, BoardRow, Leaderboard, ModelEntry, Overall, OverallRow, SpecBoard
-from specrun.leaderboard.ranking import PairedStatistic, Ranking, board_scores, combined, rank_overall, rank_scores
+from specrun.leaderboard.ranking import (
+    OverallRanking,
+    PairedStatistic,
+    Ranking,
+    board_scores,
+    combined,
+    rank_overall,
+    rank_scores,
+)
 from specrun.leaderboard.render import render_html, render_markdown
 from specrun.metrics import METRICS
 from specrun.metrics.estimate import n_runs
@@ -189,6 +198,36 @@ def spec_board(groups: Sequence[Sequence[Verified]], names: Sequence[str],
                      seed=u.seed, unit=dict(u.unit), boards=boards), head_ranking
 
 
+@dataclass(frozen=True)
+class Labels:
+    """Every row of the board (an entry: a model configuration, or with --prompt-variants worst|mean its prompt
+    variants together), its label, and the full label of each variant it stands for."""
+
+    idents: list[tuple[Any, ...]]
+    names: list[str]
+    variants_of: dict[tuple[Any, ...], list[str]]  # entry -> the full labels of its runs' configurations
+    full_labels: dict[tuple[Any, ...], str]  # a run's own configuration -> its label
+
+    @classmethod
+    def of(cls, runs: Sequence[Verified], prompt_variants: str) -> Labels:
+        idents = list(dict.fromkeys(entry_identity(run.results, prompt_variants) for run in runs))
+        names = run_labels(idents)
+        own = list(dict.fromkeys(run_identity(run.results) for run in runs))
+        full_labels = dict(zip(own, run_labels(own), strict=True))
+        variants_of: dict[tuple[Any, ...], list[str]] = {ident: [] for ident in idents}
+        for run in runs:
+            label = full_labels[run_identity(run.results)]
+            if label not in variants_of[entry_identity(run.results, prompt_variants)]:
+                variants_of[entry_identity(run.results, prompt_variants)].append(label)
+        if prompt_variants != "each":
+            names = [f"{name} ({prompt_variants} of {len(variants_of[ident])} prompt variants)"
+                     if len(variants_of[ident]) > 1 else name for name, ident in zip(names, idents, strict=True)]
+        return cls(idents=idents, names=names, variants_of=variants_of, full_labels=full_labels)
+
+    def of_entry(self, ident: tuple[Any, ...]) -> str:
+        return self.names[self.idents.index(ident)]
+
+
 def compute(runs: Sequence[Verified], *, title: str = "specrun leaderboard", resample_specs: bool = False,
             progress: Callable[[str], None] | None = None, prompt_variants: str = "each") -> Leaderboard:
     """The whole leaderboard from verified runs (any specs, any models): checks, labels, boards, overall. With
@@ -199,67 +238,68 @@ def compute(runs: Sequence[Verified], *, title: str = "specrun leaderboard", res
     by_spec: dict[str, list[Verified]] = {}
     for run in runs:
         by_spec.setdefault(run.results.spec_id, []).append(run)
-    idents = list(dict.fromkeys(entry_identity(run.results, prompt_variants) for run in runs))
-    names = run_labels(idents)
-    variants_of: dict[tuple[Any, ...], list[str]] = {ident: [] for ident in idents}
-    full_labels = dict(zip(dict.fromkeys(run_identity(run.results) for run in runs),
-                           run_labels(list(dict.fromkeys(run_identity(run.results) for run in runs))), strict=True))
-    for run in runs:
-        label = full_labels[run_identity(run.results)]
-        if label not in variants_of[entry_identity(run.results, prompt_variants)]:
-            variants_of[entry_identity(run.results, prompt_variants)].append(label)
-    if prompt_variants != "each":
-        names = [f"{name} ({prompt_variants} of {len(variants_of[ident])} prompt variants)"
-                 if len(variants_of[ident]) > 1 else name for name, ident in zip(names, idents, strict=True)]
-    label_of = dict(zip(idents, names, strict=True))
-    entries_of: dict[str, dict[tuple[Any, ...], list[Verified]]] = {}
-    for spec_id in sorted(by_spec):  # every check before any board is computed (and any progress printed)
-        group = by_spec[spec_id]
-        seen: dict[tuple[Any, ...], Verified] = {}
-        for run in group:
-            check_same_items(group[0], run)
-            ident = run_identity(run.results)
-            if ident in seen:
-                raise SpecrunError(f"{spec_id}: {run.path} and {seen[ident].path} are runs of the same model "
-                                   f"configuration ({full_labels[ident]}); pass one of them")
-            seen[ident] = run
-        entries: dict[tuple[Any, ...], list[Verified]] = {}
-        for run in group:
-            entries.setdefault(entry_identity(run.results, prompt_variants), []).append(run)
-        for ident, members in entries.items():  # a row is the worst (mean) of the same variants on every spec
-            here = [full_labels[run_identity(run.results)] for run in members]
-            if sorted(here) != sorted(variants_of[ident]):
-                missing = sorted(set(variants_of[ident]) - set(here))
-                raise SpecrunError(f"{spec_id}: --prompt-variants {prompt_variants} ranks {names[idents.index(ident)]}"
-                                   f" by the same variants on every spec, but this spec lacks {'; '.join(missing)}; "
-                                   "run them on it, or pass the runs of the variants it has")
-        entries_of[spec_id] = entries
-    spec_boards, observed, scores, directions, seeds = [], [], [], [], []
+    labels = Labels.of(runs, prompt_variants)
+    # every check before any board is computed (and any progress printed)
+    entries_of = {spec_id: spec_entries(spec_id, by_spec[spec_id], labels, prompt_variants)
+                  for spec_id in sorted(by_spec)}
+    spec_boards, observed, scores = [], [], []
     for spec_id, entries in entries_of.items():
-        ordered = sorted(entries, key=lambda ident: label_of[ident])  # ties for best: first label
-        board, ranking = spec_board([entries[ident] for ident in ordered], [label_of[ident] for ident in ordered],
+        ordered = sorted(entries, key=labels.of_entry)  # ties for best: first label
+        board, ranking = spec_board([entries[ident] for ident in ordered], [labels.of_entry(i) for i in ordered],
                                     prompt_variants)
         spec_boards.append(board)
-        column = {idents.index(ident): m for m, ident in enumerate(ordered)}
-        full_observed = np.full(len(idents), np.nan)
-        full_scores = np.full((len(ranking.scores), len(idents)), np.nan)
-        for global_m, m in column.items():
-            full_observed[global_m] = ranking.observed[m]
-            full_scores[:, global_m] = ranking.scores[:, m]
-        observed.append(full_observed)
-        scores.append(full_scores)
-        directions.append(board.boards[0].direction)
-        seeds.append(board.seed)
+        columns = [labels.idents.index(ident) for ident in ordered]
+        observed.append(np.full(len(labels.idents), np.nan))
+        observed[-1][columns] = ranking.observed
+        scores.append(np.full((len(ranking.scores), len(labels.idents)), np.nan))
+        scores[-1][:, columns] = ranking.scores
         if progress is not None:
             head = board.boards[0]
             progress(f"{spec_id}: {len(ordered)} model(s) on {head.split} {head.metric}; best {head.best}, "
                      f"not separable from it: {len(head.not_separable)}")
+    directions = [board.boards[0].direction for board in spec_boards]
     confidence = max(b.confidence for b in spec_boards)
     overall = rank_overall(observed, scores, directions, confidence=confidence, resample_specs=resample_specs,
-                           seeds=seeds)
+                           seeds=[board.seed for board in spec_boards])
+    models = [ModelEntry(label=label, name=ident[0], prompt_variants=labels.variants_of[ident]
+                         if prompt_variants != "each" else [], **dict(zip(IDENTITY_FIELDS, ident[1:], strict=True)))
+              for ident, label in zip(labels.idents, labels.names, strict=True)]
+    return Leaderboard(title=title, models=models, specs=spec_boards, overall=Overall(
+        specs=[b.spec_id for b in spec_boards], resamples=min(len(s) for s in scores), confidence=confidence,
+        resample_specs=resample_specs, mean_direction=directions[0] if len(set(directions)) == 1 else None,
+        rows=overall_rows(overall, labels.names, observed), prompt_variants=prompt_variants))
+
+
+def spec_entries(spec_id: str, group: Sequence[Verified], labels: Labels,
+                 prompt_variants: str) -> dict[tuple[Any, ...], list[Verified]]:
+    """One spec's runs as board entries, checked: the same items as its first run, one run per configuration, and
+    (worst|mean of variants) the same variants as on every other spec."""
+    seen: dict[tuple[Any, ...], Verified] = {}
+    for run in group:
+        check_same_items(group[0], run)
+        ident = run_identity(run.results)
+        if ident in seen:
+            raise SpecrunError(f"{spec_id}: {run.path} and {seen[ident].path} are runs of the same model "
+                               f"configuration ({labels.full_labels[ident]}); pass one of them")
+        seen[ident] = run
+    entries: dict[tuple[Any, ...], list[Verified]] = {}
+    for run in group:
+        entries.setdefault(entry_identity(run.results, prompt_variants), []).append(run)
+    for ident, members in entries.items():  # a row is the worst (mean) of the same variants on every spec
+        here = [labels.full_labels[run_identity(run.results)] for run in members]
+        if sorted(here) != sorted(labels.variants_of[ident]):
+            missing = sorted(set(labels.variants_of[ident]) - set(here))
+            raise SpecrunError(f"{spec_id}: --prompt-variants {prompt_variants} ranks {labels.of_entry(ident)} by "
+                               f"the same variants on every spec, but this spec lacks {'; '.join(missing)}; run "
+                               "them on it, or pass the runs of the variants it has")
+    return entries
+
+
+def overall_rows(overall: OverallRanking, names: Sequence[str], observed: Sequence[np.ndarray]) -> list[OverallRow]:
+    """The across-spec rows, by Borda rank then label: Borda with its rank interval, the mean where defined."""
     present = np.stack([np.isfinite(o) for o in observed]).sum(axis=0)
     rows = []
-    for m in sorted(range(len(idents)), key=lambda m: (overall.borda_rank[m], names[m])):
+    for m in sorted(range(len(names)), key=lambda m: (overall.borda_rank[m], names[m])):
         has_mean = overall.mean is not None and bool(np.isfinite(overall.mean[m]))
         rows.append(OverallRow(
             model=names[m], specs=int(present[m]), borda=float(overall.borda[m]),
@@ -269,13 +309,7 @@ def compute(runs: Sequence[Verified], *, title: str = "specrun leaderboard", res
             mean_rank=int(overall.mean_rank[m]) if has_mean else None,  # type: ignore[index]
             mean_rank_low=int(overall.mean_low[m]) if has_mean else None,  # type: ignore[index]
             mean_rank_high=int(overall.mean_high[m]) if has_mean else None))  # type: ignore[index]
-    models = [ModelEntry(label=label, name=ident[0], prompt_variants=variants_of[ident] if prompt_variants != "each"
-                         else [], **dict(zip(IDENTITY_FIELDS, ident[1:], strict=True)))
-              for ident, label in zip(idents, names, strict=True)]
-    return Leaderboard(title=title, models=models, specs=spec_boards, overall=Overall(
-        specs=[b.spec_id for b in spec_boards], resamples=min(len(s) for s in scores), confidence=confidence,
-        resample_specs=resample_specs, mean_direction=directions[0] if len(set(directions)) == 1 else None,
-        rows=rows, prompt_variants=prompt_variants))
+    return rows
 
 
 def build_leaderboard(paths: list[Path], output: Path, *, title: str | None = None,

@@ -7,7 +7,7 @@ import errno
 import os
 import secrets
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePosixPath
 
 from specrun.core.errors import OutputError
@@ -48,37 +48,11 @@ def write_file_tree(folder: Path, files: Mapping[str, str | bytes], label: str) 
             os.rename(staging, target)
             staging = None
             return
-        aside = staging / f".old{fs.STAGING_TAG}{secrets.token_hex(4)}"
-        aside.mkdir()
-        real_target = target.resolve()
-        for index, name in enumerate(names):
+        for name in _move_in(staging, target, names, moved):
             current = str(name)
-            destination = target.joinpath(*name.parts)
-            if not destination.parent.resolve().is_relative_to(real_target):  # a link there leads out of -o
-                raise OSError(errno.EXDEV, f"{name.parent} there is a link out of the folder")
-            for parent in reversed(destination.parents):
-                if parent != target and parent.is_relative_to(target) and not os.path.lexists(parent):
-                    parent.mkdir()
-                    moved.append((parent, None))
-            kept = None
-            if os.path.lexists(destination):
-                if destination.is_dir() and not destination.is_symlink():
-                    raise OSError(errno.EISDIR, f"{name} is a folder there")
-                kept = aside / str(index)
-                os.rename(destination, kept)
-            moved.append((destination, kept))
-            os.rename(staging.joinpath(*name.parts), destination)
         moved.clear()
     except OSError as exc:
-        for destination, kept in reversed(moved):
-            with contextlib.suppress(OSError):
-                if kept is None and destination.is_dir():
-                    destination.rmdir()
-                    continue
-                if os.path.lexists(destination) and not destination.is_dir():
-                    destination.unlink()
-                if kept is not None:
-                    os.rename(kept, destination)
+        _put_back(moved)
         raise OutputError(f"{label}: cannot write {current}: {exc.strerror or exc}; nothing was written "
                           "there") from None
     finally:
@@ -87,3 +61,42 @@ def write_file_tree(folder: Path, files: Mapping[str, str | bytes], label: str) 
                 fs._remove(staging)
         if not os.path.lexists(target):
             _remove_created([unit])
+
+
+def _move_in(staging: Path, target: Path, names: list[PurePosixPath],
+             moved: list[tuple[Path, Path | None]]) -> Iterator[PurePosixPath]:
+    """Rename each staged file into the existing folder, yielding its name first; the file it replaces is kept
+    aside under the staging folder, and every step is recorded in `moved` so that `_put_back` can undo it."""
+    aside = staging / f".old{fs.STAGING_TAG}{secrets.token_hex(4)}"
+    aside.mkdir()
+    real_target = target.resolve()
+    for index, name in enumerate(names):
+        yield name
+        destination = target.joinpath(*name.parts)
+        if not destination.parent.resolve().is_relative_to(real_target):  # a link there leads out of -o
+            raise OSError(errno.EXDEV, f"{name.parent} there is a link out of the folder")
+        for parent in reversed(destination.parents):
+            if parent != target and parent.is_relative_to(target) and not os.path.lexists(parent):
+                parent.mkdir()
+                moved.append((parent, None))
+        kept = None
+        if os.path.lexists(destination):
+            if destination.is_dir() and not destination.is_symlink():
+                raise OSError(errno.EISDIR, f"{name} is a folder there")
+            kept = aside / str(index)
+            os.rename(destination, kept)
+        moved.append((destination, kept))
+        os.rename(staging.joinpath(*name.parts), destination)
+
+
+def _put_back(moved: list[tuple[Path, Path | None]]) -> None:
+    """Undo `_move_in`: each moved file out again, each replaced file back, each folder made removed."""
+    for destination, kept in reversed(moved):
+        with contextlib.suppress(OSError):
+            if kept is None and destination.is_dir():
+                destination.rmdir()
+                continue
+            if os.path.lexists(destination) and not destination.is_dir():
+                destination.unlink()
+            if kept is not None:
+                os.rename(kept, destination)

@@ -14,6 +14,17 @@ from specrun.yamlsafe import KeyPath, LocatedYaml
 
 def check_references(spec: Spec, located: LocatedYaml, require_fingerprints: bool) -> None:
     """Checks across keys that pydantic's per-field validation cannot see; each names its own line."""
+    _check_sources(spec, located)
+    _check_splits(spec, located, require_fingerprints)
+    _check_subset(spec, located)
+    _check_protocols(spec, located, require_fingerprints)
+    _check_metrics(spec, located)
+    _check_card(spec, located)
+
+
+def _check_sources(spec: Spec, located: LocatedYaml) -> None:
+    """Paths inside the source's folder and short enough, formats and their options, pinned members, values maps
+    of mapped columns."""
     for source_name, source in spec.sources.items():
         for split_name in source.split_names:
             ref = source.file_for(split_name)
@@ -36,6 +47,10 @@ def check_references(spec: Spec, located: LocatedYaml, require_fingerprints: boo
                 raise located.error(("sources", source_name, "values", column),
                                     f"column {column!r} is not mapped by `columns`, so this map would never apply; "
                                     f"`values` takes a mapped column: {mapped}")
+
+
+def _check_splits(spec: Spec, located: LocatedYaml, require_fingerprints: bool) -> None:
+    """Each split's source and source splits exist, once each; an evaluated split is fingerprinted or pinned."""
     for name, split in spec.splits.items():
         if split.source not in spec.sources:
             raise located.error(("splits", name, "source"),
@@ -57,6 +72,10 @@ def check_references(spec: Spec, located: LocatedYaml, require_fingerprints: boo
     if not spec.evaluated_splits:
         raise located.error(("splits",), "no split is evaluated (every split has `evaluate: false`); "
                                          "a spec scores at least one split")
+
+
+def _check_subset(spec: Spec, located: LocatedYaml) -> None:
+    """A selection for every evaluated split, and only for splits that exist and are evaluated."""
     for name, selection in spec.subset.splits.items():
         if name not in spec.splits:
             raise located.error(("subset", "splits", name),
@@ -68,6 +87,11 @@ def check_references(spec: Spec, located: LocatedYaml, require_fingerprints: boo
     for name in spec.evaluated_splits:
         if name not in spec.subset.splits:
             raise located.error(("subset", "splits"), f"no selection for evaluated split {name!r} (all or a count)")
+
+
+def _check_protocols(spec: Spec, located: LocatedYaml, require_fingerprints: bool) -> None:
+    """The splits a protocol fits on exist, are not evaluated and are pinned; its roles name text fields; every
+    item field it reads is mapped."""
     for name, protocol in spec.protocols.items():
         kind = registry.PROTOCOLS[protocol.kind]  # options were typed and checked by the spec model itself
         for option in kind.split_options:
@@ -100,6 +124,10 @@ def check_references(spec: Spec, located: LocatedYaml, require_fingerprints: boo
                 raise located.error(("sources", source_name, "columns"),
                                     f"protocol {name!r} ({protocol.kind}) needs item field(s) "
                                     f"{', '.join(missing)}; map each to a column")
+
+
+def _check_metrics(spec: Spec, located: LocatedYaml) -> None:
+    """Each metric is registered and fed by its protocol's kind; every protocol is used by a metric."""
     used_protocols = set()
     for name, metric in spec.metrics.items():
         if metric.protocol not in spec.protocols:
@@ -122,6 +150,9 @@ def check_references(spec: Spec, located: LocatedYaml, require_fingerprints: boo
     for name in spec.protocols:
         if name not in used_protocols:
             raise located.error(("protocols", name), "no metric uses this protocol")
+
+
+def _check_card(spec: Spec, located: LocatedYaml) -> None:
     for field in spec.card.examples.columns:
         known = {"id", *(f for s in spec.sources.values() for f in s.columns)}
         if field not in known:

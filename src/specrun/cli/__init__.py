@@ -1,0 +1,52 @@
+"""Command line: `specrun SPEC... [--model M]` runs; `validate`, `card`, `fingerprint` help write specs; `compare`,
+`leaderboard`, `publish` read runs back. The grammar is `parser`, the commands `commands`.
+
+Bad input of any kind ends in one line on stderr and exit code 2; a traceback means a bug in specrun.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+from rich.console import Console
+
+from specrun.cli.commands import COMMAND_FUNCTIONS
+from specrun.cli.parser import DEBUG_ENV, build_parser, run_options
+from specrun.core.errors import SpecrunError, Terminated, os_error_text
+
+__all__ = ["DEBUG_ENV", "build_parser", "main", "run_options"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    # --traceback (anywhere) or SPECRUN_DEBUG=1: re-raise instead of the one line, for bug reports
+    debug = "--traceback" in args_list or os.environ.get(DEBUG_ENV, "") not in ("", "0")
+    args_list = [arg for arg in args_list if arg != "--traceback"]
+    if args_list and args_list[0] not in COMMAND_FUNCTIONS and not args_list[0].startswith("-"):
+        args_list.insert(0, "run")
+    parser = build_parser()
+    try:
+        args = parser.parse_args(args_list)
+        if args.command is None:
+            parser.print_help(sys.stderr)
+            return 2
+        console = Console(stderr=True, quiet=getattr(args, "quiet", False))
+        return COMMAND_FUNCTIONS[args.command](args, console)
+    except SpecrunError as exc:
+        if debug:
+            raise
+        print(f"specrun: error: {exc.one_line()}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt as exc:  # Ctrl-C; Terminated: SIGTERM while Ray encodes
+        if debug:
+            raise
+        stopped = "terminated" if isinstance(exc, Terminated) else "interrupted"
+        print(f"specrun: {stopped}; nothing was written", file=sys.stderr)
+        return 143 if isinstance(exc, Terminated) else 130
+    except OSError as exc:  # a filesystem or device fault no stage anticipated: still one line, naming the path
+        if debug:
+            raise
+        print(f"specrun: error: {SpecrunError(os_error_text(exc)).one_line()}", file=sys.stderr)
+        return 2

