@@ -16,7 +16,7 @@ LEADERBOARD_FORMAT = "specrun.leaderboard/1"
 
 
 # One model configuration: a name plus what makes its vectors differ (adapter, prompt, ...): the identity fields
-# of results.py, typed as in the model provenance, so a new setting reaches the leaderboard without an edit here.
+# of results/labels.py, typed as in the model provenance, so a new setting reaches the leaderboard without an edit here.
 ModelEntry = create_model("ModelEntry", __base__=Strict, label=(str, ...), name=(str, ...), **{
     name: (ModelProvenance.model_fields[name].annotation, ...) for name in IDENTITY_FIELDS},
     prompt_variants=(list[str], Field(default_factory=list, description=(
