@@ -112,7 +112,8 @@ def test_report_is_the_card_plus_results(runs: list[Path]) -> None:
     results = Results.model_validate_json(runs[0].read_text())
     assert report.startswith("# Biomedical sentence similarity (BIOSSES)\n\n> Licence to confirm")
     value = results.scores["test"]["spearman_zero_shot"]
-    row = f"| test | spearman_zero_shot | {value.value:.4f} | [{value.ci_low:.4f}, {value.ci_high:.4f}] | 100 pairs |"
+    row = (f"| test | spearman_zero_shot | {value.value:.4f} | [{value.ci_low:.4f}, {value.ci_high:.4f}] | "
+           f"{value.interval} | 100 pairs |")
     assert row in report
     assert DEFAULT_MODEL_SHA256 in report
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import SPECS, require
+from tests.conftest import SPECS, hears_ctrl_c, require
 
 ray = require("ray", "Ray is not installed here (pip install 'specrun[ray]')")
 
@@ -174,7 +174,7 @@ def test_a_connect_given_up_on_writes_nothing_after_it(how: str, said: str) -> N
     import sys
 
     process = subprocess.Popen([sys.executable, "-c", ABANDONED_CONNECT, how], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True,
+                               stderr=subprocess.PIPE, text=True, preexec_fn=hears_ctrl_c,
                                env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert process.stdout is not None and process.stdout.readline() == "connecting\n"
     if how == "signal":

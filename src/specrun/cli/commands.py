@@ -34,16 +34,16 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     outputs = run(args.specs, options, console)
     try:  # the results are on disk from here on: an interrupt must not say otherwise
         table = Table(title="specrun results")
-        columns = ("spec", *(("run",) if options.prompt_set else ()), "split", "metric", "value", "CI", "interval",
-                   "n")
+        columns = ("spec", *(("run",) if options.prompt_set else ()), "split", "metric", "value", "CI", "n")
         for column in columns:
             table.add_column(column, justify="right" if column in ("value", "n") else "left")
         for out in outputs:
             run_name = (out.results_path.parent.name,) if options.prompt_set else ()  # which variant
             for split, scores in out.results.scores.items():
-                for metric, score in scores.items():
+                for metric, score in scores.items():  # a method other than percentile named beside its interval
+                    method = "" if score.interval == "percentile" else f" {score.interval}"
                     table.add_row(out.results.spec_id, *run_name, split, metric, f"{score.value:.4f}",
-                                  f"[{score.ci_low:.4f}, {score.ci_high:.4f}]", score.interval, str(score.n))
+                                  f"[{score.ci_low:.4f}, {score.ci_high:.4f}]{method}", str(score.n))
         console.print(table)
         for out in outputs:
             for note in outside_notes(out.results):
