@@ -5,7 +5,7 @@ DATA_DIR ?= $(or $(SPECRUN_DATA_DIR),../shared/data)
 # the local mirror when it is there, else the hub at the spec's pinned revision
 DATA_FLAG := $(if $(wildcard $(DATA_DIR)/biosses/all.tsv),--data-dir $(DATA_DIR),)
 
-.PHONY: biosses data-note test lint schema clean
+.PHONY: biosses data-note test quick lint schema clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,11 @@ data-note:
 test: $(VENV)/.installed
 	$(VENV)/bin/ruff check src tests
 	SPECRUN_DATA_DIR=$(DATA_DIR) $(VENV)/bin/python -m pytest
+
+# the quick loop (fixtures, the hashing adapter, every kind's example) on two workers; writes nothing here
+quick: $(VENV)/.installed
+	$(VENV)/bin/ruff check src tests
+	SPECRUN_DATA_DIR=$(DATA_DIR) $(VENV)/bin/python -m pytest -m "not slow" -n 2 -q -p no:cacheprovider
 
 schema: $(VENV)/.installed
 	$(VENV)/bin/python -m specrun.spec > schema/spec.schema.json
