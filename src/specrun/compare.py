@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from specrun.core.errors import SpecrunError
+from specrun.core.errors import CompareError, SpecrunError
 from specrun.core.markdown import md_text
 from specrun.metrics import METRICS, intervals
 from specrun.metrics.estimate import n_runs, point_value
@@ -34,25 +34,25 @@ class Difference:
 
 def _check_same_items(a: Results, b: Results, path_a: Path, path_b: Path) -> None:
     if a.spec_id != b.spec_id:
-        raise SpecrunError(f"runs are on different specs ({a.spec_id} vs {b.spec_id} in {path_b})", file=str(path_a))
+        raise CompareError(f"runs are on different specs ({a.spec_id} vs {b.spec_id} in {path_b})", file=str(path_a))
     if a.provenance.spec_sha256 != b.provenance.spec_sha256:
-        raise SpecrunError(f"the runs used different versions of spec {a.spec_id} (sha256 "
+        raise CompareError(f"the runs used different versions of spec {a.spec_id} (sha256 "
                            f"{a.provenance.spec_sha256[:12]} vs {b.provenance.spec_sha256[:12]} in {path_b}): a "
                            "protocol option, metric or item may differ, so a difference need not be the model's; "
                            "refusing to compare", file=str(path_a))
     for split, data in a.provenance.data.items():
         other = b.provenance.data.get(split)
         if other is None:
-            raise SpecrunError(f"split {split} is not in {path_b}", file=str(path_a))
+            raise CompareError(f"split {split} is not in {path_b}", file=str(path_a))
         if (data.fingerprint, data.selection, data.n_selected) != (other.fingerprint, other.selection,
                                                                   other.n_selected):
-            raise SpecrunError(f"split {split}: the runs evaluated different items (fingerprint {data.fingerprint} "
+            raise CompareError(f"split {split}: the runs evaluated different items (fingerprint {data.fingerprint} "
                                f"vs {other.fingerprint}); refusing to compare", file=str(path_a))
     if a.provenance.uncertainty.seed != b.provenance.uncertainty.seed:
-        raise SpecrunError("the runs used different subset seeds; refusing to compare", file=str(path_a))
+        raise CompareError("the runs used different subset seeds; refusing to compare", file=str(path_a))
     if a.metrics != b.metrics or {s: sorted(m) for s, m in a.scores.items()} != {s: sorted(m) for s, m in
                                                                                  b.scores.items()}:
-        raise SpecrunError(f"the runs score different metrics or splits ({path_b} differs); refusing to compare",
+        raise CompareError(f"the runs score different metrics or splits ({path_b} differs); refusing to compare",
                            file=str(path_a))
 
 
@@ -71,11 +71,11 @@ def compare(path_a: Path, path_b: Path) -> tuple[Results, Results, list[Differen
             ids_a, arrays_a = units_a[key]
             ids_b, arrays_b = units_b.get(key, ([], {}))
             if ids_a != ids_b:
-                raise SpecrunError(f"split {split}: the runs' units differ (first: {ids_a[:1]} vs {ids_b[:1]}); "
+                raise CompareError(f"split {split}: the runs' units differ (first: {ids_a[:1]} vs {ids_b[:1]}); "
                                    "refusing to compare", file=str(path_a))
             method = score.interval
             if b.scores[split][metric_id].interval != method:
-                raise SpecrunError(f"{metric_id} on {split}: the runs' intervals were read by different methods "
+                raise CompareError(f"{metric_id} on {split}: the runs' intervals were read by different methods "
                                    f"({method} vs {b.scores[split][metric_id].interval} in {path_b}); refusing to "
                                    "compare", file=str(path_a))
             out.append(paired_difference(split, metric_id, info.metric, info.direction, arrays_a, arrays_b,
@@ -98,18 +98,18 @@ def paired_difference(split: str, metric_id: str, name: str, direction: str, arr
 
     runs = n_runs(metric, data_a)
     if runs != n_runs(metric, data_b):
-        raise SpecrunError(f"{metric_id} on {split}: the runs hold {runs} and {n_runs(metric, data_b)} fits or "
+        raise CompareError(f"{metric_id} on {split}: the runs hold {runs} and {n_runs(metric, data_b)} fits or "
                            "random runs; refusing to compare")
     value_a, value_b = point_value(metric, data_a), point_value(metric, data_b)
     differences = distribution(paired, n_units, resamples, seed, n_runs=runs)  # the same units and runs for both
     if not np.all(np.isfinite(differences)):
-        raise SpecrunError(f"{metric_id} on {split}: some resamples are degenerate; the interval is undefined")
+        raise CompareError(f"{metric_id} on {split}: some resamples are degenerate; the interval is undefined")
     difference = value_a - value_b
     try:
         low, high = intervals.interval(interval, difference, differences, confidence, n_units=n_units,
                                        statistic=lambda w: mean_over_runs(paired(w), None) if runs else paired(w))
     except SpecrunError as exc:
-        raise SpecrunError(f"{metric_id} on {split}: {exc.message}") from None
+        raise exc.prefixed(f"{metric_id} on {split}") from None
     plausible = intervals.plausible(interval, difference, differences)
     wins = plausible > 0 if direction == "higher" else plausible < 0
     return Difference(split=split, metric=metric_id, a=value_a, b=value_b, difference=difference,

@@ -43,7 +43,7 @@ def evaluate(plan: Plan, splits: dict[str, SplitData], embed_view: Callable[[Vie
                 try:
                     scores[metric.id] = cached_estimate(derived, metric, outputs.arrays, plan)
                 except SpecrunError as exc:
-                    raise type(exc)(f"{plan.id}, split {split.name}, {metric.id}: {exc.message}") from None
+                    raise exc.prefixed(f"{plan.id}, split {split.name}, {metric.id}") from None
             runs.append(ProtocolRun(split=split.name, protocol=protocol.name, kind=protocol.kind, outputs=outputs,
                                     scores=scores))
     return runs

@@ -141,7 +141,7 @@ def _planned_source(name: str, source: HubDataset | GitSource) -> PlannedSource:
     reader = None if isinstance(source, HubDataset) and source.mirror is None else \
         registry.READERS[source.layout.format]
     layout = None if reader is None else ReadLayout(format=source.layout.format,
-                                                    options=reader.merged_options(source.layout))
+                                                    options=dict(source.layout.options))
     files = {split: PlannedFile(source_split=split, ref=source.file_for(split),
                                 key=("sources", name, *source.mirror_key(split)),
                                 pins=("sources", name, "files", split))

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from specrun.core.errors import SpecrunError
+from specrun.core.errors import CompareError
 from specrun.leaderboard import Leaderboard, check_same_items, rank_board, rank_overall
 from specrun.metrics import METRICS, unit_counts
 from specrun.results.verify import load_verified
@@ -327,7 +327,7 @@ def test_different_items_are_refused_in_one_line(runs: dict[str, Path], tmp_path
     first, other = load_verified(runs["st"]), load_verified(Path(out.strip()))
     same_spec = other.results.model_copy(update={"provenance": other.results.provenance.model_copy(
         update={"spec_sha256": first.results.provenance.spec_sha256})})
-    with pytest.raises(SpecrunError, match="evaluated different items"):
+    with pytest.raises(CompareError, match="evaluated different items"):
         check_same_items(first, replace(other, results=same_spec))
 
 
@@ -336,7 +336,7 @@ def test_different_unit_ids_are_refused(runs: dict[str, Path]) -> None:
     a, b = load_verified(runs["st"]), load_verified(runs["ha"])
     (key, (ids, arrays)), = b.units.items()
     swapped = replace(b, units={key: ([ids[1], ids[0], *ids[2:]], arrays)})
-    with pytest.raises(SpecrunError, match=r"different units \(split test, unit 1: biosses-001 vs biosses-000\)"):
+    with pytest.raises(CompareError, match=r"different units \(split test, unit 1: biosses-001 vs biosses-000\)"):
         check_same_items(a, swapped)
 
 

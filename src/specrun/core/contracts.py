@@ -138,23 +138,8 @@ class ReaderEntry:
     options: type[BaseModel] | None = None  # model of `options` in the spec, for a plugin's own settings
     description: str = ""
     provider: str = "specrun"  # the distribution that registered it
-    layout_keys: frozenset[str] = frozenset()  # the source keys it reads: quoting, names, optional_names, ...
     files_read: Callable[[Mapping[str, Any], str], list[str]] | None = None  # folder formats: the files inside
     # the folder it reads for (options, source split), so the spec check can demand a sha256 pin for each
-
-    def merged_options(self, declared: Any) -> dict[str, Any]:
-        """The options this reader gets from a source declaration (a pydantic model): its `options`, plus each
-        shared key the reader reads (`layout_keys`) that the source gives at its top level, where specs before
-        the per-reader options put them. A key given in both places is a ValueError."""
-        merged = dict(declared.options)
-        for key in sorted(self.layout_keys):
-            value = getattr(declared, key)
-            if value == type(declared).model_fields[key].default:
-                continue
-            if key in merged:
-                raise ValueError(f"`{key}` is given twice: at the source's top level and in its `options`")
-            merged[key] = value
-        return merged
 
 
 @dataclass(frozen=True)

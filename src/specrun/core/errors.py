@@ -49,7 +49,11 @@ class SpecrunError(Exception):
         except SpecrunError as exc:
             if exc.file is not None:
                 raise
-            raise type(exc)(f"{context}: {exc.message}") from None
+            raise exc.prefixed(context) from None
+
+    def prefixed(self, context: str) -> SpecrunError:
+        """The same error, of the same class, with `context: ` before its message; file, line and key kept."""
+        return type(self)(f"{context}: {self.message}", file=self.file, line=self.line, key=self.key)
 
     def one_line(self) -> str:
         where = ""
@@ -86,6 +90,18 @@ class MetricError(SpecrunError):
 
 class OutputError(SpecrunError):
     """The results cannot be written where --output points (a file, read-only, full, a name too long)."""
+
+
+class ResultsError(SpecrunError):
+    """A results.json (or its predictions) cannot be read, or does not hold what it claims: names file and key."""
+
+
+class CompareError(SpecrunError):
+    """Runs cannot be compared or ranked together (other data, units, resamples, methods)."""
+
+
+class PublishError(SpecrunError):
+    """Results cannot be published: the licence, the hub's schema, the export or the upload refused them."""
 
 
 class OutputInterrupted(SpecrunError):

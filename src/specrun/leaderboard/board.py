@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
-from specrun.core.errors import SpecrunError
+from specrun.core.errors import CompareError
 from specrun.core.files import write_atomic
 from specrun.core.settings import PROMPT_FLAGS
 from specrun.leaderboard.model import Board, BoardRow, Leaderboard, ModelEntry, Overall, OverallRow, SpecBoard
@@ -45,12 +45,12 @@ def find_results(paths: Sequence[Path]) -> list[Path]:
         if path.is_dir():
             inside = sorted(p for p in path.rglob("results.json") if p.is_file())
             if not inside:
-                raise SpecrunError("no results.json below this folder", file=str(path))
+                raise CompareError("no results.json below this folder", file=str(path))
             found += inside
         elif path.is_file():
             found.append(path)
         else:
-            raise SpecrunError("no such results file or folder", file=str(path))
+            raise CompareError("no such results file or folder", file=str(path))
     unique: dict[Path, Path] = {}
     for path in found:
         unique.setdefault(path.resolve(), path)
@@ -66,31 +66,31 @@ def check_same_items(first: Verified, other: Verified) -> None:
     a, b = first.results, other.results
     prefix = f"{a.spec_id}: {other.path} and {first.path}"
     if a.provenance.spec_sha256 != b.provenance.spec_sha256:
-        raise SpecrunError(f"{prefix} used different versions of the spec (sha256 {b.provenance.spec_sha256[:12]} "
+        raise CompareError(f"{prefix} used different versions of the spec (sha256 {b.provenance.spec_sha256[:12]} "
                            f"vs {a.provenance.spec_sha256[:12]}): a protocol option, metric or item may differ, so "
                            "a difference need not be the model's; refusing to rank them together")
     items_a, items_b = _items(a), _items(b)
     if set(items_a) != set(items_b):
-        raise SpecrunError(f"{prefix} evaluated different splits ({', '.join(sorted(items_b))} vs "
+        raise CompareError(f"{prefix} evaluated different splits ({', '.join(sorted(items_b))} vs "
                            f"{', '.join(sorted(items_a))}); refusing to rank them together")
     for split, item in items_a.items():
         if items_b[split] != item:
-            raise SpecrunError(f"{prefix} evaluated different items (split {split}: fingerprint {items_b[split][0]}"
+            raise CompareError(f"{prefix} evaluated different items (split {split}: fingerprint {items_b[split][0]}"
                                f", {items_b[split][1]} vs {item[0]}, {item[1]}); refusing to rank them together")
     ua, ub = a.provenance.uncertainty, b.provenance.uncertainty
     if (ua.resamples, ua.confidence, ua.seed) != (ub.resamples, ub.confidence, ub.seed):
-        raise SpecrunError(f"{prefix} used different bootstrap settings (resamples, confidence, seed "
+        raise CompareError(f"{prefix} used different bootstrap settings (resamples, confidence, seed "
                            f"{ub.resamples}, {ub.confidence}, {ub.seed} vs {ua.resamples}, {ua.confidence}, "
                            f"{ua.seed}); refusing to rank them together")
     if a.metrics != b.metrics or {s: sorted(m) for s, m in a.scores.items()} != {
             s: sorted(m) for s, m in b.scores.items()}:
-        raise SpecrunError(f"{prefix} score different metrics or splits; refusing to rank them together")
+        raise CompareError(f"{prefix} score different metrics or splits; refusing to rank them together")
     for key, (ids, _arrays) in first.units.items():
         other_ids = other.units.get(key, ([], {}))[0]
         if other_ids != ids:
             where = next((i for i, (x, y) in enumerate(zip(ids, other_ids, strict=False)) if x != y),
                          min(len(ids), len(other_ids)))
-            raise SpecrunError(f"{prefix} evaluated different units (split {key[0]}, unit {where + 1}: "
+            raise CompareError(f"{prefix} evaluated different units (split {key[0]}, unit {where + 1}: "
                                f"{other_ids[where] if where < len(other_ids) else 'none'} vs "
                                f"{ids[where] if where < len(ids) else 'none'}); refusing to rank them together")
 
@@ -138,11 +138,11 @@ def board_method(runs: Sequence[Verified], split: str, metric_id: str, combined_
     """The interval method every run's score of this board names (they agree: one spec, one version)."""
     methods = {run.results.scores[split][metric_id].interval for run in runs}
     if len(methods) > 1:
-        raise SpecrunError(f"{runs[0].results.spec_id} {split} {metric_id}: the runs' intervals were read by "
+        raise CompareError(f"{runs[0].results.spec_id} {split} {metric_id}: the runs' intervals were read by "
                            f"different methods ({', '.join(sorted(methods))}); refusing to rank them")
     method = methods.pop()
     if method == "bca" and combined_variants:
-        raise SpecrunError(f"{runs[0].results.spec_id} {split} {metric_id}: a bca interval of prompt variants "
+        raise CompareError(f"{runs[0].results.spec_id} {split} {metric_id}: a bca interval of prompt variants "
                            "reduced to their worst or mean is not computed (it has no jackknife); use "
                            "--prompt-variants each, or another interval method in the spec")
     return method
@@ -172,7 +172,7 @@ def spec_board(groups: Sequence[Sequence[Verified]], names: Sequence[str],
                       for run in runs]
             runs_held = {n_runs(metric, data) for data in models}
             if len(runs_held) > 1:
-                raise SpecrunError(f"{first.spec_id} {split} {metric_id}: the runs hold different numbers of fits "
+                raise CompareError(f"{first.spec_id} {split} {metric_id}: the runs hold different numbers of fits "
                                    f"or random runs ({sorted(runs_held)}); refusing to rank them")
             method = board_method(runs, split, metric_id, combined_variants=prompt_variants != "each")
             observed, resampled = board_scores(metric.statistic, models, resamples=u.resamples, seed=u.seed,
@@ -234,7 +234,7 @@ def compute(runs: Sequence[Verified], *, title: str = "specrun leaderboard", res
     prompt_variants worst|mean, a model's prompt variants (runs that differ in their prompts only) are one row,
     scored by their worst or mean variant in every resample."""
     if prompt_variants not in VARIANT_MODES:
-        raise SpecrunError(f"--prompt-variants {prompt_variants}: expected one of {', '.join(VARIANT_MODES)}")
+        raise CompareError(f"--prompt-variants {prompt_variants}: expected one of {', '.join(VARIANT_MODES)}")
     by_spec: dict[str, list[Verified]] = {}
     for run in runs:
         by_spec.setdefault(run.results.spec_id, []).append(run)
@@ -279,7 +279,7 @@ def spec_entries(spec_id: str, group: Sequence[Verified], labels: Labels,
         check_same_items(group[0], run)
         ident = run_identity(run.results)
         if ident in seen:
-            raise SpecrunError(f"{spec_id}: {run.path} and {seen[ident].path} are runs of the same model "
+            raise CompareError(f"{spec_id}: {run.path} and {seen[ident].path} are runs of the same model "
                                f"configuration ({labels.full_labels[ident]}); pass one of them")
         seen[ident] = run
     entries: dict[tuple[Any, ...], list[Verified]] = {}
@@ -289,7 +289,7 @@ def spec_entries(spec_id: str, group: Sequence[Verified], labels: Labels,
         here = [labels.full_labels[run_identity(run.results)] for run in members]
         if sorted(here) != sorted(labels.variants_of[ident]):
             missing = sorted(set(labels.variants_of[ident]) - set(here))
-            raise SpecrunError(f"{spec_id}: --prompt-variants {prompt_variants} ranks {labels.of_entry(ident)} by "
+            raise CompareError(f"{spec_id}: --prompt-variants {prompt_variants} ranks {labels.of_entry(ident)} by "
                                f"the same variants on every spec, but this spec lacks {'; '.join(missing)}; run "
                                "them on it, or pass the runs of the variants it has")
     return entries
@@ -318,7 +318,7 @@ def build_leaderboard(paths: list[Path], output: Path, *, title: str | None = No
     """`specrun leaderboard`: verify every run, rank, and write leaderboard.md, .json and .html into `output`
     (each atomically, and only once everything is computed)."""
     if output.exists() and not output.is_dir():
-        raise SpecrunError("the leaderboard output must be a folder", file=str(output))
+        raise CompareError("the leaderboard output must be a folder", file=str(output))
     runs = [load_verified(path) for path in find_results(paths)]
     board = compute(runs, title=title or "specrun leaderboard", resample_specs=resample_specs,
                     prompt_variants=prompt_variants,

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from specrun.core.errors import SpecrunError
+from specrun.core.errors import CompareError
 from specrun.metrics import intervals
 from specrun.metrics.resampling import draws, mean_over_runs
 
@@ -145,7 +145,7 @@ def board_scores(statistic: Callable[..., np.ndarray], models: Sequence[Sequence
         observed = np.array([float(np.mean(statistic(*data, weights=np.ones(n_units)))) for data in models])
     scores = resampled_scores(statistic, models, resamples=resamples, seed=seed, n_runs=n_runs)
     if not (np.all(np.isfinite(scores)) and np.all(np.isfinite(observed))):
-        raise SpecrunError(f"{what}: some resamples are degenerate for some model; ranks are undefined")
+        raise CompareError(f"{what}: some resamples are degenerate for some model; ranks are undefined")
     return observed, scores
 
 

@@ -73,7 +73,7 @@ class Resampled:
             return intervals.interval(method, self.point, self.values, confidence, statistic=self.statistic,
                             n_units=self.n_units)
         except MetricError as exc:
-            raise MetricError(f"{self.name}: {exc.message}") from None
+            raise exc.prefixed(self.name) from None
 
     def score(self, method: str, confidence: float) -> Score:
         low, high = self.interval(method, confidence)

@@ -12,7 +12,7 @@ from typing import Any
 
 from specrun.core import registry
 from specrun.core.corpus import SharedCorpus
-from specrun.core.errors import SpecrunError
+from specrun.core.errors import PublishError
 from specrun.core.types import Item
 from specrun.publish.schema import CONFIG
 from specrun.spec import Spec
@@ -34,7 +34,7 @@ def parquet_bytes(items: Sequence[Item]) -> bytes:
     for item in items:
         for name, value in item.fields.items():
             if isinstance(value, SharedCorpus):
-                raise SpecrunError(f"item field {name!r} holds a corpus; it is uploaded as the corpus, queries and "
+                raise PublishError(f"item field {name!r} holds a corpus; it is uploaded as the corpus, queries and "
                                    "qrels configs, never as one column")
     return _parquet([{"id": item.id, **item.fields} for item in items])
 
@@ -66,11 +66,11 @@ def corpus_fields(spec: Spec) -> CorpusFields | None:
         if not of["corpus"]:
             continue
         if not (len(of["corpus"]) == len(of["text"]) == len(of["judgments"]) == 1):
-            raise SpecrunError(f"protocol kind {protocol.kind} reads a corpus, but not as one query text, one set "
+            raise PublishError(f"protocol kind {protocol.kind} reads a corpus, but not as one query text, one set "
                                "of judgments and one corpus; it has no hub layout; nothing was published")
         found = CorpusFields(of["text"][0], of["judgments"][0], of["corpus"][0])
     if found is not None and needed - {found.query, found.qrels, found.corpus}:
-        raise SpecrunError(f"the spec's protocols read {', '.join(sorted(needed))}: a corpus layout (corpus, queries, "
+        raise PublishError(f"the spec's protocols read {', '.join(sorted(needed))}: a corpus layout (corpus, queries, "
                            "qrels) cannot hold the fields beside the corpus; nothing was published")
     return found
 
@@ -95,11 +95,11 @@ def beir_tables(splits: Mapping[str, Sequence[Item]], fields: CorpusFields) -> d
             if corpus is None:
                 corpus = shared
             elif shared != corpus:
-                raise SpecrunError(f"split {split} searches another corpus ({shared}) than the splits before it "
+                raise PublishError(f"split {split} searches another corpus ({shared}) than the splits before it "
                                    f"({corpus}); the hub layout holds one corpus; nothing was published")
             text = str(item.fields[fields.query])
             if queries.setdefault(item.id, text) != text:
-                raise SpecrunError(f"query {item.id!r} has two texts in the evaluated splits; the hub layout's "
+                raise PublishError(f"query {item.id!r} has two texts in the evaluated splits; the hub layout's "
                                    "queries config holds one; nothing was published")
             qrels += [{"query-id": item.id, "corpus-id": doc_id, "score": score}
                       for doc_id, score in item.fields[fields.qrels].items()]
@@ -107,7 +107,7 @@ def beir_tables(splits: Mapping[str, Sequence[Item]], fields: CorpusFields) -> d
                                                                      ("corpus-id", pa.string()),
                                                                      ("score", pa.int64())]))
     if corpus is None:
-        raise SpecrunError("the evaluated splits hold no query, so there is no corpus to publish; nothing was "
+        raise PublishError("the evaluated splits hold no query, so there is no corpus to publish; nothing was "
                            "published")
     text_schema = pa.schema([("_id", pa.string()), ("text", pa.string())])
     files[CORPUS_FILE] = _parquet([{"_id": doc_id, "text": text} for doc_id, text in corpus.rows()], text_schema)

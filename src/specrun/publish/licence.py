@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from specrun.core.errors import SpecrunError
+from specrun.core.errors import PublishError
 from specrun.spec import GitSource, Spec
 
 
@@ -33,7 +33,7 @@ def licence_gate(publication: str, licence: str, what: str, confirmation: Confir
     """Refuse to publish under an unconfirmed licence unless the user confirmed it, with a reason."""
     refusal = licence_refusal(publication, licence, what, confirmation)
     if refusal is not None:
-        raise SpecrunError(refusal)
+        raise PublishError(refusal)
 
 
 def data_withheld(spec: Spec) -> str | None:

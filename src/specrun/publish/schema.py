@@ -20,7 +20,7 @@ import yaml
 from pydantic import Field, ValidationError, field_validator
 
 from specrun.core import registry
-from specrun.core.errors import SpecrunError
+from specrun.core.errors import PublishError
 from specrun.core.types import Strict
 from specrun.spec import Spec
 
@@ -82,7 +82,7 @@ def task_ids(pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
         name = task_id(*pair)
         other = owner.setdefault(name, pair)
         if other != pair:
-            raise SpecrunError(f"hub task id {name!r} would name both split {other[0]!r} with metric {other[1]!r} "
+            raise PublishError(f"hub task id {name!r} would name both split {other[0]!r} with metric {other[1]!r} "
                                f"and split {pair[0]!r} with metric {pair[1]!r}; rename a split or metric so that "
                                "'<split>-<metric>' differs; nothing was published")
         ids[pair] = name
@@ -236,5 +236,5 @@ def hub_url(path: str) -> str:
 
 def check_revision(revision: str | None) -> str | None:
     if revision is not None and not REVISION.fullmatch(revision):
-        raise SpecrunError(f"--benchmark-revision {revision!r} is not a full 40-hex commit of the benchmark repo")
+        raise PublishError(f"--benchmark-revision {revision!r} is not a full 40-hex commit of the benchmark repo")
     return revision

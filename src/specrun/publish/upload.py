@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 
 import yaml
 
-from specrun.core.errors import SpecrunError, first_line
+from specrun.core.errors import PublishError, first_line
 from specrun.core.types import Item
 from specrun.publish.cards import (
     Source,
@@ -34,10 +34,10 @@ def check_hub_reachable(repo_type: str, repo: str) -> None:
 
     quiet_hub_logging()
     if hub_offline_flag():
-        raise SpecrunError(f"HF_HUB_OFFLINE is set; nothing was uploaded to {repo_type} repo {repo}")
+        raise PublishError(f"HF_HUB_OFFLINE is set; nothing was uploaded to {repo_type} repo {repo}")
     reason = hub_unreachable()
     if reason is not None:
-        raise SpecrunError(f"cannot reach the hub {reason}; nothing was uploaded to {repo_type} repo "
+        raise PublishError(f"cannot reach the hub {reason}; nothing was uploaded to {repo_type} repo "
                            f"{repo}; rerun with --push when online, or without it for a dry run")
 
 
@@ -63,7 +63,7 @@ def upload(files: dict[str, str | bytes], repo: str, repo_type: str, message: st
         commit = HfApi().create_commit(repo_id=repo, repo_type=repo_type, operations=operations,
                                        commit_message=message, create_pr=create_pr)
     except Exception as exc:  # network, auth, permissions: one line, never the token
-        raise SpecrunError(f"upload to {repo_type} repo {repo} failed: {redact(first_line(exc))}") from None
+        raise PublishError(f"upload to {repo_type} repo {repo} failed: {redact(first_line(exc))}") from None
     return f"pull request {commit.pr_url}" if create_pr and commit.pr_url else commit.commit_url
 
 

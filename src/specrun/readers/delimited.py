@@ -129,9 +129,8 @@ def read_csv(path: Path, layout: Any, split: str) -> Rows:
     return _read_delimited(path, layout, ",")
 
 
-KEYS = frozenset({"quoting", "names", "optional_names", "extra_fields"})
-register_reader(ReaderEntry("tsv", read_tsv, options=DelimitedOptions, layout_keys=KEYS,
+register_reader(ReaderEntry("tsv", read_tsv, options=DelimitedOptions,
                             description="tab-separated, header row or `names`; `quoting`, `optional_names`, "
                                         "`extra_fields`"))
-register_reader(ReaderEntry("csv", read_csv, options=DelimitedOptions, layout_keys=KEYS,
+register_reader(ReaderEntry("csv", read_csv, options=DelimitedOptions,
                             description="comma-separated, as tsv"))

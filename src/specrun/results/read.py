@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from specrun.core.errors import SpecrunError
+from specrun.core.errors import ResultsError
 from specrun.core.files import read_regular_file
 from specrun.results.model import PREDICTIONS_LIMIT, RESULTS_LIMIT, Results, Unit
 
@@ -21,13 +21,13 @@ def read_results(path: Path) -> Results:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise SpecrunError("not a specrun results file: not UTF-8", file=str(path)) from None
+        raise ResultsError("not a specrun results file: not UTF-8", file=str(path)) from None
     try:
         return Results.model_validate_json(text)
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
         key = ".".join(str(p) for p in err["loc"])
-        raise SpecrunError(f"not a specrun results file: {err['msg']}", file=str(path), key=key or None) from None
+        raise ResultsError(f"not a specrun results file: {err['msg']}", file=str(path), key=key or None) from None
 
 
 def is_plain_file_name(name: str) -> bool:
@@ -47,13 +47,13 @@ def read_predictions(results_path: Path, results: Results) -> dict[Unit, tuple[l
     a bounded read, sha256 and row count checked)."""
     name = results.predictions.file
     if not is_plain_file_name(name):
-        raise SpecrunError(f"predictions file {name!r} must be a plain file name beside results.json",
+        raise ResultsError(f"predictions file {name!r} must be a plain file name beside results.json",
                            file=str(results_path), key="predictions.file")
     path = results_path.parent / name
     raw = read_regular_file(path, PREDICTIONS_LIMIT, "the predictions file")
     found = hashlib.sha256(raw).hexdigest()
     if found != results.predictions.sha256:
-        raise SpecrunError(f"sha256 {found} differs from the {results.predictions.sha256} that results.json pins",
+        raise ResultsError(f"sha256 {found} differs from the {results.predictions.sha256} that results.json pins",
                            file=str(path))
     grouped: dict[Unit, tuple[list[str], dict[str, list[Any]]]] = {}
     lines = raw.decode("utf-8", errors="replace").splitlines()
@@ -70,19 +70,19 @@ def read_predictions(results_path: Path, results: Results) -> dict[Unit, tuple[l
                 cell = [_number(v) for v in value] if isinstance(value, list) and value else _number(value)
                 arrays.setdefault(key, []).append(cell)
         except (ValueError, KeyError, TypeError, AttributeError):
-            raise SpecrunError("not a predictions row", file=str(path), line=number) from None
+            raise ResultsError("not a predictions row", file=str(path), line=number) from None
     if len(lines) != results.predictions.rows:
-        raise SpecrunError(f"{len(lines)} rows, not the {results.predictions.rows} that results.json records",
+        raise ResultsError(f"{len(lines)} rows, not the {results.predictions.rows} that results.json records",
                            file=str(path))
     for (split, protocol), (ids, arrays) in grouped.items():
         short = [key for key, values in arrays.items() if len(values) != len(ids)]
         if short:
-            raise SpecrunError(f"split {split}, protocol {protocol}: column {short[0]} is missing from some rows",
+            raise ResultsError(f"split {split}, protocol {protocol}: column {short[0]} is missing from some rows",
                                file=str(path))
         ragged = [key for key, values in arrays.items() if len({len(v) if isinstance(v, list) else -1
                                                                 for v in values}) > 1]
         if ragged:
-            raise SpecrunError(f"split {split}, protocol {protocol}: column {ragged[0]} holds a different number "
+            raise ResultsError(f"split {split}, protocol {protocol}: column {ragged[0]} holds a different number "
                                "of runs in some rows", file=str(path))
     return {unit: (ids, {key: np.asarray(values) for key, values in arrays.items()})
             for unit, (ids, arrays) in grouped.items()}

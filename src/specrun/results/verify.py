@@ -4,7 +4,7 @@ Every reader goes through `load_verified`: a bounded read of results.json, its i
 becomes a path, its numbers checked for sense, the predictions it pins read (bounded, sha256) and every score's
 value and n recomputed from them. What must come from the benchmark itself (licence, publication status) comes
 from the spec the run used, found by the sha256 results.json records (`find_spec`, `check_against_spec`).
-Each refusal is one SpecrunError line naming the file and key.
+Each refusal is one ResultsError line naming the file and key.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from specrun.core.contracts import MetricEntry
-from specrun.core.errors import SpecrunError
+from specrun.core.errors import ResultsError, SpecrunError
 from specrun.core.files import read_regular_file
 from specrun.core.registry import PROTOCOLS
 from specrun.core.workspace import warn_stderr
@@ -48,8 +48,8 @@ class Verified:
     units: Units
 
 
-def _fail(path: Path, message: str, key: str | None = None) -> SpecrunError:
-    return SpecrunError(message, file=str(path), key=key)
+def _fail(path: Path, message: str, key: str | None = None) -> ResultsError:
+    return ResultsError(message, file=str(path), key=key)
 
 
 def _name(path: Path, value: str, key: str, what: str) -> None:

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ValidationError
 
 from specrun.core import registry
 from specrun.core.errors import SpecError
-from specrun.spec.model import PATTERN_MEANING
+from specrun.spec.model import PATTERN_MEANING, TOP_LEVEL_READER_OPTIONS
 from specrun.yamlsafe import KeyPath, LocatedYaml
 
 # What a key accepts, in the spec's own words, for values of the wrong shape where pydantic's sentence would not
@@ -52,6 +52,8 @@ def first_error(exc: ValidationError, located: LocatedYaml, model: type[BaseMode
         return located.error((*loc, "kind"), f"unknown protocol kind {tag!r}"
                                              f"{registry.did_you_mean(tag, list(registry.PROTOCOLS))}; expected "
                                              f"one of: {', '.join(registry.PROTOCOLS)}")
+    if kind == "extra_forbidden" and _given_twice(loc, located.data):
+        return located.error(loc, "given twice: here and under the source's `options`; keep the one in `options`")
     if kind == "extra_forbidden":
         what = "option" if "options" in loc[:-1] else "key"
         message = f"unknown {what}; expected one of: {', '.join(_allowed_keys(raw_loc[:-1], model))}"
@@ -70,6 +72,15 @@ def first_error(exc: ValidationError, located: LocatedYaml, model: type[BaseMode
             message += f" (got {given!r})"
     more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
     return located.error(loc, message + more)
+
+
+def _given_twice(loc: KeyPath, data: Any) -> bool:
+    """A reader option at a source's top level that its `options` also holds (the only one not moved there)."""
+    parent: Any = data
+    for part in loc[:-1]:
+        parent = parent[part]
+    options = parent.get("options") if isinstance(parent, dict) else None
+    return bool(loc) and loc[-1] in TOP_LEVEL_READER_OPTIONS and isinstance(options, dict) and loc[-1] in options
 
 
 def _branch_message(err: Any) -> str:

@@ -9,10 +9,11 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from specrun.core.errors import SpecError
+from specrun.core.workspace import Warn, warn_stderr
 from specrun.spec.errors import first_error
 from specrun.spec.model import Spec, spec_model
 from specrun.spec.references import check_references
-from specrun.yamlsafe import KeyPath, LocatedYaml, read_yaml
+from specrun.yamlsafe import KeyPath, LocatedYaml, dotted, read_yaml
 
 
 @dataclass(frozen=True)
@@ -29,17 +30,22 @@ class LoadedSpec:
         return self.located.error(path, message)
 
 
-def load_spec(path: Path | str, *, require_fingerprints: bool = True) -> LoadedSpec:
+def load_spec(path: Path | str, *, require_fingerprints: bool = True, warn: Warn = warn_stderr) -> LoadedSpec:
     path = Path(path)
     located = read_yaml(path, str(path))
     if not isinstance(located.data, dict):
         raise SpecError("expected a mapping of spec keys at the top level", file=located.file, line=1)
     model = spec_model()
+    moved: list[tuple[str, ...]] = []
     try:
-        spec = model.model_validate(located.data)
+        spec = model.model_validate(located.data, context={"moved_reader_options": moved})
     except ValidationError as exc:
         raise first_error(exc, located, model) from None
     check_references(spec, located, require_fingerprints)
+    for key_path in moved:
+        source = key_path[:-1]
+        warn(f"{located.file}:{located.line_of(key_path)}: {dotted(key_path)}: deprecated at the source's top "
+             f"level; give it under `{dotted((*source, 'options'))}` (read as if it were there)")
     return LoadedSpec(spec=spec, path=path, display=str(path), sha256=located.sha256, located=located)
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import AfterValidator, Field, create_model, field_validator, model_validator
+from pydantic import AfterValidator, Field, ValidationInfo, create_model, field_validator, model_validator
 
 from specrun.core import registry
 from specrun.core.types import IntervalChoice, Strict
@@ -61,15 +61,45 @@ class Layout(Strict):
 
     format: Annotated[str, Field(json_schema_extra=lambda schema: schema.update(enum=sorted(registry.readers())),
                                  description="A registered reader (`specrun list --formats`).")]
-    quoting: Literal["minimal", "none"] = Field("minimal", description="tsv/csv: 'none' reads quotes as text.")
-    names: list[Text] | None = Field(None, description="Column names of a file without a header row.")
-    optional_names: list[Text] | None = Field(
-        None, description="tsv/csv: trailing fields a row may lack (null when absent), after the named columns.")
-    extra_fields: Literal["error", "ignore"] = Field(
-        "error", description="tsv/csv: what to do with fields beyond the named (and optional) columns.")
     options: dict[Name, Any] = Field(default_factory=dict, description=(
         "Options of the format, typed by its reader (`specrun list --formats`): tsv/csv take quoting, names, "
-        "optional_names and extra_fields here or at the source's top level; xls takes names; plugins their own."))
+        "optional_names and extra_fields; xls takes names; plugins their own."))
+
+
+# Reader options that specs written before `options:` gave at a source's top level (or its mirror's).
+TOP_LEVEL_READER_OPTIONS = ("quoting", "names", "optional_names", "extra_fields")
+
+
+def move_reader_options(data: Any, moved: list[tuple[str, ...]] | None = None) -> Any:
+    """A spec's reader options given at a source's top level, moved under its `options` (a copy: `data` is not
+    changed), each moved key's path appended to `moved` for the deprecation line. A key given in both places
+    stays where it is and is refused as unknown there."""
+    if not isinstance(data, dict) or not isinstance(data.get("sources"), dict):
+        return data
+    sources = dict(data["sources"])
+    for name, source in sources.items():
+        if not isinstance(source, dict):
+            continue
+        if source.get("type") == "git_file":
+            sources[name] = _moved(source, ("sources", name), moved)
+        elif isinstance(source.get("mirror"), dict):
+            sources[name] = {**source, "mirror": _moved(source["mirror"], ("sources", name, "mirror"), moved)}
+    return {**data, "sources": sources}
+
+
+def _moved(layout: dict[str, Any], path: tuple[str, ...], moved: list[tuple[str, ...]] | None) -> dict[str, Any]:
+    options = layout.get("options", {})
+    if not isinstance(options, dict):
+        return layout
+    out, options = dict(layout), dict(options)
+    for key in TOP_LEVEL_READER_OPTIONS:
+        if key in out and key not in options:
+            options[key] = out.pop(key)
+            if moved is not None:
+                moved.append((*path, key))
+    if options:
+        out["options"] = options
+    return out
 
 
 class Mirror(Layout):
@@ -311,6 +341,13 @@ class Spec(Strict):
     uncertainty: Uncertainty
     card: Card
     citation: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reader_options_under_options(cls, data: Any, info: ValidationInfo) -> Any:
+        """Older specs stay valid: their top-level reader options move under `options`; the loader says where."""
+        moved = (info.context or {}).get("moved_reader_options")
+        return move_reader_options(data, moved)
 
     @property
     def evaluated_splits(self) -> list[str]:

@@ -8,7 +8,7 @@ from pathlib import PurePosixPath
 from pydantic import ValidationError
 
 from specrun.core import registry
-from specrun.spec.model import MAX_PATH_PART, GitSource, HubDataset, Layout, Spec
+from specrun.spec.model import MAX_PATH_PART, GitSource, HubDataset, Spec
 from specrun.yamlsafe import KeyPath, LocatedYaml
 
 
@@ -160,11 +160,8 @@ def _check_card(spec: Spec, located: LocatedYaml) -> None:
                                 f"unknown item field; expected one of: {', '.join(sorted(known))}")
 
 
-LAYOUT_KEYS = ("quoting", "names", "optional_names", "extra_fields")  # source keys that only some formats read
-
-
 def _check_layout(source: HubDataset | GitSource, key: KeyPath, located: LocatedYaml) -> None:
-    """The format is registered; options are those of that format."""
+    """The format is registered; its options are those its reader's own model accepts."""
     if isinstance(source, HubDataset) and source.mirror is None:
         return
     layout = source.layout
@@ -173,25 +170,20 @@ def _check_layout(source: HubDataset | GitSource, key: KeyPath, located: Located
         raise located.error((*key, "format"), f"unknown format {layout.format!r}; expected one of: "
                                               f"{', '.join(formats)} (plugins add more: `specrun list --formats`)")
     entry = formats[layout.format]
-    for option in LAYOUT_KEYS:  # each format says which of the shared layout keys it reads
-        if getattr(layout, option) != Layout.model_fields[option].default and option not in entry.layout_keys:
-            readers = "/".join(name for name, other in formats.items() if option in other.layout_keys)
-            raise located.error((*key, option), f"`{option}` is an option of {readers}, not of {layout.format}")
-    if layout.optional_names and not layout.names:
-        raise located.error((*key, "optional_names"), "optional trailing fields need `names` for the required "
-                                                      "columns (a header row cannot name fields some rows lack)")
-    if layout.options and entry.options is None:
-        raise located.error((*key, "options"), f"format {layout.format} takes no `options`")
-    if entry.options is not None:
-        try:
-            merged = entry.merged_options(layout)  # the shared keys at the top level join the reader's options
-        except ValueError as exc:
-            raise located.error((*key, "options"), str(exc)) from None
-        try:
-            entry.options.model_validate(merged)
-        except ValidationError as exc:
-            err = exc.errors(include_url=False)[0]
-            raise located.error((*key, "options", *err["loc"]), err["msg"].removeprefix("Value error, ")) from None
+    if entry.options is None:
+        if layout.options:
+            raise located.error((*key, "options", next(iter(layout.options))),
+                                f"format {layout.format} takes no options")
+        return
+    try:
+        entry.options.model_validate(dict(layout.options))
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            message = (f"not an option of format {layout.format}; expected one of: "
+                       f"{', '.join(entry.options.model_fields)}")
+        raise located.error((*key, "options", *err["loc"]), message) from None
 
 
 def _check_pinned_members(source_name: str, source: HubDataset | GitSource, located: LocatedYaml) -> None:
@@ -202,7 +194,7 @@ def _check_pinned_members(source_name: str, source: HubDataset | GitSource, loca
     entry = registry.readers().get(source.layout.format)
     if entry is None or entry.files_read is None:
         return
-    options = entry.merged_options(source.layout)
+    options = dict(source.layout.options)
     for split_name in source.split_names:
         ref = source.file_for(split_name)
         if ref.contents is None:
