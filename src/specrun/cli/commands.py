@@ -155,12 +155,12 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
     from specrun.spec import load_spec
 
     if args.formats:
-        from specrun.core.registry import readers
+        from specrun.core.registry import READERS
 
         formats = Table(title="file formats (readers)")
         for column in ("format", "reads", "provider", "description"):
             formats.add_column(column)
-        for entry in readers().values():
+        for entry in READERS.values():
             formats.add_row(entry.name, "folder" if entry.folder else "file", entry.provider,
                             rich.markup.escape(entry.description))
         Console(width=200).print(formats)

@@ -23,7 +23,7 @@ from specrun.core.contracts import CHECKS, AdapterEntry, MetricEntry, ProtocolKi
 from specrun.core.errors import RegistryError, SpecrunError, first_line
 
 __all__ = ["ADAPTERS", "FIELD_KINDS", "METRICS", "PROTOCOLS", "READERS", "ReaderEntry", "Registry", "Rows",
-           "did_you_mean", "readers", "register_reader"]
+           "did_you_mean", "register_reader"]
 
 T = TypeVar("T")
 
@@ -113,7 +113,3 @@ FIELD_KINDS: Registry[Callable[[Any], Any]] = Registry("field kind", "specrun.co
 def register_reader(entry: ReaderEntry) -> ReaderEntry:
     return READERS.register(entry.name, entry, provider=entry.provider)
 
-
-def readers() -> Registry[ReaderEntry]:
-    """Every registered format: specrun's own, then those of installed plugins."""
-    return READERS

@@ -59,7 +59,7 @@ class Licence(Strict):
 class Layout(Strict):
     """How a source's files are read: the format, and its options."""
 
-    format: Annotated[str, Field(json_schema_extra=lambda schema: schema.update(enum=sorted(registry.readers())),
+    format: Annotated[str, Field(json_schema_extra=lambda schema: schema.update(enum=sorted(registry.READERS)),
                                  description="A registered reader (`specrun list --formats`).")]
     options: dict[Name, Any] = Field(default_factory=dict, description=(
         "Options of the format, typed by its reader (`specrun list --formats`): tsv/csv take quoting, names, "

@@ -165,7 +165,7 @@ def _check_layout(source: HubDataset | GitSource, key: KeyPath, located: Located
     if isinstance(source, HubDataset) and source.mirror is None:
         return
     layout = source.layout
-    formats = registry.readers()
+    formats = registry.READERS
     if layout.format not in formats:
         raise located.error((*key, "format"), f"unknown format {layout.format!r}; expected one of: "
                                               f"{', '.join(formats)} (plugins add more: `specrun list --formats`)")
@@ -191,7 +191,7 @@ def _check_pinned_members(source_name: str, source: HubDataset | GitSource, loca
     pinned: an unpinned file beside pinned ones would be read unverified."""
     if isinstance(source, HubDataset) and source.mirror is None:
         return
-    entry = registry.readers().get(source.layout.format)
+    entry = registry.READERS.get(source.layout.format)
     if entry is None or entry.files_read is None:
         return
     options = dict(source.layout.options)
