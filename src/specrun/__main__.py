@@ -1,3 +1,3 @@
-from specrun.cli import main
+from specrun.cli import entry
 
-raise SystemExit(main())
+entry()

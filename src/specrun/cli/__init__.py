@@ -6,6 +6,7 @@ Bad input of any kind ends in one line on stderr and exit code 2; a traceback me
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Sequence
@@ -16,7 +17,7 @@ from specrun.cli.commands import COMMAND_FUNCTIONS
 from specrun.cli.parser import DEBUG_ENV, build_parser, run_options
 from specrun.core.errors import SpecrunError, Terminated, os_error_text
 
-__all__ = ["DEBUG_ENV", "build_parser", "main", "run_options"]
+__all__ = ["DEBUG_ENV", "build_parser", "entry", "main", "run_options"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -50,3 +51,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"specrun: error: {SpecrunError(os_error_text(exc)).one_line()}", file=sys.stderr)
         return 2
+
+
+def entry() -> None:
+    """The process's command (`specrun`, `python -m specrun`): `main`, then exit. Everything the command wrote
+    is closed by then; what the garbage collector tracks is frozen, so the interpreter's exit does not walk the
+    hundreds of thousands of objects torch and transformers made (0.45 s of a 16 s run, bench/vs_mteb.py).
+    atexit handlers and the modules' teardown still run. Not for a library caller, whose process goes on."""
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    gc.freeze()
+    raise SystemExit(code)
