@@ -53,7 +53,8 @@ def build():
     return DatasetDict(out)
 
 metadata = mteb.get_task("JSTS").metadata.model_copy(update={
-    "name": "LocalJSTS", "eval_splits": ["validation", "test"], "dataset": {"path": "local/mirror", "revision": "local"}})
+    "name": "LocalJSTS", "eval_splits": ["validation", "test"],
+    "dataset": {"path": "local/mirror", "revision": "local"}})
 task = type("LocalJSTS", (AbsTaskSTS,), {
     "metadata": metadata, "min_score": 0, "max_score": 5,
     "load_data": lambda self, **kw: (setattr(self, "dataset", build()), setattr(self, "data_loaded", True))})()
