@@ -246,6 +246,28 @@ def test_the_five_minute_walkthrough_numbers_are_the_default_models(
     assert shown in readme
 
 
+# README figures that tests/golden_numbers.json holds (tests/test_golden_numbers.py recomputes those on the real
+# model and data): spec, split, metric and the row's text in the README's benchmark table
+GOLDEN_ROWS = [("biosses", "test", "spearman_zero_shot", "test ρ"), ("jsts", "valid", "spearman_zero_shot", "valid ρ"),
+               ("jsick", "test", "spearman_zero_shot", "test ρ"), ("jacsts", "test", "spearman_zero_shot", "test ρ")]
+
+
+def shown(score: dict) -> str:
+    return f"{score['value']:.4f} [{score['ci_low']:.4f}, {score['ci_high']:.4f}]"
+
+
+def test_the_readme_numbers_are_the_golden_numbers() -> None:
+    golden = json.loads((ROOT / "tests" / "golden_numbers.json").read_text(encoding="utf-8"))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for spec, split, metric, lead in GOLDEN_ROWS:
+        score = golden[f"{spec}+default-model"]["scores"][split][metric]
+        row = next(line for line in readme.splitlines() if line.startswith(f"| `{spec}` |"))
+        assert f"{lead} {shown(score)}" in row, (spec, shown(score), row)
+    for metric, score in golden["biosses+default-model"]["scores"]["test"].items():  # "What a run gives"
+        cells = shown(score).replace(" [", " | [")
+        assert f"| test | {metric} | {cells} | {score['interval']} | {score['n']} |" in readme
+
+
 def test_relative_links_resolve() -> None:
     for doc in DOCS:
         text = doc.read_text(encoding="utf-8")
