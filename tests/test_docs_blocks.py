@@ -150,7 +150,7 @@ def command(line: str, output: Path) -> list[str]:
     run on the hashing adapter (its numbers mean nothing, but every stage runs)."""
     words = shlex.split(line, comments=True)
     assert words and words[0] == "specrun", f"not a specrun command: {line!r} (mark it `# not run: why`)"
-    args = [str(data_root()) if word == "../shared/data" else word for word in words[1:]]
+    args = [str((ROOT / data_root()).resolve()) if word == "../shared/data" else word for word in words[1:]]
     subcommands = {"run", "validate", "card", "fingerprint", "list", "compare", "leaderboard", "publish",
                    "publish-benchmark"}
     run = args[0] not in subcommands or args[0] == "run"
@@ -158,7 +158,7 @@ def command(line: str, output: Path) -> list[str]:
         assert "--model" not in args and "--adapter" not in args, f"{line!r} needs a real model: mark it"
         args += ["--adapter", "hashing", "--output", str(output), "-q"]
     if (run or args[0] in {"card", "fingerprint", "publish-benchmark"}) and "--data-dir" not in args:
-        args += ["--data-dir", str(data_root())]
+        args += ["--data-dir", str((ROOT / data_root()).resolve())]
     return args
 
 
