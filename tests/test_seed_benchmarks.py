@@ -112,7 +112,8 @@ def test_xls_and_its_tsv_derivative_have_one_fingerprint(tmp_path: Path, data_di
     from specrun.data import load_split
 
     text = (SPECS / "jacsts.yaml").read_text(encoding="utf-8")
-    text = text.replace("format: xls", "format: csv").replace("    names: [sentence1, sentence2, score]", "")
+    text = text.replace("format: xls", "format: csv").replace(
+        "    options:\n      names: [sentence1, sentence2, score]", "")
     text = text.replace("format: csv", "format: tsv").replace("        sha256: 78d66fee", "        mirror: jacsts.tsv\n"
                                                               "        # sha256: 78d66fee")
     spec = tmp_path / "jacsts.yaml"
