@@ -23,8 +23,6 @@ KEY_HINTS = {
     "where": "column: value (a value, a list of values, or {not: value or list})",
     "values": "column: {value in the data: value to use}, e.g. label: {entailment: 2, neutral: 1}",
     "files": "source split: file (`path`, `sha256`, optional `member`, `member_sha256`, `mirror`)",
-    "optional_names": "a list of the trailing field names a row may lack",
-    "names": "a list of column names, for a file without a header row",
 }
 _SHAPE_ERRORS = ("string_type", "list_type", "dict_type", "model_type", "model_attributes_type", "int_type",
                  "too_short")
