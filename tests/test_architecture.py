@@ -30,7 +30,8 @@ RANKS = {
     "compare": 9,
     "reports": 10, "publish": 10, "leaderboard": 10, "outputs": 10, "prompt_sets": 10,
     "runner": 11,
-    "cli": 12, "__main__": 13, "__init__": 0,
+    "suites": 12,
+    "cli": 13, "__main__": 14, "__init__": 0,
 }
 # each registry, and the package that fills it: reading a registry imports its provider
 REGISTRY_PROVIDERS = {"PROTOCOLS": "protocols", "METRICS": "metrics", "READERS": "readers", "readers": "readers",

@@ -16,6 +16,7 @@ from specrun.cli.parser import run_options
 from specrun.core.errors import SpecrunError, UsageError
 
 if TYPE_CHECKING:
+    from specrun.core.options import RunOptions
     from specrun.core.workspace import Workspace
     from specrun.publish import HubCheck
 
@@ -29,8 +30,12 @@ def workspace_of(args: argparse.Namespace) -> Workspace:
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from specrun.reports import outside_notes
     from specrun.runner import run
+    from specrun.suites import is_suite_file
 
     options = run_options(args)
+    suites = [path for path in args.specs if is_suite_file(path)]
+    if suites:
+        return _run_suite(args.specs, suites, options, console)
     outputs = run(args.specs, options, console)
     try:  # the results are on disk from here on: an interrupt must not say otherwise
         table = Table(title="specrun results")
@@ -57,10 +62,40 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _run_suite(paths: list[str], suites: list[str], options: RunOptions, console: Console) -> int:
+    """`specrun suites/NAME.yaml`: the members' table, then the aggregates; suite.json's path on stdout."""
+    from specrun.suites import run_suite
+    from specrun.suites.aggregate import AGGREGATE_LABELS
+
+    if len(paths) != 1:
+        raise UsageError(f"{suites[0]} is a suite: run it on its own (one suite, no specs beside it)")
+    output = run_suite(suites[0], options, console)
+    results = output.results
+    table = Table(title=f"suite {results.suite_id}")
+    for column in ("member", "task type", "metric", "value", "CI", "n"):
+        table.add_column(column, justify="right" if column in ("value", "n") else "left")
+    for m in results.members:
+        shown = ("missing", "", "") if m.value is None else (f"{m.value:.4f}", f"[{m.ci_low:.4f}, {m.ci_high:.4f}]",
+                                                              str(m.n))
+        table.add_row(f"{m.spec_id} {m.split}", m.task_type, m.metric, *shown)
+    for a in results.aggregates:
+        partial = f" (partial, {a.members} of {len(results.members)})" if a.partial else ""
+        table.add_row(AGGREGATE_LABELS[a.name] + partial, "", "", f"{a.value:.4f}",
+                      f"[{a.ci_low:.4f}, {a.ci_high:.4f}]", "")
+    console.print(table)
+    print(output.path)
+    return 0
+
+
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     from specrun.spec import load_spec
+    from specrun.suites import is_suite_file, load_suite
 
     for path in args.specs:
+        if is_suite_file(path):
+            suite = load_suite(path)
+            console.print(f"{path}: ok (suite {suite.suite.id}, {len(suite.members)} members)")
+            continue
         loaded = load_spec(path)
         console.print(f"{path}: ok ({loaded.spec.id})")
     return 0
@@ -175,9 +210,17 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
             metrics.add_row(name, ", ".join(entry.inputs), entry.direction, entry.interval, entry.hub_id or name)
         Console(width=200).print(metrics)
         return 0
+    from specrun.suites import is_suite_file
+
     paths = sorted(Path(args.folder).glob("*.yaml"))
     if not paths:
         raise SpecrunError(f"no *.yaml specs in {args.folder}")
+    suites = [path for path in paths if is_suite_file(path)]
+    if suites:
+        _list_suites(args.folder, suites)
+    paths = [path for path in paths if path not in suites]
+    if not paths:
+        return 0
     table = Table(title=f"specs in {args.folder}")
     for column in ("id", "protocols", "evaluated splits", "metrics", "licence"):
         table.add_column(column)
@@ -188,6 +231,20 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
                       f"{spec.licence.data}, publication {spec.licence.publication}")
     Console(width=200).print(table)
     return 0
+
+
+def _list_suites(folder: str, paths: list[Path]) -> None:
+    from specrun.suites import load_suite
+
+    table = Table(title=f"suites in {folder}")
+    for column in ("id", "title", "members", "task types", "aggregates"):
+        table.add_column(column)
+    for path in paths:
+        loaded = load_suite(path)
+        members = ", ".join(f"{m.spec_id}{' (optional)' if m.member.optional else ''}" for m in loaded.members)
+        table.add_row(loaded.suite.id, loaded.suite.title, members,
+                      ", ".join(dict.fromkeys(m.task_type for m in loaded.members)), ", ".join(loaded.suite.aggregates))
+    Console(width=200).print(table)
 
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:

@@ -72,6 +72,10 @@ class DataError(SpecrunError):
     """The benchmark data does not match what the spec declares."""
 
 
+class MissingDataError(DataError):
+    """A file the spec names is not in the data mirror: what lets a suite run without an optional member."""
+
+
 class ModelError(SpecrunError):
     """The model cannot be found, loaded or verified."""
 
@@ -102,6 +106,10 @@ class CompareError(SpecrunError):
 
 class PublishError(SpecrunError):
     """Results cannot be published: the licence, the hub's schema, the export or the upload refused them."""
+
+
+class SuiteError(SpecrunError):
+    """A suite file is malformed, names a member it cannot use, or its aggregate cannot be computed."""
 
 
 class OutputInterrupted(SpecrunError):

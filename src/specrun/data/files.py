@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from specrun.core.errors import first_line
+from specrun.core.errors import MissingDataError, first_line
 from specrun.core.files import regular_or_folder, sha256_file
 from specrun.plan import Plan
 from specrun.spec import FileRef
@@ -24,7 +24,8 @@ def mirror_path(data_dir: Path, source_name: str, relative: str, plan: Plan, key
     if not path.exists():
         if not must_exist:
             return path
-        raise plan.error(key, f"{data_dir / source_name / relative} does not exist in the data mirror")
+        at = plan.error(key, f"{data_dir / source_name / relative} does not exist in the data mirror")
+        raise MissingDataError(at.message, file=at.file, line=at.line, key=at.key)
     regular_or_folder(path)
     return path
 

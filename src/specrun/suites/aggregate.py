@@ -1,0 +1,68 @@
+"""A suite's aggregates and their intervals. Members are independent: each is resampled over its own units (and
+its runs) through the one resampling driver, seeded by [suite seed, member index]; the aggregate of each joint
+resample (row b holds every member's b-th resample) makes its distribution, read by the percentile method."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from specrun.metrics.estimate import resample
+from specrun.metrics.resampling import percentile_interval
+
+AGGREGATE_LABELS = {"mean_task": "Mean (task)", "mean_task_type": "Mean (task type)",
+                    "weighted_mean": "Weighted mean"}
+
+
+@dataclass(frozen=True)
+class MemberDraws:
+    """One member's value and its bootstrap distribution for the suite's joint resamples."""
+
+    value: float
+    values: np.ndarray  # (resamples,)
+    weight: float
+    task_type: str
+
+
+def member_seed(seed: int, index: int) -> int:
+    """Member `index`'s own seed: independent streams for every member, the same on every run."""
+    return int(np.random.SeedSequence([seed, index]).generate_state(1)[0])
+
+
+def member_draws(metric: str, arrays: dict[str, np.ndarray], *, resamples: int, seed: int, index: int,
+                 weight: float, task_type: str) -> MemberDraws:
+    drawn = resample(metric, arrays, resamples=resamples, seed=member_seed(seed, index))
+    return MemberDraws(value=drawn.point, values=drawn.values, weight=weight, task_type=task_type)
+
+
+def point(name: str, members: Sequence[MemberDraws]) -> float:
+    """The aggregate of the members' values, summed exactly (math.fsum)."""
+    if name == "mean_task":
+        return math.fsum(m.value for m in members) / len(members)
+    if name == "weighted_mean":
+        return math.fsum(m.weight * m.value for m in members) / math.fsum(m.weight for m in members)
+    types = dict.fromkeys(m.task_type for m in members)
+    means = [point("mean_task", [m for m in members if m.task_type == t]) for t in types]
+    return math.fsum(means) / len(means)
+
+
+def over_resamples(name: str, members: Sequence[MemberDraws]) -> np.ndarray:
+    """The aggregate of each joint resample: (resamples,)."""
+    table = np.stack([m.values for m in members], axis=1)  # (resamples, members)
+    if name == "mean_task":
+        return table.mean(axis=1)
+    if name == "weighted_mean":
+        weights = np.array([m.weight for m in members])
+        return table @ weights / weights.sum()
+    types = list(dict.fromkeys(m.task_type for m in members))
+    per_type = [table[:, [i for i, m in enumerate(members) if m.task_type == t]].mean(axis=1) for t in types]
+    return np.stack(per_type, axis=1).mean(axis=1)
+
+
+def aggregate_interval(name: str, members: Sequence[MemberDraws], confidence: float) -> tuple[float, float, float]:
+    """(value, low, high) of one aggregate."""
+    low, high = percentile_interval(over_resamples(name, members), confidence)
+    return point(name, members), low, high

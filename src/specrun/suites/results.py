@@ -1,0 +1,123 @@
+"""What a suite run writes: suite.json (each member's score, interval, n and results sha256; each aggregate with
+its interval; provenance) and suite.md. suite.json is read back, checked, when a suite runs again: it says which
+members were run with which request."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError
+
+from specrun.core.errors import SpecrunError
+from specrun.core.files import read_regular_file
+from specrun.core.markdown import md_text
+from specrun.core.types import Strict
+from specrun.suites.aggregate import AGGREGATE_LABELS
+from specrun.suites.model import Aggregate
+
+SUITE_FORMAT = "specrun.suite/1"
+SUITE_LIMIT = 16 << 20
+
+
+class MemberScore(Strict):
+    index: int
+    spec: str  # as the suite names it
+    spec_id: str
+    spec_sha256: str
+    split: str
+    metric: str
+    task_type: str
+    weight: float
+    optional: bool
+    status: Literal["scored", "missing"]
+    reason: str | None = None  # why a missing member is missing
+    value: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    interval: str | None = None  # the member's own interval method, as its results name it
+    n: int | None = None
+    results: str | None = None  # results.json, relative to the output root
+    results_sha256: str | None = None
+    request_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")  # spec, model and settings the member was run with
+    reused: bool = False  # read back from an earlier run, not run now
+    encoded: int = 0  # texts the model encoded for it in this run
+
+
+class AggregateScore(Strict):
+    name: Aggregate
+    value: float
+    ci_low: float
+    ci_high: float
+    members: int
+    partial: bool  # some optional member is missing: computed over fewer members
+
+
+class SuiteProvenance(Strict):
+    suite_path: str
+    suite_sha256: str
+    run: str  # the run's folder name: the model and every setting chosen (as each member's folder)
+    model: str
+    revision: str | None
+    weights_sha256: str
+    resamples: int
+    confidence: float
+    seed: int
+    interval: Literal["percentile"] = "percentile"
+    specrun_version: str
+    created: str
+
+
+class SuiteResults(Strict):
+    format: Literal["specrun.suite/1"] = SUITE_FORMAT
+    suite_id: str
+    title: str
+    version: str
+    members: list[MemberScore]
+    aggregates: list[AggregateScore]
+    provenance: SuiteProvenance
+
+
+def suite_json(results: SuiteResults) -> str:
+    return json.dumps(results.model_dump(mode="json"), indent=1, ensure_ascii=False) + "\n"
+
+
+def read_suite_results(path: Path) -> SuiteResults | str:
+    """An earlier suite.json, or why it cannot be used (then every member is run again, nothing is trusted)."""
+    try:
+        return SuiteResults.model_validate_json(read_regular_file(path, SUITE_LIMIT, "suite results"))
+    except SpecrunError as exc:
+        return exc.one_line()
+    except ValidationError as exc:
+        return f"{path}: not a specrun suite results file ({exc.errors(include_url=False)[0]['msg']})"
+
+
+def suite_markdown(results: SuiteResults) -> str:
+    p = results.provenance
+    percent = f"{p.confidence * 100:g} %"
+    lines = [f"# {md_text(results.title)} (suite {md_text(results.suite_id)}, version {md_text(results.version)})",
+             "", f"Model: {md_text(p.model)} (run {md_text(p.run)})", "",
+             f"| member | task type | metric | value | {percent} CI | n |", "| --- | --- | --- | --- | --- | --- |"]
+    for m in results.members:
+        if m.status == "missing":
+            lines.append(f"| {md_text(m.spec_id)} {md_text(m.split)} | {m.task_type} | {md_text(m.metric)} | "
+                         f"missing | {md_text(m.reason or '')} | |")
+            continue
+        method = "" if m.interval == "percentile" else f" {m.interval}"
+        lines.append(f"| {md_text(m.spec_id)} {md_text(m.split)} | {m.task_type} | {md_text(m.metric)} | "
+                     f"{m.value:.4f} | [{m.ci_low:.4f}, {m.ci_high:.4f}]{method} | {m.n} |")
+    lines += ["", f"| aggregate | value | {percent} CI | members |", "| --- | --- | --- | --- |"]
+    for a in results.aggregates:
+        partial = f" (partial: {a.members} of {len(results.members)})" if a.partial else ""
+        lines.append(f"| {AGGREGATE_LABELS[a.name]} | {a.value:.4f} | [{a.ci_low:.4f}, {a.ci_high:.4f}] | "
+                     f"{a.members}{partial} |")
+    lines += ["", f"Aggregate intervals: percentile bootstrap over {p.resamples} joint resamples; each member "
+                  f"resampled over its own units (and runs), members independent (seed {p.seed})."]
+    lines += [f"Note: {AGGREGATE_LABELS[a.name]} lies outside its interval" for a in results.aggregates
+              if not a.ci_low <= a.value <= a.ci_high]
+    missing = [m for m in results.members if m.status == "missing"]
+    if missing:
+        lines += ["", "Partial: " + "; ".join(f"{md_text(m.spec_id)} is missing ({md_text(m.reason or '')})"
+                                             for m in missing) + "."]
+    return "\n".join(lines) + "\n"
