@@ -96,6 +96,8 @@ def _merge(base: Any, over: Any, path: KeyPath, parent: LocatedYaml, child: Loca
             _place(parent, value, (*path, name), lines, files)
         elif over[name] is not None:
             out[name] = _merge(value, over[name], (*path, name), parent, child, lines, files)
+        else:  # removed: a key then missing is reported where the child removed it
+            _place_one(child, (*path, name), lines, files)
     for name, value in over.items():
         if name not in base and value is not None:
             out[name] = value
