@@ -207,6 +207,10 @@ def test_an_extends_spec_runs_as_its_written_out_twin(tmp_path: Path, data_dir: 
     code, out, err = run_cli(["card", str(child), "--results", str(a / "results.json"), "--data-dir",
                               str(data_dir)], capsys)
     assert code == 0, err
+    from specrun.results.verify import find_spec, load_verified
+
+    verified = load_verified(a / "results.json")  # publish finds the spec by the path and sha256 recorded
+    assert find_spec(verified.results, verified.path).display == str(child)
     base = tmp_path / "shared" / "base.yaml"
     base.write_text("# edited\n" + text, encoding="utf-8")
     code, _, err = run_cli(["card", str(child), "--results", str(a / "results.json"), "--data-dir",
