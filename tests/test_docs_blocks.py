@@ -4,7 +4,8 @@ that names a spec in specs/ runs (hashing adapter, offline, in a temporary folde
 five-minute walkthrough runs as written, and the README stays a front page. Nothing is written into the checkout.
 
 Markers are HTML comments on the line before a block: `<!-- fragment -->`, `<!-- prompt-set -->`,
-`<!-- file: PATH -->` (the walkthrough writes the block to PATH), `<!-- card of first.yaml -->` and
+`<!-- file: PATH -->` (the walkthrough writes the block to PATH), `<!-- extends: specs/NAME.yaml -->` (a spec
+written as changes to that one: validated beside a copy of it), `<!-- card of first.yaml -->` and
 `<!-- not run: WHY -->`; a shell line may also end in `# not run: WHY`."""
 
 from __future__ import annotations
@@ -110,6 +111,15 @@ def test_every_yaml_block_validates(block: Block, tmp_path: Path) -> None:
         assert load_prompt_set(str(path)).prompt_set.variants
     elif block.marker == "fragment":
         validate_spec(wrapped(data), tmp_path)
+    elif block.marker is not None and block.marker.startswith("extends: "):
+        from specrun.spec import load_spec
+
+        parent = ROOT / block.marker.removeprefix("extends: ")
+        assert data.get("extends") == parent.name, f"{block.where}: extends {data.get('extends')!r}, not {parent}"
+        shutil.copy(parent, tmp_path / parent.name)
+        child = tmp_path / "child.yaml"
+        child.write_text(block.text, encoding="utf-8")
+        assert load_spec(child).extends == (str(tmp_path / parent.name),)
     elif block.marker is None or block.marker.startswith("file: "):
         validate_spec(data, tmp_path)
     else:
@@ -151,7 +161,7 @@ def command(line: str, output: Path) -> list[str]:
     words = shlex.split(line, comments=True)
     assert words and words[0] == "specrun", f"not a specrun command: {line!r} (mark it `# not run: why`)"
     args = [str((ROOT / data_root()).resolve()) if word == "../shared/data" else word for word in words[1:]]
-    subcommands = {"run", "validate", "card", "fingerprint", "list", "compare", "leaderboard", "publish",
+    subcommands = {"run", "validate", "show", "card", "fingerprint", "list", "compare", "leaderboard", "publish",
                    "publish-benchmark"}
     run = args[0] not in subcommands or args[0] == "run"
     if run:

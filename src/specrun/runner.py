@@ -211,7 +211,7 @@ def load_specs(paths: Sequence[str]) -> list[LoadedSpec]:
     for item in loaded:
         if item.spec.id in seen:
             raise SpecError(f"spec id {item.spec.id!r} is also used by {seen[item.spec.id]}",
-                            file=item.display, line=item.located.line_of(("id",)), key="id")
+                            file=item.located.file_of(("id",)), line=item.located.line_of(("id",)), key="id")
         seen[item.spec.id] = item.display
     return loaded
 

@@ -44,23 +44,34 @@ def dotted(path: KeyPath) -> str:
 
 
 class LocatedYaml:
-    """A parsed YAML document with the line of every key path in it."""
+    """A parsed YAML document with the line of every key path in it. A document merged from several files (a spec
+    that `extends` another) also keeps, per key path, the file it was written in (`files`; a path not in it was
+    written in `file`), so an error in an inherited key names the file that holds it."""
 
-    def __init__(self, data: Any, lines: dict[KeyPath, int], file: str) -> None:
+    def __init__(self, data: Any, lines: dict[KeyPath, int], file: str,
+                 files: dict[KeyPath, str] | None = None) -> None:
         self.data = data
         self.lines = lines
         self.file = file
-        self.sha256 = ""  # of the bytes parsed, when read from a file
+        self.files = files or {}
+        self.sha256 = ""  # of the bytes parsed, when read from a file (of the whole chain, when merged)
 
-    def line_of(self, path: KeyPath) -> int:
-        """Line of the nearest enclosing path that has one (a missing key reports its parent)."""
+    def _nearest(self, path: KeyPath) -> KeyPath:
+        """The nearest enclosing path that has a line (a missing key reports its parent)."""
         path = tuple(path)
         while path and path not in self.lines:
             path = path[:-1]
-        return self.lines.get(path, 1)
+        return path
+
+    def line_of(self, path: KeyPath) -> int:
+        return self.lines.get(self._nearest(path), 1)
+
+    def file_of(self, path: KeyPath) -> str:
+        """The file the nearest enclosing path was written in: the same path line_of reports."""
+        return self.files.get(self._nearest(path), self.file)
 
     def error(self, path: KeyPath, message: str) -> SpecError:
-        return SpecError(message, file=self.file, line=self.line_of(path), key=dotted(path))
+        return SpecError(message, file=self.file_of(path), line=self.line_of(path), key=dotted(path))
 
 
 def read_yaml(path: Path, display: str | None = None) -> LocatedYaml:

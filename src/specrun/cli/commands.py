@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from specrun.cli.parser import run_options
-from specrun.core.errors import SpecrunError, UsageError
+from specrun.core.errors import SpecError, SpecrunError, UsageError
 
 if TYPE_CHECKING:
     from specrun.core.options import RunOptions
@@ -101,6 +101,17 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_show(args: argparse.Namespace, console: Console) -> int:
+    """The spec as the model validates it: its `extends` chain merged, in the order the keys were written."""
+    import yaml
+
+    from specrun.spec import load_spec
+
+    loaded = load_spec(args.spec, require_fingerprints=False)
+    sys.stdout.write(yaml.safe_dump(loaded.located.data, sort_keys=False, allow_unicode=True, width=4096))
+    return 0
+
+
 def cmd_card(args: argparse.Namespace, console: Console) -> int:
     from specrun.core.files import write_atomic
     from specrun.data import example_items, resolve_data_dir
@@ -170,6 +181,10 @@ def cmd_fingerprint(args: argparse.Namespace, console: Console) -> int:
     from specrun.spec import load_spec
 
     loaded = load_spec(args.spec, require_fingerprints=False)
+    if args.write and loaded.extends:  # which file of the chain should hold a fingerprint is the author's call
+        raise SpecError(f"fingerprint --write edits one file, and this spec extends {', '.join(loaded.extends)}; "
+                        "run it without --write and put each printed fingerprint under `splits.NAME` of the "
+                        "file that should hold it", file=loaded.display, key="extends")
     plan = make_plan(loaded)
     data_dir = resolve_data_dir(args.data_dir)
     found = {}
@@ -365,6 +380,6 @@ def cmd_leaderboard(args: argparse.Namespace, console: Console) -> int:
 
 
 # the one command table: the parser's subcommands and the dispatch both read it
-COMMAND_FUNCTIONS = {"run": cmd_run, "validate": cmd_validate, "card": cmd_card, "fingerprint": cmd_fingerprint,
-                     "list": cmd_list, "compare": cmd_compare, "publish": cmd_publish,
+COMMAND_FUNCTIONS = {"run": cmd_run, "validate": cmd_validate, "show": cmd_show, "card": cmd_card,
+                     "fingerprint": cmd_fingerprint, "list": cmd_list, "compare": cmd_compare, "publish": cmd_publish,
                      "publish-benchmark": cmd_publish_benchmark, "leaderboard": cmd_leaderboard}

@@ -37,7 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"on an error, show Python's traceback instead of one line (for bug reports; also "
                              f"{DEBUG_ENV}=1); may stand anywhere on the command line")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
-    for add in (_run, _validate, _card, _list, _leaderboard, _compare, _publish, _publish_benchmark, _fingerprint):
+    for add in (_run, _validate, _show, _card, _list, _leaderboard, _compare, _publish, _publish_benchmark,
+                _fingerprint):
         add(sub)
     return parser
 
@@ -113,6 +114,11 @@ def run_options(args: argparse.Namespace) -> RunOptions:
 def _validate(sub: Any) -> None:
     validate = sub.add_parser("validate", help="check spec files against the schema and their own references")
     validate.add_argument("specs", nargs="+", metavar="SPEC")
+
+
+def _show(sub: Any) -> None:
+    show = sub.add_parser("show", help="print the spec as validated (YAML): its `extends` chain merged")
+    show.add_argument("spec", metavar="SPEC")
 
 
 def _card(sub: Any) -> None:

@@ -9,7 +9,6 @@ Each refusal is one ResultsError line naming the file and key.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 from dataclasses import dataclass
@@ -20,7 +19,6 @@ import numpy as np
 
 from specrun.core.contracts import MetricEntry
 from specrun.core.errors import ResultsError, SpecrunError
-from specrun.core.files import read_regular_file
 from specrun.core.registry import PROTOCOLS
 from specrun.core.workspace import warn_stderr
 from specrun.metrics import METRICS, estimate
@@ -29,12 +27,12 @@ from specrun.plan import interval_method
 from specrun.results.model import RESULTS_LIMIT, Results, Unit
 from specrun.results.read import is_plain_file_name, read_predictions, read_results
 from specrun.spec import NAME_PATTERN, LoadedSpec, load_spec
+from specrun.spec.extends import chain_sha256
 
 _NAME = re.compile(NAME_PATTERN)
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 REL_TOLERANCE = 1e-9  # recomputed vs recorded: float64 sums in another order differ by ~1e-15 relative
 ABS_TOLERANCE = 1e-12  # for values at or near 0
-SPEC_LIMIT = 16 << 20  # bytes read from a candidate spec before hashing it
 
 Units = dict[Unit, tuple[list[str], dict[str, np.ndarray]]]
 
@@ -235,13 +233,6 @@ def load_verified(path: Path | str) -> Verified:
     return Verified(path=path, results=results, units=units)
 
 
-def _sha256_of(candidate: Path) -> str | None:
-    try:
-        return hashlib.sha256(read_regular_file(candidate, SPEC_LIMIT, "spec")).hexdigest()
-    except SpecrunError:
-        return None
-
-
 def find_spec(results: Results, results_path: Path, explicit: str | None = None) -> LoadedSpec:
     """The spec the run used, by the sha256 results.json records: --spec when given, else the recorded path,
     else any specs/*.yaml of the current folder. The results' licence and status are never trusted instead."""
@@ -254,7 +245,7 @@ def find_spec(results: Results, results_path: Path, explicit: str | None = None)
         if specs.is_dir():
             candidates += sorted(specs.glob("*.yaml"))
     for candidate in candidates:
-        if _sha256_of(candidate) == wanted:
+        if chain_sha256(candidate) == wanted:  # its bytes' (with `extends`, its chain's)
             loaded = load_spec(candidate)
             if loaded.sha256 == wanted:  # the same bytes were parsed as were hashed
                 return loaded

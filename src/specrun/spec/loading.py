@@ -3,7 +3,7 @@ fingerprints back with its comments kept."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -11,20 +11,24 @@ from pydantic import ValidationError
 from specrun.core.errors import SpecError
 from specrun.core.workspace import Warn, warn_stderr
 from specrun.spec.errors import first_error
+from specrun.spec.extends import read_spec_yaml
 from specrun.spec.model import Spec, spec_model
 from specrun.spec.references import check_references
-from specrun.yamlsafe import KeyPath, LocatedYaml, dotted, read_yaml
+from specrun.yamlsafe import KeyPath, LocatedYaml, dotted
 
 
 @dataclass(frozen=True)
 class LoadedSpec:
-    """A validated spec with where it came from: errors found later (data, metrics) still point at lines."""
+    """A validated spec with where it came from: errors found later (data, metrics) still point at lines.
+    `sha256` is that of the file's bytes, or, for a spec that `extends` others, of the whole chain's (editing a
+    parent changes it); `extends` names the chain's other files, nearest first."""
 
     spec: Spec
     path: Path
     display: str
     sha256: str
     located: LocatedYaml
+    extends: tuple[str, ...] = field(default=())
 
     def error(self, path: KeyPath, message: str) -> SpecError:
         return self.located.error(path, message)
@@ -32,7 +36,7 @@ class LoadedSpec:
 
 def load_spec(path: Path | str, *, require_fingerprints: bool = True, warn: Warn = warn_stderr) -> LoadedSpec:
     path = Path(path)
-    located = read_yaml(path, str(path))
+    located, chain = read_spec_yaml(path, str(path))
     if not isinstance(located.data, dict):
         raise SpecError("expected a mapping of spec keys at the top level", file=located.file, line=1)
     model = spec_model()
@@ -44,9 +48,10 @@ def load_spec(path: Path | str, *, require_fingerprints: bool = True, warn: Warn
     check_references(spec, located, require_fingerprints)
     for key_path in moved:
         source = key_path[:-1]
-        warn(f"{located.file}:{located.line_of(key_path)}: {dotted(key_path)}: deprecated at the source's top "
-             f"level; give it under `{dotted((*source, 'options'))}` (read as if it were there)")
-    return LoadedSpec(spec=spec, path=path, display=str(path), sha256=located.sha256, located=located)
+        warn(f"{located.file_of(key_path)}:{located.line_of(key_path)}: {dotted(key_path)}: deprecated at the "
+             f"source's top level; give it under `{dotted((*source, 'options'))}` (read as if it were there)")
+    return LoadedSpec(spec=spec, path=path, display=str(path), sha256=located.sha256, located=located,
+                      extends=chain)
 
 
 def write_fingerprints(path: Path, fingerprints: dict[str, str], *, read_sha256: str | None = None) -> list[str]:
