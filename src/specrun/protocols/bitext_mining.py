@@ -39,13 +39,15 @@ class BitextMiningProtocol(ProtocolKind):
     line. Metrics are scikit-learn's over those lines as labels (MTEB: F1, precision and recall weighted by
     support, accuracy)."""
 
-    item_fields: ClassVar[dict[str, str]] = {"source": "text", "target": "text"}
-    roles: ClassVar[dict[str, Role]] = {"source": "document", "target": "document"}
-    prompt_task: ClassVar[str] = "BitextMining"
-    outputs: ClassVar[tuple[str, ...]] = ("predicted_class", "gold_class")
-    unit: ClassVar[str] = "source sentences"
-    hub_task: ClassVar[str] = "translation"
-    hub_task_id: ClassVar[str | None] = None
+    info = KindInfo(
+        item_fields={"source": "text", "target": "text"},
+        outputs=("predicted_class", "gold_class"),
+        unit="source sentences",
+        prompt_task="BitextMining",
+        roles={"source": "document", "target": "document"},
+        hub_task="translation",
+    )
+    Options = NoOptions
 
     def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[FieldText]:
         for item in items:

@@ -83,14 +83,16 @@ class ClassificationProtocol(ProtocolKind):
     each evaluated item's label. Outputs per item: the gold label and the predicted label of every experiment
     (labels numbered in sorted order); metrics average over experiments, as MTEB reports."""
 
-    item_fields: ClassVar[dict[str, str]] = {"text": "text", "label": "label"}
-    prompt_task: ClassVar[str] = "Classification"
-    outputs: ClassVar[tuple[str, ...]] = ("predicted_class", "gold_class")
-    unit: ClassVar[str] = "items"
+    info = KindInfo(
+        item_fields={"text": "text", "label": "label"},
+        outputs=("predicted_class", "gold_class"),
+        unit="items",
+        prompt_task="Classification",
+        split_options=("fit_split",),
+        hub_task="text-classification",
+        hub_task_id="multi-class-classification",
+    )
     Options = ClassificationOptions
-    hub_task: ClassVar[str] = "text-classification"
-    hub_task_id: ClassVar[str] = "multi-class-classification"
-    split_options: ClassVar[tuple[str, ...]] = ("fit_split",)
 
     def _fit_items(self, options: ClassificationOptions, support: Support) -> list[Item]:
         return list(support[options.fit_split])

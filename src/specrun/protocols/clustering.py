@@ -61,13 +61,14 @@ class ClusteringProtocol(ProtocolKind):
     evaluated items or (set_size) each run over its own subset. Outputs per item: its gold label (numbered in
     sorted order) and its cluster in each run (-1 where its run left it out)."""
 
-    item_fields: ClassVar[dict[str, str]] = {"text": "text", "label": "label"}
-    prompt_task: ClassVar[str] = "Clustering"
-    outputs: ClassVar[tuple[str, ...]] = ("cluster_id", "gold_class")
-    unit: ClassVar[str] = "documents"
+    info = KindInfo(
+        item_fields={"text": "text", "label": "label"},
+        outputs=("cluster_id", "gold_class"),
+        unit="documents",
+        prompt_task="Clustering",
+        hub_task="text-classification",
+    )
     Options = ClusteringOptions
-    hub_task: ClassVar[str] = "text-classification"
-    hub_task_id: ClassVar[str | None] = None
 
     def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[FieldText]:
         for item in items:

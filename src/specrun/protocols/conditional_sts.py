@@ -44,16 +44,17 @@ class ConditionalStsProtocol(ProtocolKind):
     embedded under its condition (a template), optionally minus the condition's own embedding; the
     prediction is the cosine of the two. The unit is the sentence pair with its two conditions."""
 
-    item_fields: ClassVar[dict[str, str]] = {"text1": "text", "text2": "text", "condition": "text",
-                                             "gold": "number"}
-    prompt_task: ClassVar[str] = "STS"
-    outputs: ClassVar[tuple[str, ...]] = ("prediction_a", "prediction_b", "gold_a", "gold_b", "valid_a", "valid_b")
-    unit: ClassVar[str] = "sentence pairs"
+    info = KindInfo(
+        item_fields={"text1": "text", "text2": "text", "condition": "text",
+        "gold": "number"},
+        outputs=("prediction_a", "prediction_b", "gold_a", "gold_b", "valid_a", "valid_b"),
+        unit="sentence pairs",
+        prompt_task="STS",
+        hub_task="sentence-similarity",
+        hub_task_id="semantic-similarity-scoring",
+    )
     Options = ConditionalOptions
     plot: ClassVar[tuple[str, str] | None] = None
-    hub_task: ClassVar[str] = "sentence-similarity"
-    hub_task_id: ClassVar[str] = "semantic-similarity-scoring"
-    caption: ClassVar[str] = ""
 
     def validate_items(self, items: Sequence[Item], options: BaseModel, origin: str) -> None:
         if len(items) % 2:

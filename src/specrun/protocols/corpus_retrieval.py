@@ -65,16 +65,17 @@ class CorpusRetrievalProtocol(ProtocolKind):
     """Each query ranks the whole corpus by cosine, highest first, ties by corpus order (module docstring);
     trec_eval's measures per query at each cutoff, which metrics average and the bootstrap resamples by query."""
 
-    item_fields: ClassVar[dict[str, str]] = {"query": "text", "qrels": "judgments", "corpus": "corpus"}
-    roles: ClassVar[dict[str, Role]] = {"query": "query", "corpus": "document"}
-    prompt_task: ClassVar[str] = "Retrieval"
-    outputs: ClassVar[tuple[str, ...]] = tuple(trec_output(m, k) for m in TREC_MEASURES for k in CORPUS_CUTOFFS)
-    unit: ClassVar[str] = "queries"
+    info = KindInfo(
+        item_fields={"query": "text", "qrels": "judgments", "corpus": "corpus"},
+        outputs=tuple(trec_output(m, k) for m in TREC_MEASURES for k in CORPUS_CUTOFFS),
+        unit="queries",
+        prompt_task="Retrieval",
+        roles={"query": "query", "corpus": "document"},
+        hub_task="text-retrieval",
+        hub_task_id="document-retrieval",
+    )
     Options = CorpusOptions
     plot: ClassVar[tuple[str, str] | None] = None
-    hub_task: ClassVar[str] = "text-retrieval"
-    hub_task_id: ClassVar[str] = "document-retrieval"
-    caption: ClassVar[str] = ""
 
     def validate_items(self, items: Sequence[Item], options: BaseModel, origin: str) -> None:
         corpus = items[0].fields["corpus"] if items else None

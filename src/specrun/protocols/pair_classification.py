@@ -37,15 +37,17 @@ class PairClassificationProtocol(ProtocolKind):
     """Each sentence embedded on its own; per pair its similarity under each function and its 0/1 label, and the
     cosine thresholds for accuracy and F1 (from the threshold split, or from the evaluated split itself)."""
 
-    item_fields: ClassVar[dict[str, str]] = {"text1": "text", "text2": "text", "label": "binary"}
-    prompt_task: ClassVar[str] = "PairClassification"
-    outputs: ClassVar[tuple[str, ...]] = (*(score_output(f) for f in FUNCTIONS), "pair_label",
-                                          "accuracy_threshold", "f1_threshold")
-    unit: ClassVar[str] = "pairs"
+    info = KindInfo(
+        item_fields={"text1": "text", "text2": "text", "label": "binary"},
+        outputs=(*(score_output(f) for f in FUNCTIONS), "pair_label",
+        "accuracy_threshold", "f1_threshold"),
+        unit="pairs",
+        prompt_task="PairClassification",
+        split_options=("threshold_split",),
+        hub_task="text-classification",
+        hub_task_id="semantic-similarity-classification",
+    )
     Options = PairOptions
-    hub_task: ClassVar[str] = "text-classification"
-    hub_task_id: ClassVar[str] = "semantic-similarity-classification"
-    split_options: ClassVar[tuple[str, ...]] = ("threshold_split",)
 
     def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[FieldText]:
         for group in (items, *support.values()):

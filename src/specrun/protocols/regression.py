@@ -44,14 +44,15 @@ class RegressionProtocol(ProtocolKind):
     """scikit-learn's LinearRegression (MTEB's default) fitted on the fit split's embeddings and targets, once per
     experiment; outputs per item its gold number and the prediction of every experiment."""
 
-    item_fields: ClassVar[dict[str, str]] = {"text": "text", "target": "number"}
-    prompt_task: ClassVar[str] = "Regression"
-    outputs: ClassVar[tuple[str, ...]] = ("predicted_value", "gold_value")
-    unit: ClassVar[str] = "items"
+    info = KindInfo(
+        item_fields={"text": "text", "target": "number"},
+        outputs=("predicted_value", "gold_value"),
+        unit="items",
+        prompt_task="Regression",
+        split_options=("fit_split",),
+        hub_task="text-classification",
+    )
     Options = RegressionOptions
-    hub_task: ClassVar[str] = "text-classification"
-    hub_task_id: ClassVar[str | None] = None
-    split_options: ClassVar[tuple[str, ...]] = ("fit_split",)
 
     def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[FieldText]:
         fit = support[options.fit_split]

@@ -31,13 +31,15 @@ class RerankingProtocol(ProtocolKind):
     the candidates' relevance (0/1), the ideal ranking all relevant first. Per query trec_eval's measures at each
     cutoff (`ndcg_cut_10`, `map_cut_1000`, `mrr_cut_10`, ...); metrics average them over queries."""
 
-    item_fields: ClassVar[dict[str, str]] = {"query": "text", "candidates": "texts", "relevance": "labels"}
-    roles: ClassVar[dict[str, Role]] = {"query": "query", "candidates": "document"}
-    prompt_task: ClassVar[str] = "Reranking"
-    outputs: ClassVar[tuple[str, ...]] = tuple(trec_output(m, k) for m in TREC_MEASURES for k in CORPUS_CUTOFFS)
-    unit: ClassVar[str] = "queries"
-    hub_task: ClassVar[str] = "text-ranking"
-    hub_task_id: ClassVar[str | None] = None
+    info = KindInfo(
+        item_fields={"query": "text", "candidates": "texts", "relevance": "labels"},
+        outputs=tuple(trec_output(m, k) for m in TREC_MEASURES for k in CORPUS_CUTOFFS),
+        unit="queries",
+        prompt_task="Reranking",
+        roles={"query": "query", "candidates": "document"},
+        hub_task="text-ranking",
+    )
+    Options = NoOptions
 
     def validate_items(self, items: Sequence[Item], options: Any, origin: str) -> None:
         check_candidate_lists(items, origin)

@@ -18,16 +18,18 @@ class RetrievalProtocol(ProtocolKind):
     """Per query, rank its candidates by cosine, highest first; ties keep the candidates' order in the data
     (a stable sort), so a run is reproducible on any machine. Measures are per query; metrics average them."""
 
-    item_fields: ClassVar[dict[str, str]] = {"query": "text", "candidates": "texts", "relevance": "labels"}
-    roles: ClassVar[dict[str, Role]] = {"query": "query", "candidates": "document"}
-    prompt_task: ClassVar[str] = "Retrieval"
-    outputs: ClassVar[tuple[str, ...]] = ("ap", "rr", *(f"{m}_at_{k}" for m in ("precision", "recall")
-                                                         for k in RANK_CUTOFFS), "ndcg_at_10")
-    unit: ClassVar[str] = "queries"
+    info = KindInfo(
+        item_fields={"query": "text", "candidates": "texts", "relevance": "labels"},
+        outputs=("ap", "rr", *(f"{m}_at_{k}" for m in ("precision", "recall")
+        for k in RANK_CUTOFFS), "ndcg_at_10"),
+        unit="queries",
+        prompt_task="Retrieval",
+        roles={"query": "query", "candidates": "document"},
+        hub_task="text-retrieval",
+        hub_task_id="document-retrieval",
+    )
+    Options = NoOptions
     plot: ClassVar[tuple[str, str] | None] = None
-    hub_task: ClassVar[str] = "text-retrieval"
-    hub_task_id: ClassVar[str] = "document-retrieval"
-    caption: ClassVar[str] = ""
 
     def validate_items(self, items: Sequence[Item], options: BaseModel, origin: str) -> None:
         check_candidate_lists(items, origin)

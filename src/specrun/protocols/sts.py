@@ -32,16 +32,18 @@ def pair_features(left: np.ndarray, right: np.ndarray) -> np.ndarray:
 class StsProtocol(ProtocolKind):
     """STS: embed each sentence on its own; the prediction is the cosine of the pair, or a probe's prediction."""
 
-    item_fields: ClassVar[dict[str, str]] = {"text1": "text", "text2": "text", "gold": "number"}
-    prompt_task: ClassVar[str] = "STS"
-    outputs: ClassVar[tuple[str, ...]] = ("prediction", "gold")
-    unit: ClassVar[str] = "pairs"
-    plot: ClassVar[tuple[str, str] | None] = ("prediction", "gold")
-    hub_task: ClassVar[str] = "sentence-similarity"
-    hub_task_id: ClassVar[str] = "semantic-similarity-scoring"
-    caption: ClassVar[str] = "predicted similarity against gold"
+    info = KindInfo(
+        item_fields={"text1": "text", "text2": "text", "gold": "number"},
+        outputs=("prediction", "gold"),
+        unit="pairs",
+        prompt_task="STS",
+        split_options=("fit_split",),
+        caption="predicted similarity against gold",
+        hub_task="sentence-similarity",
+        hub_task_id="semantic-similarity-scoring",
+    )
     Options = StsOptions
-    split_options: ClassVar[tuple[str, ...]] = ("fit_split",)
+    plot: ClassVar[tuple[str, str] | None] = ("prediction", "gold")
 
     def validate_items(self, items: Sequence[Item], options: BaseModel, origin: str) -> None:
         return None

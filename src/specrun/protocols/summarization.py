@@ -31,13 +31,15 @@ class SummarizationProtocol(ProtocolKind):
     with the human scores of the machine summaries. A text whose human scores or predictions are all equal has
     no correlation; it is left out (valid = 0), as MTEB skips it, and the count says how many remain."""
 
-    item_fields: ClassVar[dict[str, str]] = {"machine_summaries": "texts", "human_summaries": "texts",
-                                             "human_scores": "numbers"}
-    prompt_task: ClassVar[str] = "Summarization"
-    outputs: ClassVar[tuple[str, ...]] = ("text_spearman", "text_pearson", "valid")
-    unit: ClassVar[str] = "texts"
-    hub_task: ClassVar[str] = "summarization"
-    hub_task_id: ClassVar[str | None] = None
+    info = KindInfo(
+        item_fields={"machine_summaries": "texts", "human_summaries": "texts",
+        "human_scores": "numbers"},
+        outputs=("text_spearman", "text_pearson", "valid"),
+        unit="texts",
+        prompt_task="Summarization",
+        hub_task="summarization",
+    )
+    Options = NoOptions
 
     def validate_items(self, items: Sequence[Item], options: Any, origin: str) -> None:
         for item in items:
