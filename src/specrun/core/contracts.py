@@ -39,7 +39,7 @@ class NoOptions(Strict):  # the options of a protocol kind that takes none (no d
     pass
 
 
-O = TypeVar("O", bound=BaseModel)  # a protocol kind's options model
+OptionsT = TypeVar("OptionsT", bound=BaseModel)  # a protocol kind's options model
 
 
 @dataclass(frozen=True)
@@ -86,27 +86,27 @@ class RunContext:
     and how to map chunks of work (a later stage's executor), so a kind never reaches for them elsewhere."""
 
     embed: Embed  # texts of one field -> vectors; only what `texts` / `corpora` announced
-    support: Support = NO_SUPPORT  # the items of `support_splits(options)`, by split name
+    support: Support = field(default_factory=lambda: NO_SUPPORT)  # the items of `support_splits(options)`, by split
     chunk_map: ChunkMap | None = None  # None: map in this process (core.mapping)
 
 
-class ProtocolKind(ABC, Generic[O]):
+class ProtocolKind(ABC, Generic[OptionsT]):
     """A kind of evaluation: which item fields it reads (`info`), which texts it embeds, how embeddings become
     per-unit outputs (`run`). A protocol never knows which benchmark it serves."""
 
     info: ClassVar[KindInfo]
-    Options: type[O]  # the spec's `options`, typed in the schema (NoOptions: none); `run` gets an instance
+    Options: type[OptionsT]  # the spec's `options`, typed in the schema (NoOptions: none); `run` gets an instance
 
-    def support_splits(self, options: O) -> tuple[str, ...]:
+    def support_splits(self, options: OptionsT) -> tuple[str, ...]:
         """The splits besides the evaluated one that `run` reads (the values of `split_options` that are set)."""
         named = (getattr(options, key) for key in self.info.split_options)
         return tuple(dict.fromkeys(name for name in named if name))
 
-    def validate_items(self, items: Sequence[Item], options: O, origin: str) -> None:  # noqa: B027
+    def validate_items(self, items: Sequence[Item], options: OptionsT, origin: str) -> None:
         """Refuse items the kind cannot score (DataError naming `origin`): the one place a kind refuses data;
         default: nothing to check."""
 
-    def texts(self, items: Sequence[Item], options: O, support: Support = NO_SUPPORT) -> Iterable[FieldText]:
+    def texts(self, items: Sequence[Item], options: OptionsT, support: Support = NO_SUPPORT) -> Iterable[FieldText]:
         """Every (field, text) `run` will embed, the support splits' included (the encoder embeds each unique text
         of a view once). Default: every text of the text and texts fields of the items and the support items;
         a kind that embeds anything else (a template filled in, a sample of a fit split) says so here."""
@@ -119,13 +119,13 @@ class ProtocolKind(ABC, Generic[O]):
                     else:
                         yield from ((name, text) for text in item.fields[name])
 
-    def corpora(self, items: Sequence[Item], options: O) -> Iterable[tuple[str, SharedCorpus]]:
+    def corpora(self, items: Sequence[Item], options: OptionsT) -> Iterable[tuple[str, SharedCorpus]]:
         """Every (field, corpus) `run` will embed a slice at a time (`embed(corpus.slice(start, stop), field)`):
         its documents are embedded from their digests and offsets, never listed as texts; default: none."""
         return ()
 
     @abstractmethod
-    def run(self, items: Sequence[Item], ctx: RunContext, options: O) -> Outputs:
+    def run(self, items: Sequence[Item], ctx: RunContext, options: OptionsT) -> Outputs:
         """Per-unit outputs, aligned, in unit order (`Outputs(self.info.unit, ...)`)."""
 
     def example(self) -> KindExample | None:
@@ -238,10 +238,6 @@ def _problems_of_info(info: KindInfo, field_kinds: Container[str]) -> list[str]:
     return problems
 
 
-_METHODS = {"run": ("items", "ctx", "options"), "texts": ("items", "options", "support"),
-            "validate_items": ("items", "options", "origin")}  # what each method of a kind is called with
-
-
 def _problems_of_protocol(entry: Any, field_kinds: Container[str]) -> list[str]:
     if not isinstance(entry, ProtocolKind):
         return ["is not a specrun.core.contracts.ProtocolKind"]
@@ -258,8 +254,10 @@ def _problems_of_protocol(entry: Any, field_kinds: Container[str]) -> list[str]:
         unknown_options = [key for key in info.split_options if key not in options.model_fields]
         if unknown_options:
             problems.append(f"info.split_options {unknown_options} are not options of the kind")
-    for method, expected in _METHODS.items():
-        if len(inspect.signature(getattr(entry, method)).parameters) != len(expected):
+    called = {"run": (entry.run, ("items", "ctx", "options")), "texts": (entry.texts, ("items", "options", "support")),
+              "validate_items": (entry.validate_items, ("items", "options", "origin"))}  # as the stages call them
+    for method, (bound, expected) in called.items():
+        if len(inspect.signature(bound).parameters) != len(expected):
             problems.append(f"{method} must take ({', '.join(expected)})")
     return problems
 
