@@ -289,11 +289,12 @@ card:
 """
 
 
-def test_toy_protocol_metric_and_reader_registered_from_a_test(tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_toy_protocol_metric_and_reader_registered_from_a_test(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """A kind, a metric and a reader registered from a test module with no other edit: the kind is one screen
     (Options, info with its fields, outputs and unit, run, example), the grid runs its example and a spec using
-    all three runs through the CLI."""
+    all three runs through the CLI; a text its run embeds that texts() did not announce is one line naming the
+    kind and the field, exit 2."""
     import numpy as np
     from pydantic import BaseModel, ConfigDict
 
@@ -301,7 +302,7 @@ def test_toy_protocol_metric_and_reader_registered_from_a_test(tmp_path: Path,
     from specrun.core.contracts import KindExample, KindInfo, MetricEntry, ProtocolKind, RunContext
     from specrun.core.types import Item, Outputs, Strict
     from specrun.data import load_split
-    from tests.conftest import plan_of, run_ok
+    from tests.conftest import assert_one_line_error, plan_of, run_cli, run_ok
     from tests.protocols.test_kind_grid import run_example
 
     texts = ["a cat", "the quick brown fox jumps", "hello", "a very long sentence about embeddings and such",
@@ -368,6 +369,15 @@ def test_toy_protocol_metric_and_reader_registered_from_a_test(tmp_path: Path,
         assert score.value == pytest.approx(expected, abs=1e-6)
         assert results.provenance.uncertainty.unit == {"norms": "texts"}
 
+        def shouting(self: ToyProtocol, items: Sequence[Item], ctx: RunContext, options: ToyOptions) -> Outputs:
+            ctx.embed([item.fields["text"].upper() for item in items], "text")  # texts() never announced these
+            raise AssertionError("not reached: the embed refuses first")
+
+        monkeypatch.setattr(ToyProtocol, "run", shouting)
+        code, _, err = run_cli([str(spec), "--data-dir", str(tmp_path / "data"), "--adapter", "hashing",
+                                "--output", str(tmp_path / "loud")], capsys)
+        line = assert_one_line_error(code, err, contains="protocol kind toy_norm embedded a text of field 'text'")
+        assert "texts() did not announce" in line
     finally:
         registry.PROTOCOLS.unregister("toy_norm")
         registry.METRICS.unregister("toy_sign_agreement")
