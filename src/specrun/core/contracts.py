@@ -103,8 +103,8 @@ class ProtocolKind(ABC, Generic[OptionsT]):
         return tuple(dict.fromkeys(name for name in named if name))
 
     def validate_items(self, items: Sequence[Item], options: OptionsT, origin: str) -> None:
-        """Refuse items the kind cannot score (DataError naming `origin`): the one place a kind refuses data;
-        default: nothing to check."""
+        """Refuse a split's items the kind cannot score (DataError naming `origin`), called for every split as it
+        is loaded, before anything is encoded; default: nothing to check."""
 
     def texts(self, items: Sequence[Item], options: OptionsT, support: Support = NO_SUPPORT) -> Iterable[FieldText]:
         """Every (field, text) `run` will embed, the support splits' included (the encoder embeds each unique text
