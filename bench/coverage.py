@@ -349,6 +349,7 @@ def _fitted_predictions(mix: Mixture, rng: np.random.Generator, test_x: np.ndarr
                         test_y: np.ndarray) -> Arrays:
     """ClassificationProtocol.run on the benchmark's fit split (the mixture's fixed one, else a fresh one of 60
     per label): 10 experiments of 8 per label each, undersampled with a fresh seed."""
+    from specrun.core.contracts import RunContext
     from specrun.core.types import Item
     from specrun.protocols.classification import ClassificationOptions, ClassificationProtocol
 
@@ -358,7 +359,7 @@ def _fitted_predictions(mix: Mixture, rng: np.random.Generator, test_x: np.ndarr
     fit = [Item(id=f"f{i}", fields={"text": f"f{i}", "label": int(y)}) for i, y in enumerate(fit_y)]
     options = ClassificationOptions(fit_split="train", samples_per_label=FIT_PER_LABEL, n_experiments=10,
                                     short_classes="take_what_there_is", seed=int(rng.integers(2**31)))
-    return ClassificationProtocol().run(items, _embedder(vectors), options, {"train": fit}).arrays
+    return ClassificationProtocol().run(items, RunContext(_embedder(vectors), {"train": fit}), options).arrays
 
 
 def _fitted_sample(mix: Mixture, rng: np.random.Generator, n: int) -> Arrays:
@@ -385,16 +386,19 @@ def _fitted_truth(mix: Mixture, metric: str) -> float:
 
 
 def _kmeans_sample(mix: Mixture, rng: np.random.Generator, n: int) -> Arrays:
+    from specrun.core.contracts import RunContext
     from specrun.core.types import Item
     from specrun.protocols.clustering import ClusteringOptions, ClusteringProtocol
 
     x, y = mix.draw(rng, n)
     items = [Item(id=f"d{i}", fields={"text": f"d{i}", "label": int(label)}) for i, label in enumerate(y)]
     options = ClusteringOptions(n_runs=10, seed=int(rng.integers(2**31)))
-    return ClusteringProtocol().run(items, _embedder({f"d{i}": v for i, v in enumerate(x)}), options).arrays
+    embed = _embedder({f"d{i}": v for i, v in enumerate(x)})
+    return ClusteringProtocol().run(items, RunContext(embed), options).arrays
 
 
 def _bitext_sample(_: Any, rng: np.random.Generator, n: int) -> Arrays:
+    from specrun.core.contracts import NoOptions, RunContext
     from specrun.core.types import Item
     from specrun.protocols.bitext_mining import BitextMiningProtocol
 
@@ -402,7 +406,7 @@ def _bitext_sample(_: Any, rng: np.random.Generator, n: int) -> Arrays:
     sources = targets + 0.75 * rng.normal(size=targets.shape)
     vectors = {f"s{i}": v for i, v in enumerate(sources)} | {f"t{i}": v for i, v in enumerate(targets)}
     items = [Item(id=f"b{i}", fields={"source": f"s{i}", "target": f"t{i}"}) for i in range(n)]
-    return BitextMiningProtocol().run(items, _embedder(vectors), None).arrays
+    return BitextMiningProtocol().run(items, RunContext(_embedder(vectors)), NoOptions()).arrays
 
 
 def _none(_: Any, __: str) -> None:

@@ -29,7 +29,7 @@ def main() -> None:
     from specrun.core.workspace import Workspace
     from specrun.encoders.cached import CachedEncoder
     from specrun.encoders.models import resolve_model
-    from specrun.evaluation import field_embed
+    from specrun.evaluation import run_context
     from specrun.metrics import estimate
     from specrun.plan import make_plan
     from specrun.runner import load_data
@@ -58,8 +58,9 @@ def main() -> None:
         runs, estimates = [], []
         for _ in range(args.repeat):
             clock = time.perf_counter()
-            outputs = protocol.entry.run(loaded.splits[split].items, field_embed(protocol, embeddings.embed_view),
-                                         protocol.options, support)
+            items = loaded.splits[split].items
+            outputs = protocol.entry.run(items, run_context(protocol, items, support, embeddings.embed_view),
+                                         protocol.options)
             runs.append(time.perf_counter() - clock)
             clock = time.perf_counter()
             for metric in protocol.metrics:

@@ -70,7 +70,7 @@ def specrun_side(work: Path, data_dir: Path) -> None:
         for split in loaded.splits.values():  # and every fit item, also those no experiment draws
             for item in split.items:
                 for protocol in plan.protocols:
-                    for field in protocol.entry.text_fields():
+                    for field in protocol.entry.info.text_fields:
                         if isinstance(item.fields.get(field), str):
                             texts.setdefault(protocol.view(field), []).append(item.fields[field])
         print(f"{name}: specrun run written", file=sys.stderr)

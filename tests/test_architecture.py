@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -290,44 +290,44 @@ card:
 """
 
 
-def test_toy_protocol_metric_and_reader_registered_from_a_test(tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_toy_protocol_metric_and_reader_registered_from_a_test(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kind, a metric and a reader registered from a test module with no other edit: the kind is one screen
+    (Options, info with its fields, outputs and unit, run, example), the grid runs its example and a spec using
+    all three runs through the CLI; a text its run embeds that texts() did not announce is one line naming the
+    kind and the field, exit 2."""
     import numpy as np
     from pydantic import BaseModel, ConfigDict
 
     from specrun.core import registry
-    from specrun.core.contracts import MetricEntry, ProtocolKind
-    from specrun.core.types import Item, Outputs
+    from specrun.core.contracts import KindExample, KindInfo, MetricEntry, ProtocolKind, RunContext
+    from specrun.core.types import Item, Outputs, Strict
     from specrun.data import load_split
-    from tests.conftest import plan_of, run_ok
+    from tests.conftest import assert_one_line_error, plan_of, run_cli, run_ok
+    from tests.protocols.test_kind_grid import run_example
 
-    class ToyOptions(BaseModel):
-        model_config = ConfigDict(extra="forbid", frozen=True)
+    texts = ["a cat", "the quick brown fox jumps", "hello", "a very long sentence about embeddings and such",
+             "two words", "one", "several short words here", "and finally the last and longest line of them all"]
+
+    class ToyOptions(Strict):
         scale: float = 1.0
 
-    class ToyProtocol(ProtocolKind):
+    class ToyProtocol(ProtocolKind[ToyOptions]):
         """Toy: a per-text score, the scaled norm of half the vector."""
 
-        item_fields = {"text": "text", "target": "number"}  # noqa: RUF012
-        outputs = ("score", "target")
-        unit = "texts"
         Options = ToyOptions
-        plot = None
-        hub_task = "feature-extraction"
-        caption = ""
+        info = KindInfo(item_fields={"text": "text", "target": "number"}, outputs=("score", "target"), unit="texts")
 
-        def validate_items(self, items: list[Item], options: ToyOptions, origin: str) -> None:
-            return None
-
-        def texts(self, items: list[Item], options: ToyOptions, support: object = None) -> list[tuple[str, str]]:
-            return [("text", item.fields["text"]) for item in items]
-
-        def run(self, items: list[Item], embed: object, options: ToyOptions, support: object = None) -> Outputs:
-            vectors = embed([item.fields["text"] for item in items], "text")  # type: ignore[operator]
+        def run(self, items: Sequence[Item], ctx: RunContext, options: ToyOptions) -> Outputs:
+            vectors = ctx.embed([item.fields["text"] for item in items], "text")
             half = vectors[:, : vectors.shape[1] // 2]
-            return Outputs(unit=self.unit, ids=[item.id for item in items], arrays={
+            return Outputs(unit=self.info.unit, ids=[item.id for item in items], arrays={
                 "score": options.scale * np.linalg.norm(half, axis=1),
                 "target": np.array([item.fields["target"] for item in items])})
+
+        def example(self) -> KindExample:
+            return KindExample(items=[Item(id=f"t{i}", fields={"text": text, "target": float(len(text.split()))})
+                                      for i, text in enumerate(texts)], options={"scale": 2.0})
 
     def sign_agreement(score: np.ndarray, target: np.ndarray, weights: np.ndarray) -> np.ndarray:
         agree = (score > np.median(score)) == (target > np.median(target))
@@ -342,8 +342,6 @@ def test_toy_protocol_metric_and_reader_registered_from_a_test(tmp_path: Path,
         model_config = ConfigDict(extra="forbid")
         marker: str
 
-    texts = ["a cat", "the quick brown fox jumps", "hello", "a very long sentence about embeddings and such",
-             "two words", "one", "several short words here", "and finally the last and longest line of them all"]
     (tmp_path / "data" / "toy").mkdir(parents=True)
     (tmp_path / "data" / "toy" / "toy.txt").write_text(
         "# text;length\n" + "".join(f"{t};{len(t.split())}\n" for t in texts), encoding="utf-8")
@@ -351,6 +349,8 @@ def test_toy_protocol_metric_and_reader_registered_from_a_test(tmp_path: Path,
     registry.METRICS.register("toy_sign_agreement", MetricEntry(("score", "target"), sign_agreement))
     registry.register_reader(registry.ReaderEntry("semicolons", read_semicolons, options=SemicolonOptions))
     try:
+        outputs, _ = run_example("toy_norm")  # the per-kind grid runs its example, as it runs every kind's
+        assert len(outputs.ids) == len(texts)
         spec = tmp_path / "toy.yaml"
         spec.write_text(TOY_SPEC.replace('"FINGERPRINT"', "sha256:" + "0" * 64), encoding="utf-8")
         found = load_split(plan_of(spec), "test", tmp_path / "data", check=False).fingerprint
@@ -369,6 +369,16 @@ def test_toy_protocol_metric_and_reader_registered_from_a_test(tmp_path: Path,
         expected = np.mean((norms > np.median(norms)) == (lengths > np.median(lengths)))
         assert score.value == pytest.approx(expected, abs=1e-6)
         assert results.provenance.uncertainty.unit == {"norms": "texts"}
+
+        def shouting(self: ToyProtocol, items: Sequence[Item], ctx: RunContext, options: ToyOptions) -> Outputs:
+            ctx.embed([item.fields["text"].upper() for item in items], "text")  # texts() never announced these
+            raise AssertionError("not reached: the embed refuses first")
+
+        monkeypatch.setattr(ToyProtocol, "run", shouting)
+        code, _, err = run_cli([str(spec), "--data-dir", str(tmp_path / "data"), "--adapter", "hashing",
+                                "--output", str(tmp_path / "loud")], capsys)
+        line = assert_one_line_error(code, err, contains="protocol kind toy_norm embedded a text of field 'text'")
+        assert "texts() did not announce" in line
     finally:
         registry.PROTOCOLS.unregister("toy_norm")
         registry.METRICS.unregister("toy_sign_agreement")

@@ -67,6 +67,7 @@ def blocks(doc: Path) -> list[Block]:
 ALL_BLOCKS = [block for doc in DOCS for block in blocks(doc)]
 YAML_BLOCKS = [block for block in ALL_BLOCKS if block.lang == "yaml"]
 SHELL_BLOCKS = [block for block in ALL_BLOCKS if block.lang in SHELLS]
+PYTHON_BLOCKS = [block for block in ALL_BLOCKS if block.lang == "python"]
 
 
 def first_spec_block() -> Block:
@@ -170,6 +171,26 @@ def command(line: str, output: Path) -> list[str]:
     if (run or args[0] in {"card", "fingerprint", "publish-benchmark"}) and "--data-dir" not in args:
         args += ["--data-dir", str((ROOT / data_root()).resolve())]
     return args
+
+
+@pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=lambda block: block.where)
+def test_a_python_block_registering_a_kind_runs_in_the_grid(block: Block) -> None:
+    """A ```python block that registers a protocol kind is the whole kind: run as written, its kind runs its
+    example through the per-kind grid (protocol, announced texts, metrics)."""
+    from specrun.core.registry import PROTOCOLS
+    from tests.protocols.test_kind_grid import run_example
+
+    before = set(PROTOCOLS)
+    exec(compile(block.text, block.where, "exec"), {"__name__": "docs_block"})
+    added = sorted(set(PROTOCOLS) - before)
+    try:
+        assert added, f"{block.where}: the block registers no protocol kind"
+        for kind in added:
+            outputs, scores = run_example(kind)
+            assert outputs.ids and scores
+    finally:
+        for kind in added:
+            PROTOCOLS.unregister(kind)
 
 
 def test_every_spec_named_in_a_shell_block_is_run_or_marked() -> None:

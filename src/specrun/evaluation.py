@@ -8,8 +8,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from specrun.core.contracts import RunContext, announced_embed
 from specrun.core.errors import SpecrunError
-from specrun.core.types import Embed, Outputs, Score, View
+from specrun.core.mapping import ChunkMap
+from specrun.core.types import Embed, Item, Outputs, Score, Support, View
 from specrun.data import SplitData
 from specrun.encoders.derived import DerivedCache
 from specrun.metrics import estimate
@@ -28,16 +30,18 @@ class ProtocolRun:
 
 
 def evaluate(plan: Plan, splits: dict[str, SplitData], embed_view: Callable[[View, Sequence[str]], np.ndarray],
-             derived: DerivedCache | None) -> list[ProtocolRun]:
+             derived: DerivedCache | None, chunk_map: ChunkMap | None = None) -> list[ProtocolRun]:
     """Every protocol on every evaluated split; `splits` holds the support splits (fit splits) too. A protocol
-    asks for a field's texts; `embed_view` gives them as that field's view (role, task, instruction) is embedded."""
+    asks for a field's texts; `embed_view` gives them as that field's view (role, task, instruction) is embedded;
+    `chunk_map` is the run's executor for a kind's chunks of work (None: this process)."""
     runs = []
     for split in plan.splits:
         items = splits[split.name].items
         for protocol in plan.protocols:
             support = {name: splits[name].items for name in protocol.support}
             with SpecrunError.named(f"{plan.id}, split {split.name}, protocol {protocol.name}"):
-                outputs = protocol.entry.run(items, field_embed(protocol, embed_view), protocol.options, support)
+                outputs = protocol.entry.run(items, run_context(protocol, items, support, embed_view, chunk_map),
+                                             protocol.options)
             scores = {}
             for metric in protocol.metrics:
                 try:
@@ -50,8 +54,18 @@ def evaluate(plan: Plan, splits: dict[str, SplitData], embed_view: Callable[[Vie
 
 
 def field_embed(protocol: PlannedProtocol, embed_view: Callable[[View, Sequence[str]], np.ndarray]) -> Embed:
-    """The `Embed` a protocol is handed: texts of one of its fields, embedded in that field's view."""
+    """Texts of one of a protocol's fields, embedded in that field's view."""
     return lambda texts, text_field: embed_view(protocol.view(text_field), texts)
+
+
+def run_context(protocol: PlannedProtocol, items: Sequence[Item], support: Support,
+                embed_view: Callable[[View, Sequence[str]], np.ndarray],
+                chunk_map: ChunkMap | None = None) -> RunContext:
+    """What a protocol's `run` is handed: an `Embed` of only the texts its `texts` announced, its support splits
+    and the run's chunk mapper."""
+    embed = announced_embed(protocol.kind, protocol.entry, items, protocol.options, support,
+                            field_embed(protocol, embed_view))
+    return RunContext(embed=embed, support=support, chunk_map=chunk_map)
 
 
 def cached_estimate(derived: DerivedCache | None, metric: PlannedMetric, arrays: dict[str, np.ndarray],

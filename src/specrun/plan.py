@@ -11,9 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel
+
 from specrun.core import registry
 from specrun.core.contracts import MetricEntry, ProtocolKind, ReaderEntry, ReadLayout
-from specrun.core.errors import SpecError
+from specrun.core.errors import ProtocolError, SpecError
 from specrun.core.types import Role, View
 from specrun.spec import FileRef, GitSource, HubDataset, LoadedSpec, Spec, Uncertainty
 from specrun.yamlsafe import KeyPath
@@ -35,8 +37,8 @@ class PlannedMetric:
 class PlannedProtocol:
     name: str  # the spec's protocol name, e.g. zero_shot
     kind: str
-    entry: ProtocolKind  # the registered protocol (fields, outputs, unit, run)
-    options: Any  # its typed options
+    entry: ProtocolKind[Any]  # the registered protocol (its info: fields, outputs, unit; its run)
+    options: BaseModel  # its typed options, an instance of entry.Options (the spec model typed them)
     metrics: tuple[PlannedMetric, ...]
     support: tuple[str, ...] = ()  # the splits it fits on besides the evaluated one (loaded, never scored)
     roles: dict[str, Role] = field(default_factory=dict)  # every text field -> its role (the spec's or the kind's)
@@ -45,8 +47,11 @@ class PlannedProtocol:
     def view(self, text_field: str) -> View:
         """How the texts of a field are embedded: its role, the kind's task type, the instruction where it applies
         (queries and symmetric texts; a document is never instructed, as MTEB's instruct wrapper does)."""
+        if text_field not in self.roles:
+            raise ProtocolError(f"protocol kind {self.kind} embeds field {text_field!r}, which is not one of its "
+                                f"text fields ({', '.join(self.roles)})")
         role = self.roles[text_field]
-        return View(role=role, task=self.entry.prompt_task,
+        return View(role=role, task=self.entry.info.prompt_task,
                     instruction=self.instruction if role != "document" else None)
 
 
@@ -162,17 +167,16 @@ def make_plan(loaded: LoadedSpec) -> Plan:
     fields: dict[str, str] = {}
     for name, protocol in spec.protocols.items():
         entry = registry.PROTOCOLS[protocol.kind]
-        fields.update(entry.item_fields)
+        fields.update(entry.info.item_fields)
         metrics = tuple(PlannedMetric(id=metric_id, metric=m.metric, entry=registry.METRICS[m.metric], protocol=name,
                                       label=m.label, direction=m.direction,
                                       interval=interval_method(spec, metric_id))
                         for metric_id, m in spec.metrics.items() if m.protocol == name)
-        # options were typed and checked by the spec model itself (a union discriminated by kind)
-        options = entry.Options.model_validate(protocol.options)
+        options = protocol.options  # typed and checked by the spec model itself (a union discriminated by kind)
         protocols.append(PlannedProtocol(name=name, kind=protocol.kind, entry=entry, options=options,
                                          metrics=metrics, support=entry.support_splits(options),
-                                         roles={text_field: entry.role_of(text_field, protocol.roles)
-                                                for text_field in entry.text_fields()},
+                                         roles={text_field: entry.info.role_of(text_field, protocol.roles)
+                                                for text_field in entry.info.text_fields},
                                          instruction=protocol.instruction))
     sources = {name: _planned_source(name, source) for name, source in spec.sources.items()}
     splits = tuple(PlannedSplit(name=name, source=sources[split.source],

@@ -18,6 +18,7 @@ from rich.console import Console
 
 from specrun.core.corpus import SharedCorpus
 from specrun.core.errors import SpecError, SpecrunError
+from specrun.core.mapping import ChunkMap
 from specrun.core.options import RunOptions
 from specrun.core.types import View
 from specrun.core.workspace import Workspace
@@ -74,13 +75,14 @@ class Loaded:
 def run(paths: Sequence[str], options: RunOptions, console: Console) -> list[RunOutput]:
     workspace = Workspace.resolve(options.cache_dir, options.no_cache)
     try:  # --executor ray: the corpus search's chunks on Ray actors too, started at its first chunk (ray_map)
-        with chunks_on(options.executor, options.ray_address, options.ray_timeout):
-            return _run(paths, options, console, workspace)
+        with chunks_on(options.executor, options.ray_address, options.ray_timeout) as mapper:
+            return _run(paths, options, console, workspace, mapper)
     finally:
         workspace.close()  # --no-cache: this run's scratch (downloads, vectors) goes with it
 
 
-def _run(paths: Sequence[str], options: RunOptions, console: Console, workspace: Workspace) -> list[RunOutput]:
+def _run(paths: Sequence[str], options: RunOptions, console: Console, workspace: Workspace,
+         mapper: ChunkMap | None) -> list[RunOutput]:
     started = time.perf_counter()
     plans = [make_plan(loaded) for loaded in load_specs(paths)]
     prompt_set, variants = variants_of(options)
@@ -102,7 +104,7 @@ def _run(paths: Sequence[str], options: RunOptions, console: Console, workspace:
     for name in variants:
         for item in loaded:
             output, runs = evaluate_one(item, viewed[name], model, options, folders.by_variant[name][item.plan.id],
-                                        Context(counter, derived, versions, timings, started))
+                                        Context(counter, derived, versions, timings, started, mapper))
             outputs.append(output)
             evaluated.setdefault(item.plan.id, {})[name] = (output.results, runs)
     sets = [output.file_set() for output in outputs]
@@ -171,13 +173,14 @@ class TextCounter:
 
 @dataclass(frozen=True)
 class Context:
-    """What every spec's evaluation shares: the text counter, the derived cache, versions and timings."""
+    """What every spec's evaluation shares: the text counter, the derived cache, versions, timings, the mapper."""
 
     counter: TextCounter
     derived: DerivedCache | None
     versions: dict[str, str]
     timings: dict[str, float]
     started: float
+    chunk_map: ChunkMap | None = None  # the run's executor for the kinds' chunks (None: this process)
 
 
 def evaluate_one(item: Loaded, embeddings: ViewedEmbeddings, model: ModelRef, options: RunOptions, folder: Path,
@@ -190,7 +193,7 @@ def evaluate_one(item: Loaded, embeddings: ViewedEmbeddings, model: ModelRef, op
     embed_view = quantised(embeddings.embed_view, options.encoder.precision, itertools.chain(
         (embeddings.by_encoding[encoding].embed(texts) for encoding, texts in texts_by_encoding(unique)),
         (chunk for vectors in corpora.values() for chunk in vectors.chunks())))
-    runs = evaluate(item.plan, item.splits, embed_view, context.derived)
+    runs = evaluate(item.plan, item.splits, embed_view, context.derived, context.chunk_map)
     plots, plot_names = plot_files(item.plan, runs, context.derived, model.name)
     texts = context.counter.count(item, unique, embeddings.encoded(), corpora)
     views = dict.fromkeys([*(view for view, _ in item.corpora), *(view for view, _ in item.texts)])

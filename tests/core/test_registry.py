@@ -3,31 +3,49 @@ provider; a name is registered once; unknown names get the closest known one."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
-from specrun.core.contracts import AdapterEntry, MetricEntry, ProtocolKind, ReaderEntry
+from specrun.core.contracts import AdapterEntry, KindInfo, MetricEntry, NoOptions, ProtocolKind, ReaderEntry
 from specrun.core.errors import RegistryError, SpecrunError
 from specrun.core.registry import ADAPTERS, FIELD_KINDS, METRICS, PROTOCOLS, READERS
 
 
-class Half(ProtocolKind):
-    item_fields = {"text": "text"}  # noqa: RUF012
-    outputs = ("score",)
-    unit = "texts"
+class Half(ProtocolKind[NoOptions]):
+    Options = NoOptions
+    info = KindInfo(item_fields={"text": "text"}, outputs=("score",), unit="texts")
 
-    def texts(self, items, options, support=None):  # type: ignore[no-untyped-def]
-        return []
+    def run(self, items, ctx, options):  # type: ignore[no-untyped-def]
+        raise NotImplementedError
 
+
+class OldRun(Half):  # the contract before RunContext: embed and support as arguments
     def run(self, items, embed, options, support=None):  # type: ignore[no-untyped-def]
         raise NotImplementedError
 
 
+class NoInfo(ProtocolKind[NoOptions]):
+    Options = NoOptions
+
+    def run(self, items, ctx, options):  # type: ignore[no-untyped-def]
+        raise NotImplementedError
+
+
+def half(**changes: object) -> Half:
+    """A Half whose info differs by `changes`."""
+    return type("Changed", (Half,), {"info": replace(Half.info, **changes)})()
+
+
 @pytest.mark.parametrize("registry, entry, expected", [
     (PROTOCOLS, object(), "is not a specrun.core.contracts.ProtocolKind"),
-    (PROTOCOLS, type("BadFields", (Half,), {"item_fields": {"text": "sound"}})(), "unknown field kinds ['sound']"),
-    (PROTOCOLS, type("NoOutputs", (Half,), {"outputs": ()})(), "outputs must be a non-empty tuple"),
-    (PROTOCOLS, type("BadPlot", (Half,), {"plot": ("score", "gold")})(), "plot must be two of its outputs"),
+    (PROTOCOLS, half(item_fields={"text": "sound"}), "unknown field kinds ['sound']"),
+    (PROTOCOLS, half(outputs=()), "outputs must be a non-empty tuple"),
+    (PROTOCOLS, half(plot=("score", "gold")), "plot must be two of its outputs"),
+    (PROTOCOLS, half(split_options=("fit_split",)), "split_options ['fit_split'] are not options of the kind"),
+    (PROTOCOLS, OldRun(), "run must take (items, ctx, options)"),
+    (PROTOCOLS, NoInfo(), "declares no `info`"),
     (METRICS, lambda x, weights: x, "is not a specrun.core.contracts.MetricEntry"),
     (METRICS, MetricEntry(("x",), np.mean, direction="up"), "direction must be one of"),
     (METRICS, MetricEntry(("x",), np.mean, must_vary=("y",)), "must_vary must be among its inputs"),

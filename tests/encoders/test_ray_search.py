@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 from specrun.core.errors import SpecrunError
-from specrun.core.mapping import mapping_chunks
 from specrun.search.exact import rank_corpus
 from tests.conftest import ROOT, require
 from tests.encoders.test_ray import local_and_ray_runs
@@ -51,9 +50,10 @@ def corpus() -> tuple[np.ndarray, np.ndarray]:
     return rng.normal(size=(N_QUERIES, DIM)).astype(np.float32), docs
 
 
-def search(queries: np.ndarray, docs: np.ndarray, documents: object = None) -> tuple[np.ndarray, ...]:
+def search(queries: np.ndarray, docs: np.ndarray, documents: object = None,
+           mapper: object = None) -> tuple[np.ndarray, ...]:
     read = documents or (lambda start, stop: docs[start:stop])
-    return rank_corpus(queries, read, len(docs), DEPTH, chunk_size=CHUNK)  # type: ignore[arg-type]
+    return rank_corpus(queries, read, len(docs), DEPTH, chunk_size=CHUNK, mapper=mapper)  # type: ignore[arg-type]
 
 
 def same(a: tuple, b: tuple) -> bool:
@@ -70,11 +70,10 @@ def test_actors_rank_a_corpus_as_one_process_does(size: int, cluster: object, co
     local_s = time.perf_counter() - clock
     mapper = RayChunkMap(None, size=size)
     try:
-        with mapping_chunks(mapper):
-            search(queries, docs)  # the actors start
-            clock = time.perf_counter()
-            remote = search(queries, docs)
-            remote_s = time.perf_counter() - clock
+        search(queries, docs, mapper=mapper)  # the actors start
+        clock = time.perf_counter()
+        remote = search(queries, docs, mapper=mapper)
+        remote_s = time.perf_counter() - clock
         assert len(mapper.actors) == size
     finally:
         mapper.close()
@@ -100,8 +99,7 @@ def test_a_killed_actor_is_restarted_and_its_chunk_searched_again(cluster: objec
         return docs[start:stop]
 
     try:
-        with mapping_chunks(mapper):
-            remote = search(queries, docs, documents)
+        remote = search(queries, docs, documents, mapper)
         assert killed and ray.get(mapper.actors[0].pid.remote(), timeout=60) != killed[0]  # restarted
     finally:
         mapper.close()
@@ -120,8 +118,8 @@ def test_an_actor_lost_for_good_ends_the_search_in_one_line(cluster: object, cor
         return docs[start:stop]
 
     try:
-        with mapping_chunks(mapper), pytest.raises(SpecrunError) as caught:
-            search(queries, docs, documents)
+        with pytest.raises(SpecrunError) as caught:
+            search(queries, docs, documents, mapper)
     finally:
         mapper.close()
     message = caught.value.one_line()

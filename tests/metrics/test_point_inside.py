@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from specrun.compare import Difference, markdown
+from specrun.core.contracts import RunContext
 from specrun.core.errors import MetricError
 from specrun.core.markdown import md_text
 from specrun.core.registry import METRICS, PROTOCOLS
@@ -34,7 +35,7 @@ def _fed(kind: str) -> tuple[str, ...]:
     protocol = PROTOCOLS[kind]
     example = protocol.example()
     return example.metrics or tuple(name for name, metric in METRICS.items()
-                                    if set(metric.inputs) <= set(protocol.outputs))
+                                    if set(metric.inputs) <= set(protocol.info.outputs))
 
 
 @pytest.mark.parametrize("kind", sorted(PROTOCOLS))
@@ -48,7 +49,7 @@ def test_every_kind_s_values_lie_inside_their_own_intervals(kind: str) -> None:
     options = protocol.Options.model_validate(dict(example.options))
     checked = 0
     for seed in range(6):
-        outputs = protocol.run(list(example.items), _random_embed(seed), options, dict(example.support))
+        outputs = protocol.run(list(example.items), RunContext(_random_embed(seed), dict(example.support)), options)
         for name in _fed(kind):
             try:
                 score = estimate(name, outputs.arrays, resamples=300, confidence=0.95, seed=seed)

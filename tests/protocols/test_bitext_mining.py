@@ -11,7 +11,7 @@ import pytest
 import yaml
 from sklearn import metrics as sk
 
-from specrun.core.contracts import ReadLayout
+from specrun.core.contracts import NoOptions, ReadLayout, RunContext
 from specrun.core.errors import DataError, SpecError
 from specrun.core.types import Item
 from specrun.metrics import estimate
@@ -40,7 +40,9 @@ def test_scores_are_mteb_s_sklearn_measures_over_lines() -> None:
     items = [Item(id=str(i), fields={"source": f"s{i}", "target": f"t{i}"}) for i in range(40)]
     for i in range(0, 40, 3):  # a third of the targets close to their sources
         vectors[f"t{i}"] = vectors[f"s{i}"] + 0.01
-    out = BitextMiningProtocol().run(items, lambda texts, _field: np.stack([vectors[t] for t in texts]), None)
+    out = BitextMiningProtocol().run(items,
+                                     RunContext(lambda texts, _field: np.stack([vectors[t] for t in texts])),
+                                     NoOptions())
     labels, predictions = np.arange(40), out.arrays["predicted_class"]
     for metric, theirs in (("f1_weighted", sk.f1_score), ("precision_weighted", sk.precision_score),
                            ("recall_weighted", sk.recall_score)):

@@ -12,6 +12,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, f1_score
 from sklearn.neighbors import KNeighborsClassifier
 
+from specrun.core.contracts import RunContext
 from specrun.core.errors import DataError, SpecrunError
 from specrun.core.types import Item
 from specrun.metrics import estimate
@@ -70,7 +71,7 @@ def test_undersampling_is_mteb_s_compounding_shuffle() -> None:
 def test_predictions_equal_scikit_learn_fitted_directly(classifier: str) -> None:
     fit, test, embed, vectors = toy()
     opts = options(classifier=classifier, samples_per_label=6, n_experiments=4, k=3)
-    out = PROTOCOL.run(test, embed, opts, {"train": fit})
+    out = PROTOCOL.run(test, RunContext(embed, {"train": fit}), opts)
     fit_y = np.array([int(item.fields["label"][1:]) for item in fit])
     test_x = np.stack([vectors[item.id] for item in test])
     assert out.arrays["predicted_class"].shape == (len(test), 4)
@@ -86,7 +87,7 @@ def test_only_the_fit_items_some_experiment_uses_are_embedded() -> None:
     fit, test, embed, _ = toy(n_fit=90)
     opts = options(samples_per_label=2, n_experiments=2)
     asked: list[str] = []
-    PROTOCOL.run(test, lambda texts, _field: (asked.extend(texts), embed(texts))[1], opts, {"train": fit})
+    PROTOCOL.run(test, RunContext(lambda texts, _field: (asked.extend(texts), embed(texts))[1], {"train": fit}), opts)
     used = set().union(*undersamples([item.fields["label"] for item in fit], opts))
     declared = {text for _, text in PROTOCOL.texts(test, opts, {"train": fit})}
     assert declared == {fit[i].id for i in used} | {t.id for t in test}
@@ -98,7 +99,7 @@ def test_the_value_is_the_mean_over_experiments_and_the_interval_a_two_level_loo
     that draws units (default_rng(seed)) and experiments (default_rng([seed, 1])) and scores the repeated
     sample with scikit-learn."""
     fit, test, embed, _ = toy(n_test=30, seed=3)
-    out = PROTOCOL.run(test, embed, options(samples_per_label=3, n_experiments=5), {"train": fit})
+    out = PROTOCOL.run(test, RunContext(embed, {"train": fit}), options(samples_per_label=3, n_experiments=5))
     predicted, gold = out.arrays["predicted_class"], out.arrays["gold_class"]
     resamples, seed = 60, 11
     for name, scorer in (("accuracy", accuracy_score),
@@ -117,7 +118,7 @@ def test_the_value_is_the_mean_over_experiments_and_the_interval_a_two_level_loo
 
 def test_one_experiment_has_no_run_spread_but_keeps_its_interval() -> None:
     fit, test, embed, _ = toy()
-    out = PROTOCOL.run(test, embed, options(samples_per_label="all", n_experiments=1), {"train": fit})
+    out = PROTOCOL.run(test, RunContext(embed, {"train": fit}), options(samples_per_label="all", n_experiments=1))
     score = estimate("accuracy", out.arrays, resamples=100, confidence=0.9, seed=1)
     assert score.runs is None and score.run_sd is None and score.ci_low < score.ci_high
 
@@ -145,7 +146,7 @@ def test_bad_inputs_are_one_line(case: str, expected: str) -> None:
     elif case == "k too large":
         opts = options(classifier="knn", k=50)
     with pytest.raises(DataError) as caught:
-        PROTOCOL.run(test, embed, opts, {"train": fit})
+        PROTOCOL.run(test, RunContext(embed, {"train": fit}), opts)
     assert expected in caught.value.message and "\n" not in caught.value.message
 
 
@@ -155,7 +156,7 @@ def test_short_classes_can_take_what_there_is_as_mteb() -> None:
     opts = options(short_classes="take_what_there_is", n_experiments=2)
     chosen = undersamples([item.fields["label"] for item in fit], opts)
     assert all(sum(fit[i].fields["label"] == "c1" for i in c) == 3 for c in chosen)
-    PROTOCOL.run(test, embed, opts, {"train": fit})
+    PROTOCOL.run(test, RunContext(embed, {"train": fit}), opts)
 
 
 def test_all_with_several_experiments_is_refused() -> None:
@@ -168,7 +169,7 @@ def test_numeric_labels_sort_numerically() -> None:
     relabel = {"c0": 10, "c1": 2, "c2": 1}
     fit = [Item(id=i.id, fields={**i.fields, "label": relabel[i.fields["label"]]}) for i in fit]
     test = [Item(id=i.id, fields={**i.fields, "label": relabel[i.fields["label"]]}) for i in test]
-    out = PROTOCOL.run(test, embed, options(n_experiments=1, samples_per_label="all"), {"train": fit})
+    out = PROTOCOL.run(test, RunContext(embed, {"train": fit}), options(n_experiments=1, samples_per_label="all"))
     np.testing.assert_array_equal(out.arrays["gold_class"][:3], [2, 1, 0])  # 10 is the last of [1, 2, 10]
 
 
@@ -177,4 +178,4 @@ def test_mixed_label_kinds_are_refused() -> None:
     fit = [*fit[:-1], Item(id="odd", fields={"text": fit[-1].id, "label": 3})]
     test = [*test, Item(id="odd", fields={"text": test[-1].id, "label": 3})]
     with pytest.raises(SpecrunError, match="mixes numbers and texts"):
-        PROTOCOL.run(test, embed, options(short_classes="take_what_there_is"), {"train": fit})
+        PROTOCOL.run(test, RunContext(embed, {"train": fit}), options(short_classes="take_what_there_is"))

@@ -8,6 +8,7 @@ import pytest
 from sklearn import metrics as sk
 from sklearn.cluster import MiniBatchKMeans
 
+from specrun.core.contracts import RunContext
 from specrun.core.errors import DataError
 from specrun.core.types import Item
 from specrun.metrics.clustering import ami, ari, nmi, v_measure
@@ -39,7 +40,8 @@ def test_runs_are_mini_batch_kmeans_as_mteb_configures_it() -> None:
     rng = np.random.default_rng(0)
     vectors = np.concatenate([rng.standard_normal((20, 4)) + shift for shift in (0, 4, 8)]).astype(np.float32)
     items = [Item(id=str(i), fields={"text": str(i), "label": "abc"[i // 20]}) for i in range(60)]
-    out = ClusteringProtocol().run(items, lambda texts, _field: vectors[[int(t) for t in texts]],
+    out = ClusteringProtocol().run(items,
+                                   RunContext(lambda texts, _field: vectors[[int(t) for t in texts]]),
                                    ClusteringOptions(n_runs=3, seed=42))
     for run in range(3):
         model = MiniBatchKMeans(n_clusters=3, batch_size=500, n_init="auto", random_state=42 + run).fit(vectors)
@@ -54,7 +56,7 @@ def test_runs_are_mini_batch_kmeans_as_mteb_configures_it() -> None:
 def test_degenerate_label_sets_are_one_line(labels: list[str], expected: str) -> None:
     items = [Item(id=str(i), fields={"text": str(i), "label": label}) for i, label in enumerate(labels)]
     with pytest.raises(DataError, match=expected):
-        ClusteringProtocol().run(items, lambda texts, _field: np.ones((len(texts), 3)), ClusteringOptions())
+        ClusteringProtocol().run(items, RunContext(lambda texts, _field: np.ones((len(texts), 3))), ClusteringOptions())
 
 
 def test_sets_cluster_their_own_documents_and_score_only_them() -> None:
@@ -63,7 +65,7 @@ def test_sets_cluster_their_own_documents_and_score_only_them() -> None:
     labels = np.repeat([0, 1, 2], 30)
     items = [Item(id=str(i), fields={"text": str(i), "label": int(labels[i])}) for i in range(90)]
     options = ClusteringOptions(n_runs=3, seed=7, set_size=40)
-    out = ClusteringProtocol().run(items, lambda texts, _field: vectors[[int(t) for t in texts]], options)
+    out = ClusteringProtocol().run(items, RunContext(lambda texts, _field: vectors[[int(t) for t in texts]]), options)
     for run in range(3):
         members = np.sort(np.random.default_rng(7 + run).choice(90, 40, replace=False))
         column = out.arrays["cluster_id"][:, run]

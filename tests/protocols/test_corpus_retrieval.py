@@ -15,6 +15,7 @@ import pytest
 import pytrec_eval
 import yaml
 
+from specrun.core.contracts import RunContext
 from specrun.core.corpus import SharedCorpus
 from specrun.core.types import CORPUS_CUTOFFS, Item
 from specrun.core.types import trec_output as output_name
@@ -151,7 +152,7 @@ def test_measures_equal_pytrec_eval(depth: int) -> None:
     ranking, _, _ = ranked(queries, docs, depth, chunk_size=90)
     ours = corpus_measures(ranking, qrels, {d: i for i, d in enumerate(ids)})
     theirs = trec_reference(ranking, qrels, ids)
-    assert set(ours) == set(theirs) == set(CorpusRetrievalProtocol.outputs)
+    assert set(ours) == set(theirs) == set(CorpusRetrievalProtocol.info.outputs)
     for name, values in theirs.items():
         np.testing.assert_allclose(ours[name], values, rtol=0, atol=1e-9, err_msg=name)
     if depth < len(docs):
@@ -174,8 +175,9 @@ def test_the_beir_fixture_gives_the_old_paths_numbers(tmp_path: Path) -> None:
     def embed(texts: list[str], _field: str = "") -> np.ndarray:
         return np.stack([table[t] for t in texts])
 
-    old = RetrievalProtocol().run([Item(r["query_id"], r) for r in old_rows], embed, RetrievalProtocol.Options())
-    new = CorpusRetrievalProtocol().run([Item(r["query_id"], r) for r in new_rows], embed, CorpusOptions())
+    old = RetrievalProtocol().run([Item(r["query_id"], r) for r in old_rows],
+                                  RunContext(embed), RetrievalProtocol.Options())
+    new = CorpusRetrievalProtocol().run([Item(r["query_id"], r) for r in new_rows], RunContext(embed), CorpusOptions())
     assert old.ids == new.ids
     pairs = {"ap": "map_cut_1000", "rr": "mrr_cut_1000", "ndcg_at_10": "ndcg_cut_10",
              **{f"precision_at_{k}": f"precision_cut_{k}" for k in (1, 3, 5, 10)},
@@ -454,11 +456,9 @@ def test_a_corpus_run_never_holds_the_corpus_matrix(cache: str, tmp_path: Path, 
 
 @pytest.mark.parametrize("search", ["numpy", "faiss"])
 def test_a_chunk_mapper_gives_the_same_ranking(search: str) -> None:
-    """The hook `--executor ray` uses (core.mapping): each chunk searched on its own (chunk_candidates) and merged
-    in chunk order gives the ranking of the loop in this process, positions and scores to the last digit; the
-    chunks are read in order and one at a time by the mapper."""
-    from specrun.core.mapping import chunk_map, mapping_chunks
-
+    """The hook `--executor ray` uses (core.mapping, handed to the kind in its RunContext): each chunk searched on
+    its own (chunk_candidates) and merged in chunk order gives the ranking of the loop in this process, positions
+    and scores to the last digit; the chunks are read in order and one at a time by the mapper."""
     if search == "faiss":
         require("faiss", "faiss-cpu is not installed here")
     queries, docs = clustered(7, 2_000, 30, duplicates=200)
@@ -474,10 +474,7 @@ def test_a_chunk_mapper_gives_the_same_ranking(search: str) -> None:
 
     local = rank_corpus(queries, documents, len(docs), 50, search=search, chunk_size=128)
     read.clear()
-    with mapping_chunks(in_turn):
-        assert chunk_map() is in_turn
-        mapped = rank_corpus(queries, documents, len(docs), 50, search=search, chunk_size=128)
-    assert chunk_map() is None
+    mapped = rank_corpus(queries, documents, len(docs), 50, search=search, chunk_size=128, mapper=in_turn)
     assert read[:16] == list(range(0, 2_000, 128))  # the candidate pass, in chunk order
     assert np.array_equal(mapped[0], local[0]) and np.array_equal(mapped[1], local[1]) and mapped[2] == local[2]
 

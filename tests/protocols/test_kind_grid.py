@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specrun.core.contracts import KindExample, ProtocolKind
+from specrun.core.contracts import KindExample, KindInfo, NoOptions, ProtocolKind, RunContext, announced_embed
 from specrun.core.errors import SpecrunError
 from specrun.core.registry import METRICS, PROTOCOLS
 from specrun.core.settings import EncoderSettings
@@ -37,7 +37,7 @@ def run_example(kind: str) -> tuple[Outputs, dict[str, object]]:
     options = protocol.Options.model_validate(dict(example.options))
     items = list(example.items)
     for item in items:
-        assert set(protocol.item_fields) <= set(item.fields), f"{kind}: example item {item.id} lacks fields"
+        assert set(protocol.info.item_fields) <= set(item.fields), f"{kind}: example item {item.id} lacks fields"
     protocol.validate_items(items, options, "example")
     support = dict(example.support)
     assert set(support) == set(protocol.support_splits(options)), f"{kind}: the example's support splits"
@@ -45,19 +45,20 @@ def run_example(kind: str) -> tuple[Outputs, dict[str, object]]:
     declared |= {(text_field, text) for text_field, corpus in protocol.corpora(items, options)
                  for text in corpus.texts()}
     asked: list[tuple[str, str]] = []
-    outputs = protocol.run(items, hashing_embed(asked), options, support)
+    embed = announced_embed(kind, protocol, items, options, support, hashing_embed(asked))  # as evaluation does
+    outputs = protocol.run(items, RunContext(embed, support), options)
     assert set(asked) <= declared, f"{kind}: run embedded (field, text) pairs that texts() did not declare"
-    assert {text_field for text_field, _ in declared} <= set(protocol.text_fields()), \
+    assert {text_field for text_field, _ in declared} <= set(protocol.info.text_fields), \
         f"{kind}: texts() names a field that is not one of its text fields"
-    assert outputs.unit == protocol.unit
-    assert set(outputs.arrays) == set(protocol.outputs)
+    assert outputs.unit == protocol.info.unit
+    assert set(outputs.arrays) == set(protocol.info.outputs)
     assert len(set(outputs.ids)) == len(outputs.ids)
     for name, values in outputs.arrays.items():
         assert values.shape[:1] == (len(outputs.ids),) and values.ndim in (1, 2), \
             f"{kind}: {name} is not one value (or one per run) per unit"
         assert np.all(np.isfinite(values)), f"{kind}: {name} has non-finite values"
     fed = example.metrics or tuple(name for name, metric in METRICS.items()
-                                   if set(metric.inputs) <= set(protocol.outputs))
+                                   if set(metric.inputs) <= set(protocol.info.outputs))
     assert fed, f"{kind}: no registered metric reads its outputs"
     scores = {name: estimate(name, outputs.arrays, resamples=50, confidence=0.9, seed=7) for name in fed}
     return outputs, scores
@@ -76,17 +77,14 @@ def test_every_kind_runs_its_example(kind: str) -> None:
 def test_a_kind_registered_from_a_test_is_in_the_grid() -> None:
     """Registering a kind is all it takes for the grid to run it (nothing else is edited)."""
 
-    class Lengths(ProtocolKind):
-        item_fields = {"text": "text", "target": "number"}  # noqa: RUF012
-        outputs = ("prediction", "gold")
-        unit = "texts"
+    class Lengths(ProtocolKind[NoOptions]):
+        Options = NoOptions
+        info = KindInfo(item_fields={"text": "text", "target": "number"}, outputs=("prediction", "gold"),
+                        unit="texts")
 
-        def texts(self, items: Sequence[Item], options: object, support: object = None) -> list[tuple[str, str]]:
-            return [("text", item.fields["text"]) for item in items]
-
-        def run(self, items: Sequence[Item], embed, options: object, support: object = None) -> Outputs:
-            vectors = embed([item.fields["text"] for item in items], "text")
-            return Outputs(unit=self.unit, ids=[item.id for item in items], arrays={
+        def run(self, items: Sequence[Item], ctx: RunContext, options: NoOptions) -> Outputs:
+            vectors = ctx.embed([item.fields["text"] for item in items], "text")
+            return Outputs(unit=self.info.unit, ids=[item.id for item in items], arrays={
                 "prediction": vectors[:, 0].astype(np.float64),
                 "gold": np.array([item.fields["target"] for item in items])})
 
@@ -118,7 +116,7 @@ def test_every_kind_refuses_non_finite_and_zero_vectors(kind: str, data: st.Data
     options = protocol.Options.model_validate(dict(example.options))
     asked: list[tuple[str, str]] = []
     support = dict(example.support)
-    protocol.run(list(example.items), hashing_embed(asked), options, support)
+    protocol.run(list(example.items), RunContext(hashing_embed(asked), support), options)
     poisoned = data.draw(st.sampled_from(sorted({text for _, text in asked})), label="text")
     bad = data.draw(st.sampled_from(sorted(BAD_VALUES)), label="value")
     whole = data.draw(st.booleans(), label="whole vector") or bad == "zero"
@@ -135,5 +133,5 @@ def test_every_kind_refuses_non_finite_and_zero_vectors(kind: str, data: st.Data
         return vectors
 
     with pytest.raises(SpecrunError) as caught:
-        protocol.run(list(example.items), embed, options, support)
+        protocol.run(list(example.items), RunContext(embed, support), options)
     assert "embedding" in caught.value.one_line() and "\n" not in caught.value.one_line()

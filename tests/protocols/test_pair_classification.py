@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score, f1_score
 
+from specrun.core.contracts import RunContext
 from specrun.core.errors import DataError
 from specrun.core.types import Item
 from specrun.metrics import estimate
@@ -81,7 +82,7 @@ def test_the_threshold_split_chooses_and_the_evaluated_split_is_scored() -> None
     def embed(texts, _field=""):  # type: ignore[no-untyped-def]
         return np.stack([vectors[t] for t in texts])
 
-    out = PairClassificationProtocol().run(test, embed, PairOptions(threshold_split="dev"), {"dev": dev})
+    out = PairClassificationProtocol().run(test, RunContext(embed, {"dev": dev}), PairOptions(threshold_split="dev"))
     dev_cosine = similarities(embed([i.fields["text1"] for i in dev]), embed([i.fields["text2"] for i in dev]))
     _, _, accuracy_threshold, f1_threshold = brute(dev_cosine["cosine"], np.array([i.fields["label"] for i in dev]))
     assert out.arrays["accuracy_threshold"][0] == pytest.approx(accuracy_threshold)
@@ -101,4 +102,5 @@ def test_a_split_of_one_label_is_one_line() -> None:
     test, vectors = pairs(10, 1)
     test = [Item(id=i.id, fields={**i.fields, "label": 1}) for i in test]
     with pytest.raises(DataError, match="every pair has label 1"):
-        PairClassificationProtocol().run(test, lambda t, _field: np.stack([vectors[x] for x in t]), PairOptions())
+        PairClassificationProtocol().run(test,
+                                         RunContext(lambda t, _field: np.stack([vectors[x] for x in t])), PairOptions())

@@ -9,6 +9,7 @@ from scipy import stats
 from sklearn import metrics as sk
 from sklearn.linear_model import LinearRegression
 
+from specrun.core.contracts import RunContext
 from specrun.core.errors import DataError
 from specrun.core.types import Item
 from specrun.metrics import estimate
@@ -32,8 +33,8 @@ def test_regression_predictions_equal_linear_regression_fitted_directly(n_sample
     test, more = embedded(12, 1, "t")
     vectors |= more
     options = RegressionOptions(fit_split="train", n_samples=n_samples, n_experiments=runs)  # type: ignore[arg-type]
-    out = RegressionProtocol().run(test, lambda texts, _field: np.stack([vectors[t] for t in texts]), options,
-                                   {"train": fit})
+    embed = lambda texts, _field: np.stack([vectors[t] for t in texts])  # noqa: E731
+    out = RegressionProtocol().run(test, RunContext(embed, {"train": fit}), options)
     x = np.stack([vectors[i.id] for i in fit])
     y = np.array([i.fields["target"] for i in fit])
     for run, chosen in enumerate(subsamples(len(fit), options)):
@@ -68,8 +69,8 @@ def test_a_constant_fit_target_is_one_line() -> None:
     fit, vectors = embedded(10, 0, "f")
     fit = [Item(id=i.id, fields={**i.fields, "target": 2.0}) for i in fit]
     with pytest.raises(DataError, match=r"every target is 2\.0"):
-        RegressionProtocol().run(fit, lambda texts, _field: np.stack([vectors[t] for t in texts]),
-                                 RegressionOptions(fit_split="train"), {"train": fit})
+        embed = lambda texts, _field: np.stack([vectors[t] for t in texts])  # noqa: E731
+        RegressionProtocol().run(fit, RunContext(embed, {"train": fit}), RegressionOptions(fit_split="train"))
 
 
 def test_the_supervised_sts_probe_is_senteval_s_features_and_a_linear_regression() -> None:
@@ -83,13 +84,13 @@ def test_the_supervised_sts_probe_is_senteval_s_features_and_a_linear_regression
 
     fit, test = pairs(0, 40), pairs(40, 20)
     embed = lambda texts, _field="": np.stack([vectors[t] for t in texts])  # noqa: E731
-    out = StsProtocol().run(test, embed, StsOptions(fit_split="train"), {"train": fit})
+    out = StsProtocol().run(test, RunContext(embed, {"train": fit}), StsOptions(fit_split="train"))
     features = pair_features(embed([i.fields["text1"] for i in fit]), embed([i.fields["text2"] for i in fit]))
     model = LinearRegression().fit(features, [i.fields["gold"] for i in fit])
     expected = model.predict(pair_features(embed([i.fields["text1"] for i in test]),
                                            embed([i.fields["text2"] for i in test])))
     np.testing.assert_allclose(out.arrays["prediction"], expected, atol=1e-10)
-    zero_shot = StsProtocol().run(test, embed, StsOptions())
+    zero_shot = StsProtocol().run(test, RunContext(embed), StsOptions())
     assert not np.allclose(zero_shot.arrays["prediction"], expected)
     assert {text for _, text in StsProtocol().texts(test, StsOptions(fit_split="train"), {"train": fit})} == \
         {f"s{i}" for i in range(120)}

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import pytrec_eval
 
+from specrun.core.contracts import NoOptions, RunContext
 from specrun.core.errors import DataError, SpecrunError
 from specrun.core.types import CORPUS_CUTOFFS, Item
 from specrun.protocols.reranking import RerankingProtocol
@@ -30,7 +31,9 @@ def test_measures_equal_pytrec_eval_on_the_cosine_ranking() -> None:
         cosine = [vectors[f"q{q}"] @ vectors[c] / np.linalg.norm(vectors[f"q{q}"]) / np.linalg.norm(vectors[c])
                   for c in candidates]
         rankings[f"q{q}"] = {c: float(s) for c, s in zip(candidates, cosine, strict=True)}
-    out = RerankingProtocol().run(items, lambda texts, _field: np.stack([vectors[t] for t in texts]), None).arrays
+    out = RerankingProtocol().run(items,
+                                  RunContext(lambda texts, _field: np.stack([vectors[t] for t in texts])),
+                                  NoOptions()).arrays
     qrels = {item.id: dict(zip(item.fields["candidates"], item.fields["relevance"], strict=True)) for item in items}
     cut = ",".join(map(str, CORPUS_CUTOFFS))
     result = pytrec_eval.RelevanceEvaluator(qrels, {f"ndcg_cut.{cut}", f"map_cut.{cut}", f"recall.{cut}",
@@ -55,4 +58,4 @@ def test_bad_candidate_lists_are_one_line() -> None:
         protocol.validate_items(none, None, "f")
     same = [Item(id="q", fields={"query": "a", "candidates": ["b", "c"], "relevance": [0, 1]})]
     with pytest.raises(SpecrunError, match="same score"):
-        protocol.run(same, lambda texts, _field: np.ones((len(texts), 3)), None)
+        protocol.run(same, RunContext(lambda texts, _field: np.ones((len(texts), 3))), NoOptions())

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import pytrec_eval
 
+from specrun.core.contracts import RunContext
 from specrun.protocols.ranking import rank_measures
 from specrun.protocols.retrieval import RetrievalProtocol
 from tests.conftest import reference_model, run_cli, run_ok
@@ -48,7 +49,7 @@ def test_ties_keep_file_order() -> None:
     def first_relevant_rank(candidates: list[str], relevant: str) -> float:
         labels = [int(c == relevant) for c in candidates]
         item = Item("q", {"query": "q", "candidates": candidates, "relevance": labels})
-        return 1 / RetrievalProtocol().run([item], fake_embed(vectors), NO_OPTIONS).arrays["rr"][0]
+        return 1 / RetrievalProtocol().run([item], RunContext(fake_embed(vectors)), NO_OPTIONS).arrays["rr"][0]
 
     assert first_relevant_rank(["a", "b", "c"], "b") == pytest.approx(1)  # tied with c, earlier in the file
     assert first_relevant_rank(["a", "b", "c"], "c") == pytest.approx(2)
@@ -75,7 +76,7 @@ def test_measures_equal_pytrec_eval() -> None:
         q_vec = vectors[query]
         run[query] = {doc: float(q_vec @ vectors[doc] / np.linalg.norm(q_vec) / np.linalg.norm(vectors[doc]))
                       for doc in candidates}
-    ours = RetrievalProtocol().run(items, fake_embed(vectors), NO_OPTIONS).arrays
+    ours = RetrievalProtocol().run(items, RunContext(fake_embed(vectors)), NO_OPTIONS).arrays
     theirs = pytrec_eval.RelevanceEvaluator(qrels, {"map", "recip_rank", "P.1,5,10", "ndcg_cut.10",
                                                                    "recall.10"}).evaluate(run)
     pairs = {"ap": "map", "rr": "recip_rank", "precision_at_1": "P_1", "precision_at_5": "P_5",

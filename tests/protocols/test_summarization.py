@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from specrun.core.contracts import NoOptions, RunContext
 from specrun.core.errors import DataError
 from specrun.core.types import Item
 from specrun.metrics import estimate
@@ -29,7 +30,9 @@ def test_per_text_correlations_of_max_cosines_averaged_over_valid_texts() -> Non
                              for h in human) for m in machine]
             expected.append((stats.spearmanr(scores, predicted).statistic,
                              stats.pearsonr(scores, predicted).statistic))
-    out = SummarizationProtocol().run(items, lambda texts, _field: np.stack([vectors[x] for x in texts]), None)
+    out = SummarizationProtocol().run(items,
+                                      RunContext(lambda texts, _field: np.stack([vectors[x] for x in texts])),
+                                      NoOptions())
     assert out.arrays["valid"].tolist() == [0.0] + [1.0] * 7
     spearman = estimate("summary_spearman", out.arrays, resamples=100, confidence=0.9, seed=1)
     pearson = estimate("summary_pearson", out.arrays, resamples=100, confidence=0.9, seed=1)

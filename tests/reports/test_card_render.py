@@ -164,7 +164,7 @@ def _fake_results(spec: Spec, base: Results) -> Results:
     document["scores"] = {split: {name: {"value": 0.5, "ci_low": 0.4, "ci_high": 0.6, "n": 20, **runs[name]}
                                   for name in spec.metrics} for split in spec.evaluated_splits}
     provenance = document["provenance"]
-    provenance["uncertainty"]["unit"] = {name: PROTOCOLS[p.kind].unit for name, p in spec.protocols.items()}
+    provenance["uncertainty"]["unit"] = {name: PROTOCOLS[p.kind].info.unit for name, p in spec.protocols.items()}
     template = provenance["data"]["test"]
     provenance["data"] = {split: {**template, "source": spec.splits[split].source,
                                   "path": spec.sources[spec.splits[split].source].path}

@@ -9,12 +9,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 from pydantic import BaseModel
 
-from specrun.core.corpus import SharedCorpus
+from specrun.core.corpus import CorpusSlice, SharedCorpus
+from specrun.core.errors import ProtocolError
+from specrun.core.mapping import ChunkMap
 from specrun.core.types import (
     INTERVAL_METHODS,
     NO_SUPPORT,
@@ -37,6 +39,9 @@ class NoOptions(Strict):  # the options of a protocol kind that takes none (no d
     pass
 
 
+OptionsT = TypeVar("OptionsT", bound=BaseModel)  # a protocol kind's options model
+
+
 @dataclass(frozen=True)
 class KindExample:
     """A tiny, self-contained case of a protocol kind (items and options) that the per-kind grid test runs through
@@ -48,56 +53,109 @@ class KindExample:
     support: Support = field(default_factory=dict)  # the splits its options name (a fit split), by name
 
 
-class ProtocolKind(ABC):
-    """A kind of evaluation: which item fields it reads, which texts it embeds, how embeddings become per-unit
-    outputs. A protocol never knows which benchmark it serves."""
+@dataclass(frozen=True)
+class KindInfo:
+    """What the other stages read about a protocol kind, declared once beside its code: the schema, the data
+    stage, the encoder's views, the reports and the hub maps read this, never the kind's methods."""
 
-    item_fields: ClassVar[Mapping[str, str]]  # field -> a kind registered in FIELD_KINDS
-    outputs: ClassVar[tuple[str, ...]]  # the per-unit arrays its metrics read
-    unit: ClassVar[str]  # what the bootstrap resamples (pairs, queries, ...)
-    Options: ClassVar[type[BaseModel]] = NoOptions  # the spec's `options`, typed in the schema
-    plot: ClassVar[tuple[str, str] | None] = None  # the outputs drawn against each other in a report
-    hub_task: ClassVar[str] = "feature-extraction"  # the hub's task type
-    hub_task_id: ClassVar[str | None] = None  # and subtask
-    caption: ClassVar[str] = ""  # the report's caption for its plot
-    split_options: ClassVar[tuple[str, ...]] = ()  # options whose value names a split it reads (fit_split, ...)
-    roles: ClassVar[Mapping[str, Role]] = {}  # text field -> its role where it is not symmetric (the spec may
-    # override it per field): queries and the documents they search for are embedded through the model's two paths
-    prompt_task: ClassVar[str] = ""  # MTEB's task type (STS, Retrieval, ...): a model's prompts keyed by it apply
+    item_fields: Mapping[str, str]  # field -> a kind registered in FIELD_KINDS
+    outputs: tuple[str, ...]  # the per-unit arrays its metrics read
+    unit: str  # what the bootstrap resamples (pairs, queries, ...)
+    prompt_task: str = ""  # MTEB's task type (STS, Retrieval, ...): a model's prompts keyed by it apply
+    roles: Mapping[str, Role] = field(default_factory=dict)  # text field -> its role where it is not symmetric
+    # (the spec may override it per field): queries and the documents they search are embedded through two paths
+    split_options: tuple[str, ...] = ()  # options whose value names a split it reads (fit_split, ...)
+    plot: tuple[str, str] | None = None  # the outputs drawn against each other in a report
+    caption: str = ""  # the report's caption for its plot
+    hub_task: str = "feature-extraction"  # the hub's task type
+    hub_task_id: str | None = None  # and subtask
 
+    @property
     def text_fields(self) -> tuple[str, ...]:
-        """The item fields whose texts are embedded."""
+        """The item fields whose texts are embedded (a corpus' included: it is embedded a slice at a time)."""
         return tuple(name for name, kind in self.item_fields.items() if kind in TEXT_FIELD_KINDS)
 
     def role_of(self, field: str, overrides: Mapping[str, Role] | None = None) -> Role:
         """A text field's role: the spec's override, else the kind's declaration, else symmetric."""
         return (overrides or {}).get(field) or self.roles.get(field, "symmetric")
 
-    def support_splits(self, options: Any) -> tuple[str, ...]:
+
+@dataclass(frozen=True)
+class RunContext:
+    """What a kind's `run` is handed besides its items and options: the way to embed, the support splits' items
+    and how to map chunks of work (a later stage's executor), so a kind never reaches for them elsewhere."""
+
+    embed: Embed  # texts of one field -> vectors; only what `texts` / `corpora` announced
+    support: Support = field(default_factory=lambda: NO_SUPPORT)  # the items of `support_splits(options)`, by split
+    chunk_map: ChunkMap | None = None  # None: map in this process (core.mapping)
+
+
+class ProtocolKind(ABC, Generic[OptionsT]):
+    """A kind of evaluation: which item fields it reads (`info`), which texts it embeds, how embeddings become
+    per-unit outputs (`run`). A protocol never knows which benchmark it serves."""
+
+    info: ClassVar[KindInfo]
+    Options: type[OptionsT]  # the spec's `options`, typed in the schema (NoOptions: none); `run` gets an instance
+
+    def support_splits(self, options: OptionsT) -> tuple[str, ...]:
         """The splits besides the evaluated one that `run` reads (the values of `split_options` that are set)."""
-        named = (getattr(options, key, None) for key in self.split_options)
+        named = (getattr(options, key) for key in self.info.split_options)
         return tuple(dict.fromkeys(name for name in named if name))
 
-    def validate_items(self, items: Sequence[Item], options: Any, origin: str) -> None:  # noqa: B027
-        """Refuse items the kind cannot score (DataError naming `origin`); default: nothing to check."""
+    def validate_items(self, items: Sequence[Item], options: OptionsT, origin: str) -> None:
+        """Refuse a split's items the kind cannot score (DataError naming `origin`), called for every split as it
+        is loaded, before anything is encoded; default: nothing to check."""
 
-    @abstractmethod
-    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterable[FieldText]:
+    def texts(self, items: Sequence[Item], options: OptionsT, support: Support = NO_SUPPORT) -> Iterable[FieldText]:
         """Every (field, text) `run` will embed, the support splits' included (the encoder embeds each unique text
-        of a view once); `run` asks `embed(texts, field)` for the same fields."""
+        of a view once). Default: every text of the text and texts fields of the items and the support items;
+        a kind that embeds anything else (a template filled in, a sample of a fit split) says so here."""
+        fields = [(name, kind) for name, kind in self.info.item_fields.items() if kind in ("text", "texts")]
+        for group in (items, *support.values()):
+            for item in group:
+                for name, kind in fields:
+                    if kind == "text":
+                        yield name, item.fields[name]
+                    else:
+                        yield from ((name, text) for text in item.fields[name])
 
-    def corpora(self, items: Sequence[Item], options: Any) -> Iterable[tuple[str, SharedCorpus]]:
+    def corpora(self, items: Sequence[Item], options: OptionsT) -> Iterable[tuple[str, SharedCorpus]]:
         """Every (field, corpus) `run` will embed a slice at a time (`embed(corpus.slice(start, stop), field)`):
         its documents are embedded from their digests and offsets, never listed as texts; default: none."""
         return ()
 
     @abstractmethod
-    def run(self, items: Sequence[Item], embed: Embed, options: Any, support: Support = NO_SUPPORT) -> Outputs:
-        """Per-unit outputs, aligned, in unit order; `support` holds the items of `support_splits(options)`."""
+    def run(self, items: Sequence[Item], ctx: RunContext, options: OptionsT) -> Outputs:
+        """Per-unit outputs, aligned, in unit order (`Outputs(self.info.unit, ...)`)."""
 
     def example(self) -> KindExample | None:
         """A tiny case for the per-kind grid test (None: the kind cannot run without a real model)."""
         return None
+
+
+def announced_embed(kind: str, entry: ProtocolKind[Any], items: Sequence[Item], options: Any, support: Support,
+                    embed: Embed) -> Embed:
+    """`embed`, refusing any text `entry.texts` (or corpus `entry.corpora`) did not announce for its field: such a
+    text was never embedded, and without this it is a bare KeyError deep in the encoder."""
+    announced: dict[str, set[str]] = {}
+    for text_field, text in entry.texts(items, options, support):
+        announced.setdefault(text_field, set()).add(text)
+    corpora = {(text_field, corpus.digest) for text_field, corpus in entry.corpora(items, options)}
+
+    def checked(texts: Sequence[str], text_field: str) -> np.ndarray:
+        if isinstance(texts, CorpusSlice):
+            if (text_field, texts.corpus.digest) not in corpora:
+                raise ProtocolError(f"protocol kind {kind} embedded a corpus of field {text_field!r} that "
+                                    "corpora() did not announce")
+        else:
+            known = announced.get(text_field, set())
+            missing = next((text for text in texts if text not in known), None)
+            if missing is not None:
+                raise ProtocolError(f"protocol kind {kind} embedded a text of field {text_field!r} that texts() "
+                                    f"did not announce: {missing[:60]!r}")
+        return embed(texts, text_field)
+
+    return checked
 
 
 @dataclass(frozen=True)
@@ -157,38 +215,50 @@ class AdapterEntry:
     provider: str = "specrun"
 
 
+def _problems_of_info(info: KindInfo, field_kinds: Container[str]) -> list[str]:
+    problems = []
+    fields = info.item_fields
+    if not isinstance(fields, Mapping) or not fields:
+        return ["info.item_fields must map each field to a field kind"]
+    unknown = sorted(kind for kind in fields.values() if kind not in field_kinds)
+    if unknown:
+        problems.append(f"info.item_fields name unknown field kinds {unknown} (register them in FIELD_KINDS first)")
+    outputs = info.outputs
+    if not isinstance(outputs, tuple) or not outputs or not all(isinstance(o, str) for o in outputs):
+        problems.append("info.outputs must be a non-empty tuple of names")
+    if not isinstance(info.unit, str) or not info.unit:
+        problems.append("info.unit must name what the bootstrap resamples")
+    if info.plot is not None and (len(info.plot) != 2 or not set(info.plot) <= set(outputs or ())):
+        problems.append("info.plot must be two of its outputs, or None")
+    bad_roles = {name: role for name, role in dict(info.roles).items()
+                 if name not in info.text_fields or role not in ROLES}
+    if bad_roles:
+        problems.append(f"info.roles {bad_roles} must map text fields ({', '.join(info.text_fields)}) to one of "
+                        f"{ROLES}")
+    return problems
+
+
 def _problems_of_protocol(entry: Any, field_kinds: Container[str]) -> list[str]:
     if not isinstance(entry, ProtocolKind):
         return ["is not a specrun.core.contracts.ProtocolKind"]
-    problems = []
-    fields = getattr(entry, "item_fields", None)
-    if not isinstance(fields, Mapping) or not fields:
-        problems.append("item_fields must map each field to a field kind")
+    try:
+        info, options = entry.info, entry.Options
+    except AttributeError as exc:
+        return [f"declares no `{exc.name}` (a ProtocolKind declares `info = KindInfo(...)` and `Options`)"]
+    if not isinstance(info, KindInfo):
+        return ["info must be a specrun.core.contracts.KindInfo"]
+    problems = _problems_of_info(info, field_kinds)
+    if not (isinstance(options, type) and issubclass(options, BaseModel)):
+        problems.append("Options must be a pydantic model (NoOptions for none)")
     else:
-        unknown = sorted(kind for kind in fields.values() if kind not in field_kinds)
-        if unknown:
-            problems.append(f"item_fields name unknown field kinds {unknown} (register them in FIELD_KINDS first)")
-    outputs = getattr(entry, "outputs", None)
-    if not isinstance(outputs, tuple) or not outputs or not all(isinstance(o, str) for o in outputs):
-        problems.append("outputs must be a non-empty tuple of names")
-    if not isinstance(getattr(entry, "unit", None), str) or not entry.unit:
-        problems.append("unit must name what the bootstrap resamples")
-    if not (isinstance(entry.Options, type) and issubclass(entry.Options, BaseModel)):
-        problems.append("Options must be a pydantic model")
-    if entry.plot is not None and (len(entry.plot) != 2 or not set(entry.plot) <= set(outputs or ())):
-        problems.append("plot must be two of its outputs, or None")
-    for method in ("texts", "run"):
-        if "support" not in inspect.signature(getattr(entry, method)).parameters:
-            problems.append(f"{method} must take `support` (the items of the splits its options name)")
-    if isinstance(fields, Mapping):
-        text_fields = [name for name, kind in fields.items() if kind in TEXT_FIELD_KINDS]
-        bad_roles = {name: role for name, role in dict(getattr(entry, "roles", {})).items()
-                     if name not in text_fields or role not in ROLES}
-        if bad_roles:
-            problems.append(f"roles {bad_roles} must map text fields ({', '.join(text_fields)}) to one of {ROLES}")
-    unknown_options = [key for key in entry.split_options if key not in getattr(entry.Options, "model_fields", {})]
-    if unknown_options:
-        problems.append(f"split_options {unknown_options} are not options of the kind")
+        unknown_options = [key for key in info.split_options if key not in options.model_fields]
+        if unknown_options:
+            problems.append(f"info.split_options {unknown_options} are not options of the kind")
+    called = {"run": (entry.run, ("items", "ctx", "options")), "texts": (entry.texts, ("items", "options", "support")),
+              "validate_items": (entry.validate_items, ("items", "options", "origin"))}  # as the stages call them
+    for method, (bound, expected) in called.items():
+        if len(inspect.signature(bound).parameters) != len(expected):
+            problems.append(f"{method} must take ({', '.join(expected)})")
     return problems
 
 

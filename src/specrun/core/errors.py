@@ -127,6 +127,10 @@ class UsageError(SpecrunError):
     """A bad flag or argument: one line naming it, exit 2, not argparse's usage block."""
 
 
+class ProtocolError(SpecrunError):
+    """A protocol kind broke its contract while running (it embedded a text it did not announce)."""
+
+
 class RegistryError(SpecrunError):
     """An entry does not meet its registry's contract, or a name is registered twice (names the provider)."""
 

@@ -74,7 +74,8 @@ class Registry(Mapping[str, T], Generic[T]):
                                     f"{first_line(exc)}") from None
             if isinstance(entry, (ReaderEntry, AdapterEntry)):
                 entry = replace(entry, provider=provider)
-            self.register(getattr(entry, "name", point.name), entry, provider=f"plugin {point.name} ({provider})")
+            name = entry.name if isinstance(entry, (ReaderEntry, AdapterEntry)) else point.name
+            self.register(name, entry, provider=f"plugin {point.name} ({provider})")
 
     def lookup(self, name: str, *, error: Callable[[str], SpecrunError] | None = None) -> T:
         """The entry of `name`, or one line listing the known names with the closest one."""

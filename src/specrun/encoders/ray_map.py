@@ -1,5 +1,6 @@
 """--executor ray beyond encoding: a kind's chunk function (the corpus search's `chunk_candidates`) mapped over Ray
-actors, set for the run as its chunk mapper (`core.mapping`), so the protocol never knows the executor.
+actors, opened for the run as its chunk mapper (`core.mapping`) and handed to each kind in its `RunContext`, so
+the protocol never knows the executor.
 
 The driver still reads every chunk (`documents`) and merges every result, in chunk order; each chunk is sent once
 through Ray's object store (ray.put) to one actor, the shared value (the normalised queries) once per map. At most
@@ -19,7 +20,6 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from specrun.core.errors import SpecrunError, first_line
-from specrun.core.mapping import mapping_chunks
 from specrun.encoders.ray_session import ACTOR_RESTARTS, RAY_TIMEOUT, WAIT_FACTOR, RaySession
 
 IN_FLIGHT = 2  # chunks per actor at once: one searched, the next one waiting in its queue
@@ -110,14 +110,13 @@ class RayChunkMap:
 @contextlib.contextmanager
 def chunks_on(executor: str, address: str | None = None, timeout: float = RAY_TIMEOUT,
               size: int | None = None) -> Iterator[RayChunkMap | None]:
-    """For the block: with `ray`, the kinds' chunk functions run on Ray actors (started at first use, stopped at
-    the end); else in this process."""
+    """For the block, the mapper the kinds' chunk functions go through: with `ray`, Ray actors (started at first
+    use, stopped at the end); else None (in this process)."""
     if executor != "ray":
         yield None
         return
     mapper = RayChunkMap(address, timeout, size)
     try:
-        with mapping_chunks(mapper):
-            yield mapper
+        yield mapper
     finally:
         mapper.close()

@@ -3,14 +3,13 @@ the split; a match is right when it is the target on the same line, as MTEB's Bi
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Any, ClassVar
+from collections.abc import Sequence
 
 import numpy as np
 
-from specrun.core.contracts import KindExample, ProtocolKind
+from specrun.core.contracts import KindExample, KindInfo, NoOptions, ProtocolKind, RunContext
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import NO_SUPPORT, Embed, FieldText, Item, Outputs, Role, Support
+from specrun.core.types import Item, Outputs
 from specrun.search.cosine import COSINE_DECIMALS, check_norms
 
 BLOCK = 256  # source sentences scored at once: memory is BLOCK x targets, never sources x targets
@@ -33,30 +32,27 @@ def nearest_targets(sources: np.ndarray, targets: np.ndarray) -> np.ndarray:
     return found
 
 
-class BitextMiningProtocol(ProtocolKind):
+class BitextMiningProtocol(ProtocolKind[NoOptions]):
     """Line-aligned translations: item i holds the source sentence and target sentence of line i. Every source is
     matched against every target of the split; outputs per source sentence: the matched target's line and its own
     line. Metrics are scikit-learn's over those lines as labels (MTEB: F1, precision and recall weighted by
     support, accuracy)."""
 
-    item_fields: ClassVar[dict[str, str]] = {"source": "text", "target": "text"}
-    roles: ClassVar[dict[str, Role]] = {"source": "document", "target": "document"}
-    prompt_task: ClassVar[str] = "BitextMining"
-    outputs: ClassVar[tuple[str, ...]] = ("predicted_class", "gold_class")
-    unit: ClassVar[str] = "source sentences"
-    hub_task: ClassVar[str] = "translation"
-    hub_task_id: ClassVar[str | None] = None
+    info = KindInfo(
+        item_fields={"source": "text", "target": "text"},
+        outputs=("predicted_class", "gold_class"),
+        unit="source sentences",
+        prompt_task="BitextMining",
+        roles={"source": "document", "target": "document"},
+        hub_task="translation",
+    )
+    Options = NoOptions
 
-    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[FieldText]:
-        for item in items:
-            yield "source", item.fields["source"]
-            yield "target", item.fields["target"]
-
-    def run(self, items: Sequence[Item], embed: Embed, options: Any, support: Support = NO_SUPPORT) -> Outputs:
-        sources = embed([item.fields["source"] for item in items], "source")
-        targets = embed([item.fields["target"] for item in items], "target")
+    def run(self, items: Sequence[Item], ctx: RunContext, options: NoOptions) -> Outputs:
+        sources = ctx.embed([item.fields["source"] for item in items], "source")
+        targets = ctx.embed([item.fields["target"] for item in items], "target")
         matched = nearest_targets(sources, targets)
-        return Outputs(unit=self.unit, ids=[item.id for item in items],
+        return Outputs(unit=self.info.unit, ids=[item.id for item in items],
                        arrays={"predicted_class": matched.astype(np.float64),
                                "gold_class": np.arange(len(items), dtype=np.float64)})
 

@@ -7,15 +7,15 @@ from __future__ import annotations
 import warnings
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field, model_validator
 
-from specrun.core.contracts import KindExample, ProtocolKind
+from specrun.core.contracts import KindExample, KindInfo, ProtocolKind, RunContext
 from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import NO_SUPPORT, Embed, FieldText, Item, Outputs, Strict, Support
+from specrun.core.types import NO_SUPPORT, FieldText, Item, Outputs, Strict, Support
 from specrun.protocols.labels import label_numbers, shown, sorted_labels
 from specrun.search.cosine import check_vectors
 
@@ -78,24 +78,27 @@ def _classifier(options: ClassificationOptions) -> Any:
     return LogisticRegression(max_iter=options.max_iter, random_state=options.seed)
 
 
-class ClassificationProtocol(ProtocolKind):
+class ClassificationProtocol(ProtocolKind[ClassificationOptions]):
     """A probe on frozen embeddings: fitted on the fit split (per experiment, an undersample of it), it predicts
     each evaluated item's label. Outputs per item: the gold label and the predicted label of every experiment
     (labels numbered in sorted order); metrics average over experiments, as MTEB reports."""
 
-    item_fields: ClassVar[dict[str, str]] = {"text": "text", "label": "label"}
-    prompt_task: ClassVar[str] = "Classification"
-    outputs: ClassVar[tuple[str, ...]] = ("predicted_class", "gold_class")
-    unit: ClassVar[str] = "items"
+    info = KindInfo(
+        item_fields={"text": "text", "label": "label"},
+        outputs=("predicted_class", "gold_class"),
+        unit="items",
+        prompt_task="Classification",
+        split_options=("fit_split",),
+        hub_task="text-classification",
+        hub_task_id="multi-class-classification",
+    )
     Options = ClassificationOptions
-    hub_task: ClassVar[str] = "text-classification"
-    hub_task_id: ClassVar[str] = "multi-class-classification"
-    split_options: ClassVar[tuple[str, ...]] = ("fit_split",)
 
     def _fit_items(self, options: ClassificationOptions, support: Support) -> list[Item]:
         return list(support[options.fit_split])
 
-    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[FieldText]:
+    def texts(self, items: Sequence[Item], options: ClassificationOptions,
+              support: Support = NO_SUPPORT) -> Iterator[FieldText]:
         fit = self._fit_items(options, support)
         self._check(fit, items, options)  # before anything is encoded
         used = sorted(set().union(*undersamples([item.fields["label"] for item in fit], options)))
@@ -130,17 +133,17 @@ class ClassificationProtocol(ProtocolKind):
                 raise DataError(f"knn: k = {options.k} but an experiment fits on {fewest} items")
         return sorted_labels(fit_labels, where)
 
-    def run(self, items: Sequence[Item], embed: Embed, options: Any, support: Support = NO_SUPPORT) -> Outputs:
-        fit = self._fit_items(options, support)
+    def run(self, items: Sequence[Item], ctx: RunContext, options: ClassificationOptions) -> Outputs:
+        fit = self._fit_items(options, ctx.support)
         classes = self._check(fit, items, options)
         fit_y = label_numbers(fit, classes)
         gold = label_numbers(items, classes)
         chosen = undersamples([item.fields["label"] for item in fit], options)
         used = sorted(set().union(*chosen))
         undefined = "a classifier cannot be fitted or applied"
-        fit_x = check_vectors(embed([fit[index].fields["text"] for index in used], "text"), undefined)
+        fit_x = check_vectors(ctx.embed([fit[index].fields["text"] for index in used], "text"), undefined)
         position = {index: row for row, index in enumerate(used)}
-        test_x = check_vectors(embed([item.fields["text"] for item in items], "text"), undefined)
+        test_x = check_vectors(ctx.embed([item.fields["text"] for item in items], "text"), undefined)
         predicted = np.empty((len(items), len(chosen)), dtype=np.float64)
         from sklearn.exceptions import ConvergenceWarning
 
@@ -150,7 +153,7 @@ class ClassificationProtocol(ProtocolKind):
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 model.fit(fit_x[[position[index] for index in indices]], fit_y[indices])
             predicted[:, run] = model.predict(test_x)
-        return Outputs(unit=self.unit, ids=[item.id for item in items],
+        return Outputs(unit=self.info.unit, ids=[item.id for item in items],
                        arrays={"predicted_class": predicted, "gold_class": gold.astype(np.float64)})
 
     def example(self) -> KindExample:

@@ -4,16 +4,15 @@ scikit-learn's MiniBatchKMeans once per set."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Any, ClassVar
+from collections.abc import Sequence
 
 import numpy as np
 from pydantic import Field
 
-from specrun.core.contracts import KindExample, ProtocolKind
+from specrun.core.contracts import KindExample, KindInfo, ProtocolKind, RunContext
 from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import NO_SUPPORT, Embed, FieldText, Item, Outputs, Strict, Support
+from specrun.core.types import Item, Outputs, Strict
 from specrun.protocols.labels import label_numbers, sorted_labels
 from specrun.search.cosine import check_vectors
 
@@ -56,24 +55,21 @@ def cluster_runs(vectors: np.ndarray, gold: np.ndarray, options: ClusteringOptio
     return out
 
 
-class ClusteringProtocol(ProtocolKind):
+class ClusteringProtocol(ProtocolKind[ClusteringOptions]):
     """Each item embedded on its own; k-means with k = the number of distinct gold labels, n_runs times, over all
     evaluated items or (set_size) each run over its own subset. Outputs per item: its gold label (numbered in
     sorted order) and its cluster in each run (-1 where its run left it out)."""
 
-    item_fields: ClassVar[dict[str, str]] = {"text": "text", "label": "label"}
-    prompt_task: ClassVar[str] = "Clustering"
-    outputs: ClassVar[tuple[str, ...]] = ("cluster_id", "gold_class")
-    unit: ClassVar[str] = "documents"
+    info = KindInfo(
+        item_fields={"text": "text", "label": "label"},
+        outputs=("cluster_id", "gold_class"),
+        unit="documents",
+        prompt_task="Clustering",
+        hub_task="text-classification",
+    )
     Options = ClusteringOptions
-    hub_task: ClassVar[str] = "text-classification"
-    hub_task_id: ClassVar[str | None] = None
 
-    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[FieldText]:
-        for item in items:
-            yield "text", item.fields["text"]
-
-    def run(self, items: Sequence[Item], embed: Embed, options: Any, support: Support = NO_SUPPORT) -> Outputs:
+    def run(self, items: Sequence[Item], ctx: RunContext, options: ClusteringOptions) -> Outputs:
         classes = sorted_labels((item.fields["label"] for item in items), "the evaluated split")
         if len(classes) < 2:
             raise DataError(f"every item has label {classes[0]!r}; clustering against one label is always "
@@ -83,10 +79,10 @@ class ClusteringProtocol(ProtocolKind):
                             "clusters")
         if options.set_size is not None and options.set_size > len(items):
             raise DataError(f"set_size {options.set_size} is more than the {len(items)} documents")
-        vectors = check_vectors(embed([item.fields["text"] for item in items], "text"), "k-means cannot place it")
+        vectors = check_vectors(ctx.embed([item.fields["text"] for item in items], "text"), "k-means cannot place it")
         gold = label_numbers(items, classes)
         clusters = cluster_runs(vectors, gold, options)
-        return Outputs(unit=self.unit, ids=[item.id for item in items],
+        return Outputs(unit=self.info.unit, ids=[item.id for item in items],
                        arrays={"cluster_id": clusters, "gold_class": gold.astype(float)})
 
     def example(self) -> KindExample:

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from typing import ClassVar
 
 import numpy as np
-from pydantic import BaseModel, Field, field_validator
+from pydantic import Field, field_validator
 
-from specrun.core.contracts import KindExample, ProtocolKind
+from specrun.core.contracts import KindExample, KindInfo, ProtocolKind, RunContext
 from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import NO_SUPPORT, Embed, FieldText, Item, Outputs, Strict, Support
+from specrun.core.types import NO_SUPPORT, FieldText, Item, Outputs, Strict, Support
 from specrun.search.cosine import cosine_rows
 
 _PLACEHOLDER = re.compile(r"\{(sentence|condition)\}")
@@ -39,23 +38,22 @@ def fill(template: str, sentence: str, condition: str) -> str:
     return _PLACEHOLDER.sub(lambda match: values[match.group(1)], template)
 
 
-class ConditionalStsProtocol(ProtocolKind):
+class ConditionalStsProtocol(ProtocolKind[ConditionalOptions]):
     """Conditional STS: rows come in adjacent pairs (same two sentences, two conditions). Each sentence is
     embedded under its condition (a template), optionally minus the condition's own embedding; the
     prediction is the cosine of the two. The unit is the sentence pair with its two conditions."""
 
-    item_fields: ClassVar[dict[str, str]] = {"text1": "text", "text2": "text", "condition": "text",
-                                             "gold": "number"}
-    prompt_task: ClassVar[str] = "STS"
-    outputs: ClassVar[tuple[str, ...]] = ("prediction_a", "prediction_b", "gold_a", "gold_b", "valid_a", "valid_b")
-    unit: ClassVar[str] = "sentence pairs"
+    info = KindInfo(
+        item_fields={"text1": "text", "text2": "text", "condition": "text", "gold": "number"},
+        outputs=("prediction_a", "prediction_b", "gold_a", "gold_b", "valid_a", "valid_b"),
+        unit="sentence pairs",
+        prompt_task="STS",
+        hub_task="sentence-similarity",
+        hub_task_id="semantic-similarity-scoring",
+    )
     Options = ConditionalOptions
-    plot: ClassVar[tuple[str, str] | None] = None
-    hub_task: ClassVar[str] = "sentence-similarity"
-    hub_task_id: ClassVar[str] = "semantic-similarity-scoring"
-    caption: ClassVar[str] = ""
 
-    def validate_items(self, items: Sequence[Item], options: BaseModel, origin: str) -> None:
+    def validate_items(self, items: Sequence[Item], options: ConditionalOptions, origin: str) -> None:
         if len(items) % 2:
             raise DataError(f"{len(items)} rows; conditional rows come in adjacent pairs", file=origin)
         for first, second in zip(items[::2], items[1::2], strict=True):
@@ -66,27 +64,25 @@ class ConditionalStsProtocol(ProtocolKind):
     def _conditioned(self, item: Item, key: str, options: ConditionalOptions) -> str:
         return fill(options.template, item.fields[key], item.fields["condition"])
 
-    def texts(self, items: Sequence[Item], options: BaseModel, support: Support = NO_SUPPORT) -> Iterator[FieldText]:
-        assert isinstance(options, ConditionalOptions)
+    def texts(self, items: Sequence[Item], options: ConditionalOptions,
+              support: Support = NO_SUPPORT) -> Iterator[FieldText]:
         for item in items:
             yield "text1", self._conditioned(item, "text1", options)
             yield "text2", self._conditioned(item, "text2", options)
             if options.subtract_condition:
                 yield "condition", fill(options.condition_template, "", item.fields["condition"])
 
-    def run(self, items: Sequence[Item], embed: Embed, options: BaseModel,
-            support: Support = NO_SUPPORT) -> Outputs:
-        assert isinstance(options, ConditionalOptions)
-        left = embed([self._conditioned(item, "text1", options) for item in items], "text1").astype(np.float64)
-        right = embed([self._conditioned(item, "text2", options) for item in items], "text2").astype(np.float64)
+    def run(self, items: Sequence[Item], ctx: RunContext, options: ConditionalOptions) -> Outputs:
+        left = ctx.embed([self._conditioned(item, "text1", options) for item in items], "text1").astype(np.float64)
+        right = ctx.embed([self._conditioned(item, "text2", options) for item in items], "text2").astype(np.float64)
         if options.subtract_condition:
-            condition = embed([fill(options.condition_template, "", item.fields["condition"]) for item in items],
+            condition = ctx.embed([fill(options.condition_template, "", item.fields["condition"]) for item in items],
                               "condition")
             left, right = left - condition, right - condition
         prediction = cosine_rows(left, right)
         gold = np.array([item.fields["gold"] for item in items], dtype=np.float64)
         valid = np.ones_like(gold) if options.invalid_gold is None else (gold != options.invalid_gold) * 1.0
-        return Outputs(unit=self.unit, ids=[item.id for item in items[::2]], arrays={
+        return Outputs(unit=self.info.unit, ids=[item.id for item in items[::2]], arrays={
             "prediction_a": prediction[::2], "prediction_b": prediction[1::2],
             "gold_a": gold[::2], "gold_b": gold[1::2], "valid_a": valid[::2], "valid_b": valid[1::2]})
 

@@ -13,25 +13,20 @@ run cut at K), per query on its top `top_k`, averaged over queries by the metric
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from specrun.core.contracts import KindExample, ProtocolKind
+from specrun.core.contracts import KindExample, KindInfo, ProtocolKind, RunContext
 from specrun.core.corpus import SharedCorpus
 from specrun.core.errors import DataError, FieldError
 from specrun.core.registry import FIELD_KINDS, PROTOCOLS
 from specrun.core.types import (
     CORPUS_CUTOFFS,
-    NO_SUPPORT,
     TREC_MEASURES,
-    Embed,
-    FieldText,
     Item,
     Outputs,
-    Role,
     Strict,
-    Support,
     trec_output,
 )
 from specrun.protocols.ranking import corpus_measures
@@ -61,22 +56,22 @@ def to_judgments(value: Any) -> dict[str, int]:
     return value
 
 
-class CorpusRetrievalProtocol(ProtocolKind):
+class CorpusRetrievalProtocol(ProtocolKind[CorpusOptions]):
     """Each query ranks the whole corpus by cosine, highest first, ties by corpus order (module docstring);
     trec_eval's measures per query at each cutoff, which metrics average and the bootstrap resamples by query."""
 
-    item_fields: ClassVar[dict[str, str]] = {"query": "text", "qrels": "judgments", "corpus": "corpus"}
-    roles: ClassVar[dict[str, Role]] = {"query": "query", "corpus": "document"}
-    prompt_task: ClassVar[str] = "Retrieval"
-    outputs: ClassVar[tuple[str, ...]] = tuple(trec_output(m, k) for m in TREC_MEASURES for k in CORPUS_CUTOFFS)
-    unit: ClassVar[str] = "queries"
+    info = KindInfo(
+        item_fields={"query": "text", "qrels": "judgments", "corpus": "corpus"},
+        outputs=tuple(trec_output(m, k) for m in TREC_MEASURES for k in CORPUS_CUTOFFS),
+        unit="queries",
+        prompt_task="Retrieval",
+        roles={"query": "query", "corpus": "document"},
+        hub_task="text-retrieval",
+        hub_task_id="document-retrieval",
+    )
     Options = CorpusOptions
-    plot: ClassVar[tuple[str, str] | None] = None
-    hub_task: ClassVar[str] = "text-retrieval"
-    hub_task_id: ClassVar[str] = "document-retrieval"
-    caption: ClassVar[str] = ""
 
-    def validate_items(self, items: Sequence[Item], options: BaseModel, origin: str) -> None:
+    def validate_items(self, items: Sequence[Item], options: CorpusOptions, origin: str) -> None:
         corpus = items[0].fields["corpus"] if items else None
         for item in items:
             if item.fields["corpus"] != corpus:
@@ -86,23 +81,18 @@ class CorpusRetrievalProtocol(ProtocolKind):
                 raise DataError(f"query {item.id}: no relevant document in the qrels; recall and AP are undefined",
                                 file=origin)
 
-    def texts(self, items: Sequence[Item], options: BaseModel, support: Support = NO_SUPPORT) -> Iterator[FieldText]:
-        for item in items:
-            yield "query", item.fields["query"]
-
-    def corpora(self, items: Sequence[Item], options: BaseModel) -> Iterator[tuple[str, SharedCorpus]]:
+    def corpora(self, items: Sequence[Item], options: CorpusOptions) -> Iterator[tuple[str, SharedCorpus]]:
         if items:
             yield "corpus", items[0].fields["corpus"]
 
-    def run(self, items: Sequence[Item], embed: Embed, options: BaseModel,
-            support: Support = NO_SUPPORT) -> Outputs:
-        assert isinstance(options, CorpusOptions)
+    def run(self, items: Sequence[Item], ctx: RunContext, options: CorpusOptions) -> Outputs:
         corpus: SharedCorpus = items[0].fields["corpus"]
-        queries = embed([item.fields["query"] for item in items], "query")
-        ranked, _, _ = rank_corpus(queries, lambda start, stop: embed(corpus.slice(start, stop), "corpus"),
-                                   len(corpus), options.top_k, search=options.search, chunk_size=options.chunk_size)
+        queries = ctx.embed([item.fields["query"] for item in items], "query")
+        ranked, _, _ = rank_corpus(queries, lambda start, stop: ctx.embed(corpus.slice(start, stop), "corpus"),
+                                   len(corpus), options.top_k, search=options.search, chunk_size=options.chunk_size,
+                                   mapper=ctx.chunk_map)
         arrays = corpus_measures(ranked, [item.fields["qrels"] for item in items], corpus.position)
-        return Outputs(unit=self.unit, ids=[item.id for item in items], arrays=arrays)
+        return Outputs(unit=self.info.unit, ids=[item.id for item in items], arrays=arrays)
 
     def example(self) -> KindExample:
         corpus = SharedCorpus.from_lists(ids=[f"d{i}" for i in range(6)], texts=[

@@ -4,16 +4,15 @@ AbsTaskPairClassification; a threshold can instead be chosen on another split an
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Any, ClassVar
+from collections.abc import Sequence
 
 import numpy as np
 from pydantic import Field
 
-from specrun.core.contracts import KindExample, ProtocolKind
+from specrun.core.contracts import KindExample, KindInfo, ProtocolKind, RunContext
 from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import NO_SUPPORT, Embed, FieldText, Item, Outputs, Strict, Support
+from specrun.core.types import Embed, Item, Outputs, Strict
 from specrun.search.cosine import cosine_rows
 from specrun.search.thresholds import FUNCTIONS, best_thresholds, score_output
 
@@ -33,25 +32,20 @@ def similarities(left: np.ndarray, right: np.ndarray) -> dict[str, np.ndarray]:
             "euclidean": -np.linalg.norm(a - b, axis=1), "manhattan": -np.abs(a - b).sum(axis=1)}
 
 
-class PairClassificationProtocol(ProtocolKind):
+class PairClassificationProtocol(ProtocolKind[PairOptions]):
     """Each sentence embedded on its own; per pair its similarity under each function and its 0/1 label, and the
     cosine thresholds for accuracy and F1 (from the threshold split, or from the evaluated split itself)."""
 
-    item_fields: ClassVar[dict[str, str]] = {"text1": "text", "text2": "text", "label": "binary"}
-    prompt_task: ClassVar[str] = "PairClassification"
-    outputs: ClassVar[tuple[str, ...]] = (*(score_output(f) for f in FUNCTIONS), "pair_label",
-                                          "accuracy_threshold", "f1_threshold")
-    unit: ClassVar[str] = "pairs"
+    info = KindInfo(
+        item_fields={"text1": "text", "text2": "text", "label": "binary"},
+        outputs=(*(score_output(f) for f in FUNCTIONS), "pair_label", "accuracy_threshold", "f1_threshold"),
+        unit="pairs",
+        prompt_task="PairClassification",
+        split_options=("threshold_split",),
+        hub_task="text-classification",
+        hub_task_id="semantic-similarity-classification",
+    )
     Options = PairOptions
-    hub_task: ClassVar[str] = "text-classification"
-    hub_task_id: ClassVar[str] = "semantic-similarity-classification"
-    split_options: ClassVar[tuple[str, ...]] = ("threshold_split",)
-
-    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[FieldText]:
-        for group in (items, *support.values()):
-            for item in group:
-                yield "text1", item.fields["text1"]
-                yield "text2", item.fields["text2"]
 
     def _scored(self, items: Sequence[Item], embed: Embed, where: str) -> tuple[dict[str, np.ndarray], np.ndarray]:
         labels = np.array([item.fields["label"] for item in items], dtype=np.float64)
@@ -62,16 +56,16 @@ class PairClassificationProtocol(ProtocolKind):
         right = embed([item.fields["text2"] for item in items], "text2")
         return similarities(left, right), labels
 
-    def run(self, items: Sequence[Item], embed: Embed, options: Any, support: Support = NO_SUPPORT) -> Outputs:
-        scores, labels = self._scored(items, embed, "the evaluated split")
+    def run(self, items: Sequence[Item], ctx: RunContext, options: PairOptions) -> Outputs:
+        scores, labels = self._scored(items, ctx.embed, "the evaluated split")
         if options.threshold_split is not None:
-            chosen, chosen_labels = self._scored(support[options.threshold_split], embed,
+            chosen, chosen_labels = self._scored(ctx.support[options.threshold_split], ctx.embed,
                                                  f"threshold split {options.threshold_split!r}")
             accuracy_threshold, f1_threshold = best_thresholds(chosen["cosine"], chosen_labels)
         else:
             accuracy_threshold, f1_threshold = best_thresholds(scores["cosine"], labels)
         n = len(items)
-        return Outputs(unit=self.unit, ids=[item.id for item in items], arrays={
+        return Outputs(unit=self.info.unit, ids=[item.id for item in items], arrays={
             **{score_output(name): values for name, values in scores.items()}, "pair_label": labels,
             "accuracy_threshold": np.full(n, accuracy_threshold), "f1_threshold": np.full(n, f1_threshold)})
 

@@ -4,12 +4,12 @@ qrels (corpus retrieval). Metrics average what these return; they never rank."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from specrun.core.errors import DataError, SpecrunError
-from specrun.core.types import CORPUS_CUTOFFS, RANK_CUTOFFS, Embed, FieldText, Item, trec_output
+from specrun.core.types import CORPUS_CUTOFFS, RANK_CUTOFFS, Embed, Item, trec_output
 from specrun.search.cosine import cosine_rows
 
 
@@ -21,12 +21,6 @@ def check_candidate_lists(items: Sequence[Item], origin: str) -> None:
                             f"{len(item.fields['relevance'])} labels", file=origin)
         if not any(item.fields["relevance"]):
             raise DataError(f"query {item.id}: no relevant candidate; AP is undefined", file=origin)
-
-
-def candidate_texts(items: Sequence[Item]) -> Iterator[FieldText]:
-    for item in items:
-        yield "query", item.fields["query"]
-        yield from (("candidates", text) for text in item.fields["candidates"])
 
 
 def relevance_by_cosine(item: Item, embed: Embed) -> np.ndarray:

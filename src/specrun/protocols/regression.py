@@ -4,15 +4,15 @@ predicts each evaluated item's number; several experiments on subsamples of the 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, ClassVar, Literal
+from typing import Literal
 
 import numpy as np
 from pydantic import Field, model_validator
 
-from specrun.core.contracts import KindExample, ProtocolKind
+from specrun.core.contracts import KindExample, KindInfo, ProtocolKind, RunContext
 from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import NO_SUPPORT, Embed, FieldText, Item, Outputs, Strict, Support
+from specrun.core.types import NO_SUPPORT, FieldText, Item, Outputs, Strict, Support
 from specrun.search.cosine import check_vectors
 
 
@@ -40,20 +40,22 @@ def subsamples(n_fit: int, options: RegressionOptions) -> list[np.ndarray]:
             for run in range(options.n_experiments)]
 
 
-class RegressionProtocol(ProtocolKind):
+class RegressionProtocol(ProtocolKind[RegressionOptions]):
     """scikit-learn's LinearRegression (MTEB's default) fitted on the fit split's embeddings and targets, once per
     experiment; outputs per item its gold number and the prediction of every experiment."""
 
-    item_fields: ClassVar[dict[str, str]] = {"text": "text", "target": "number"}
-    prompt_task: ClassVar[str] = "Regression"
-    outputs: ClassVar[tuple[str, ...]] = ("predicted_value", "gold_value")
-    unit: ClassVar[str] = "items"
+    info = KindInfo(
+        item_fields={"text": "text", "target": "number"},
+        outputs=("predicted_value", "gold_value"),
+        unit="items",
+        prompt_task="Regression",
+        split_options=("fit_split",),
+        hub_task="text-classification",
+    )
     Options = RegressionOptions
-    hub_task: ClassVar[str] = "text-classification"
-    hub_task_id: ClassVar[str | None] = None
-    split_options: ClassVar[tuple[str, ...]] = ("fit_split",)
 
-    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[FieldText]:
+    def texts(self, items: Sequence[Item], options: RegressionOptions,
+              support: Support = NO_SUPPORT) -> Iterator[FieldText]:
         fit = support[options.fit_split]
         if isinstance(options.n_samples, int) and options.n_samples >= len(fit) and options.n_experiments > 1:
             raise DataError(f"n_samples {options.n_samples} >= the {len(fit)} items of fit split "
@@ -65,10 +67,10 @@ class RegressionProtocol(ProtocolKind):
         for item in items:
             yield "text", item.fields["text"]
 
-    def run(self, items: Sequence[Item], embed: Embed, options: Any, support: Support = NO_SUPPORT) -> Outputs:
+    def run(self, items: Sequence[Item], ctx: RunContext, options: RegressionOptions) -> Outputs:
         from sklearn.linear_model import LinearRegression
 
-        fit = support[options.fit_split]
+        fit = ctx.support[options.fit_split]
         targets = np.array([item.fields["target"] for item in fit], dtype=np.float64)
         if np.ptp(targets) == 0:
             raise DataError(f"fit split {options.fit_split!r}: every target is {float(targets[0])!r}; a regression "
@@ -77,14 +79,14 @@ class RegressionProtocol(ProtocolKind):
         used = sorted(set().union(*(set(c.tolist()) for c in chosen)))
         position = {index: row for row, index in enumerate(used)}
         undefined = "a regression cannot be fitted or applied"
-        fit_x = check_vectors(embed([fit[index].fields["text"] for index in used], "text"), undefined)
-        test_x = check_vectors(embed([item.fields["text"] for item in items], "text"), undefined)
+        fit_x = check_vectors(ctx.embed([fit[index].fields["text"] for index in used], "text"), undefined)
+        test_x = check_vectors(ctx.embed([item.fields["text"] for item in items], "text"), undefined)
         predicted = np.empty((len(items), len(chosen)))
         for run, indices in enumerate(chosen):
             model = LinearRegression().fit(fit_x[[position[i] for i in indices.tolist()]], targets[indices])
             predicted[:, run] = model.predict(test_x)
         gold = np.array([item.fields["target"] for item in items], dtype=np.float64)
-        return Outputs(unit=self.unit, ids=[item.id for item in items],
+        return Outputs(unit=self.info.unit, ids=[item.id for item in items],
                        arrays={"predicted_value": predicted, "gold_value": gold})
 
     def example(self) -> KindExample:

@@ -4,57 +4,50 @@ MTEB scores its reranking tasks with pytrec_eval."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Any, ClassVar
+from collections.abc import Sequence
 
 import numpy as np
 
-from specrun.core.contracts import KindExample, ProtocolKind
+from specrun.core.contracts import KindExample, KindInfo, NoOptions, ProtocolKind, RunContext
 from specrun.core.registry import PROTOCOLS
 from specrun.core.types import (
     CORPUS_CUTOFFS,
-    NO_SUPPORT,
     TREC_MEASURES,
-    Embed,
-    FieldText,
     Item,
     Outputs,
-    Role,
-    Support,
     trec_output,
 )
-from specrun.protocols.ranking import candidate_texts, check_candidate_lists, relevance_by_cosine, trec_measures
+from specrun.protocols.ranking import check_candidate_lists, relevance_by_cosine, trec_measures
 
 
-class RerankingProtocol(ProtocolKind):
+class RerankingProtocol(ProtocolKind[NoOptions]):
     """Per query, its candidates ranked by cosine, highest first, ties in the data's order (stable); the gains are
     the candidates' relevance (0/1), the ideal ranking all relevant first. Per query trec_eval's measures at each
     cutoff (`ndcg_cut_10`, `map_cut_1000`, `mrr_cut_10`, ...); metrics average them over queries."""
 
-    item_fields: ClassVar[dict[str, str]] = {"query": "text", "candidates": "texts", "relevance": "labels"}
-    roles: ClassVar[dict[str, Role]] = {"query": "query", "candidates": "document"}
-    prompt_task: ClassVar[str] = "Reranking"
-    outputs: ClassVar[tuple[str, ...]] = tuple(trec_output(m, k) for m in TREC_MEASURES for k in CORPUS_CUTOFFS)
-    unit: ClassVar[str] = "queries"
-    hub_task: ClassVar[str] = "text-ranking"
-    hub_task_id: ClassVar[str | None] = None
+    info = KindInfo(
+        item_fields={"query": "text", "candidates": "texts", "relevance": "labels"},
+        outputs=tuple(trec_output(m, k) for m in TREC_MEASURES for k in CORPUS_CUTOFFS),
+        unit="queries",
+        prompt_task="Reranking",
+        roles={"query": "query", "candidates": "document"},
+        hub_task="text-ranking",
+    )
+    Options = NoOptions
 
-    def validate_items(self, items: Sequence[Item], options: Any, origin: str) -> None:
+    def validate_items(self, items: Sequence[Item], options: NoOptions, origin: str) -> None:
         check_candidate_lists(items, origin)
 
-    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[FieldText]:
-        return candidate_texts(items)
-
-    def run(self, items: Sequence[Item], embed: Embed, options: Any, support: Support = NO_SUPPORT) -> Outputs:
+    def run(self, items: Sequence[Item], ctx: RunContext, options: NoOptions) -> Outputs:
         depth = max(len(item.fields["candidates"]) for item in items)
         gains = np.zeros((len(items), depth))
         ideal = np.zeros((len(items), depth))
         for row, item in enumerate(items):
-            relevance = relevance_by_cosine(item, embed)
+            relevance = relevance_by_cosine(item, ctx.embed)
             gains[row, :len(relevance)] = relevance
             ideal[row, :len(relevance)] = np.sort(relevance)[::-1]
         n_relevant = (ideal >= 1).sum(axis=1).astype(np.float64)
-        return Outputs(unit=self.unit, ids=[item.id for item in items],
+        return Outputs(unit=self.info.unit, ids=[item.id for item in items],
                        arrays=trec_measures(gains, ideal, n_relevant))
 
     def example(self) -> KindExample:

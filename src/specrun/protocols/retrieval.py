@@ -2,47 +2,42 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import ClassVar
+from collections.abc import Sequence
 
 import numpy as np
-from pydantic import BaseModel
 
-from specrun.core.contracts import KindExample, ProtocolKind
+from specrun.core.contracts import KindExample, KindInfo, NoOptions, ProtocolKind, RunContext
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import NO_SUPPORT, RANK_CUTOFFS, Embed, FieldText, Item, Outputs, Role, Support
-from specrun.protocols.ranking import candidate_texts, check_candidate_lists, rank_measures, relevance_by_cosine
+from specrun.core.types import RANK_CUTOFFS, Item, Outputs
+from specrun.protocols.ranking import check_candidate_lists, rank_measures, relevance_by_cosine
 
 
-class RetrievalProtocol(ProtocolKind):
+class RetrievalProtocol(ProtocolKind[NoOptions]):
     """Per query, rank its candidates by cosine, highest first; ties keep the candidates' order in the data
     (a stable sort), so a run is reproducible on any machine. Measures are per query; metrics average them."""
 
-    item_fields: ClassVar[dict[str, str]] = {"query": "text", "candidates": "texts", "relevance": "labels"}
-    roles: ClassVar[dict[str, Role]] = {"query": "query", "candidates": "document"}
-    prompt_task: ClassVar[str] = "Retrieval"
-    outputs: ClassVar[tuple[str, ...]] = ("ap", "rr", *(f"{m}_at_{k}" for m in ("precision", "recall")
-                                                         for k in RANK_CUTOFFS), "ndcg_at_10")
-    unit: ClassVar[str] = "queries"
-    plot: ClassVar[tuple[str, str] | None] = None
-    hub_task: ClassVar[str] = "text-retrieval"
-    hub_task_id: ClassVar[str] = "document-retrieval"
-    caption: ClassVar[str] = ""
+    info = KindInfo(
+        item_fields={"query": "text", "candidates": "texts", "relevance": "labels"},
+        outputs=("ap", "rr", *(f"{m}_at_{k}" for m in ("precision", "recall") for k in RANK_CUTOFFS),
+                 "ndcg_at_10"),
+        unit="queries",
+        prompt_task="Retrieval",
+        roles={"query": "query", "candidates": "document"},
+        hub_task="text-retrieval",
+        hub_task_id="document-retrieval",
+    )
+    Options = NoOptions
 
-    def validate_items(self, items: Sequence[Item], options: BaseModel, origin: str) -> None:
+    def validate_items(self, items: Sequence[Item], options: NoOptions, origin: str) -> None:
         check_candidate_lists(items, origin)
 
-    def texts(self, items: Sequence[Item], options: BaseModel, support: Support = NO_SUPPORT) -> Iterator[FieldText]:
-        return candidate_texts(items)
-
-    def run(self, items: Sequence[Item], embed: Embed, options: BaseModel,
-            support: Support = NO_SUPPORT) -> Outputs:
-        measures: dict[str, list[float]] = {name: [] for name in self.outputs}
+    def run(self, items: Sequence[Item], ctx: RunContext, options: NoOptions) -> Outputs:
+        measures: dict[str, list[float]] = {name: [] for name in self.info.outputs}
         for item in items:
-            relevance = relevance_by_cosine(item, embed)
+            relevance = relevance_by_cosine(item, ctx.embed)
             for name, value in rank_measures(relevance, int(np.sum(relevance))).items():
                 measures[name].append(value)
-        return Outputs(unit=self.unit, ids=[item.id for item in items],
+        return Outputs(unit=self.info.unit, ids=[item.id for item in items],
                        arrays={name: np.array(values) for name, values in measures.items()})
 
     def example(self) -> KindExample:

@@ -4,16 +4,15 @@ predicts each evaluated pair's similarity."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import ClassVar
+from collections.abc import Sequence
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from specrun.core.contracts import KindExample, ProtocolKind
+from specrun.core.contracts import KindExample, KindInfo, ProtocolKind, RunContext
 from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import NO_SUPPORT, Embed, FieldText, Item, Outputs, Strict, Support
+from specrun.core.types import Embed, Item, Outputs, Strict
 from specrun.search.cosine import cosine_rows
 
 
@@ -29,44 +28,35 @@ def pair_features(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     return np.concatenate([np.abs(left - right), left * right], axis=1)
 
 
-class StsProtocol(ProtocolKind):
+class StsProtocol(ProtocolKind[StsOptions]):
     """STS: embed each sentence on its own; the prediction is the cosine of the pair, or a probe's prediction."""
 
-    item_fields: ClassVar[dict[str, str]] = {"text1": "text", "text2": "text", "gold": "number"}
-    prompt_task: ClassVar[str] = "STS"
-    outputs: ClassVar[tuple[str, ...]] = ("prediction", "gold")
-    unit: ClassVar[str] = "pairs"
-    plot: ClassVar[tuple[str, str] | None] = ("prediction", "gold")
-    hub_task: ClassVar[str] = "sentence-similarity"
-    hub_task_id: ClassVar[str] = "semantic-similarity-scoring"
-    caption: ClassVar[str] = "predicted similarity against gold"
+    info = KindInfo(
+        item_fields={"text1": "text", "text2": "text", "gold": "number"},
+        outputs=("prediction", "gold"),
+        unit="pairs",
+        prompt_task="STS",
+        split_options=("fit_split",),
+        plot=("prediction", "gold"),
+        caption="predicted similarity against gold",
+        hub_task="sentence-similarity",
+        hub_task_id="semantic-similarity-scoring",
+    )
     Options = StsOptions
-    split_options: ClassVar[tuple[str, ...]] = ("fit_split",)
-
-    def validate_items(self, items: Sequence[Item], options: BaseModel, origin: str) -> None:
-        return None
-
-    def texts(self, items: Sequence[Item], options: BaseModel, support: Support = NO_SUPPORT) -> Iterator[FieldText]:
-        for group in (items, *support.values()):
-            for item in group:
-                yield "text1", item.fields["text1"]
-                yield "text2", item.fields["text2"]
 
     def _embedded(self, items: Sequence[Item], embed: Embed) -> tuple[np.ndarray, np.ndarray]:
         return (embed([item.fields["text1"] for item in items], "text1"),
                 embed([item.fields["text2"] for item in items], "text2"))
 
-    def run(self, items: Sequence[Item], embed: Embed, options: BaseModel,
-            support: Support = NO_SUPPORT) -> Outputs:
-        assert isinstance(options, StsOptions)
-        left, right = self._embedded(items, embed)
+    def run(self, items: Sequence[Item], ctx: RunContext, options: StsOptions) -> Outputs:
+        left, right = self._embedded(items, ctx.embed)
         prediction = cosine_rows(left, right)  # also refuses a zero or non-finite vector
         gold = np.array([item.fields["gold"] for item in items], dtype=np.float64)
         if options.fit_split is not None:
             from sklearn.linear_model import LinearRegression
 
-            fit = support[options.fit_split]
-            fit_left, fit_right = self._embedded(fit, embed)
+            fit = ctx.support[options.fit_split]
+            fit_left, fit_right = self._embedded(fit, ctx.embed)
             cosine_rows(fit_left, fit_right)  # only to refuse a zero or non-finite vector of the fit split
             fit_gold = np.array([item.fields["gold"] for item in fit], dtype=np.float64)
             if np.ptp(fit_gold) == 0:
@@ -74,7 +64,7 @@ class StsProtocol(ProtocolKind):
                                 "fitted on it predicts a constant")
             probe = LinearRegression().fit(pair_features(fit_left, fit_right), fit_gold)
             prediction = probe.predict(pair_features(left, right))
-        return Outputs(unit=self.unit, ids=[item.id for item in items],
+        return Outputs(unit=self.info.unit, ids=[item.id for item in items],
                        arrays={"prediction": prediction, "gold": gold})
 
     def example(self) -> KindExample:

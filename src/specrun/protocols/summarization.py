@@ -4,15 +4,14 @@ their mean over texts, as MTEB's SummarizationEvaluator."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Any, ClassVar
+from collections.abc import Sequence
 
 import numpy as np
 
-from specrun.core.contracts import KindExample, ProtocolKind
+from specrun.core.contracts import KindExample, KindInfo, NoOptions, ProtocolKind, RunContext
 from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import NO_SUPPORT, Embed, FieldText, Item, Outputs, Support
+from specrun.core.types import Item, Outputs
 from specrun.search.cosine import COSINE_DECIMALS, check_norms
 
 
@@ -26,44 +25,40 @@ def max_cosines(machine: np.ndarray, human: np.ndarray) -> np.ndarray:
     return np.round(cosines, COSINE_DECIMALS).max(axis=1)
 
 
-class SummarizationProtocol(ProtocolKind):
+class SummarizationProtocol(ProtocolKind[NoOptions]):
     """Per text (the unit): its machine summaries scored by their best cosine to its human summaries, correlated
     with the human scores of the machine summaries. A text whose human scores or predictions are all equal has
     no correlation; it is left out (valid = 0), as MTEB skips it, and the count says how many remain."""
 
-    item_fields: ClassVar[dict[str, str]] = {"machine_summaries": "texts", "human_summaries": "texts",
-                                             "human_scores": "numbers"}
-    prompt_task: ClassVar[str] = "Summarization"
-    outputs: ClassVar[tuple[str, ...]] = ("text_spearman", "text_pearson", "valid")
-    unit: ClassVar[str] = "texts"
-    hub_task: ClassVar[str] = "summarization"
-    hub_task_id: ClassVar[str | None] = None
+    info = KindInfo(
+        item_fields={"machine_summaries": "texts", "human_summaries": "texts", "human_scores": "numbers"},
+        outputs=("text_spearman", "text_pearson", "valid"),
+        unit="texts",
+        prompt_task="Summarization",
+        hub_task="summarization",
+    )
+    Options = NoOptions
 
-    def validate_items(self, items: Sequence[Item], options: Any, origin: str) -> None:
+    def validate_items(self, items: Sequence[Item], options: NoOptions, origin: str) -> None:
         for item in items:
             if len(item.fields["machine_summaries"]) != len(item.fields["human_scores"]):
                 raise DataError(f"text {item.id}: {len(item.fields['machine_summaries'])} machine summaries but "
                                 f"{len(item.fields['human_scores'])} human scores", file=origin)
 
-    def texts(self, items: Sequence[Item], options: Any, support: Support = NO_SUPPORT) -> Iterator[FieldText]:
-        for item in items:
-            yield from (("machine_summaries", text) for text in item.fields["machine_summaries"])
-            yield from (("human_summaries", text) for text in item.fields["human_summaries"])
-
-    def run(self, items: Sequence[Item], embed: Embed, options: Any, support: Support = NO_SUPPORT) -> Outputs:
+    def run(self, items: Sequence[Item], ctx: RunContext, options: NoOptions) -> Outputs:
         from scipy import stats  # imported here: scipy.stats costs a second at start-up
 
         spearman, pearson, valid = np.zeros(len(items)), np.zeros(len(items)), np.zeros(len(items))
         for row, item in enumerate(items):
-            predicted = max_cosines(embed(item.fields["machine_summaries"], "machine_summaries"),
-                                    embed(item.fields["human_summaries"], "human_summaries"))
+            predicted = max_cosines(ctx.embed(item.fields["machine_summaries"], "machine_summaries"),
+                                    ctx.embed(item.fields["human_summaries"], "human_summaries"))
             human = np.asarray(item.fields["human_scores"], dtype=np.float64)
             if len(human) < 2 or np.ptp(human) == 0 or np.ptp(predicted) == 0:
                 continue
             spearman[row] = stats.spearmanr(human, predicted).statistic
             pearson[row] = stats.pearsonr(human, predicted).statistic
             valid[row] = 1.0
-        return Outputs(unit=self.unit, ids=[item.id for item in items],
+        return Outputs(unit=self.info.unit, ids=[item.id for item in items],
                        arrays={"text_spearman": spearman, "text_pearson": pearson, "valid": valid})
 
     def example(self) -> KindExample:

@@ -59,7 +59,7 @@ def corpus_fields(spec: Spec) -> CorpusFields | None:
     found: CorpusFields | None = None
     needed: set[str] = set()
     for protocol in spec.protocols.values():
-        fields: Mapping[str, str] = getattr(registry.PROTOCOLS.get(protocol.kind), "item_fields", {})
+        fields: Mapping[str, str] = registry.PROTOCOLS[protocol.kind].info.item_fields
         needed |= set(fields)
         of = {kind: [name for name, value in fields.items() if value == kind] for kind in ("text", "judgments",
                                                                                            "corpus")}

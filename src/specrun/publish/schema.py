@@ -26,18 +26,22 @@ from specrun.spec import Spec
 
 
 def hub_task(kind: str) -> str:
-    """The hub's task type of a protocol kind: the registry entry says it (feature-extraction when it does not)."""
-    return getattr(registry.PROTOCOLS.get(kind), "hub_task", "") or "feature-extraction"
+    """The hub's task type of a protocol kind (its info says it; feature-extraction for a kind not registered
+    here, as in results written with a plugin that is not installed)."""
+    entry = registry.PROTOCOLS.get(kind)
+    return entry.info.hub_task if entry is not None else "feature-extraction"
 
 
 def hub_task_id(kind: str) -> str | None:
     """The hub's subtask (dataset card `task_ids`, huggingface.js packages/tasks/src/pipelines.ts) of a kind."""
-    return getattr(registry.PROTOCOLS.get(kind), "hub_task_id", None) or None
+    entry = registry.PROTOCOLS.get(kind)
+    return entry.info.hub_task_id or None if entry is not None else None
 
 
 def hub_metric(name: str) -> str:
     """The hub's metric type of a registered metric (its `hub_id`), else the metric's own name."""
-    return getattr(registry.METRICS.get(name), "hub_id", "") or name
+    entry = registry.METRICS.get(name)
+    return entry.hub_id or name if entry is not None else name
 
 
 EVALUATION_FRAMEWORK = "specrun"

@@ -149,8 +149,10 @@ def prompts_text(prompts: Sequence[AppliedPrompt], model_prompts: bool) -> str:
 
 
 def plot_caption(kind: str) -> str:
-    """The caption a protocol kind gives its plot (the registry entry's `caption`)."""
-    return getattr(registry.PROTOCOLS.get(kind), "caption", "") or "plot"
+    """The caption a protocol kind gives its plot (its info's `caption`; "plot" where it gives none or is not
+    registered here)."""
+    entry = registry.PROTOCOLS.get(kind)
+    return entry.info.caption or "plot" if entry is not None else "plot"
 
 
 def _results_view(spec: Spec, results: Results) -> dict[str, Any]:

@@ -56,7 +56,7 @@ def plot_files(plan: Plan, runs: list[ProtocolRun], derived: DerivedCache | None
     files: dict[str, bytes] = {}
     plots: dict[str, str] = {}
     for run in runs:
-        pair = registry.PROTOCOLS[run.kind].plot
+        pair = registry.PROTOCOLS[run.kind].info.plot
         if pair is None:
             continue
         prediction, gold = (run.outputs.arrays[name] for name in pair)

@@ -57,7 +57,7 @@ def build_results(plan: Plan, splits: dict[str, SplitData], runs: list[ProtocolR
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"), data=data, model=model,
         uncertainty=Uncertainty(method=u.method, interval=u.interval, resamples=u.resamples,
                                 confidence=u.confidence, seed=plan.seed,
-                                unit={p.name: p.entry.unit for p in plan.protocols}),
+                                unit={p.name: p.entry.info.unit for p in plan.protocols}),
         packages=versions, timings_s={k: round(v, 3) for k, v in timings.items()})
     metrics = {m.id: MetricInfo(metric=m.metric, protocol=p.name, protocol_kind=p.kind, label=m.label,
                                 direction=m.direction)

@@ -80,7 +80,8 @@ def check_consistency(results: Results, path: Path) -> None:
         if info.protocol_kind not in PROTOCOLS:
             raise _fail(path, f"unknown protocol kind {info.protocol_kind!r}; expected one of: "
                               f"{', '.join(PROTOCOLS)}", f"{key}.protocol_kind")
-        missing = [need for need in METRICS[info.metric].inputs if need not in PROTOCOLS[info.protocol_kind].outputs]
+        produced = PROTOCOLS[info.protocol_kind].info.outputs
+        missing = [need for need in METRICS[info.metric].inputs if need not in produced]
         if missing:
             raise _fail(path, f"metric {info.metric!r} needs {', '.join(missing)}, which protocol kind "
                               f"{info.protocol_kind!r} does not produce", f"{key}.metric")

@@ -15,7 +15,7 @@ The corpus is read through `documents(start, stop)` in chunks of `chunk_size` ro
 So numpy and faiss give the same ranking, and the ranking is the one a full float64 sort would give.
 Memory: Q x 2 (top_k + margin) candidate slots (float32 scores and positions), their exact scores, one chunk of
 vectors as `documents` returns it and its normalised copy, and one block of scores; never Q x N, never the corpus
-matrix. With a mapper set for the run (`core.mapping`: `--executor ray`), step 1's chunks are searched by Ray
+matrix. With a mapper given (`core.mapping`: `--executor ray`), step 1's chunks are searched by Ray
 actors (`chunk_candidates`, the same arithmetic) and merged here; the mapper bounds the chunks in flight.
 """
 
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from specrun.core.errors import SpecrunError
-from specrun.core.mapping import chunk_map
+from specrun.core.mapping import ChunkMap
 from specrun.search.cosine import COSINE_DECIMALS, check_norms, checked_norms, cosine_of_dots, cosine_rows, row_dots
 
 BLOCK_BYTES = 8 * 2**20  # one block of float32 scores, queries x documents
@@ -209,18 +209,18 @@ def chunk_candidates(unit_q: np.ndarray, chunk: np.ndarray, start: int, width: i
 
 
 def candidates(queries: np.ndarray, documents: Callable[[int, int], np.ndarray], n_docs: int, width: int, *,
-               search: str = "numpy", chunk_size: int = 16_384) -> tuple[np.ndarray, np.ndarray]:
+               search: str = "numpy", chunk_size: int = 16_384,
+               mapper: ChunkMap | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The best `width` documents of each query by float32 cosine, as (scores, corpus positions), unordered.
 
     `documents(start, stop)` gives the raw vectors of corpus rows start..stop; it is called once per chunk, here,
-    in chunk order. With a mapper set for the run (`core.mapping`, e.g. `--executor ray`) each chunk is searched
+    in chunk order. With a mapper (`core.mapping`, the run's, e.g. `--executor ray`) each chunk is searched
     there (`chunk_candidates`) and its best merged here; else the chunks are searched in this process."""
     unit_q = _unit_rows(queries)
     best = BestScores(len(unit_q), width, positions=np.int32 if n_docs < 2**31 else np.int64)
     if search == "faiss":
         _faiss()  # a missing faiss is one line before any chunk is read
     spans = [(start, min(start + chunk_size, n_docs)) for start in range(0, n_docs, chunk_size)]
-    mapper = chunk_map()
     if mapper is not None:
         chunks = ((np.asarray(documents(start, stop), dtype=np.float32), start, width, search)
                   for start, stop in spans)
@@ -352,14 +352,16 @@ def _pair_dots(queries64: np.ndarray, queries_of: np.ndarray, rows64: np.ndarray
 
 
 def rank_corpus(queries: np.ndarray, documents: Callable[[int, int], np.ndarray], n_docs: int, depth: int, *,
-                search: str = "numpy", chunk_size: int = 16_384) -> tuple[np.ndarray, np.ndarray, int]:
+                search: str = "numpy", chunk_size: int = 16_384,
+                mapper: ChunkMap | None = None) -> tuple[np.ndarray, np.ndarray, int]:
     """Each query's top min(depth, n_docs) corpus positions and their cosine_rows scores, highest first, ties
     by corpus order; plus how many queries needed the exact scan. The corpus is read only through
     `documents(start, stop)`, a chunk at a time: one pass for the candidates, one for their exact scores."""
     queries = np.asarray(queries)
     depth = min(depth, n_docs)
     width = min(n_docs, depth + max(64, depth // 8))
-    cand_s, cand_i = candidates(queries, documents, n_docs, width, search=search, chunk_size=chunk_size)
+    cand_s, cand_i = candidates(queries, documents, n_docs, width, search=search, chunk_size=chunk_size,
+                                mapper=mapper)
     slack = float32_error(queries.shape[1])
     # A candidate more than 2 slack below its query's depth-th best float32 score is below depth others in exact
     # cosine too (each float32 within slack of it, with room to spare for the 12-decimal rounding): not re-scored.

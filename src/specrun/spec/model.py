@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import AfterValidator, Field, ValidationInfo, create_model, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, Field, ValidationInfo, create_model, field_validator, model_validator
 
 from specrun.core import registry
 from specrun.core.types import IntervalChoice, Strict
@@ -361,7 +361,7 @@ def _protocol_models() -> list[type[ProtocolSpec]]:
         required = any(field.is_required() for field in options.model_fields.values())
         models.append(create_model(
             f"{''.join(part.title() for part in kind.split('_'))}Protocol", __base__=ProtocolSpec,
-            __doc__=f"A protocol of kind {kind}: {(protocol.__doc__ or '').strip().splitlines()[0]}",
+            __doc__=f"A protocol of kind {kind}: {next(iter((protocol.__doc__ or '').strip().splitlines()), kind)}",
             kind=(Literal[kind], Field(description="Registered protocol kind.")),
             options=(options, Field(description=f"Options of kind {kind}.")) if required
             else (options, Field(default_factory=options, description=f"Options of kind {kind}."))))
@@ -369,7 +369,7 @@ def _protocol_models() -> list[type[ProtocolSpec]]:
 
 
 @functools.cache
-def _spec_model(kinds: tuple[str, ...]) -> type[Spec]:
+def _spec_model(kinds: tuple[tuple[str, type[BaseModel]], ...]) -> type[Spec]:
     members = _protocol_models()
     entry: Any = members[0] if len(members) == 1 else Annotated[Union[tuple(members)],  # noqa: UP007
                                                                    Field(discriminator="kind")]
@@ -378,8 +378,9 @@ def _spec_model(kinds: tuple[str, ...]) -> type[Spec]:
 
 
 def spec_model() -> type[Spec]:
-    """The spec model for the protocol kinds registered now (built once per set of kinds)."""
-    return _spec_model(tuple(registry.PROTOCOLS))
+    """The spec model for the protocol kinds registered now (built once per set of kinds and their options
+    models, so a kind registered again with other options is typed by those)."""
+    return _spec_model(tuple((kind, entry.Options) for kind, entry in registry.PROTOCOLS.items()))
 
 
 def json_schema() -> dict[str, Any]:

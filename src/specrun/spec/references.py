@@ -94,8 +94,8 @@ def _check_protocols(spec: Spec, located: LocatedYaml, require_fingerprints: boo
     item field it reads is mapped."""
     for name, protocol in spec.protocols.items():
         kind = registry.PROTOCOLS[protocol.kind]  # options were typed and checked by the spec model itself
-        for option in kind.split_options:
-            named = getattr(protocol.options, option, None)
+        for option in kind.info.split_options:
+            named = getattr(protocol.options, option)
             if named is not None and named not in spec.splits:
                 raise located.error(("protocols", name, "options", option),
                                     f"unknown split {named!r}; expected one of: {', '.join(spec.splits)}")
@@ -104,10 +104,10 @@ def _check_protocols(spec: Spec, located: LocatedYaml, require_fingerprints: boo
                                     f"split {named!r} is evaluated, so the protocol would fit on the items it "
                                     f"scores; name a split with `evaluate: false`")
         for field in protocol.roles:
-            if field not in kind.text_fields():
+            if field not in kind.info.text_fields:
                 raise located.error(("protocols", name, "roles", field),
                                     f"not a text field of kind {protocol.kind}; expected one of: "
-                                    f"{', '.join(kind.text_fields())}")
+                                    f"{', '.join(kind.info.text_fields)}")
         support = kind.support_splits(protocol.options)
         for split_name in support:
             split = spec.splits[split_name]
@@ -116,7 +116,7 @@ def _check_protocols(spec: Spec, located: LocatedYaml, require_fingerprints: boo
                 raise located.error(("splits", split_name),
                                     f"protocol {name!r} fits on this split, so it needs a fingerprint (run "
                                     "`specrun fingerprint SPEC`) or a file pinned by sha256")
-        needed = kind.item_fields
+        needed = kind.info.item_fields
         for split_name in dict.fromkeys([*spec.evaluated_splits, *support]):
             source_name = spec.splits[split_name].source
             missing = [field for field in needed if field not in spec.sources[source_name].columns]
@@ -134,7 +134,7 @@ def _check_metrics(spec: Spec, located: LocatedYaml) -> None:
             raise located.error(("metrics", name, "protocol"),
                                 f"unknown protocol {metric.protocol!r}; expected one of: {', '.join(spec.protocols)}")
         kind = spec.protocols[metric.protocol].kind
-        outputs = registry.PROTOCOLS[kind].outputs
+        outputs = registry.PROTOCOLS[kind].info.outputs
         if metric.metric not in registry.METRICS:
             fed = [other for other, entry in registry.METRICS.items() if set(entry.inputs) <= set(outputs)]
             raise located.error(("metrics", name, "metric"),
