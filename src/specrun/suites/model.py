@@ -131,7 +131,7 @@ def _resolve(loaded: LoadedSuite, index: int, member: Member) -> ResolvedMember:
                                              f"{', '.join(spec.spec.metrics)}")
     kind = spec.spec.protocols[metric.protocol].kind
     return ResolvedMember(index=index, member=member, loaded=spec, split=split,
-                          task_type=PROTOCOLS[kind].prompt_task, direction=METRICS[metric.metric].direction)
+                          task_type=PROTOCOLS[kind].info.prompt_task, direction=METRICS[metric.metric].direction)
 
 
 def _check_members(loaded: LoadedSuite, members: list[ResolvedMember]) -> None:
