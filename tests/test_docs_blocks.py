@@ -25,7 +25,7 @@ from tests.conftest import ROOT, data_root, run_cli
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SHELLS = {"sh", "shell", "bash"}
 MARKER = re.compile(r"^<!--\s*(.*?)\s*-->$")
-SPEC_PATH = re.compile(r"\bspecs/[\w.-]+\.ya?ml\b")
+SPEC_PATH = re.compile(r"\b(?:specs|suites)/[\w.-]+\.ya?ml\b")
 FIRST_SPEC = "Your first spec in five minutes"
 README_MAX_LINES = 250
 
@@ -121,6 +121,14 @@ def test_every_yaml_block_validates(block: Block, tmp_path: Path) -> None:
         child = tmp_path / "child.yaml"
         child.write_text(block.text, encoding="utf-8")
         assert load_spec(child).extends == (str(tmp_path / parent.name),)
+    elif block.marker == "suite":  # its members are the checkout's specs, named as from suites/
+        from specrun.suites import load_suite
+
+        shutil.copytree(ROOT / "specs", tmp_path / "specs")
+        (tmp_path / "suites").mkdir()
+        path = tmp_path / "suites" / "suite.yaml"
+        path.write_text(block.text, encoding="utf-8")
+        assert load_suite(path).members
     elif block.marker is None or block.marker.startswith("file: "):
         validate_spec(data, tmp_path)
     else:
@@ -210,6 +218,7 @@ def test_shell_lines_on_specs_run(block: Block, line: str, tmp_path: Path, data_
         pytest.skip(f"{block.where}: not run: {reason}")
     # the checkout's specs and prompt sets, copied: `fingerprint --write` and the outputs land in tmp_path
     shutil.copytree(ROOT / "specs", tmp_path / "specs")
+    shutil.copytree(ROOT / "suites", tmp_path / "suites")
     shutil.copytree(ROOT / "docs" / "prompt-sets", tmp_path / "docs" / "prompt-sets")
     monkeypatch.chdir(tmp_path)
     code, _, err = run_cli(command(line, tmp_path / "results"), capsys)
