@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-SPECS = {"banking77": "specs/banking77.yaml", "tatoeba": "specs/tatoeba-jpn-eng.yaml",
+SPECS = {"banking77": "specs/banking77.yaml", "tatoeba": "specs/tatoeba.yaml",
          "jsick": "specs/jsick-pairs.yaml", "masakhanews": "specs/masakhanews-s2s.yaml"}
 # (MTEB's score name, the spec's metric id, the tolerance the issue sets) per spec
 PAIRS = {"banking77": [("accuracy", "accuracy", 1e-6), ("f1", "f1_macro", 1e-6), ("f1_weighted", "f1_weighted", 1e-6)],
@@ -38,6 +38,15 @@ EXPLAINED = {"jsick": "MTEB's similarities are float32 (and unrounded): equal co
                       "rounding noise; specrun's float64 cosines rounded to 12 digits keep them tied",
              "masakhanews": "run 0 of specrun (seed 42) against MTEB's one run; the reported value is the mean "
                             "of 10 runs"}
+SUBSETS = {"tatoeba": "jpn-eng"}  # MTEB's Tatoeba subset compared; the spec holds three
+
+
+def run_id(name: str) -> str:
+    """The folder a spec's run lands in under runs/: its stem, or <stem>.<subset> for a spec with subsets."""
+    stem = Path(SPECS[name]).stem
+    return f"{stem}.{SUBSETS[name]}" if name in SUBSETS else stem
+
+
 PUBLISHED = {("banking77", "accuracy"): 0.8004221, ("tatoeba", "f1"): 0.0096963}  # mteb 1.12.75 results
 
 
@@ -55,15 +64,16 @@ def specrun_side(work: Path, data_dir: Path) -> None:
     from specrun.encoders.models import resolve_model
     from specrun.plan import make_plan
     from specrun.runner import load_data
-    from specrun.spec import load_spec
+    from specrun.spec import load_spec, subset_specs
 
     cache = work / "cache"
     texts: dict[View, list[str]] = {}  # each text in the view its spec embeds it in (bitext sides: documents)
     for name, spec in SPECS.items():
         command = [sys.executable, "-m", "specrun", str(ROOT / spec), "--data-dir", str(data_dir), "--output",
-                   str(work / "runs"), "--cache-dir", str(cache), "--name", "parity", "-q"]
+                   str(work / "runs"), "--cache-dir", str(cache), "--name", "parity", "-q",
+                   *(["--subsets", SUBSETS[name]] if name in SUBSETS else [])]
         subprocess.run(command, check=True, cwd=ROOT)
-        plan = make_plan(load_spec(str(ROOT / spec)))
+        plan = make_plan(subset_specs(load_spec(str(ROOT / spec)), [SUBSETS[name]] if name in SUBSETS else None)[0])
         loaded = load_data(plan, data_dir, Workspace.resolve(str(cache), False))
         for view, text in loaded.texts:  # every text the protocols embed, fit and threshold splits included
             texts.setdefault(view, []).append(text)
@@ -103,10 +113,10 @@ def per_run_values(work: Path) -> dict[str, dict[str, list[float]]]:
     from specrun.results.verify import load_verified
 
     out: dict[str, dict[str, list[float]]] = {}
-    for spec in SPECS.values():
-        verified = load_verified(next((work / "runs" / Path(spec).stem).rglob("results.json")))
+    for name in SPECS:
+        verified = load_verified(next((work / "runs" / run_id(name)).rglob("results.json")))
         for _unit, (_ids, arrays) in verified.units.items():
-            values = out.setdefault(Path(spec).stem, {})
+            values = out.setdefault(Path(SPECS[name]).stem, {})
             for metric_id, info in verified.results.metrics.items():
                 metric = METRICS[info.metric]
                 values[metric_id] = np.atleast_1d(per_run_values(metric, inputs(metric, arrays))).tolist()
@@ -216,7 +226,8 @@ def compare(work: Path, mteb_scores: dict[str, dict[str, float]]) -> list[dict[s
     rows = []
     for name, pairs in PAIRS.items():
         spec_id = Path(SPECS[name.removesuffix("-scores")]).stem
-        results = json.loads(next((work / "runs" / spec_id).rglob("results.json")).read_text())
+        results = json.loads(next((work / "runs" / run_id(name.removesuffix("-scores"))).rglob("results.json"))
+                             .read_text())
         for mteb_name, metric_id, tolerance in pairs:
             ours = results["scores"]["test"][metric_id]["value"]
             if name == "masakhanews":  # MTEB fits k-means once, seed 42: specrun's run 0

@@ -29,6 +29,7 @@ RANKS = {
     "results": 8,
     "compare": 9,
     "reports": 10, "publish": 10, "leaderboard": 10, "outputs": 10, "prompt_sets": 10,
+    "subset_means": 10,
     "runner": 11,
     "suites": 12,
     "cli": 13, "__main__": 14, "__init__": 0,

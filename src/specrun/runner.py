@@ -34,12 +34,14 @@ from specrun.encoders.ray_map import chunks_on
 from specrun.encoders.vectors import CorpusVectors, Encoding, ViewedEmbeddings
 from specrun.evaluation import ProtocolRun, evaluate
 from specrun.outputs import RunFolders, preflight_output_root, write_output_sets
+from specrun.outputs.folders import output_folder
 from specrun.plan import Plan, make_plan
 from specrun.prompt_sets import summary_sets, variants_of
 from specrun.reports import render_card
 from specrun.reports.plots import plot_files
 from specrun.results import ModelProvenance, Results, TextCounts, build_results, package_versions, results_json
-from specrun.spec import LoadedSpec, load_spec
+from specrun.spec import LoadedSpec, load_spec, subset_specs
+from specrun.subset_means import SubsetRun, subset_means, subsets_json, subsets_markdown
 
 __all__ = ["RunOptions", "RunOutput", "run"]
 
@@ -72,7 +74,7 @@ class Loaded:
     corpora: list[tuple[View, SharedCorpus]] = field(default_factory=list)  # embedded from digests, not listed
 
 
-def run(paths: Sequence[str], options: RunOptions, console: Console) -> list[RunOutput]:
+def run(paths: Sequence[str | LoadedSpec], options: RunOptions, console: Console) -> list[RunOutput]:
     workspace = Workspace.resolve(options.cache_dir, options.no_cache)
     try:  # --executor ray: the corpus search's chunks on Ray actors too, started at its first chunk (ray_map)
         with chunks_on(options.executor, options.ray_address, options.ray_timeout) as mapper:
@@ -81,10 +83,10 @@ def run(paths: Sequence[str], options: RunOptions, console: Console) -> list[Run
         workspace.close()  # --no-cache: this run's scratch (downloads, vectors) goes with it
 
 
-def _run(paths: Sequence[str], options: RunOptions, console: Console, workspace: Workspace,
+def _run(paths: Sequence[str | LoadedSpec], options: RunOptions, console: Console, workspace: Workspace,
          mapper: ChunkMap | None) -> list[RunOutput]:
     started = time.perf_counter()
-    plans = [make_plan(loaded) for loaded in load_specs(paths)]
+    plans = [make_plan(loaded) for loaded in load_specs(paths, options.subsets)]
     prompt_set, variants = variants_of(options)
     preflight(options, workspace)  # outputs, cache and devices fail here, before any work
     data_dir = resolve_data_dir(options.data_dir)
@@ -110,7 +112,10 @@ def _run(paths: Sequence[str], options: RunOptions, console: Console, workspace:
     sets = [output.file_set() for output in outputs]
     if prompt_set is not None:
         sets += summary_sets(prompt_set, evaluated, folders.by_variant, folders.summaries)
-    write_output_sets(sets)
+    means = subset_mean_sets(loaded, evaluated, variants, folders, model.slug)
+    write_output_sets([*sets, *means])
+    for folder, _ in means:  # stderr, as the prompt-set table: standard output lists results.json files only
+        console.print(f"subset means: {folder / 'subsets.md'}", markup=False, highlight=False, soft_wrap=True)
     for summary in folders.summaries.values():  # stderr: standard output lists results.json files only
         console.print(f"prompt set: {summary / 'prompt-set.md'}", markup=False, highlight=False, soft_wrap=True)
     return outputs
@@ -208,15 +213,42 @@ def evaluate_one(item: Loaded, embeddings: ViewedEmbeddings, model: ModelRef, op
                      report=report, files={**plots, "predictions.jsonl": predictions}), runs
 
 
-def load_specs(paths: Sequence[str]) -> list[LoadedSpec]:
-    loaded = [load_spec(path) for path in paths]
+def load_specs(paths: Sequence[str | LoadedSpec], subsets: Sequence[str] | None = None) -> list[LoadedSpec]:
+    """Each spec, a spec with `subsets` as its subsets (those named, or all); ids unique across them. A spec
+    handed in loaded (a suite's member, a subset already chosen) is run as it is."""
+    files = [path if isinstance(path, LoadedSpec) else load_spec(path) for path in paths]
+    if subsets and not any(item.spec.subsets for item in files):
+        raise SpecError(f"--subsets: {', '.join(item.display for item in files)} declare(s) no subsets")
+    loaded = [one for item in files for one in subset_specs(item, subsets if item.spec.subsets else None)]
     seen: dict[str, str] = {}
     for item in loaded:
         if item.spec.id in seen:
             raise SpecError(f"spec id {item.spec.id!r} is also used by {seen[item.spec.id]}",
-                            file=item.located.file_of(("id",)), line=item.located.line_of(("id",)), key="id")
+                            file=item.display, line=item.located.line_of(("id",)), key="id")
         seen[item.spec.id] = item.display
     return loaded
+
+
+def subset_mean_sets(loaded: Sequence[Loaded], evaluated: dict[str, dict[str, tuple[Results, list[ProtocolRun]]]],
+                     variants: dict[str, RunOptions], folders: RunFolders,
+                     model_slug: str) -> list[tuple[Path, dict[str, str | bytes]]]:
+    """For each spec of which two or more subsets ran: the mean over them, per variant, beside their folders."""
+    groups: dict[str, list[Loaded]] = {}
+    for item in loaded:
+        if item.plan.loaded.parent is not None:
+            groups.setdefault(item.plan.loaded.parent.id, []).append(item)
+    sets: list[tuple[Path, dict[str, str | bytes]]] = []
+    for parent_id, items in groups.items():
+        if len(items) < 2:
+            continue
+        for name, opts in variants.items():
+            runs = [SubsetRun(plan=item.plan, results=evaluated[item.plan.id][name][0],
+                              runs=evaluated[item.plan.id][name][1], folder=folders.by_variant[name][item.plan.id])
+                    for item in items]
+            means = subset_means(runs, Path(opts.output))
+            sets.append((output_folder(opts, parent_id, model_slug),
+                         {"subsets.json": subsets_json(means), "subsets.md": subsets_markdown(means)}))
+    return sets
 
 
 def load_data(plan: Plan, data_dir: Path | None, workspace: Workspace) -> Loaded:

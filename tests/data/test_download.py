@@ -123,7 +123,8 @@ def test_no_cache_downloads_go_to_a_temporary_folder_removed_at_exit(tmp_path: P
 
 def test_a_folder_source_downloads_each_pinned_file(tmp_path: Path, server: tuple[Path, list[str]],
                                                    data_dir: Path) -> None:
-    """tatoeba-jpn-eng without a mirror: each file of `contents` fetched and checked; a tampered one refused."""
+    """Tatoeba's jpn-eng subset without a mirror: each file of `contents` fetched and checked; a tampered one
+    refused."""
     import shutil
 
     root, requests = server
@@ -131,7 +132,10 @@ def test_a_folder_source_downloads_each_pinned_file(tmp_path: Path, server: tupl
     served.mkdir(parents=True)
     for lang in ("jpn", "eng"):
         shutil.copy(data_dir / "tatoeba" / f"tatoeba.jpn-eng.{lang}", served)
-    plan = plan_of(SPECS / "tatoeba-jpn-eng.yaml")
+    from specrun.plan import make_plan
+    from specrun.spec import load_spec, subset_specs
+
+    plan = make_plan(subset_specs(load_spec(SPECS / "tatoeba.yaml"), ["jpn-eng"])[0])
     items = load_split(plan, "test", None).items
     assert len(items) == 1000 and len(requests) == 2
     assert items[0].fields["source"] == (data_dir / "tatoeba" / "tatoeba.jpn-eng.jpn").read_text(

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from scipy import stats
 
-from specrun.suites.aggregate import member_seed
+from specrun.metrics.aggregate import member_seed
 from tests.conftest import SPECS, assert_one_line_error, run_cli
 from tests.fixtures import fixture_spec, make_qabot
 
@@ -104,18 +104,19 @@ def test_a_finished_suite_reruns_nothing_and_a_changed_member_runs_again(
     assert [m["reused"] for m in again["members"]] == [True] * 3 and "to run" not in err
     assert again["aggregates"] == first["aggregates"]
     ran: list[list[str]] = []
-    monkeypatch.setattr(suite_run, "run", lambda paths, *a: ran.append(list(paths)) or real_run(paths, *a))
+    monkeypatch.setattr(suite_run, "run", lambda specs, *a: ran.append([s.spec.id for s in specs])
+                        or real_run(specs, *a))
     spec = world / "specs" / "biosses.yaml"
     spec.write_text(spec.read_text(encoding="utf-8").replace("Three pairs", "Three of the pairs"), encoding="utf-8")
     edited, err = run_suite(world, suite, capsys)
-    assert ran == [[str(world / "suites" / "../specs/biosses.yaml")]]
+    assert ran == [["biosses"]]
     assert [m["reused"] for m in edited["members"]] == [False, False, True]
     assert edited["members"][0]["encoded"] == 0  # the vectors come from the cache
     results = world / "out" / "qabot" / FOLDER / "results.json"  # tampered: its sha256 no longer matches
     results.write_text(results.read_text(encoding="utf-8").replace('"spec_id"', '"spec_id" '), encoding="utf-8")
     ran.clear()
     tampered, _ = run_suite(world, suite, capsys)
-    assert ran == [[str(world / "suites" / "../specs/qabot.yaml")]]
+    assert ran == [["qabot"]]
     assert [m["reused"] for m in tampered["members"]] == [True, True, False]
 
 

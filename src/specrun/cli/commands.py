@@ -64,8 +64,8 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
 def _run_suite(paths: list[str], suites: list[str], options: RunOptions, console: Console) -> int:
     """`specrun suites/NAME.yaml`: the members' table, then the aggregates; suite.json's path on stdout."""
+    from specrun.metrics.aggregate import AGGREGATE_LABELS
     from specrun.suites import run_suite
-    from specrun.suites.aggregate import AGGREGATE_LABELS
 
     if len(paths) != 1:
         raise UsageError(f"{suites[0]} is a suite: run it on its own (one suite, no specs beside it)")

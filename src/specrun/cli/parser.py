@@ -75,8 +75,17 @@ def _run(sub: Any) -> None:
                      help="a YAML file of named prompt variants (variants: {NAME: {query_prompt: ..., ...}}): each is "
                           "scored on the same items in this run, the model loaded once; writes each variant's "
                           "results and a prompt-set.md table with the spread and its paired interval")
+    run.add_argument("--subsets", type=_names, metavar="A,B",
+                     help="of a spec with `subsets`, run these only (comma-separated; default: all, and their mean)")
     _add_cache(run)
     run.add_argument("-q", "--quiet", action="store_true", help="no progress or table; print result paths only")
+
+
+def _names(value: str) -> tuple[str, ...]:
+    names = tuple(dict.fromkeys(part.strip() for part in value.split(",") if part.strip()))
+    if not names:
+        raise argparse.ArgumentTypeError("expected one or more comma-separated names")
+    return names
 
 
 def add_setting_flags(parser: argparse.ArgumentParser, settings: type[EncoderSettings] = EncoderSettings) -> None:

@@ -25,6 +25,7 @@ class RunOptions:
     ray_address: str | None = None  # None: a fresh local Ray cluster ($RAY_ADDRESS is not read)
     ray_timeout: float = 30.0  # seconds to reach or start the Ray cluster (actors, groups: RAY_WAIT_FACTOR x)
     prompt_set: str | None = None  # a YAML file of prompt variants, each scored on the same items in this run
+    subsets: tuple[str, ...] | None = None  # the subsets of a spec with `subsets` to run; None: all of them
 
 
 DEFAULTS = RunOptions()

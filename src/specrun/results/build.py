@@ -53,7 +53,8 @@ def build_results(plan: Plan, splits: dict[str, SplitData], runs: list[ProtocolR
     }
     u = plan.uncertainty
     provenance = Provenance(
-        spec_path=plan.loaded.display, spec_sha256=plan.loaded.sha256, specrun_version=__version__,
+        spec_path=plan.loaded.display, spec_sha256=plan.loaded.sha256, subset=plan.loaded.subset,
+        specrun_version=__version__,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"), data=data, model=model,
         uncertainty=Uncertainty(method=u.method, interval=u.interval, resamples=u.resamples,
                                 confidence=u.confidence, seed=plan.seed,

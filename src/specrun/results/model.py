@@ -93,6 +93,7 @@ class Uncertainty(Strict):
 class Provenance(Strict):
     spec_path: str
     spec_sha256: str
+    subset: str | None = Field(None, description="The subset of the spec file's `subsets` this run scored.")
     specrun_version: str
     created: str
     data: dict[str, SplitProvenance]

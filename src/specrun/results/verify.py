@@ -26,7 +26,7 @@ from specrun.metrics.estimate import n_runs, per_run_values, point_of
 from specrun.plan import interval_method
 from specrun.results.model import RESULTS_LIMIT, Results, Unit
 from specrun.results.read import is_plain_file_name, read_predictions, read_results
-from specrun.spec import NAME_PATTERN, LoadedSpec, load_spec
+from specrun.spec import NAME_PATTERN, LoadedSpec, load_spec, subset_specs
 from specrun.spec.extends import chain_sha256
 
 _NAME = re.compile(NAME_PATTERN)
@@ -249,13 +249,24 @@ def find_spec(results: Results, results_path: Path, explicit: str | None = None)
         if chain_sha256(candidate) == wanted:  # its bytes' (with `extends`, its chain's)
             loaded = load_spec(candidate)
             if loaded.sha256 == wanted:  # the same bytes were parsed as were hashed
-                return loaded
+                return _subset_of(loaded, results, results_path)
     if explicit is not None:
         raise _fail(results_path, f"--spec {explicit} is not the spec this run used (results.json records sha256 "
                                   f"{wanted}); pass --spec with the spec file the run used", "provenance.spec_sha256")
     raise _fail(results_path, f"the spec this run used (sha256 {wanted}, recorded as "
                               f"{results.provenance.spec_path!r}) is neither at that path nor in specs/; "
                               "pass --spec SPEC", "provenance.spec_sha256")
+
+
+def _subset_of(loaded: LoadedSpec, results: Results, results_path: Path) -> LoadedSpec:
+    """The spec a run scored: the file's, or the subset of it the results name."""
+    subset = results.provenance.subset
+    if subset is None:
+        return loaded
+    if subset not in (loaded.spec.subsets or {}):
+        raise _fail(results_path, f"the run scored subset {subset!r}, which {loaded.display} does not declare",
+                    "provenance.subset")
+    return subset_specs(loaded, [subset])[0]
 
 
 def check_against_spec(verified: Verified, loaded: LoadedSpec) -> None:

@@ -2,7 +2,7 @@
 single source of truth, and the JSON Schema made from it), `errors` (pydantic's errors in the spec's own words),
 `references` (checks across keys), `loading` (read a spec file, write its fingerprints back)."""
 
-from specrun.spec.loading import LoadedSpec, load_spec, write_fingerprints
+from specrun.spec.loading import LoadedSpec, load_spec, subset_specs, write_fingerprints
 from specrun.spec.model import (
     NAME_PATTERN,
     FileRef,
@@ -18,4 +18,4 @@ from specrun.spec.model import (
 )
 
 __all__ = ["NAME_PATTERN", "FileRef", "GitSource", "HubDataset", "Layout", "LoadedSpec", "Not", "Spec", "Uncertainty",
-           "json_schema", "load_spec", "schema_text", "spec_model", "write_fingerprints"]
+           "json_schema", "load_spec", "schema_text", "spec_model", "subset_specs", "write_fingerprints"]

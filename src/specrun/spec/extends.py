@@ -77,6 +77,17 @@ def _read(path: Path, display: str, below: tuple[tuple[Path, str], ...]) -> tupl
     return out, (parent_display, *parents)
 
 
+def merge_located(base: LocatedYaml, over: LocatedYaml) -> LocatedYaml:
+    """`over` merged onto `base` by the rules above, each key path located where it was written (a subset's
+    overrides onto its spec)."""
+    lines: dict[KeyPath, int] = {}
+    files: dict[KeyPath, str] = {}
+    merged = _merge(base.data, over.data, (), base, over, lines, files)
+    out = LocatedYaml(merged, lines, base.file, {p: f for p, f in files.items() if f != base.file})
+    out.sha256 = base.sha256
+    return out
+
+
 def _identity(path: Path) -> Path:
     """One file however it is named (a relative path, a link): what a cycle is found by."""
     return path.resolve()

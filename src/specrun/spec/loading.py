@@ -3,15 +3,18 @@ fingerprints back with its comments kept."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from specrun.core.errors import SpecError
+from specrun.core.registry import did_you_mean
 from specrun.core.workspace import Warn, warn_stderr
 from specrun.spec.errors import first_error
-from specrun.spec.extends import read_spec_yaml
+from specrun.spec.extends import merge_located, read_spec_yaml
 from specrun.spec.model import Spec, spec_model
 from specrun.spec.references import check_references
 from specrun.yamlsafe import KeyPath, LocatedYaml, dotted
@@ -29,6 +32,8 @@ class LoadedSpec:
     sha256: str
     located: LocatedYaml
     extends: tuple[str, ...] = field(default=())
+    subset: str | None = None  # the subset of the file's spec this is (its id is `<id>.<subset>`)
+    parent: Spec | None = None  # for a subset: the file's spec (its id, title and subsets' order)
 
     def error(self, path: KeyPath, message: str) -> SpecError:
         return self.located.error(path, message)
@@ -45,13 +50,75 @@ def load_spec(path: Path | str, *, require_fingerprints: bool = True, warn: Warn
         spec = model.model_validate(located.data, context={"moved_reader_options": moved})
     except ValidationError as exc:
         raise first_error(exc, located, model) from None
-    check_references(spec, located, require_fingerprints)
+    if not spec.subsets:  # a spec with subsets is checked as each of its subsets (below): what runs
+        check_references(spec, located, require_fingerprints)
     for key_path in moved:
         source = key_path[:-1]
         warn(f"{located.file_of(key_path)}:{located.line_of(key_path)}: {dotted(key_path)}: deprecated at the "
              f"source's top level; give it under `{dotted((*source, 'options'))}` (read as if it were there)")
-    return LoadedSpec(spec=spec, path=path, display=str(path), sha256=located.sha256, located=located,
-                      extends=chain)
+    loaded = LoadedSpec(spec=spec, path=path, display=str(path), sha256=located.sha256, located=located,
+                        extends=chain)
+    if spec.subsets:
+        subset_specs(loaded, require_fingerprints=require_fingerprints)  # every subset valid, or one line
+    return loaded
+
+
+SUBSET_KEYS_REFUSED = ("id", "subsets", "extends")
+
+
+def subset_specs(loaded: LoadedSpec, names: Sequence[str] | None = None, *,
+                 require_fingerprints: bool = True) -> list[LoadedSpec]:
+    """A spec with `subsets`: one spec per subset (all, or those named, in the spec's order), each its overrides
+    merged onto the spec and validated as a spec of its own, id `<id>.<subset>`, title `<title> (<subset>)` unless
+    the subset sets one. A spec without subsets is itself; a name it does not have is one line."""
+    subsets = loaded.spec.subsets
+    if not subsets:
+        if names:
+            raise SpecError(f"{loaded.spec.id} declares no subsets; --subsets applies to specs that do",
+                            file=loaded.display)
+        return [loaded]
+    unknown = [name for name in names or () if name not in subsets]
+    if unknown:
+        raise SpecError(f"no subset {unknown[0]!r}{did_you_mean(unknown[0], list(subsets))}; its subsets: "
+                        f"{', '.join(subsets)}", file=loaded.display, line=loaded.located.line_of(("subsets",)),
+                        key="subsets")
+    chosen = [name for name in subsets if names is None or name in names]
+    return [_subset_spec(loaded, name, require_fingerprints) for name in chosen]
+
+
+@contextlib.contextmanager
+def _prefixed(context: str) -> Iterator[None]:
+    """A spec error raised inside names the subset it is in (file, line and key kept)."""
+    try:
+        yield
+    except SpecError as exc:
+        raise exc.prefixed(context) from None
+
+
+def _subset_spec(loaded: LoadedSpec, name: str, require_fingerprints: bool) -> LoadedSpec:
+    located = loaded.located
+    prefix = ("subsets", name)
+    patch = loaded.spec.subsets[name]  # type: ignore[index]
+    for key in SUBSET_KEYS_REFUSED:
+        if key in patch:
+            raise located.error((*prefix, key), "a subset cannot set it (a subset's id is `<id>.<subset>`)")
+    base_data = {key: value for key, value in located.data.items() if key != "subsets"}
+    base = LocatedYaml(base_data, located.lines, located.file, located.files)
+    base.sha256 = located.sha256
+    over_data = {"id": f"{loaded.spec.id}.{name}", "title": f"{loaded.spec.title} ({name})", **patch}
+    over_lines = {path[2:]: line for path, line in located.lines.items() if path[:2] == prefix and len(path) > 2}
+    over_lines[("id",)] = over_lines[("title",)] = located.line_of(prefix)
+    over_files = {path[2:]: located.file_of(path) for path in located.lines if path[:2] == prefix and len(path) > 2}
+    merged = merge_located(base, LocatedYaml(over_data, over_lines, located.file, over_files))
+    model = spec_model()
+    try:
+        spec = model.model_validate(merged.data)
+    except ValidationError as exc:
+        raise first_error(exc, merged, model).prefixed(f"subset {name}") from None
+    with _prefixed(f"subset {name}"):
+        check_references(spec, merged, require_fingerprints)
+    return LoadedSpec(spec=spec, path=loaded.path, display=loaded.display, sha256=loaded.sha256, located=merged,
+                      extends=loaded.extends, subset=name, parent=loaded.spec)
 
 
 def write_fingerprints(path: Path, fingerprints: dict[str, str], *, read_sha256: str | None = None) -> list[str]:

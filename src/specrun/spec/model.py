@@ -341,6 +341,11 @@ class Spec(Strict):
     uncertainty: Uncertainty
     card: Card
     citation: str | None = None
+    subsets: dict[Name, dict[str, Any]] | None = Field(None, description=(
+        "Named subsets of one benchmark (language pairs, domains): each a mapping merged onto the spec as `extends` "
+        "merges (mappings by key, lists and scalars replace, null removes) and validated as a spec of its own, id "
+        "`<id>.<subset>`. Each is scored on its own; the run adds their mean. A subset may not set `id` or "
+        "`subsets`."))
 
     @model_validator(mode="before")
     @classmethod

@@ -13,7 +13,7 @@ from pydantic import Field, ValidationError
 from specrun.core.errors import SpecrunError, SuiteError
 from specrun.core.registry import METRICS, PROTOCOLS
 from specrun.core.types import Strict
-from specrun.spec import LoadedSpec, load_spec
+from specrun.spec import LoadedSpec, load_spec, subset_specs
 from specrun.spec.errors import first_error
 from specrun.yamlsafe import LocatedYaml, read_yaml
 
@@ -26,6 +26,7 @@ class Member(Strict):
     metric: str = Field(description="The metric id of the spec that is the member's main score.")
     split: str | None = Field(None, description="The evaluated split scored; may be left out when the spec "
                                                 "evaluates one split.")
+    subset: str | None = Field(None, description="The subset of a spec with `subsets` (required there).")
     weight: float = Field(1.0, gt=0, description="The member's weight in `weighted_mean`.")
     optional: bool = Field(False, description="A member whose data may be missing here: the suite then runs "
                                               "without it and marks every aggregate partial.")
@@ -115,6 +116,15 @@ def _resolve(loaded: LoadedSuite, index: int, member: Member) -> ResolvedMember:
         raise loaded.error((*key, "spec"), f"{member.spec} is not a file (read relative to the suite's folder "
                                            f"{loaded.path.parent})")
     spec = load_spec(spec_path)
+    subsets = spec.spec.subsets or {}
+    if subsets and member.subset not in subsets:
+        raise loaded.error((*key, "subset") if member.subset else key,
+                           f"{spec.spec.id} has subsets ({', '.join(subsets)}); name the member's `subset`"
+                           + (f" (no subset {member.subset!r})" if member.subset else ""))
+    if member.subset and not subsets:
+        raise loaded.error((*key, "subset"), f"{spec.spec.id} declares no subsets")
+    if member.subset:
+        spec = subset_specs(spec, [member.subset])[0]
     evaluated = spec.spec.evaluated_splits
     split = member.split
     if split is None:

@@ -14,7 +14,7 @@ from specrun.core.errors import SpecrunError
 from specrun.core.files import read_regular_file
 from specrun.core.markdown import md_text
 from specrun.core.types import Strict
-from specrun.suites.aggregate import AGGREGATE_LABELS
+from specrun.metrics.aggregate import AGGREGATE_LABELS
 from specrun.suites.model import Aggregate
 
 SUITE_FORMAT = "specrun.suite/1"
@@ -50,6 +50,7 @@ class AggregateScore(Strict):
     value: float
     ci_low: float
     ci_high: float
+    interval: str = "percentile"  # how the joint resamples are read: the members' common method
     members: int
     partial: bool  # some optional member is missing: computed over fewer members
 
@@ -64,7 +65,6 @@ class SuiteProvenance(Strict):
     resamples: int
     confidence: float
     seed: int
-    interval: Literal["percentile"] = "percentile"
     specrun_version: str
     created: str
 
@@ -110,10 +110,12 @@ def suite_markdown(results: SuiteResults) -> str:
     lines += ["", f"| aggregate | value | {percent} CI | members |", "| --- | --- | --- | --- |"]
     for a in results.aggregates:
         partial = f" (partial: {a.members} of {len(results.members)})" if a.partial else ""
-        lines.append(f"| {AGGREGATE_LABELS[a.name]} | {a.value:.4f} | [{a.ci_low:.4f}, {a.ci_high:.4f}] | "
+        method = "" if a.interval == "percentile" else f" {a.interval}"
+        lines.append(f"| {AGGREGATE_LABELS[a.name]} | {a.value:.4f} | [{a.ci_low:.4f}, {a.ci_high:.4f}]{method} | "
                      f"{a.members}{partial} |")
-    lines += ["", f"Aggregate intervals: percentile bootstrap over {p.resamples} joint resamples; each member "
-                  f"resampled over its own units (and runs), members independent (seed {p.seed})."]
+    lines += ["", f"Aggregate intervals: bootstrap over {p.resamples} joint resamples, read by the members' common "
+                  f"method (percentile when they differ); each member resampled over its own units (and runs), "
+                  f"members independent (seed {p.seed})."]
     lines += [f"Note: {AGGREGATE_LABELS[a.name]} lies outside its interval" for a in results.aggregates
               if not a.ci_low <= a.value <= a.ci_high]
     missing = [m for m in results.members if m.status == "missing"]

@@ -19,12 +19,12 @@ from specrun.core.options import RunOptions
 from specrun.core.workspace import Workspace
 from specrun.data import load_split, resolve_data_dir
 from specrun.encoders.models import ModelRef, resolve_model
+from specrun.metrics.aggregate import MemberDraws, aggregate_interval, aggregate_method, member_draws
 from specrun.outputs import write_output_sets
 from specrun.outputs.folders import output_folder
 from specrun.plan import make_plan
 from specrun.results.verify import Verified, verified_with_spec
 from specrun.runner import run
-from specrun.suites.aggregate import MemberDraws, aggregate_interval, member_draws
 from specrun.suites.model import LoadedSuite, ResolvedMember, load_suite
 from specrun.suites.results import (
     AggregateScore,
@@ -46,9 +46,9 @@ class SuiteOutput:
 def request_sha256(member: ResolvedMember, model: ModelRef, options: RunOptions) -> str:
     """What a member's numbers depend on beyond its data (pinned by its spec): the spec's bytes, the weights, every
     setting that changes a vector, the device and specrun's version."""
-    request = {"spec_sha256": member.loaded.sha256, "model": model.name, "revision": model.revision,
-               "weights_sha256": model.weights_sha256, "settings": options.encoder.model_dump(mode="json"),
-               "device": options.device, "specrun": __version__}
+    request = {"spec_sha256": member.loaded.sha256, "subset": member.loaded.subset, "model": model.name,
+               "revision": model.revision, "weights_sha256": model.weights_sha256,
+               "settings": options.encoder.model_dump(mode="json"), "device": options.device, "specrun": __version__}
     return hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()
 
 
@@ -68,8 +68,8 @@ def run_suite(path: str, options: RunOptions, console: Console) -> SuiteOutput:
         missing = _missing_data(loaded, set(reused), options, workspace)
     finally:
         workspace.close()
-    pending = list(dict.fromkeys(str(m.loaded.path) for m in loaded.members
-                                 if m.index not in reused and m.index not in missing))
+    pending = list({m.spec_id: m.loaded for m in loaded.members
+                    if m.index not in reused and m.index not in missing}.values())
     count = len(loaded.members)
     for m in loaded.members:
         state = ("reused (same spec, model and settings)" if m.index in reused else
@@ -192,10 +192,11 @@ def _suite_results(loaded: LoadedSuite, members: list[MemberScore], draws: list[
     suite, u = loaded.suite, loaded.suite.uncertainty
     partial = any(m.status == "missing" for m in members)
     aggregates = []
+    method = aggregate_method([m.interval or "percentile" for m in members if m.status == "scored"])
     for name in suite.aggregates:
-        value, low, high = aggregate_interval(name, draws, u.confidence)
-        aggregates.append(AggregateScore(name=name, value=value, ci_low=low, ci_high=high, members=len(draws),
-                                         partial=partial))
+        value, low, high = aggregate_interval(name, draws, u.confidence, method)
+        aggregates.append(AggregateScore(name=name, value=value, ci_low=low, ci_high=high, interval=method,
+                                         members=len(draws), partial=partial))
     provenance = SuiteProvenance(suite_path=str(loaded.path), suite_sha256=loaded.sha256, run=run_name,
                                  model=model.name,
                                  revision=model.revision, weights_sha256=model.weights_sha256,

@@ -1,6 +1,7 @@
-"""A suite's aggregates and their intervals. Members are independent: each is resampled over its own units (and
-its runs) through the one resampling driver, seeded by [suite seed, member index]; the aggregate of each joint
-resample (row b holds every member's b-th resample) makes its distribution, read by the percentile method."""
+"""Aggregates over independent members (a suite's members, a spec's subsets) and their intervals. Each member is
+resampled over its own units (and its runs) through the one resampling driver, seeded by [seed, member index],
+so members are independent; the aggregate of each joint resample (row b holds every member's b-th resample)
+makes its distribution, read by the members' common interval method."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from specrun.metrics import intervals
 from specrun.metrics.estimate import resample
-from specrun.metrics.resampling import percentile_interval
 
 AGGREGATE_LABELS = {"mean_task": "Mean (task)", "mean_task_type": "Mean (task type)",
                     "weighted_mean": "Weighted mean"}
@@ -62,7 +63,17 @@ def over_resamples(name: str, members: Sequence[MemberDraws]) -> np.ndarray:
     return np.stack(per_type, axis=1).mean(axis=1)
 
 
-def aggregate_interval(name: str, members: Sequence[MemberDraws], confidence: float) -> tuple[float, float, float]:
-    """(value, low, high) of one aggregate."""
-    low, high = percentile_interval(over_resamples(name, members), confidence)
-    return point(name, members), low, high
+def aggregate_method(methods: Sequence[str]) -> str:
+    """How an aggregate's resamples are read: its members' common method (a statistic whose resamples are biased
+    stays centred when averaged), percentile when they differ or for bca, whose jackknife needs one statistic of
+    one set of units."""
+    shared = set(methods)
+    return shared.pop() if len(shared) == 1 and "bca" not in shared else "percentile"
+
+
+def aggregate_interval(name: str, members: Sequence[MemberDraws], confidence: float,
+                       method: str = "percentile") -> tuple[float, float, float]:
+    """(value, low, high) of one aggregate, its joint resamples read by `method` (percentile, basic, centred)."""
+    value = point(name, members)
+    low, high = intervals.interval(method, value, over_resamples(name, members), confidence)
+    return value, low, high

@@ -1,0 +1,122 @@
+"""A spec's subsets averaged as MTEB averages its hf_subsets: per evaluated split and metric, the mean of the
+subsets' values, with an interval over joint resamples (each subset resampled over its own units with its own
+seed: independent; metrics.aggregate). Written beside the subsets' own runs as <id>/<model>/subsets.json and
+subsets.md."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from specrun.core.markdown import md_text
+from specrun.core.types import Strict
+from specrun.evaluation import ProtocolRun
+from specrun.metrics.aggregate import aggregate_interval, aggregate_method, member_draws
+from specrun.plan import Plan
+from specrun.results import Results
+
+SUBSETS_FORMAT = "specrun.subsets/1"
+
+
+class SubsetScore(Strict):
+    subset: str
+    split: str
+    metric: str
+    value: float
+    ci_low: float
+    ci_high: float
+    interval: str  # the subset's own interval method
+    n: int
+    results: str  # the subset's results.json, relative to the output root
+
+
+class SubsetMean(Strict):
+    split: str
+    metric: str
+    value: float
+    ci_low: float
+    ci_high: float
+    interval: str  # how the joint resamples are read: the subsets' common method (metrics.aggregate)
+    subsets: list[str]
+
+
+class SubsetMeans(Strict):
+    format: Literal["specrun.subsets/1"] = SUBSETS_FORMAT
+    spec_id: str
+    title: str
+    spec_sha256: str
+    subsets: list[str]  # the subsets run, in the spec's order
+    scores: list[SubsetScore]
+    means: list[SubsetMean]
+    resamples: int
+    confidence: float
+    seed: int
+
+
+@dataclass(frozen=True)
+class SubsetRun:
+    """One subset's run: its plan, results, protocol runs (outputs in memory) and results folder."""
+
+    plan: Plan
+    results: Results
+    runs: list[ProtocolRun]
+    folder: Path
+
+
+def subset_means(runs: Sequence[SubsetRun], output_root: Path) -> SubsetMeans:
+    """The mean over the subsets run of each evaluated split's metrics."""
+    first = runs[0].plan.loaded
+    parent = first.parent
+    assert parent is not None and parent.subsets is not None  # only subsets' runs come here
+    order = list(parent.subsets)
+    runs = sorted(runs, key=lambda r: order.index(str(r.plan.loaded.subset)))
+    u = parent.uncertainty
+    scores, means = [], []
+    for split, metrics in runs[0].results.scores.items():
+        for metric_id in metrics:
+            draws = []
+            for run in runs:
+                info = run.results.metrics[metric_id]
+                (protocol_run,) = [r for r in run.runs if r.split == split and r.protocol == info.protocol]
+                score = run.results.scores[split][metric_id]
+                scores.append(SubsetScore(subset=str(run.plan.loaded.subset), split=split, metric=metric_id,
+                                          value=score.value, ci_low=score.ci_low, ci_high=score.ci_high,
+                                          interval=score.interval, n=score.n,
+                                          results=(run.folder / "results.json").relative_to(output_root)
+                                          .as_posix()))
+                draws.append(member_draws(info.metric, protocol_run.outputs.arrays, resamples=u.resamples,
+                                          seed=run.plan.seed, index=order.index(str(run.plan.loaded.subset)),
+                                          weight=1.0, task_type=""))
+            method = aggregate_method([r.results.scores[split][metric_id].interval for r in runs])
+            value, low, high = aggregate_interval("mean_task", draws, u.confidence, method)
+            means.append(SubsetMean(split=split, metric=metric_id, value=value, ci_low=low, ci_high=high,
+                                    interval=method, subsets=[str(r.plan.loaded.subset) for r in runs]))
+    return SubsetMeans(spec_id=parent.id, title=parent.title, spec_sha256=first.sha256,
+                       subsets=[str(r.plan.loaded.subset) for r in runs], scores=scores, means=means,
+                       resamples=u.resamples, confidence=u.confidence, seed=runs[0].plan.seed)
+
+
+def subsets_json(means: SubsetMeans) -> str:
+    return json.dumps(means.model_dump(mode="json"), indent=1, ensure_ascii=False) + "\n"
+
+
+def subsets_markdown(means: SubsetMeans) -> str:
+    percent = f"{means.confidence * 100:g} %"
+    lines = [f"# {md_text(means.title)}: the mean over its subsets", "",
+             f"| split | metric | subset | value | {percent} CI | n |", "| --- | --- | --- | --- | --- | --- |"]
+    for mean in means.means:
+        for s in (s for s in means.scores if (s.split, s.metric) == (mean.split, mean.metric)):
+            method = "" if s.interval == "percentile" else f" {s.interval}"
+            lines.append(f"| {md_text(s.split)} | {md_text(s.metric)} | {md_text(s.subset)} | {s.value:.4f} | "
+                         f"[{s.ci_low:.4f}, {s.ci_high:.4f}]{method} | {s.n} |")
+        method = "" if mean.interval == "percentile" else f" {mean.interval}"
+        lines.append(f"| {md_text(mean.split)} | {md_text(mean.metric)} | **mean of {len(mean.subsets)}** | "
+                     f"{mean.value:.4f} | [{mean.ci_low:.4f}, {mean.ci_high:.4f}]{method} | |")
+    lines += ["", f"The mean's interval: bootstrap over {means.resamples} joint resamples, each subset resampled "
+                  "over its own units with its own seed (independent), read by the subsets' own method."]
+    lines += [f"Note: the mean of {m.metric} on {m.split} lies outside its interval" for m in means.means
+              if not m.ci_low <= m.value <= m.ci_high]
+    return "\n".join(lines) + "\n"
