@@ -142,6 +142,15 @@ def _list(sub: Any) -> None:
     listing.add_argument("--metrics", action="store_true",
                          help="list the registered metrics instead: inputs, direction, and the interval method "
                               "`uncertainty.interval: auto` gives each")
+    listing.add_argument("--language", metavar="LANG",
+                         help="only specs in this language: ISO 639-3 (jpn), with its script (jpn-Jpan), or as the "
+                              "spec's `language` key writes it (ja); suites with such a member")
+    listing.add_argument("--type", metavar="TYPE",
+                         help="only specs of this task type (MTEB's: sts, retrieval, classification, ...; or a "
+                              "protocol kind), derived from their protocols' kinds; suites with such a member")
+    listing.add_argument("--domain", metavar="DOMAIN",
+                         help="only specs whose metadata names this domain (MTEB's: medical, news, ...); suites with "
+                              "such a member")
 
 
 def _leaderboard(sub: Any) -> None:

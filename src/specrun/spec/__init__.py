@@ -13,9 +13,10 @@ from specrun.spec.model import (
     Spec,
     Uncertainty,
     json_schema,
+    matches,
     schema_text,
     spec_model,
 )
 
 __all__ = ["NAME_PATTERN", "FileRef", "GitSource", "HubDataset", "Layout", "LoadedSpec", "Not", "Spec", "Uncertainty",
-           "json_schema", "load_spec", "schema_text", "spec_model", "write_fingerprints"]
+           "json_schema", "load_spec", "matches", "schema_text", "spec_model", "write_fingerprints"]
