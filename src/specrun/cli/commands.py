@@ -53,6 +53,9 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         for out in outputs:
             for note in outside_notes(out.results):
                 print(f"specrun: note: {out.results.spec_id} {note}", file=sys.stderr)
+            if not out.has_card:
+                print(f"specrun: note: {out.results.spec_id} has no `card`: {out.report_path.name} has no card "
+                      "sections", file=sys.stderr)
         for out in outputs:
             print(out.results_path)
     except KeyboardInterrupt:
@@ -123,6 +126,9 @@ def cmd_card(args: argparse.Namespace, console: Console) -> int:
     output = _output_file(args.output)
     loaded = load_spec(args.spec)
     plan = make_plan(loaded)
+    if loaded.spec.card is None and not args.results:
+        print(f"specrun: {args.spec} has no `card`: no card rendered", file=sys.stderr)
+        return 0
     results = None
     if args.results:
         verified = load_verified(args.results)
@@ -133,6 +139,8 @@ def cmd_card(args: argparse.Namespace, console: Console) -> int:
         results = verified.results
     items = example_items(plan, resolve_data_dir(args.data_dir), workspace_of(args))
     text = render_card(loaded.spec, items, results)
+    if loaded.spec.card is None:
+        print(f"specrun: {args.spec} has no `card`: the report has no card sections", file=sys.stderr)
     if args.html:  # the same Markdown rendered (CommonMark + GFM tables) in a minimal page
         from specrun.publish import guess_language
         from specrun.reports import render_html
@@ -364,11 +372,12 @@ def cmd_publish(args: argparse.Namespace, console: Console) -> int:
 def cmd_publish_benchmark(args: argparse.Namespace, console: Console) -> int:
     from specrun.data import example_items, load_split, resolve_data_dir
     from specrun.plan import make_plan
-    from specrun.publish import Confirmation, benchmark_publication, data_withheld, licence_gate
+    from specrun.publish import Confirmation, benchmark_publication, card_gate, data_withheld, licence_gate
     from specrun.spec import load_spec
 
     loaded = load_spec(args.spec)
     plan, spec = make_plan(loaded), loaded.spec
+    card_gate(spec, f"spec {args.spec}")  # before the licence gate: the dataset card is made from it
     confirmation = Confirmation(args.confirm_licence) if args.confirm_licence else None
     if args.push:  # before any data is read or the hub is asked; a dry run shows the files, then refuses
         licence_gate(spec.licence.publication, spec.licence.data, f"{args.spec} ({spec.id})", confirmation)

@@ -36,6 +36,14 @@ def licence_gate(publication: str, licence: str, what: str, confirmation: Confir
         raise PublishError(refusal)
 
 
+def card_gate(spec: Spec, what: str) -> None:
+    """Publishing needs the card: a spec without one (allowed for local use) is refused, naming what to write."""
+    from specrun.spec.model import card_keys
+
+    if spec.card is None:
+        raise PublishError(f"{what} has no `card`, which publishing needs: add `card:` with {card_keys()}")
+
+
 def data_withheld(spec: Spec) -> str | None:
     """Why the evaluated items may not be uploaded to the benchmark repo, or None. A source marked `fetch: false`
     (withdrawn, personal or not-to-be-shared data) is never republished, whatever the licence gate says."""

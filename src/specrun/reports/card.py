@@ -86,7 +86,9 @@ def outside_notes(results: Results) -> list[str]:
     return [note for note in notes if note]
 
 
-def _examples(spec: Spec, items: Sequence[Item]) -> dict[str, Any]:
+def _examples(spec: Spec, items: Sequence[Item]) -> dict[str, Any] | None:
+    if spec.card is None:
+        return None
     examples = spec.card.examples
     shown = list(items[:examples.count])
     rows = [table_row([md_cell(item.id if field == "id" else item.fields[field]) for field in examples.columns])
@@ -207,8 +209,10 @@ def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
 def render_card(spec: Spec, examples: Sequence[Item], results: Results | None = None, *,
                 citation: bool | None = None) -> str:
     """The benchmark card; with results, the results report (the card plus results and provenance), which ends
-    in the spec's citation when it has one. The card itself is the seed card's format line for line, which has no
-    citation section: it carries one only when asked (`citation=True`); the hub dataset card places its own."""
+    in the spec's citation when it has one. A spec without `card` renders without the card's prose and examples
+    (a report still says what was run and scored; callers say that no card was rendered). The card itself is the
+    seed card's format line for line, which has no citation section: it carries one only when asked
+    (`citation=True`); the hub dataset card places its own."""
     if citation is None:
         citation = results is not None
     protocols = [{"lead": md_text(f"{p.label} ({', '.join(n for n, m in spec.metrics.items() if m.protocol == key)}; "
@@ -218,13 +222,15 @@ def render_card(spec: Spec, examples: Sequence[Item], results: Results | None = 
                                          f"and symmetric texts): {p.instruction}") if p.instruction else ""}
                  for key, p in spec.protocols.items()]
     card = spec.card
+    prose = None if card is None else {
+        "what_is_measured": md_text(card.what_is_measured), "data": md_text(card.data),
+        "items_label": md_text(card.items_label), "items_text": md_text(card.items),
+        "uncertainty": md_text(card.uncertainty), "caveats": md_text(card.caveats)}
     text = _ENV.get_template("card.md.j2").render(
         title=md_text(spec.title),
         notice=md_text(spec.licence.notice) if spec.licence.publication == "unconfirmed" and spec.licence.notice
         else None,
-        card={"what_is_measured": md_text(card.what_is_measured), "data": md_text(card.data),
-              "items_label": md_text(card.items_label), "items_text": md_text(card.items),
-              "uncertainty": md_text(card.uncertainty), "caveats": md_text(card.caveats)},
+        card=prose,
         protocols=protocols,
         source_lines=[md_text(line) for line in source_lines(spec)],
         subset_lines=[md_text(line) for line in subset_lines(spec)],

@@ -389,6 +389,15 @@ class Metadata(Strict):
         return [code.split("-")[0] for code in self.languages or []]
 
 
+def card_keys() -> str:
+    """The card's required keys, as a refusal lists them (examples' own keys in brackets)."""
+    def required(model: type[BaseModel]) -> list[str]:
+        return [name for name, info in model.model_fields.items() if info.is_required()]
+
+    return ", ".join(f"{key} ({', '.join(required(Examples))})" if key == "examples" else key
+                     for key in required(Card))
+
+
 class Spec(Strict):
     """A benchmark: data at a pinned revision, protocols, metrics, uncertainty and the card's prose."""
 
@@ -403,7 +412,9 @@ class Spec(Strict):
     protocols: dict[Name, ProtocolSpec] = Field(min_length=1)
     metrics: dict[Name, MetricSpec] = Field(min_length=1)
     uncertainty: Uncertainty
-    card: Card
+    card: Card | None = Field(None, description=(
+        "The card's prose and examples; a local spec may leave it out: its report then has no card sections, and "
+        "publishing is refused."))
     metadata: Metadata | None = Field(None, description="Languages, domains, annotators, dates: MTEB's task "
                                                         "metadata keys, each optional.")
     citation: str | None = None
