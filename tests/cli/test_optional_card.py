@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from specrun.publish.licence import card_keys
 from specrun.spec import load_spec
-from specrun.spec.model import card_keys
 from tests.conftest import SPECS, assert_one_line_error, run_cli
 
 KEYS = "what_is_measured, data, items, uncertainty, caveats, examples (count, heading, columns)"

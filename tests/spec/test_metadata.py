@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from specrun.core.errors import SpecError
-from specrun.spec import load_spec, matches
-from specrun.spec.model import ANNOTATIONS_CREATORS, DOMAINS, SAMPLE_CREATION
+from specrun.spec import load_spec, matches, task_types
+from specrun.spec.metadata import ANNOTATIONS_CREATORS, DOMAINS, SAMPLE_CREATION
 from tests.conftest import ROOT, SPECS, assert_one_line_error, run_cli
 
 
@@ -40,7 +40,7 @@ def test_a_spec_without_metadata_still_validates(tmp_path: Path) -> None:
     path = tmp_path / "biosses.yaml"
     path.write_text(text[:text.index("metadata:")] + text[text.index("licence:"):], encoding="utf-8")
     spec = load_spec(path).spec
-    assert spec.metadata is None and spec.language == ["en"] and spec.task_types == ["STS"]
+    assert spec.metadata is None and spec.language == ["en"] and task_types(spec) == ["STS"]
 
 
 def test_every_key_parses(tmp_path: Path) -> None:
@@ -94,9 +94,9 @@ def test_task_type_comes_from_the_kind() -> None:
 
     for path in sorted(SPECS.glob("*.yaml")):
         spec = load_spec(path).spec
-        assert spec.task_types == list(dict.fromkeys(PROTOCOLS[p.kind].info.prompt_task
+        assert task_types(spec) == list(dict.fromkeys(PROTOCOLS[p.kind].info.prompt_task
                                                      for p in spec.protocols.values()))
-    assert load_spec(SPECS / "qabot.yaml").spec.task_types == ["Retrieval"]
+    assert task_types(load_spec(SPECS / "qabot.yaml").spec) == ["Retrieval"]
 
 
 def test_filters_match_as_documented() -> None:

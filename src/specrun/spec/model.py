@@ -14,6 +14,7 @@ from pydantic import AfterValidator, BaseModel, Field, ValidationInfo, create_mo
 
 from specrun.core import registry
 from specrun.core.types import IntervalChoice, Strict
+from specrun.spec.metadata import PATTERN_MEANINGS, Metadata
 
 REVISION_PATTERN = r"^[0-9a-f]{40}$"
 FINGERPRINT_PATTERN = r"^sha256:[0-9a-f]{64}$"
@@ -25,6 +26,7 @@ PATTERN_MEANING = {
     FINGERPRINT_PATTERN: "'sha256:' and 64 hex digits (run `specrun fingerprint SPEC` to compute it)",
     NAME_PATTERN: "a lower-case name of letters, digits, '_', '.', '-'",
     HUB_ID_PATTERN: "a hub id 'owner/name'",
+    **PATTERN_MEANINGS,
 }
 
 Revision = Annotated[str, Field(pattern=REVISION_PATTERN, description="Full 40-hex commit hash.")]
@@ -325,79 +327,6 @@ class Card(Strict):
     examples: Examples
 
 
-# The vocabularies of MTEB's TaskMetadata (embeddings-benchmark/mteb, mteb/abstasks/TaskMetadata.py: TASK_DOMAIN,
-# ANNOTATOR_TYPE, SAMPLE_CREATION_METHOD), so a spec's metadata reads as MTEB's task metadata does.
-DOMAINS = ("Academic", "Blog", "Constructed", "Encyclopaedic", "Engineering", "Fiction", "Government", "Legal",
-           "Medical", "News", "Non-fiction", "Poetry", "Religious", "Reviews", "Scene", "Social", "Spoken",
-           "Subtitles", "Web", "Written", "Programming", "Chemistry", "Financial", "Entertainment")
-ANNOTATIONS_CREATORS = ("expert-annotated", "human-annotated", "derived", "LM-generated",
-                        "LM-generated and reviewed")
-SAMPLE_CREATION = ("found", "created", "human-translated and localized", "human-translated", "machine-translated",
-                   "machine-translated and verified", "machine-translated and localized",
-                   "LM-generated and verified", "rendered", "multiple")
-LANGUAGE_SCRIPT_PATTERN = r"^[a-z]{3}-[A-Z][a-z]{3}$"  # ISO 639-3 and ISO 15924, as MTEB's eval_langs
-DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
-PATTERN_MEANING[LANGUAGE_SCRIPT_PATTERN] = "an ISO 639-3 code and an ISO 15924 script, e.g. jpn-Jpan, eng-Latn"
-PATTERN_MEANING[DATE_PATTERN] = "a date YYYY-MM-DD"
-
-LanguageScript = Annotated[str, Field(pattern=LANGUAGE_SCRIPT_PATTERN)]
-IsoDate = Annotated[str, Field(pattern=DATE_PATTERN)]
-
-
-class Metadata(Strict):
-    """What the task is about, in MTEB's words; every key optional: what is not known is left out, never
-    guessed. Lists and filters (`specrun list --language --domain`) read it."""
-
-    languages: list[LanguageScript] | None = Field(
-        None, min_length=1, description="The data's languages as ISO 639-3 plus script, e.g. [jpn-Jpan].")
-    domains: list[Literal[DOMAINS]] | None = Field(  # type: ignore[valid-type]
-        None, min_length=1, description="MTEB's domains of the texts, e.g. [Medical, Academic].")
-    annotations_creators: Literal[ANNOTATIONS_CREATORS] | None = Field(  # type: ignore[valid-type]
-        None, description="Who made the gold labels (MTEB's annotator types).")
-    sample_creation: Literal[SAMPLE_CREATION] | None = Field(  # type: ignore[valid-type]
-        None, description="How the texts came to be (MTEB's sample creation methods).")
-    date: tuple[IsoDate, IsoDate] | None = Field(
-        None, description="When the texts were written or collected: [from, to], YYYY-MM-DD.")
-    reference: Annotated[str, Field(pattern=r"^https?://\S+$")] | None = Field(
-        None, description="A URL describing the data (its paper or page).")
-
-    @field_validator("date", mode="before")
-    @classmethod
-    def _two_dates(cls, value: Any) -> Any:
-        if isinstance(value, list) and len(value) != 2:
-            raise ValueError(f"date must be two dates [from, to], got {len(value)}")
-        return value
-
-    @field_validator("date")
-    @classmethod
-    def _real_dates_in_order(cls, value: tuple[str, str] | None) -> tuple[str, str] | None:
-        if value is None:
-            return value
-        import datetime
-
-        try:
-            start, end = (datetime.date.fromisoformat(day) for day in value)
-        except ValueError as exc:
-            raise ValueError(f"not a calendar date: {exc}") from None
-        if start > end:
-            raise ValueError(f"date must be [from, to] with from <= to, got {list(value)}")
-        return value
-
-    @property
-    def language_codes(self) -> list[str]:
-        """The ISO 639-3 codes alone (jpn of jpn-Jpan)."""
-        return [code.split("-")[0] for code in self.languages or []]
-
-
-def card_keys() -> str:
-    """The card's required keys, as a refusal lists them (examples' own keys in brackets)."""
-    def required(model: type[BaseModel]) -> list[str]:
-        return [name for name, info in model.model_fields.items() if info.is_required()]
-
-    return ", ".join(f"{key} ({', '.join(required(Examples))})" if key == "examples" else key
-                     for key in required(Card))
-
-
 class Spec(Strict):
     """A benchmark: data at a pinned revision, protocols, metrics, uncertainty and the card's prose."""
 
@@ -412,11 +341,9 @@ class Spec(Strict):
     protocols: dict[Name, ProtocolSpec] = Field(min_length=1)
     metrics: dict[Name, MetricSpec] = Field(min_length=1)
     uncertainty: Uncertainty
-    card: Card | None = Field(None, description=(
-        "The card's prose and examples; a local spec may leave it out: its report then has no card sections, and "
-        "publishing is refused."))
-    metadata: Metadata | None = Field(None, description="Languages, domains, annotators, dates: MTEB's task "
-                                                        "metadata keys, each optional.")
+    card: Card | None = Field(None, description="The card's prose and examples; a local spec may leave it out (no "
+                                                "card sections in its report; publishing is refused).")
+    metadata: Metadata | None = Field(None, description="MTEB's task metadata keys (languages, domains, ...).")
     citation: str | None = None
 
     @model_validator(mode="before")
@@ -429,32 +356,6 @@ class Spec(Strict):
     @property
     def evaluated_splits(self) -> list[str]:
         return [name for name, split in self.splits.items() if split.evaluate]
-
-    @property
-    def task_types(self) -> list[str]:
-        """MTEB's task type of each protocol, from its kind (KindInfo.prompt_task; the kind's name where it has
-        none), without repeats: a spec states no task type of its own."""
-        kinds = (p.kind for p in self.protocols.values())
-        return list(dict.fromkeys(
-            (registry.PROTOCOLS[kind].info.prompt_task or kind) if kind in registry.PROTOCOLS else kind
-            for kind in kinds))
-
-
-def matches(spec: Spec, language: str | None = None, task_type: str | None = None,
-            domain: str | None = None) -> bool:
-    """Whether a spec passes `specrun list`'s filters, each one case-insensitive and all of them together: a
-    language as an ISO 639-3 code (jpn), with its script (jpn-Jpan), or as the `language` key writes it (ja); a task
-    type as MTEB names it (sts, retrieval) or a protocol kind (corpus_retrieval); a domain of MTEB's vocabulary."""
-    meta = spec.metadata or Metadata()
-    if language is not None:
-        known = {*(meta.languages or []), *meta.language_codes, *(spec.language or [])}
-        if language.lower() not in {code.lower() for code in known}:
-            return False
-    if task_type is not None:
-        known = {*spec.task_types, *(p.kind for p in spec.protocols.values())}
-        if task_type.lower() not in {name.lower() for name in known}:
-            return False
-    return domain is None or domain.lower() in {name.lower() for name in meta.domains or []}
 
 
 def _protocol_models() -> list[type[ProtocolSpec]]:
