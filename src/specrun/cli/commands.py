@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from specrun.cli.listing import cmd_list
+from specrun.cli.new import cmd_new
 from specrun.cli.parser import run_options
 from specrun.core.errors import SpecError, SpecrunError, UsageError
 
@@ -329,5 +330,6 @@ def cmd_leaderboard(args: argparse.Namespace, console: Console) -> int:
 
 # the one command table: the parser's subcommands and the dispatch both read it
 COMMAND_FUNCTIONS = {"run": cmd_run, "validate": cmd_validate, "show": cmd_show, "card": cmd_card,
-                     "fingerprint": cmd_fingerprint, "list": cmd_list, "compare": cmd_compare, "publish": cmd_publish,
+                     "fingerprint": cmd_fingerprint, "list": cmd_list, "new": cmd_new, "compare": cmd_compare,
+                     "publish": cmd_publish,
                      "publish-benchmark": cmd_publish_benchmark, "leaderboard": cmd_leaderboard}
