@@ -180,8 +180,9 @@ def _render(kind: str, name: str, fmt: str, files: list[Path], splits: list[str]
 
 
 def cmd_new(args: argparse.Namespace, console: Console) -> int:
-    """Write the spec beside nothing: an existing file is refused; the fingerprints are computed before the file
-    appears (a temporary file beside it, linked into place, so nothing half-made is left under the name)."""
+    """Write the spec where no file is: an existing one is refused; the fingerprints are computed before the spec
+    appears (from a temporary file beside it, then linked into place), so nothing half-made is left under the
+    name."""
     from specrun.core.registry import PROTOCOLS, did_you_mean
 
     if args.kind not in PROTOCOLS:
