@@ -6,7 +6,8 @@ five-minute walkthrough runs as written, and the README stays a front page. Noth
 Markers are HTML comments on the line before a block: `<!-- fragment -->`, `<!-- prompt-set -->`,
 `<!-- file: PATH -->` (the walkthrough writes the block to PATH), `<!-- extends: specs/NAME.yaml -->` (a spec
 written as changes to that one: validated beside a copy of it), `<!-- card of first.yaml -->` and
-`<!-- not run: WHY -->`; a shell line may also end in `# not run: WHY`."""
+`<!-- not run: WHY -->`, `<!-- excerpt: specs/NAME.yaml -->` (keys of that spec as it is: each top-level key's
+value, or the entries shown of a mapping, equal to the spec's); a shell line may also end in `# not run: WHY`."""
 
 from __future__ import annotations
 
@@ -121,6 +122,11 @@ def test_every_yaml_block_validates(block: Block, tmp_path: Path) -> None:
         child = tmp_path / "child.yaml"
         child.write_text(block.text, encoding="utf-8")
         assert load_spec(child).extends == (str(tmp_path / parent.name),)
+    elif block.marker is not None and block.marker.startswith("excerpt: "):  # part of a shipped spec, as it is
+        whole = yaml.safe_load((ROOT / block.marker.removeprefix("excerpt: ")).read_text(encoding="utf-8"))
+        for key, value in data.items():
+            shown = {name: whole[key][name] for name in value} if isinstance(value, dict) else whole[key]
+            assert value == shown, f"{block.where}: {key} differs from {block.marker}"
     elif block.marker == "suite":  # its members are the checkout's specs, named as from suites/
         from specrun.suites import load_suite
 

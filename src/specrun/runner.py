@@ -56,6 +56,7 @@ class RunOutput:
     report_path: Path
     report: str
     files: dict[str, str | bytes] = field(default_factory=dict)
+    has_card: bool = True  # False: the spec has no `card`, so the report has no card sections
 
     def file_set(self) -> tuple[Path, dict[str, str | bytes]]:
         """The folder and every file of it, written as one unit."""
@@ -210,7 +211,8 @@ def evaluate_one(item: Loaded, embeddings: ViewedEmbeddings, model: ModelRef, op
                                          context.versions, timings)
     report = render_card(item.plan.spec, next(iter(item.splits.values())).items, results)
     return RunOutput(results=results, results_path=folder / "results.json", report_path=folder / "report.md",
-                     report=report, files={**plots, "predictions.jsonl": predictions}), runs
+                     report=report, files={**plots, "predictions.jsonl": predictions},
+                     has_card=item.plan.spec.card is not None), runs
 
 
 def load_specs(paths: Sequence[str | LoadedSpec], subsets: Sequence[str] | None = None) -> list[LoadedSpec]:

@@ -102,10 +102,10 @@ def test_an_error_in_an_inherited_key_names_the_parent_and_an_override_the_child
                                    "    direction: lower\n  spearman_zero_shot:\n    range: [1, 2, 3]\n")
     code, _, err = run_cli(["validate", str(child)], capsys)
     assert_one_line_error(code, err, contains=f"{child}:7: metrics.spearman_zero_shot.range")
-    write(tmp_path / "child.yaml", "extends: specs/base.yaml\nid: child\ncard: null\nmetrics:\n"
+    write(tmp_path / "child.yaml", "extends: specs/base.yaml\nid: child\nuncertainty: null\nmetrics:\n"
                                    "  pearson_zero_shot: {direction: lower}\n")  # a required key removed
     code, _, err = run_cli(["validate", str(child)], capsys)
-    assert_one_line_error(code, err, contains=f"{child}:3: card: required key is missing")
+    assert_one_line_error(code, err, contains=f"{child}:3: uncertainty: required key is missing")
 
 
 def test_a_deprecation_warning_of_an_inherited_key_names_the_parent(tmp_path: Path) -> None:

@@ -8,10 +8,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import rich.markup
 from rich.console import Console
 from rich.table import Table
 
+from specrun.cli.listing import cmd_list
+from specrun.cli.new import cmd_new
 from specrun.cli.parser import run_options
 from specrun.core.errors import SpecError, SpecrunError, UsageError
 
@@ -53,6 +54,9 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         for out in outputs:
             for note in outside_notes(out.results):
                 print(f"specrun: note: {out.results.spec_id} {note}", file=sys.stderr)
+            if not out.has_card:
+                print(f"specrun: note: {out.results.spec_id} has no `card`: {out.report_path.name} has no card "
+                      "sections", file=sys.stderr)
         for out in outputs:
             print(out.results_path)
     except KeyboardInterrupt:
@@ -123,6 +127,9 @@ def cmd_card(args: argparse.Namespace, console: Console) -> int:
     output = _output_file(args.output)
     loaded = load_spec(args.spec)
     plan = make_plan(loaded)
+    if loaded.spec.card is None and not args.results:
+        print(f"specrun: {args.spec} has no `card`: no card rendered", file=sys.stderr)
+        return 0
     results = None
     if args.results:
         verified = load_verified(args.results)
@@ -133,6 +140,8 @@ def cmd_card(args: argparse.Namespace, console: Console) -> int:
         results = verified.results
     items = example_items(plan, resolve_data_dir(args.data_dir), workspace_of(args))
     text = render_card(loaded.spec, items, results)
+    if loaded.spec.card is None:
+        print(f"specrun: {args.spec} has no `card`: the report has no card sections", file=sys.stderr)
     if args.html:  # the same Markdown rendered (CommonMark + GFM tables) in a minimal page
         from specrun.publish import guess_language
         from specrun.reports import render_html
@@ -199,67 +208,6 @@ def cmd_fingerprint(args: argparse.Namespace, console: Console) -> int:
         print(f"{args.spec}: " + (f"updated {', '.join(changed)}" if changed else "already up to date"),
               file=sys.stderr)
     return 0
-
-
-def cmd_list(args: argparse.Namespace, console: Console) -> int:
-    from specrun.spec import load_spec
-
-    if args.formats:
-        from specrun.core.registry import READERS
-
-        formats = Table(title="file formats (readers)")
-        for column in ("format", "reads", "provider", "description"):
-            formats.add_column(column)
-        for entry in READERS.values():
-            formats.add_row(entry.name, "folder" if entry.folder else "file", entry.provider,
-                            rich.markup.escape(entry.description))
-        Console(width=200).print(formats)
-        return 0
-    if args.metrics:
-        from specrun.metrics import METRICS
-
-        metrics = Table(title="metrics (auto: the interval method uncertainty.interval: auto gives it)")
-        for column in ("metric", "reads", "direction", "auto", "hub id"):
-            metrics.add_column(column)
-        for name, entry in METRICS.items():
-            metrics.add_row(name, ", ".join(entry.inputs), entry.direction, entry.interval, entry.hub_id or name)
-        Console(width=200).print(metrics)
-        return 0
-    from specrun.suites import is_suite_file
-
-    paths = sorted(Path(args.folder).glob("*.yaml"))
-    if not paths:
-        raise SpecrunError(f"no *.yaml specs in {args.folder}")
-    suites = [path for path in paths if is_suite_file(path)]
-    if suites:
-        _list_suites(args.folder, suites)
-    paths = [path for path in paths if path not in suites]
-    if not paths:
-        return 0
-    table = Table(title=f"specs in {args.folder}")
-    for column in ("id", "protocols", "evaluated splits", "metrics", "licence"):
-        table.add_column(column)
-    for path in paths:
-        spec = load_spec(path).spec
-        table.add_row(spec.id, ", ".join(f"{name} ({p.kind})" for name, p in spec.protocols.items()),
-                      ", ".join(spec.evaluated_splits), ", ".join(spec.metrics),
-                      f"{spec.licence.data}, publication {spec.licence.publication}")
-    Console(width=200).print(table)
-    return 0
-
-
-def _list_suites(folder: str, paths: list[Path]) -> None:
-    from specrun.suites import load_suite
-
-    table = Table(title=f"suites in {folder}")
-    for column in ("id", "title", "members", "task types", "aggregates"):
-        table.add_column(column)
-    for path in paths:
-        loaded = load_suite(path)
-        members = ", ".join(f"{m.spec_id}{' (optional)' if m.member.optional else ''}" for m in loaded.members)
-        table.add_row(loaded.suite.id, loaded.suite.title, members,
-                      ", ".join(dict.fromkeys(m.task_type for m in loaded.members)), ", ".join(loaded.suite.aggregates))
-    Console(width=200).print(table)
 
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
@@ -346,11 +294,12 @@ def cmd_publish(args: argparse.Namespace, console: Console) -> int:
 def cmd_publish_benchmark(args: argparse.Namespace, console: Console) -> int:
     from specrun.data import example_items, load_split, resolve_data_dir
     from specrun.plan import make_plan
-    from specrun.publish import Confirmation, benchmark_publication, data_withheld, licence_gate
+    from specrun.publish import Confirmation, benchmark_publication, card_gate, data_withheld, licence_gate
     from specrun.spec import load_spec
 
     loaded = load_spec(args.spec)
     plan, spec = make_plan(loaded), loaded.spec
+    card_gate(spec, f"spec {args.spec}")  # before the licence gate: the dataset card is made from it
     confirmation = Confirmation(args.confirm_licence) if args.confirm_licence else None
     if args.push:  # before any data is read or the hub is asked; a dry run shows the files, then refuses
         licence_gate(spec.licence.publication, spec.licence.data, f"{args.spec} ({spec.id})", confirmation)
@@ -381,5 +330,6 @@ def cmd_leaderboard(args: argparse.Namespace, console: Console) -> int:
 
 # the one command table: the parser's subcommands and the dispatch both read it
 COMMAND_FUNCTIONS = {"run": cmd_run, "validate": cmd_validate, "show": cmd_show, "card": cmd_card,
-                     "fingerprint": cmd_fingerprint, "list": cmd_list, "compare": cmd_compare, "publish": cmd_publish,
+                     "fingerprint": cmd_fingerprint, "list": cmd_list, "new": cmd_new, "compare": cmd_compare,
+                     "publish": cmd_publish,
                      "publish-benchmark": cmd_publish_benchmark, "leaderboard": cmd_leaderboard}

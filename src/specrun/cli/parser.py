@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"on an error, show Python's traceback instead of one line (for bug reports; also "
                              f"{DEBUG_ENV}=1); may stand anywhere on the command line")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
-    for add in (_run, _validate, _show, _card, _list, _leaderboard, _compare, _publish, _publish_benchmark,
+    for add in (_run, _validate, _show, _card, _list, _new, _leaderboard, _compare, _publish, _publish_benchmark,
                 _fingerprint):
         add(sub)
     return parser
@@ -151,6 +151,30 @@ def _list(sub: Any) -> None:
     listing.add_argument("--metrics", action="store_true",
                          help="list the registered metrics instead: inputs, direction, and the interval method "
                               "`uncertainty.interval: auto` gives each")
+    listing.add_argument("--language", metavar="LANG",
+                         help="only specs in this language: ISO 639-3 (jpn), with its script (jpn-Jpan), or as the "
+                              "spec's `language` key writes it (ja); suites with such a member")
+    listing.add_argument("--type", metavar="TYPE",
+                         help="only specs of this task type (MTEB's: sts, retrieval, classification, ...; or a "
+                              "protocol kind), derived from their protocols' kinds; suites with such a member")
+    listing.add_argument("--domain", metavar="DOMAIN",
+                         help="only specs whose metadata names this domain (MTEB's: medical, news, ...); suites with "
+                              "such a member")
+
+
+def _new(sub: Any) -> None:
+    new = sub.add_parser("new", help="write a minimal valid spec for a protocol kind from data files: sha256 pins, "
+                                     "columns found by name, fingerprints; the card and provenance as TODO marks")
+    new.add_argument("kind", metavar="KIND", help="a protocol kind (docs/kinds.md), e.g. sts, classification")
+    new.add_argument("name", metavar="NAME", help="the spec's id (lower case; names the file specs/NAME.yaml)")
+    new.add_argument("--data", nargs="+", required=True, metavar="FILE",
+                     help="the data file(s), tsv, csv or jsonl by extension, one split each (named by the file), in "
+                          "one folder named for the source (<data-dir>/SOURCE/FILE); a kind that fits on a split "
+                          "fits on the file named train (else the first)")
+    new.add_argument("--column", action="append", metavar="FIELD=COLUMN",
+                     help="map an item field to a column (default: the column of the field's own name)")
+    new.add_argument("-o", "--output", metavar="PATH", help="where to write the spec (default: specs/NAME.yaml); "
+                                                            "an existing file is refused")
 
 
 def _leaderboard(sub: Any) -> None:

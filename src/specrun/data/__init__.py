@@ -87,6 +87,6 @@ def load_split(plan: Plan, split_name: str, data_dir: Path | None, *, check: boo
 
 def example_items(plan: Plan, data_dir: Path | None, workspace: Workspace | None = None) -> list[Item]:
     """The items a card quotes: the first evaluated split's, loaded (and checked) only when it shows examples."""
-    if not plan.spec.card.examples.count:
+    if plan.spec.card is None or not plan.spec.card.examples.count:
         return []
     return load_split(plan, plan.splits[0].name, data_dir, workspace=workspace).items

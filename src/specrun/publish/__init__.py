@@ -24,7 +24,7 @@ from specrun.publish.dataset import (
     parquet_bytes,
     size_category,
 )
-from specrun.publish.licence import Confirmation, data_withheld, licence_gate, licence_refusal
+from specrun.publish.licence import Confirmation, card_gate, data_withheld, licence_gate, licence_refusal
 from specrun.publish.schema import (
     CONFIG,
     EVALUATION_FRAMEWORK,
@@ -49,7 +49,8 @@ from specrun.publish.upload import benchmark_publication, check_hub_reachable, r
 
 __all__ = ["CONFIG", "EVALUATION_FRAMEWORK", "Confirmation", "CorpusFields", "DataLayout", "EvalResultItem",
            "EvalTask", "EvalYaml", "HubCheck", "Source", "beir_tables", "benchmark_check", "benchmark_eval_yaml",
-           "benchmark_publication", "check_eval_results", "check_eval_yaml", "check_hub_reachable", "check_revision",
+           "benchmark_publication", "card_gate", "check_eval_results", "check_eval_yaml", "check_hub_reachable",
+           "check_revision",
            "corpus_fields", "data_files", "data_layout", "data_withheld", "dataset_card", "default_source",
            "direction_check", "eval_results_yaml", "framework_check", "frameworks", "guess_language", "hub_metric",
            "hub_task", "hub_task_id", "licence_gate", "licence_refusal", "model_index", "parquet_bytes",

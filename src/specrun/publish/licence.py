@@ -36,6 +36,23 @@ def licence_gate(publication: str, licence: str, what: str, confirmation: Confir
         raise PublishError(refusal)
 
 
+def card_keys() -> str:
+    """The card's required keys, as a refusal lists them (examples' own keys in brackets)."""
+    from specrun.spec.model import Card, Examples
+
+    def required(model: type[Card] | type[Examples]) -> list[str]:
+        return [name for name, info in model.model_fields.items() if info.is_required()]
+
+    return ", ".join(f"{key} ({', '.join(required(Examples))})" if key == "examples" else key
+                     for key in required(Card))
+
+
+def card_gate(spec: Spec, what: str) -> None:
+    """Publishing needs the card: a spec without one (allowed for local use) is refused, naming what to write."""
+    if spec.card is None:
+        raise PublishError(f"{what} has no `card`, which publishing needs: add `card:` with {card_keys()}")
+
+
 def data_withheld(spec: Spec) -> str | None:
     """Why the evaluated items may not be uploaded to the benchmark repo, or None. A source marked `fetch: false`
     (withdrawn, personal or not-to-be-shared data) is never republished, whatever the licence gate says."""

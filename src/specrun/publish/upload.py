@@ -22,7 +22,7 @@ from specrun.publish.cards import (
     publish_check,
 )
 from specrun.publish.dataset import data_layout, guess_language
-from specrun.publish.licence import Confirmation, licence_gate, licence_refusal
+from specrun.publish.licence import Confirmation, card_gate, licence_gate, licence_refusal
 from specrun.publish.schema import HubCheck, check_revision, spec_task_ids
 from specrun.spec import Spec
 
@@ -79,6 +79,7 @@ def results_publication(results_path: str, spec_path: str | None, benchmark: str
     verified, loaded = verified_with_spec(results_path, spec_path)
     results, spec = verified.results, loaded.spec
     what = f"{results_path} ({spec.id})"
+    card_gate(spec, f"spec {loaded.display}")
     if push:
         licence_gate(spec.licence.publication, spec.licence.data, what, confirmation)
     refusal = licence_refusal(spec.licence.publication, spec.licence.data, what, confirmation)
@@ -104,6 +105,7 @@ def benchmark_publication(spec: Spec, splits: Mapping[str, Sequence[Item]] | Non
     from specrun.reports import render_card
 
     what = f"{shown} ({spec.id})"
+    card_gate(spec, f"spec {shown}")
     if push:
         licence_gate(spec.licence.publication, spec.licence.data, what, confirmation)
     eval_yaml = benchmark_eval_yaml(spec, framework)

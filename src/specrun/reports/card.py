@@ -17,7 +17,7 @@ from specrun.core.markdown import md_cell, md_text
 from specrun.core.settings import AppliedPrompt
 from specrun.core.types import Item, Score
 from specrun.plan import interval_method
-from specrun.results import Results, confidence_percent
+from specrun.results import Results, SplitStatistics, Spread, confidence_percent
 from specrun.spec import GitSource, Spec
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("specrun", "templates"), trim_blocks=True,
@@ -86,7 +86,9 @@ def outside_notes(results: Results) -> list[str]:
     return [note for note in notes if note]
 
 
-def _examples(spec: Spec, items: Sequence[Item]) -> dict[str, Any]:
+def _examples(spec: Spec, items: Sequence[Item]) -> dict[str, Any] | None:
+    if spec.card is None:
+        return None
     examples = spec.card.examples
     shown = list(items[:examples.count])
     rows = [table_row([md_cell(item.id if field == "id" else item.fields[field]) for field in examples.columns])
@@ -155,6 +157,48 @@ def plot_caption(kind: str) -> str:
     return entry.info.caption or "plot" if entry is not None else "plot"
 
 
+def _number(value: float) -> str:
+    return f"{value:,}" if isinstance(value, int) else f"{value:,.4g}"
+
+
+def _spread_text(spread: Spread, unit: str = "") -> str:
+    return f"{_number(spread.min)} to {_number(spread.max)}{unit} (mean {spread.mean:,.1f})"
+
+
+LABELS_SHOWN = 10  # a report names the most frequent labels; results.json holds them all
+
+
+def statistics_lines(statistics: dict[str, SplitStatistics] | None) -> list[str]:
+    """One line per split read, as the report ends: items, distinct texts and each field as its kind allows."""
+    lines = []
+    for split, s in (statistics or {}).items():
+        parts = [f"{split}{'' if s.evaluated else ' (fitted on, not scored)'}: {s.n:,} item(s), "
+                 f"{s.unique_texts:,} unique text(s)"]
+        for name, f in s.fields.items():
+            said = []
+            if f.unique is not None:
+                said.append(f"{f.unique:,} unique")
+            if f.length is not None:
+                said.append(_spread_text(f.length, " characters"))
+            if f.per_item is not None:
+                said.append(_spread_text(f.per_item, " per item"))
+            if f.values is not None:
+                said.append("values " + _spread_text(f.values))
+            if f.relevant is not None:
+                said.append(_spread_text(f.relevant, " relevant per query"))
+            if f.labels is not None:
+                top = sorted(f.labels.items(), key=lambda pair: -pair[1])[:LABELS_SHOWN]
+                more = len(f.labels) - len(top)
+                said.append(f"{len(f.labels)} label(s): " + ", ".join(f"{label} {count:,}" for label, count in top)
+                            + (f" and {more} more" if more else ""))
+            if f.documents is not None:
+                said.append(f"{f.documents:,} documents (their texts are not measured)")
+            if said:
+                parts.append(f"{name}: {', '.join(said)}")
+        lines.append("; ".join(parts))
+    return lines
+
+
 def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
     p = results.provenance
     m = p.model
@@ -201,14 +245,17 @@ def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
             "notes": [md_text(note) for note in outside_notes(results)],
             "texts_line": md_text(f"{texts.total} asked for, {texts.unique} unique, {texts.encoded} encoded in "
                                   "this run."),
-            "provenance_lines": [md_text(line) for line in lines], "plots": plots}
+            "provenance_lines": [md_text(line) for line in lines], "plots": plots,
+            "statistics": [md_text(line) for line in statistics_lines(results.statistics)]}
 
 
 def render_card(spec: Spec, examples: Sequence[Item], results: Results | None = None, *,
                 citation: bool | None = None) -> str:
     """The benchmark card; with results, the results report (the card plus results and provenance), which ends
-    in the spec's citation when it has one. The card itself is the seed card's format line for line, which has no
-    citation section: it carries one only when asked (`citation=True`); the hub dataset card places its own."""
+    in the spec's citation when it has one. A spec without `card` renders without the card's prose and examples
+    (a report still says what was run and scored; callers say that no card was rendered). The card itself is the
+    seed card's format line for line, which has no citation section: it carries one only when asked
+    (`citation=True`); the hub dataset card places its own."""
     if citation is None:
         citation = results is not None
     protocols = [{"lead": md_text(f"{p.label} ({', '.join(n for n, m in spec.metrics.items() if m.protocol == key)}; "
@@ -218,13 +265,15 @@ def render_card(spec: Spec, examples: Sequence[Item], results: Results | None = 
                                          f"and symmetric texts): {p.instruction}") if p.instruction else ""}
                  for key, p in spec.protocols.items()]
     card = spec.card
+    prose = None if card is None else {
+        "what_is_measured": md_text(card.what_is_measured), "data": md_text(card.data),
+        "items_label": md_text(card.items_label), "items_text": md_text(card.items),
+        "uncertainty": md_text(card.uncertainty), "caveats": md_text(card.caveats)}
     text = _ENV.get_template("card.md.j2").render(
         title=md_text(spec.title),
         notice=md_text(spec.licence.notice) if spec.licence.publication == "unconfirmed" and spec.licence.notice
         else None,
-        card={"what_is_measured": md_text(card.what_is_measured), "data": md_text(card.data),
-              "items_label": md_text(card.items_label), "items_text": md_text(card.items),
-              "uncertainty": md_text(card.uncertainty), "caveats": md_text(card.caveats)},
+        card=prose,
         protocols=protocols,
         source_lines=[md_text(line) for line in source_lines(spec)],
         subset_lines=[md_text(line) for line in subset_lines(spec)],

@@ -18,20 +18,24 @@ from specrun.results.model import (
     PREDICTIONS_LIMIT,
     RESULTS_FORMAT,
     RESULTS_LIMIT,
+    FieldStatistics,
     MetricInfo,
     ModelProvenance,
     PredictionsRef,
     Provenance,
     Results,
     SplitProvenance,
+    SplitStatistics,
+    Spread,
     TextCounts,
     Uncertainty,
     Unit,
 )
 from specrun.results.read import is_plain_file_name, read_predictions, read_results
 
-__all__ = ["IDENTITY_FIELDS", "PREDICTIONS_FILE", "PREDICTIONS_LIMIT", "RESULTS_FORMAT", "RESULTS_LIMIT", "MetricInfo",
-           "ModelProvenance", "PredictionsRef", "Provenance", "Results", "SplitProvenance", "TextCounts", "Uncertainty",
-           "Unit", "build_results", "confidence_percent", "describe_setting", "is_plain_file_name", "package_versions",
+__all__ = ["IDENTITY_FIELDS", "PREDICTIONS_FILE", "PREDICTIONS_LIMIT", "RESULTS_FORMAT", "RESULTS_LIMIT",
+           "FieldStatistics", "MetricInfo", "ModelProvenance", "PredictionsRef", "Provenance", "Results",
+           "SplitProvenance", "SplitStatistics", "Spread", "TextCounts", "Uncertainty", "Unit", "build_results",
+           "confidence_percent", "describe_setting", "is_plain_file_name", "package_versions",
            "predictions_jsonl", "read_predictions", "read_results", "results_json", "run_identity", "run_labels",
            "shown_name"]

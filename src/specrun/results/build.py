@@ -27,6 +27,7 @@ from specrun.results.model import (
     TextCounts,
     Uncertainty,
 )
+from specrun.results.statistics import split_statistics
 
 
 def build_results(plan: Plan, splits: dict[str, SplitData], runs: list[ProtocolRun], model: ModelProvenance,
@@ -68,7 +69,7 @@ def build_results(plan: Plan, splits: dict[str, SplitData], runs: list[ProtocolR
                       publication=spec.licence.publication, scores=scores, metrics=metrics, texts=texts,
                       predictions=PredictionsRef(file=PREDICTIONS_FILE, sha256=hashlib.sha256(
                           predictions.encode("utf-8")).hexdigest(), rows=len(rows)),
-                      plots=plots, provenance=provenance)
+                      plots=plots, provenance=provenance, statistics=split_statistics(plan, splits))
     return results, predictions
 
 

@@ -103,6 +103,37 @@ class Provenance(Strict):
     timings_s: dict[str, float]
 
 
+class Spread(Strict):
+    """The smallest, mean and largest of a per-item count, a text length or a value."""
+
+    min: int | float
+    mean: float
+    max: int | float
+
+
+class FieldStatistics(Strict):
+    """One item field of a split, described as its kind allows (the other keys stay null)."""
+
+    kind: str = Field(description="The field's kind as the protocol kind declares it (text, label, corpus, ...).")
+    unique: int | None = Field(None, description="Distinct texts (text and texts fields).")
+    length: Spread | None = Field(None, description="Characters (code points) per text.")
+    per_item: Spread | None = Field(None, description="Entries per item: texts of a list, candidates of a query.")
+    values: Spread | None = Field(None, description="The numbers themselves (gold scores, targets).")
+    labels: dict[str, int] | None = Field(None, description="Items per label (label and binary fields).")
+    relevant: Spread | None = Field(None, description="Relevant documents or candidates per query.")
+    documents: int | None = Field(None, description="Documents of a corpus; their texts stay on disk and are not "
+                                                    "measured here.")
+
+
+class SplitStatistics(Strict):
+    """What the items of a split are like, computed from them at run time (MTEB's descriptive statistics)."""
+
+    n: int = Field(ge=0, description="Items read for the split (after the subset).")
+    evaluated: bool = Field(description="False for a split a protocol only fits on.")
+    unique_texts: int = Field(ge=0, description="Distinct texts across the split's text fields (a corpus aside).")
+    fields: dict[str, FieldStatistics]
+
+
 class Results(Strict):
     format: Literal["specrun.results/1"] = RESULTS_FORMAT
     spec_id: str
@@ -115,6 +146,8 @@ class Results(Strict):
     predictions: PredictionsRef
     plots: dict[str, str] = Field(default_factory=dict, description="split/protocol -> PNG file beside the report")
     provenance: Provenance
+    statistics: dict[str, SplitStatistics] | None = Field(
+        None, description="split -> its descriptive statistics (absent in results written before they were kept)")
 
 
 Unit = tuple[str, str]  # (split, protocol)

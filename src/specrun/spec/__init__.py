@@ -2,7 +2,9 @@
 single source of truth, and the JSON Schema made from it), `errors` (pydantic's errors in the spec's own words),
 `references` (checks across keys), `loading` (read a spec file, write its fingerprints back)."""
 
+from specrun.spec.filters import matches, task_types
 from specrun.spec.loading import LoadedSpec, load_spec, subset_specs, write_fingerprints
+from specrun.spec.metadata import Metadata
 from specrun.spec.model import (
     NAME_PATTERN,
     FileRef,
@@ -17,5 +19,6 @@ from specrun.spec.model import (
     spec_model,
 )
 
-__all__ = ["NAME_PATTERN", "FileRef", "GitSource", "HubDataset", "Layout", "LoadedSpec", "Not", "Spec", "Uncertainty",
-           "json_schema", "load_spec", "schema_text", "spec_model", "subset_specs", "write_fingerprints"]
+__all__ = ["NAME_PATTERN", "FileRef", "GitSource", "HubDataset", "Layout", "LoadedSpec", "Metadata", "Not", "Spec",
+           "Uncertainty", "json_schema", "load_spec", "matches", "schema_text", "spec_model", "subset_specs",
+           "task_types", "write_fingerprints"]

@@ -14,6 +14,7 @@ from pydantic import AfterValidator, BaseModel, Field, ValidationInfo, create_mo
 
 from specrun.core import registry
 from specrun.core.types import IntervalChoice, Strict
+from specrun.spec.metadata import PATTERN_MEANINGS, Metadata
 
 REVISION_PATTERN = r"^[0-9a-f]{40}$"
 FINGERPRINT_PATTERN = r"^sha256:[0-9a-f]{64}$"
@@ -25,6 +26,7 @@ PATTERN_MEANING = {
     FINGERPRINT_PATTERN: "'sha256:' and 64 hex digits (run `specrun fingerprint SPEC` to compute it)",
     NAME_PATTERN: "a lower-case name of letters, digits, '_', '.', '-'",
     HUB_ID_PATTERN: "a hub id 'owner/name'",
+    **PATTERN_MEANINGS,
 }
 
 Revision = Annotated[str, Field(pattern=REVISION_PATTERN, description="Full 40-hex commit hash.")]
@@ -339,13 +341,12 @@ class Spec(Strict):
     protocols: dict[Name, ProtocolSpec] = Field(min_length=1)
     metrics: dict[Name, MetricSpec] = Field(min_length=1)
     uncertainty: Uncertainty
-    card: Card
+    card: Card | None = Field(None, description="The card's prose and examples; a local spec may leave it out (no "
+                                                "card sections in its report; publishing is refused).")
+    metadata: Metadata | None = Field(None, description="MTEB's task metadata keys (languages, domains, ...).")
     citation: str | None = None
     subsets: dict[Name, dict[str, Any]] | None = Field(None, description=(
-        "Named subsets of one benchmark (language pairs, domains): each a mapping merged onto the spec as `extends` "
-        "merges (mappings by key, lists and scalars replace, null removes) and validated as a spec of its own, id "
-        "`<id>.<subset>`. Each is scored on its own; the run adds their mean. A subset may not set `id` or "
-        "`subsets`."))
+        "Named parts (language pairs, domains): overrides merged as `extends` merges, each run as `<id>.<subset>`."))
 
     @model_validator(mode="before")
     @classmethod
