@@ -20,6 +20,7 @@ from specrun.core.corpus import SharedCorpus
 from specrun.core.errors import SpecError, SpecrunError
 from specrun.core.mapping import ChunkMap
 from specrun.core.options import RunOptions
+from specrun.core.registry import ADAPTERS
 from specrun.core.types import View
 from specrun.core.workspace import Workspace
 from specrun.data import SplitData, load_split, resolve_data_dir
@@ -28,7 +29,7 @@ from specrun.encoders.cached import CachedEncoder
 from specrun.encoders.derived import DerivedCache
 from specrun.encoders.devices import check_devices
 from specrun.encoders.executors import check_executor
-from specrun.encoders.models import ModelRef, resolve_model
+from specrun.encoders.models import ModelRef, declared_similarity, resolve_model
 from specrun.encoders.precision import check_precision, quantised
 from specrun.encoders.ray_map import chunks_on
 from specrun.encoders.vectors import CorpusVectors, Encoding, ViewedEmbeddings
@@ -94,7 +95,9 @@ def _run(paths: Sequence[str], options: RunOptions, console: Console, workspace:
     folders = RunFolders.of(options, variants, [plan.id for plan in plans], model.slug,
                             prompt_set.stem if prompt_set else None)
     check_precision(options.encoder.precision)
-    viewed = embed_all(CachedEncoder(model, options, workspace, console), loaded, variants, options)
+    encoder = CachedEncoder(model, options, workspace, console)
+    similarity = model_similarity(plans, model, encoder.settings.adapter)
+    viewed = embed_all(encoder, loaded, variants, options)
     timings.update(next(iter(viewed.values())).timings)
     versions = package_versions()
     derived = derived_cache(workspace, versions)
@@ -104,7 +107,8 @@ def _run(paths: Sequence[str], options: RunOptions, console: Console, workspace:
     for name in variants:
         for item in loaded:
             output, runs = evaluate_one(item, viewed[name], model, options, folders.by_variant[name][item.plan.id],
-                                        Context(counter, derived, versions, timings, started, mapper))
+                                        Context(counter, derived, versions, timings, started, mapper,
+                                                similarity))
             outputs.append(output)
             evaluated.setdefault(item.plan.id, {})[name] = (output.results, runs)
     sets = [output.file_set() for output in outputs]
@@ -114,6 +118,19 @@ def _run(paths: Sequence[str], options: RunOptions, console: Console, workspace:
     for summary in folders.summaries.values():  # stderr: standard output lists results.json files only
         console.print(f"prompt set: {summary / 'prompt-set.md'}", markup=False, highlight=False, soft_wrap=True)
     return outputs
+
+
+def model_similarity(plans: Sequence[Plan], model: ModelRef, adapter: str) -> str:
+    """What `similarity: model` means for this model (its similarity_fn_name, read from its folder), checked
+    against every protocol that asks for it before anything is encoded; cosine when no protocol asks."""
+    if not any(protocol.similarity == "model" for plan in plans for protocol in plan.protocols):
+        return "cosine"
+    function = declared_similarity(model, ADAPTERS[adapter].needs_model)
+    for plan in plans:
+        for protocol in plan.protocols:
+            with SpecrunError.named(plan.id):
+                protocol.similarity_of(function)
+    return function
 
 
 def preflight(options: RunOptions, workspace: Workspace) -> None:
@@ -181,6 +198,7 @@ class Context:
     timings: dict[str, float]
     started: float
     chunk_map: ChunkMap | None = None  # the run's executor for the kinds' chunks (None: this process)
+    similarity: str = "cosine"  # what a protocol's `similarity: model` means for this run's model
 
 
 def evaluate_one(item: Loaded, embeddings: ViewedEmbeddings, model: ModelRef, options: RunOptions, folder: Path,
@@ -193,7 +211,7 @@ def evaluate_one(item: Loaded, embeddings: ViewedEmbeddings, model: ModelRef, op
     embed_view = quantised(embeddings.embed_view, options.encoder.precision, itertools.chain(
         (embeddings.by_encoding[encoding].embed(texts) for encoding, texts in texts_by_encoding(unique)),
         (chunk for vectors in corpora.values() for chunk in vectors.chunks())))
-    runs = evaluate(item.plan, item.splits, embed_view, context.derived, context.chunk_map)
+    runs = evaluate(item.plan, item.splits, embed_view, context.derived, context.chunk_map, context.similarity)
     plots, plot_names = plot_files(item.plan, runs, context.derived, model.name)
     texts = context.counter.count(item, unique, embeddings.encoded(), corpora)
     views = dict.fromkeys([*(view for view, _ in item.corpora), *(view for view, _ in item.texts)])

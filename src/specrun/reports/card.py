@@ -184,6 +184,10 @@ def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
     lines.append(f"seed {u.seed}; {u.method}, {u.resamples} resamples, {confidence_percent(u.confidence)} "
                  f"intervals ({'uncertainty.interval ' + u.interval + ': ' if u.interval == 'auto' else ''}"
                  f"{', '.join(methods)}); resampling unit {units}")
+    if p.similarity:
+        lines.append("similarity " + "; ".join(
+            f"{name} {used.function}" + (" (the model's similarity_fn_name)" if used.requested == "model" else "")
+            for name, used in p.similarity.items()))
     lines.append("packages " + ", ".join(f"{name} {version}" for name, version in p.packages.items()))
     lines.append(f"run {p.created}")
     kinds = {info.protocol: info.protocol_kind for info in results.metrics.values()}

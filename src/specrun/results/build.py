@@ -23,6 +23,7 @@ from specrun.results.model import (
     PredictionsRef,
     Provenance,
     Results,
+    SimilarityUsed,
     SplitProvenance,
     TextCounts,
     Uncertainty,
@@ -58,6 +59,8 @@ def build_results(plan: Plan, splits: dict[str, SplitData], runs: list[ProtocolR
         uncertainty=Uncertainty(method=u.method, interval=u.interval, resamples=u.resamples,
                                 confidence=u.confidence, seed=plan.seed,
                                 unit={p.name: p.entry.info.unit for p in plan.protocols}),
+        similarity={p.name: SimilarityUsed(requested=p.similarity, function=next(
+            (run.similarity for run in runs if run.protocol == p.name), p.similarity)) for p in plan.protocols},
         packages=versions, timings_s={k: round(v, 3) for k, v in timings.items()})
     metrics = {m.id: MetricInfo(metric=m.metric, protocol=p.name, protocol_kind=p.kind, label=m.label,
                                 direction=m.direction)

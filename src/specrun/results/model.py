@@ -90,6 +90,13 @@ class Uncertainty(Strict):
     unit: dict[str, str] = Field(description="Protocol -> the unit the bootstrap resamples.")
 
 
+class SimilarityUsed(Strict):
+    """How a protocol compared vectors: as its spec asked (`model`: the model's own) and the function applied."""
+
+    requested: Literal["cosine", "dot", "euclidean", "manhattan", "model"]
+    function: Literal["cosine", "dot", "euclidean", "manhattan"]
+
+
 class Provenance(Strict):
     spec_path: str
     spec_sha256: str
@@ -98,6 +105,8 @@ class Provenance(Strict):
     data: dict[str, SplitProvenance]
     model: ModelProvenance
     uncertainty: Uncertainty
+    similarity: dict[str, SimilarityUsed] = Field(
+        default_factory=dict, description="Protocol -> how it compared vectors (absent in older results: cosine).")
     packages: dict[str, str]
     timings_s: dict[str, float]
 

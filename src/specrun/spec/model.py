@@ -271,7 +271,10 @@ class ProtocolSpec(Strict):
     kind: Name = Field(description="Registered protocol kind, e.g. sts.")
     label: Text
     capability: Text
-    similarity: Literal["cosine"] = "cosine"
+    similarity: Literal["cosine", "dot", "euclidean", "manhattan", "model"] = Field("cosine", description=(
+        "How the kind compares vectors: cosine, dot, euclidean or manhattan (negated distances: higher is more "
+        "similar), or model: the model's own similarity_fn_name (sentence-transformers' config; cosine when it "
+        "states none), resolved at run time and recorded."))
     description: Text
     options: Any = Field(None, description="Options of this protocol kind.")
     roles: dict[Name, Literal["query", "document", "symmetric"]] = Field(default_factory=dict, description=(
