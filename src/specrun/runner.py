@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -29,17 +30,26 @@ from specrun.encoders.cached import CachedEncoder
 from specrun.encoders.derived import DerivedCache
 from specrun.encoders.devices import check_devices
 from specrun.encoders.executors import check_executor
+from specrun.encoders.metadata import files_metadata
 from specrun.encoders.models import ModelRef, declared_similarity, resolve_model
 from specrun.encoders.precision import check_precision, quantised
 from specrun.encoders.ray_map import chunks_on
-from specrun.encoders.vectors import CorpusVectors, Encoding, ViewedEmbeddings
+from specrun.encoders.vectors import CorpusVectors, Embeddings, Encoding, ViewedEmbeddings
 from specrun.evaluation import ProtocolRun, evaluate
 from specrun.outputs import RunFolders, preflight_output_root, write_output_sets
 from specrun.plan import Plan, make_plan
 from specrun.prompt_sets import summary_sets, variants_of
 from specrun.reports import render_card
 from specrun.reports.plots import plot_files
-from specrun.results import ModelProvenance, Results, TextCounts, build_results, package_versions, results_json
+from specrun.results import (
+    ModelMeta,
+    ModelProvenance,
+    Results,
+    TextCounts,
+    build_results,
+    package_versions,
+    results_json,
+)
 from specrun.spec import LoadedSpec, load_spec
 
 __all__ = ["RunOptions", "RunOutput", "run"]
@@ -99,6 +109,8 @@ def _run(paths: Sequence[str], options: RunOptions, console: Console, workspace:
     similarity = model_similarity(plans, model, encoder.settings.adapter)
     viewed = embed_all(encoder, loaded, variants, options)
     timings.update(next(iter(viewed.values())).timings)
+    described = {**(files_metadata(model) if ADAPTERS[encoder.settings.adapter].needs_model else {"sources": {}}),
+                 **(encoder.peak_memory or {})}
     versions = package_versions()
     derived = derived_cache(workspace, versions)
     counter = TextCounter()
@@ -108,7 +120,7 @@ def _run(paths: Sequence[str], options: RunOptions, console: Console, workspace:
         for item in loaded:
             output, runs = evaluate_one(item, viewed[name], model, options, folders.by_variant[name][item.plan.id],
                                         Context(counter, derived, versions, timings, started, mapper,
-                                                similarity))
+                                                similarity, described))
             outputs.append(output)
             evaluated.setdefault(item.plan.id, {})[name] = (output.results, runs)
     sets = [output.file_set() for output in outputs]
@@ -199,6 +211,7 @@ class Context:
     started: float
     chunk_map: ChunkMap | None = None  # the run's executor for the kinds' chunks (None: this process)
     similarity: str = "cosine"  # what a protocol's `similarity: model` means for this run's model
+    model_meta: dict[str, Any] = field(default_factory=dict)  # what the model folder states, and the peak memory
 
 
 def evaluate_one(item: Loaded, embeddings: ViewedEmbeddings, model: ModelRef, options: RunOptions, folder: Path,
@@ -217,13 +230,25 @@ def evaluate_one(item: Loaded, embeddings: ViewedEmbeddings, model: ModelRef, op
     views = dict.fromkeys([*(view for view, _ in item.corpora), *(view for view, _ in item.texts)])
     prompts = tuple(embeddings.prompts[view] for view in views)
     provenance = ModelProvenance(**describe(model, embeddings.info), prompts=prompts)
+    meta = model_meta(context.model_meta, [embeddings.by_encoding[encoding] for encoding, _ in unique],
+                      list(corpora.values()))
     timings = {**context.timings, "metrics": time.perf_counter() - clock,
                "total": time.perf_counter() - context.started}
     results, predictions = build_results(item.plan, item.splits, runs, provenance, texts, plot_names,
-                                         context.versions, timings)
+                                         context.versions, timings, meta)
     report = render_card(item.plan.spec, next(iter(item.splits.values())).items, results)
     return RunOutput(results=results, results_path=folder / "results.json", report_path=folder / "report.md",
                      report=report, files={**plots, "predictions.jsonl": predictions}), runs
+
+
+def model_meta(described: dict[str, Any], embeddings: Sequence[Embeddings],
+               corpora: Sequence[CorpusVectors]) -> ModelMeta:
+    """The model's metadata for one spec: what its folder states and the run's peak memory (`described`), and the
+    width of the vectors this spec scored (cached or not)."""
+    dim = next((e.dim for e in (*embeddings, *corpora) if e.dim), None)
+    sources = {**described.get("sources", {}), **({"embed_dim": "the vectors scored"} if dim else {}),
+               **({"peak_memory_bytes": "this run's load and encode"} if "peak_memory_bytes" in described else {})}
+    return ModelMeta(**{**described, "embed_dim": dim, "sources": sources})
 
 
 def load_specs(paths: Sequence[str]) -> list[LoadedSpec]:

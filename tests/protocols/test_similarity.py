@@ -238,3 +238,40 @@ def test_a_model_whose_config_says_dot_is_scored_by_dot(tmp_path: Path, data_dir
     assert np.allclose([found[item.id] for item in items], expected, rtol=0, atol=1e-6)
     assert results.scores["test"]["spearman_zero_shot"].value == pytest.approx(
         stats.spearmanr(expected, gold).statistic, abs=1e-9)
+
+    # the model's metadata, against counts done here: parameters from the safetensors header, the dimension
+    # from the direct encode, the peak memory measured (the encode ran), the card's front matter
+    from tests.encoders.test_metadata import header_count
+
+    meta = results.provenance.model_meta
+    assert meta is not None
+    assert meta.n_parameters == header_count(folder / "model.safetensors")
+    assert meta.embed_dim == left.shape[1]
+    assert meta.max_tokens == model.max_seq_length
+    assert meta.weights_bytes == (folder / "model.safetensors").stat().st_size
+    assert meta.peak_memory_bytes is not None and meta.peak_memory_bytes > 0 and meta.peak_memory_measure
+    assert meta.license == "apache-2.0" and meta.languages == ["en"] and meta.base_model is None
+    assert meta.similarity_fn_name == "dot"
+    report = next(out.rglob("report.md")).read_text()
+    assert "model metadata: " in report and f"{meta.n_parameters:,} parameters (safetensors headers)" in report
+
+    # every vector cached: nothing is loaded or encoded, so no peak memory; the files' metadata is there still
+    again = run_ok([str(spec), "--model", str(folder), "--data-dir", str(data_dir), "--output",
+                    str(tmp_path / "again"), "--name", "dot"], capsys)
+    cached = again.provenance.model_meta
+    assert again.texts.encoded == 0 and cached is not None and cached.peak_memory_bytes is None
+    assert cached.model_dump(exclude={"peak_memory_bytes", "peak_memory_measure", "sources"}) == meta.model_dump(
+        exclude={"peak_memory_bytes", "peak_memory_measure", "sources"})
+    assert again.scores == results.scores
+
+    # leaderboard columns: this model's metadata beside a hashing run's (which reads no model: dimension only)
+    run_ok([str(spec), "--adapter", "hashing", "--data-dir", str(data_dir), "--output", str(tmp_path / "h")],
+           capsys)
+    from specrun.leaderboard import build_leaderboard
+
+    build_leaderboard([next(out.rglob("results.json")), next((tmp_path / "h").rglob("results.json"))],
+                      tmp_path / "board", title=None, console=None)
+    board = (tmp_path / "board" / "leaderboard.md").read_text()
+    assert "| parameters | dimension | max tokens | weights |" in board
+    assert f"| {meta.n_parameters / 1e6:.1f}M | 384 | 256 | {meta.weights_bytes / 1e6:.1f} MB |" in board
+    assert "| — | 64 | — | — |" in board

@@ -19,6 +19,7 @@ from specrun.results.model import (
     PREDICTIONS_FILE,
     RECORDED_PACKAGES,
     MetricInfo,
+    ModelMeta,
     ModelProvenance,
     PredictionsRef,
     Provenance,
@@ -32,7 +33,7 @@ from specrun.results.model import (
 
 def build_results(plan: Plan, splits: dict[str, SplitData], runs: list[ProtocolRun], model: ModelProvenance,
                   texts: TextCounts, plots: dict[str, str], versions: dict[str, str],
-                  timings: dict[str, float]) -> tuple[Results, str]:
+                  timings: dict[str, float], model_meta: ModelMeta | None = None) -> tuple[Results, str]:
     """results.json's model and the predictions file it pins (one row per evaluated unit)."""
     spec = plan.spec  # its id, title and licence; everything read is in the plan
     rows: list[dict[str, object]] = []
@@ -56,6 +57,7 @@ def build_results(plan: Plan, splits: dict[str, SplitData], runs: list[ProtocolR
     provenance = Provenance(
         spec_path=plan.loaded.display, spec_sha256=plan.loaded.sha256, specrun_version=__version__,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"), data=data, model=model,
+        model_meta=model_meta,
         uncertainty=Uncertainty(method=u.method, interval=u.interval, resamples=u.resamples,
                                 confidence=u.confidence, seed=plan.seed,
                                 unit={p.name: p.entry.info.unit for p in plan.protocols}),
