@@ -275,3 +275,20 @@ def test_a_model_whose_config_says_dot_is_scored_by_dot(tmp_path: Path, data_dir
     assert "| parameters | dimension | max tokens | weights |" in board
     assert f"| {meta.n_parameters / 1e6:.1f}M | 384 | 256 | {meta.weights_bytes / 1e6:.1f} MB |" in board
     assert "| — | 64 | — | — |" in board
+
+
+def test_a_warm_cache_never_serves_another_similaritys_estimate(tmp_path: Path, data_dir: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """The similarity is not in the vector cache's key (it changes no vector) but estimates are keyed by their
+    exact inputs: the same spec scored by cosine, then by manhattan, through one cache, gives each its own number."""
+    cache = tmp_path / "cache"
+    scores = {}
+    for function in ("cosine", "manhattan", "cosine"):
+        folder = tmp_path / function
+        folder.mkdir(exist_ok=True)
+        spec = biosses_with(folder, {"zero_shot": function})
+        results = run_ok([str(spec), "--adapter", "hashing", "--data-dir", str(data_dir), "--cache-dir", str(cache),
+                          "--output", str(tmp_path / "out" / function)], capsys)
+        value = results.scores["test"]["spearman_zero_shot"].value
+        assert scores.setdefault(function, value) == value
+    assert scores["cosine"] != scores["manhattan"]
