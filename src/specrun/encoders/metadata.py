@@ -56,8 +56,11 @@ def count_parameters(directory: Path) -> int | None:
 
 def weights_bytes(directory: Path) -> int | None:
     """Bytes of the folder's weight files (every format a loader may read, as the weights digest takes them)."""
-    sizes = [(directory / relative).stat().st_size for relative in folder_files(directory)
-             if relative.name.lower().endswith(WEIGHT_SUFFIXES)]
+    try:
+        sizes = [(directory / relative).stat().st_size for relative in folder_files(directory)
+                 if relative.name.lower().endswith(WEIGHT_SUFFIXES)]
+    except OSError:  # a file gone since the digests were taken: no size is stated rather than a wrong one
+        return None
     return sum(sizes) if sizes else None
 
 
