@@ -27,21 +27,25 @@ class ProtocolRun:
     kind: str
     outputs: Outputs
     scores: dict[str, Score]  # metric id -> score
+    similarity: str = "cosine"  # the function its vectors were compared by, resolved
 
 
 def evaluate(plan: Plan, splits: dict[str, SplitData], embed_view: Callable[[View, Sequence[str]], np.ndarray],
-             derived: DerivedCache | None, chunk_map: ChunkMap | None = None) -> list[ProtocolRun]:
+             derived: DerivedCache | None, chunk_map: ChunkMap | None = None,
+             model_similarity: str = "cosine") -> list[ProtocolRun]:
     """Every protocol on every evaluated split; `splits` holds the support splits (fit splits) too. A protocol
     asks for a field's texts; `embed_view` gives them as that field's view (role, task, instruction) is embedded;
-    `chunk_map` is the run's executor for a kind's chunks of work (None: this process)."""
+    `chunk_map` is the run's executor for a kind's chunks of work (None: this process); `model_similarity` is
+    what a protocol's `similarity: model` means for this model."""
     runs = []
     for split in plan.splits:
         items = splits[split.name].items
         for protocol in plan.protocols:
             support = {name: splits[name].items for name in protocol.support}
             with SpecrunError.named(f"{plan.id}, split {split.name}, protocol {protocol.name}"):
-                outputs = protocol.entry.run(items, run_context(protocol, items, support, embed_view, chunk_map),
-                                             protocol.options)
+                similarity = protocol.similarity_of(model_similarity)
+                outputs = protocol.entry.run(items, run_context(protocol, items, support, embed_view, chunk_map,
+                                                                similarity), protocol.options)
             scores = {}
             for metric in protocol.metrics:
                 try:
@@ -49,7 +53,7 @@ def evaluate(plan: Plan, splits: dict[str, SplitData], embed_view: Callable[[Vie
                 except SpecrunError as exc:
                     raise exc.prefixed(f"{plan.id}, split {split.name}, {metric.id}") from None
             runs.append(ProtocolRun(split=split.name, protocol=protocol.name, kind=protocol.kind, outputs=outputs,
-                                    scores=scores))
+                                    scores=scores, similarity=similarity))
     return runs
 
 
@@ -60,12 +64,12 @@ def field_embed(protocol: PlannedProtocol, embed_view: Callable[[View, Sequence[
 
 def run_context(protocol: PlannedProtocol, items: Sequence[Item], support: Support,
                 embed_view: Callable[[View, Sequence[str]], np.ndarray],
-                chunk_map: ChunkMap | None = None) -> RunContext:
-    """What a protocol's `run` is handed: an `Embed` of only the texts its `texts` announced, its support splits
-    and the run's chunk mapper."""
+                chunk_map: ChunkMap | None = None, similarity: str = "cosine") -> RunContext:
+    """What a protocol's `run` is handed: an `Embed` of only the texts its `texts` announced, its support splits,
+    the run's chunk mapper and the similarity it compares vectors by (resolved)."""
     embed = announced_embed(protocol.kind, protocol.entry, items, protocol.options, support,
                             field_embed(protocol, embed_view))
-    return RunContext(embed=embed, support=support, chunk_map=chunk_map)
+    return RunContext(embed=embed, support=support, chunk_map=chunk_map, similarity=similarity)
 
 
 def cached_estimate(derived: DerivedCache | None, metric: PlannedMetric, arrays: dict[str, np.ndarray],

@@ -43,6 +43,17 @@ class PlannedProtocol:
     support: tuple[str, ...] = ()  # the splits it fits on besides the evaluated one (loaded, never scored)
     roles: dict[str, Role] = field(default_factory=dict)  # every text field -> its role (the spec's or the kind's)
     instruction: str | None = None  # the spec's task instruction
+    similarity: str = "cosine"  # as the spec asks (`model`: the model's own, resolved when the run knows it)
+
+    def similarity_of(self, model_similarity: str) -> str:
+        """The function this protocol compares vectors by: the spec's, or with `model` the model's own (already
+        read by the run), refused in one line when the kind does not compare by it."""
+        function = model_similarity if self.similarity == "model" else self.similarity
+        if function not in self.entry.info.similarities:
+            named = f"{function} (the model's similarity_fn_name)" if self.similarity == "model" else function
+            raise ProtocolError(f"protocol {self.name}: kind {self.kind} compares vectors by "
+                                f"{', '.join(self.entry.info.similarities)} only, not {named}")
+        return function
 
     def view(self, text_field: str) -> View:
         """How the texts of a field are embedded: its role, the kind's task type, the instruction where it applies
@@ -173,11 +184,14 @@ def make_plan(loaded: LoadedSpec) -> Plan:
                                       interval=interval_method(spec, metric_id))
                         for metric_id, m in spec.metrics.items() if m.protocol == name)
         options = protocol.options  # typed and checked by the spec model itself (a union discriminated by kind)
+        if protocol.similarity != "model" and protocol.similarity not in entry.info.similarities:
+            raise loaded.error(("protocols", name, "similarity"), f"protocol kind {protocol.kind} compares vectors by "
+                               f"{', '.join(entry.info.similarities)} only, not {protocol.similarity}")
         protocols.append(PlannedProtocol(name=name, kind=protocol.kind, entry=entry, options=options,
                                          metrics=metrics, support=entry.support_splits(options),
                                          roles={text_field: entry.info.role_of(text_field, protocol.roles)
                                                 for text_field in entry.info.text_fields},
-                                         instruction=protocol.instruction))
+                                         instruction=protocol.instruction, similarity=protocol.similarity))
     sources = {name: _planned_source(name, source) for name, source in spec.sources.items()}
     splits = tuple(PlannedSplit(name=name, source=sources[split.source],
                                 source_splits=tuple(split.source_split_names),

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -20,6 +21,7 @@ from specrun.core.corpus import SharedCorpus
 from specrun.core.errors import SpecError, SpecrunError
 from specrun.core.mapping import ChunkMap
 from specrun.core.options import RunOptions
+from specrun.core.registry import ADAPTERS
 from specrun.core.types import View
 from specrun.core.workspace import Workspace
 from specrun.data import SplitData, load_split, resolve_data_dir
@@ -28,10 +30,11 @@ from specrun.encoders.cached import CachedEncoder
 from specrun.encoders.derived import DerivedCache
 from specrun.encoders.devices import check_devices
 from specrun.encoders.executors import check_executor
-from specrun.encoders.models import ModelRef, resolve_model
+from specrun.encoders.metadata import files_metadata
+from specrun.encoders.models import ModelRef, declared_similarity, resolve_model
 from specrun.encoders.precision import check_precision, quantised
 from specrun.encoders.ray_map import chunks_on
-from specrun.encoders.vectors import CorpusVectors, Encoding, ViewedEmbeddings
+from specrun.encoders.vectors import CorpusVectors, Embeddings, Encoding, ViewedEmbeddings
 from specrun.evaluation import ProtocolRun, evaluate
 from specrun.outputs import RunFolders, preflight_output_root, write_output_sets
 from specrun.outputs.folders import output_folder
@@ -39,7 +42,15 @@ from specrun.plan import Plan, make_plan
 from specrun.prompt_sets import summary_sets, variants_of
 from specrun.reports import render_card
 from specrun.reports.plots import plot_files
-from specrun.results import ModelProvenance, Results, TextCounts, build_results, package_versions, results_json
+from specrun.results import (
+    ModelMeta,
+    ModelProvenance,
+    Results,
+    TextCounts,
+    build_results,
+    package_versions,
+    results_json,
+)
 from specrun.spec import LoadedSpec, load_spec, subset_specs
 from specrun.subset_means import SubsetRun, subset_means, subsets_json, subsets_markdown
 
@@ -97,8 +108,12 @@ def _run(paths: Sequence[str | LoadedSpec], options: RunOptions, console: Consol
     folders = RunFolders.of(options, variants, [plan.id for plan in plans], model.slug,
                             prompt_set.stem if prompt_set else None)
     check_precision(options.encoder.precision)
-    viewed = embed_all(CachedEncoder(model, options, workspace, console), loaded, variants, options)
+    encoder = CachedEncoder(model, options, workspace, console)
+    similarity = model_similarity(plans, model, encoder.settings.adapter)
+    viewed = embed_all(encoder, loaded, variants, options)
     timings.update(next(iter(viewed.values())).timings)
+    described = {**(files_metadata(model) if ADAPTERS[encoder.settings.adapter].needs_model else {"sources": {}}),
+                 **(encoder.peak_memory or {})}
     versions = package_versions()
     derived = derived_cache(workspace, versions)
     counter = TextCounter()
@@ -107,7 +122,8 @@ def _run(paths: Sequence[str | LoadedSpec], options: RunOptions, console: Consol
     for name in variants:
         for item in loaded:
             output, runs = evaluate_one(item, viewed[name], model, options, folders.by_variant[name][item.plan.id],
-                                        Context(counter, derived, versions, timings, started, mapper))
+                                        Context(counter, derived, versions, timings, started, mapper,
+                                                similarity, described))
             outputs.append(output)
             evaluated.setdefault(item.plan.id, {})[name] = (output.results, runs)
     sets = [output.file_set() for output in outputs]
@@ -120,6 +136,19 @@ def _run(paths: Sequence[str | LoadedSpec], options: RunOptions, console: Consol
     for summary in folders.summaries.values():  # stderr: standard output lists results.json files only
         console.print(f"prompt set: {summary / 'prompt-set.md'}", markup=False, highlight=False, soft_wrap=True)
     return outputs
+
+
+def model_similarity(plans: Sequence[Plan], model: ModelRef, adapter: str) -> str:
+    """What `similarity: model` means for this model (its similarity_fn_name, read from its folder), checked
+    against every protocol that asks for it before anything is encoded; cosine when no protocol asks."""
+    if not any(protocol.similarity == "model" for plan in plans for protocol in plan.protocols):
+        return "cosine"
+    function = declared_similarity(model, ADAPTERS[adapter].needs_model)
+    for plan in plans:
+        for protocol in plan.protocols:
+            with SpecrunError.named(plan.id):
+                protocol.similarity_of(function)
+    return function
 
 
 def preflight(options: RunOptions, workspace: Workspace) -> None:
@@ -187,6 +216,8 @@ class Context:
     timings: dict[str, float]
     started: float
     chunk_map: ChunkMap | None = None  # the run's executor for the kinds' chunks (None: this process)
+    similarity: str = "cosine"  # what a protocol's `similarity: model` means for this run's model
+    model_meta: dict[str, Any] = field(default_factory=dict)  # what the model folder states, and the peak memory
 
 
 def evaluate_one(item: Loaded, embeddings: ViewedEmbeddings, model: ModelRef, options: RunOptions, folder: Path,
@@ -199,20 +230,32 @@ def evaluate_one(item: Loaded, embeddings: ViewedEmbeddings, model: ModelRef, op
     embed_view = quantised(embeddings.embed_view, options.encoder.precision, itertools.chain(
         (embeddings.by_encoding[encoding].embed(texts) for encoding, texts in texts_by_encoding(unique)),
         (chunk for vectors in corpora.values() for chunk in vectors.chunks())))
-    runs = evaluate(item.plan, item.splits, embed_view, context.derived, context.chunk_map)
+    runs = evaluate(item.plan, item.splits, embed_view, context.derived, context.chunk_map, context.similarity)
     plots, plot_names = plot_files(item.plan, runs, context.derived, model.name)
     texts = context.counter.count(item, unique, embeddings.encoded(), corpora)
     views = dict.fromkeys([*(view for view, _ in item.corpora), *(view for view, _ in item.texts)])
     prompts = tuple(embeddings.prompts[view] for view in views)
     provenance = ModelProvenance(**describe(model, embeddings.info), prompts=prompts)
+    meta = model_meta(context.model_meta, [embeddings.by_encoding[encoding] for encoding, _ in unique],
+                      list(corpora.values()))
     timings = {**context.timings, "metrics": time.perf_counter() - clock,
                "total": time.perf_counter() - context.started}
     results, predictions = build_results(item.plan, item.splits, runs, provenance, texts, plot_names,
-                                         context.versions, timings)
+                                         context.versions, timings, meta)
     report = render_card(item.plan.spec, next(iter(item.splits.values())).items, results)
     return RunOutput(results=results, results_path=folder / "results.json", report_path=folder / "report.md",
                      report=report, files={**plots, "predictions.jsonl": predictions},
                      has_card=item.plan.spec.card is not None), runs
+
+
+def model_meta(described: dict[str, Any], embeddings: Sequence[Embeddings],
+               corpora: Sequence[CorpusVectors]) -> ModelMeta:
+    """The model's metadata for one spec: what its folder states and the run's peak memory (`described`), and the
+    width of the vectors this spec scored (cached or not)."""
+    dim = next((e.dim for e in (*embeddings, *corpora) if e.dim), None)
+    sources = {**described.get("sources", {}), **({"embed_dim": "the vectors scored"} if dim else {}),
+               **({"peak_memory_bytes": "this run's load and encode"} if "peak_memory_bytes" in described else {})}
+    return ModelMeta(**{**described, "embed_dim": dim, "sources": sources})
 
 
 def load_specs(paths: Sequence[str | LoadedSpec], subsets: Sequence[str] | None = None) -> list[LoadedSpec]:

@@ -212,6 +212,7 @@ def test_every_card_and_report_renders_without_collapsed_paragraphs(spec_path: P
         expected = len(source_lines(spec)) + len(subset_lines(spec)) + len(metric_lines(spec))
         if results is not None:
             expected += 3 + len(results.provenance.data) + 2  # spec, predictions, data..., seed, packages, run
+            expected += bool(results.provenance.similarity) + bool(results.provenance.model_meta)  # when recorded
         assert len(bullets) == expected
         assert all(line.count("• ") == 1 for line in bullets)
         tables = [lines for kind, lines in blocks if kind == "table"]

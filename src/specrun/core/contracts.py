@@ -69,6 +69,8 @@ class KindInfo:
     caption: str = ""  # the report's caption for its plot
     hub_task: str = "feature-extraction"  # the hub's task type
     hub_task_id: str | None = None  # and subtask
+    similarities: tuple[str, ...] = ("cosine",)  # the functions its `run` compares vectors by (search.similarity:
+    # cosine, dot, euclidean, manhattan); a spec's `similarity:` outside them is refused when the plan is made
 
     @property
     def text_fields(self) -> tuple[str, ...]:
@@ -88,6 +90,8 @@ class RunContext:
     embed: Embed  # texts of one field -> vectors; only what `texts` / `corpora` announced
     support: Support = field(default_factory=lambda: NO_SUPPORT)  # the items of `support_splits(options)`, by split
     chunk_map: ChunkMap | None = None  # None: map in this process (core.mapping)
+    similarity: str = "cosine"  # the function to compare vectors by, resolved (a spec's `model`: the model's own),
+    # always one of the kind's `info.similarities`
 
 
 class ProtocolKind(ABC, Generic[OptionsT]):
@@ -228,6 +232,8 @@ def _problems_of_info(info: KindInfo, field_kinds: Container[str]) -> list[str]:
         problems.append("info.outputs must be a non-empty tuple of names")
     if not isinstance(info.unit, str) or not info.unit:
         problems.append("info.unit must name what the bootstrap resamples")
+    if not info.similarities or not set(info.similarities) <= {"cosine", "dot", "euclidean", "manhattan"}:
+        problems.append("info.similarities must be a non-empty tuple of cosine, dot, euclidean, manhattan")
     if info.plot is not None and (len(info.plot) != 2 or not set(info.plot) <= set(outputs or ())):
         problems.append("info.plot must be two of its outputs, or None")
     bad_roles = {name: role for name, role in dict(info.roles).items()

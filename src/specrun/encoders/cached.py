@@ -33,6 +33,7 @@ from specrun.core.workspace import CacheWriter, Workspace
 from specrun.encoders.adapters import EncoderInfo, declared_prompts, resolve_settings
 from specrun.encoders.corpus_encoding import CorpusLookup, encode_corpus
 from specrun.encoders.executors import EncodeJob, Executor, open_executor
+from specrun.encoders.metadata import PeakMemory
 from specrun.encoders.models import ModelRef
 from specrun.encoders.prompts import applied_prompt, resolve_flags
 from specrun.encoders.store import CacheKey, EmbeddingCache, Found, model_files_hash, place
@@ -53,6 +54,7 @@ class CachedEncoder:
         self.declared = declared_prompts(model, self.settings.adapter)
         self.model_files = model_files_hash(Path(model.path), workspace.memo) if workspace.embeddings else None
         self.scratch_writer = CacheWriter(workspace.warn)  # --no-cache: its own, so a full scratch disk is its own
+        self.peak_memory: dict[str, object] | None = None  # of this run's load and encode; None: nothing encoded
 
     def prompt(self, view: View, settings: EncoderSettings | None = None) -> AppliedPrompt:
         return applied_prompt(view, settings or self.settings, self.declared)
@@ -139,8 +141,13 @@ class CachedEncoder:
         back when asked for, so a long run holds no more than a group of vectors (uncached: the run's vectors).
         A corpus' missing texts go a window at a time, read from its source (`encode_corpus`)."""
         lookups = lookups or {}
+        memory = PeakMemory() if self.options.executor == "local" else None  # Ray: the encode is elsewhere
         executor = self._open_executor(timings)
         info = executor.info
+        if "," in info.device or not ADAPTERS[self.settings.adapter].needs_model:
+            memory = None  # a pool's workers are other processes; an adapter without a model loads nothing
+        if memory is not None:
+            memory.loaded(info.device)
         for cache in caches.values():
             if cache:
                 cache.save_info(info.record())
@@ -174,6 +181,7 @@ class CachedEncoder:
                     encode_corpus(executor, lookup, encoding, cache, groups,
                                   lambda done: progress.advance(task, done))
                     encoded_corpora.add(encoding)
+            self.peak_memory = memory.record() if memory is not None else None
         finally:
             executor.close()
         timings["encode"] = time.perf_counter() - clock

@@ -209,3 +209,27 @@ def check_special_tokens(model: ModelRef, tokenizer: Any, max_length: int | None
     if max_length <= special:
         raise ModelError(f"--max-length {max_length}: {model.name}'s tokenizer adds {special} special tokens to "
                          f"every text; pass at least {special + 1}")
+
+
+MODEL_SIMILARITIES = ("cosine", "dot", "euclidean", "manhattan")  # what SentenceTransformer.similarity_fn_name takes
+
+
+def declared_similarity(model: ModelRef, reads_model: bool = True) -> str:
+    """The model's own similarity: `similarity_fn_name` in its config_sentence_transformers.json, cosine where it
+    states none (sentence-transformers' own default), and cosine for an adapter that reads no model. Read as plain
+    JSON, without torch, so a fully cached run resolves it too; a value sentence-transformers would refuse is one
+    line."""
+    config = Path(model.path) / "config_sentence_transformers.json"
+    if not reads_model or not config.is_file():
+        return "cosine"
+    try:
+        data = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ModelError(f"{config.name} in {model.name} is not readable JSON: {first_line(exc)}") from None
+    value = data.get("similarity_fn_name") if isinstance(data, dict) else None
+    if value is None:
+        return "cosine"
+    if value not in MODEL_SIMILARITIES:
+        raise ModelError(f"{config.name} in {model.name}: similarity_fn_name {value!r} is not one of "
+                         f"{', '.join(MODEL_SIMILARITIES)}")
+    return str(value)

@@ -14,7 +14,16 @@ from rich.console import Console
 from specrun.core.errors import CompareError
 from specrun.core.files import write_atomic
 from specrun.core.settings import PROMPT_FLAGS
-from specrun.leaderboard.model import Board, BoardRow, Leaderboard, ModelEntry, Overall, OverallRow, SpecBoard
+from specrun.leaderboard.model import (
+    META_COLUMNS,
+    Board,
+    BoardRow,
+    Leaderboard,
+    ModelEntry,
+    Overall,
+    OverallRow,
+    SpecBoard,
+)
 from specrun.leaderboard.ranking import (
     OverallRanking,
     PairedStatistic,
@@ -261,8 +270,15 @@ def compute(runs: Sequence[Verified], *, title: str = "specrun leaderboard", res
     confidence = max(b.confidence for b in spec_boards)
     overall = rank_overall(observed, scores, directions, confidence=confidence, resample_specs=resample_specs,
                            seeds=[board.seed for board in spec_boards])
+    metas: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for run in runs:  # an entry's metadata: its first run that records it (the weights are the entry's identity)
+        meta = run.results.provenance.model_meta
+        if meta is not None:
+            metas.setdefault(entry_identity(run.results, prompt_variants),
+                             {name: getattr(meta, name) for name in META_COLUMNS})
     models = [ModelEntry(label=label, name=ident[0], prompt_variants=labels.variants_of[ident]
-                         if prompt_variants != "each" else [], **dict(zip(IDENTITY_FIELDS, ident[1:], strict=True)))
+                         if prompt_variants != "each" else [], **dict(zip(IDENTITY_FIELDS, ident[1:], strict=True)),
+                         **metas.get(ident, {}))
               for ident, label in zip(labels.idents, labels.names, strict=True)]
     return Leaderboard(title=title, models=models, specs=spec_boards, overall=Overall(
         specs=[b.spec_id for b in spec_boards], resamples=min(len(s) for s in scores), confidence=confidence,

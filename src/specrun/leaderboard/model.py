@@ -13,6 +13,8 @@ from specrun.results import (
 )
 
 LEADERBOARD_FORMAT = "specrun.leaderboard/1"
+META_COLUMNS = ("n_parameters", "embed_dim", "max_tokens", "weights_bytes")  # the model metadata a board shows:
+# what the model is, never the run's peak memory (it varies between runs of one configuration)
 
 
 # One model configuration: a name plus what makes its vectors differ (adapter, prompt, ...): the identity fields
@@ -21,7 +23,10 @@ ModelEntry = create_model("ModelEntry", __base__=Strict, label=(str, ...), name=
     name: (ModelProvenance.model_fields[name].annotation, ...) for name in IDENTITY_FIELDS},
     prompt_variants=(list[str], Field(default_factory=list, description=(
         "With --prompt-variants worst|mean: the prompt variants this row stands for (their prompt fields above "
-        "are left at their defaults)."))))
+        "are left at their defaults)."))),
+    **{name: (int | None, Field(None, description=f"The model's {name} (results' model_meta; none recorded: "
+                                                    "absent)."))
+       for name in META_COLUMNS})
 
 
 class BoardRow(Strict):

@@ -9,7 +9,7 @@ import jinja2
 
 from specrun.core.errors import printable
 from specrun.core.markdown import md_text
-from specrun.leaderboard.model import BoardRow, Leaderboard
+from specrun.leaderboard.model import META_COLUMNS, BoardRow, Leaderboard
 from specrun.results import (
     IDENTITY_FIELDS,
     confidence_percent,
@@ -51,20 +51,40 @@ def _separable(row: BoardRow, best: str) -> str:
     return "best" if row.model == best else "yes" if row.separable_from_best else "no"
 
 
+def meta_cells(board: Leaderboard) -> dict[str, list[str]]:
+    """Per model label, its metadata columns as shown (— where its results record none)."""
+    def shown(name: str, value: int | None) -> str:
+        if value is None:
+            return "—"
+        if name == "n_parameters":
+            return f"{value / 1e6:.1f}M" if value >= 10**6 else f"{value:,}"
+        if name == "weights_bytes":
+            return f"{value / 1e6:.1f} MB"
+        return str(value)
+
+    return {m.label: [shown(name, getattr(m, name)) for name in META_COLUMNS] for m in board.models}
+
+
+META_HEADERS = ("parameters", "dimension", "max tokens", "weights")  # META_COLUMNS as the tables head them
+
+
 def render_markdown(board: Leaderboard) -> str:
-    """CommonMark with GFM tables: the overall table, then every spec's boards."""
+    """CommonMark with GFM tables: the overall table (with each model's metadata), then every spec's boards."""
     o = board.overall
+    metas = meta_cells(board)
     percent = confidence_percent(o.confidence)
     lines = [f"# {_md(board.title)}", "", HOW_TO_READ.format(percent=percent, resamples=o.resamples), "",
              f"## Across benchmarks ({len(o.specs)}: {', '.join(_md(s) for s in o.specs)})", "",
              f"Rank intervals: {percent}, {o.resamples} joint resamples"
              + (", benchmarks resampled too" if o.resample_specs else "") + ".", "",
-             "| Borda rank (interval) | model | Borda points | benchmarks | mean score | mean rank (interval) |",
-             "| --- | --- | --- | --- | --- | --- |"]
+             "| Borda rank (interval) | model | Borda points | benchmarks | mean score | mean rank (interval) | "
+             + " | ".join(META_HEADERS) + " |",
+             "| --- | --- | --- | --- | --- | --- |" + " ---: |" * len(META_HEADERS)]
     for r in o.rows:
         mean = "—" if r.mean is None else f"{r.mean:.4f}"
         lines.append(f"| {_ranks(r.borda_rank, r.borda_rank_low, r.borda_rank_high)} | {_md(r.model)} | "
-                     f"{r.borda:g} | {r.specs} | {mean} | {_ranks(r.mean_rank, r.mean_rank_low, r.mean_rank_high)} |")
+                     f"{r.borda:g} | {r.specs} | {mean} | {_ranks(r.mean_rank, r.mean_rank_low, r.mean_rank_high)} | "
+                     + " | ".join(metas.get(r.model, ["—"] * len(META_HEADERS))) + " |")
     for spec in board.specs:
         sp = confidence_percent(spec.confidence)
         lines += ["", f"## {_md(spec.title)} (`{spec.spec_id}`)", "",
@@ -127,4 +147,6 @@ def render_html(board: Leaderboard) -> str:
                for m in board.models}
     return _ENV.get_template("leaderboard.html.j2").render(
         board=board, specs=specs, percent=percent, fmt=fmt, separable=_separable, configs=configs, short=_short,
+        metas=meta_cells(board), meta_headers=META_HEADERS,
+        meta_values={m.label: [getattr(m, name) for name in META_COLUMNS] for m in board.models},
         how_to_read=HOW_TO_READ.format(percent=percent, resamples=board.overall.resamples))

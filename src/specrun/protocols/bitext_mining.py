@@ -11,13 +11,21 @@ from specrun.core.contracts import KindExample, KindInfo, NoOptions, ProtocolKin
 from specrun.core.registry import PROTOCOLS
 from specrun.core.types import Item, Outputs
 from specrun.search.cosine import COSINE_DECIMALS, check_norms
+from specrun.search.similarity import SIMILARITIES, similarity_matrix
 
 BLOCK = 256  # source sentences scored at once: memory is BLOCK x targets, never sources x targets
 
 
-def nearest_targets(sources: np.ndarray, targets: np.ndarray) -> np.ndarray:
-    """Index of each source row's nearest target row by cosine (float64, rounded as every cosine in specrun);
-    ties go to the first target, as torch.topk(k=1) in MTEB's search."""
+def nearest_targets(sources: np.ndarray, targets: np.ndarray, function: str = "cosine") -> np.ndarray:
+    """Index of each source row's nearest target row by cosine (float64, rounded as every cosine in specrun), or
+    by another similarity (`search.similarity`); ties go to the first target, as torch.topk(k=1) in MTEB's
+    search."""
+    if function != "cosine":
+        found = np.empty(len(sources), dtype=np.int64)
+        for start in range(0, len(sources), BLOCK):
+            found[start:start + BLOCK] = np.argmax(similarity_matrix(sources[start:start + BLOCK], targets,
+                                                                     function), axis=1)
+        return found
     sources = np.asarray(sources, dtype=np.float64)
     targets = np.asarray(targets, dtype=np.float64)
     source_norms, target_norms = np.linalg.norm(sources, axis=1), np.linalg.norm(targets, axis=1)
@@ -45,13 +53,14 @@ class BitextMiningProtocol(ProtocolKind[NoOptions]):
         prompt_task="BitextMining",
         roles={"source": "document", "target": "document"},
         hub_task="translation",
+        similarities=SIMILARITIES,
     )
     Options = NoOptions
 
     def run(self, items: Sequence[Item], ctx: RunContext, options: NoOptions) -> Outputs:
         sources = ctx.embed([item.fields["source"] for item in items], "source")
         targets = ctx.embed([item.fields["target"] for item in items], "target")
-        matched = nearest_targets(sources, targets)
+        matched = nearest_targets(sources, targets, ctx.similarity)
         return Outputs(unit=self.info.unit, ids=[item.id for item in items],
                        arrays={"predicted_class": matched.astype(np.float64),
                                "gold_class": np.arange(len(items), dtype=np.float64)})

@@ -13,7 +13,7 @@ from specrun.core.contracts import KindExample, KindInfo, ProtocolKind, RunConte
 from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
 from specrun.core.types import NO_SUPPORT, FieldText, Item, Outputs, Strict, Support
-from specrun.search.cosine import cosine_rows
+from specrun.search.similarity import SIMILARITIES, similarity_rows
 
 _PLACEHOLDER = re.compile(r"\{(sentence|condition)\}")
 
@@ -41,7 +41,8 @@ def fill(template: str, sentence: str, condition: str) -> str:
 class ConditionalStsProtocol(ProtocolKind[ConditionalOptions]):
     """Conditional STS: rows come in adjacent pairs (same two sentences, two conditions). Each sentence is
     embedded under its condition (a template), optionally minus the condition's own embedding; the
-    prediction is the cosine of the two. The unit is the sentence pair with its two conditions."""
+    prediction is their similarity (the protocol's: cosine by default). The unit is the sentence pair with its
+    two conditions."""
 
     info = KindInfo(
         item_fields={"text1": "text", "text2": "text", "condition": "text", "gold": "number"},
@@ -50,6 +51,7 @@ class ConditionalStsProtocol(ProtocolKind[ConditionalOptions]):
         prompt_task="STS",
         hub_task="sentence-similarity",
         hub_task_id="semantic-similarity-scoring",
+        similarities=SIMILARITIES,
     )
     Options = ConditionalOptions
 
@@ -79,7 +81,7 @@ class ConditionalStsProtocol(ProtocolKind[ConditionalOptions]):
             condition = ctx.embed([fill(options.condition_template, "", item.fields["condition"]) for item in items],
                               "condition")
             left, right = left - condition, right - condition
-        prediction = cosine_rows(left, right)
+        prediction = similarity_rows(left, right, ctx.similarity)
         gold = np.array([item.fields["gold"] for item in items], dtype=np.float64)
         valid = np.ones_like(gold) if options.invalid_gold is None else (gold != options.invalid_gold) * 1.0
         return Outputs(unit=self.info.unit, ids=[item.id for item in items[::2]], arrays={

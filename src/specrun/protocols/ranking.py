@@ -10,7 +10,7 @@ import numpy as np
 
 from specrun.core.errors import DataError, SpecrunError
 from specrun.core.types import CORPUS_CUTOFFS, RANK_CUTOFFS, Embed, Item, trec_output
-from specrun.search.cosine import cosine_rows
+from specrun.search.similarity import similarity_rows
 
 
 def check_candidate_lists(items: Sequence[Item], origin: str) -> None:
@@ -23,12 +23,13 @@ def check_candidate_lists(items: Sequence[Item], origin: str) -> None:
             raise DataError(f"query {item.id}: no relevant candidate; AP is undefined", file=origin)
 
 
-def relevance_by_cosine(item: Item, embed: Embed) -> np.ndarray:
-    """A query's candidate relevance in the order of their cosine to it, highest first; ties keep the data's
+def relevance_by_similarity(item: Item, embed: Embed, function: str = "cosine") -> np.ndarray:
+    """A query's candidate relevance in the order of their similarity to it (`function`: the protocol's; cosine by
+    default), highest first; ties keep the data's
     order (a stable sort); a list whose candidates all score the same is refused (its order would be arbitrary)."""
     candidates = item.fields["candidates"]
     query = embed([item.fields["query"]], "query")
-    scores = cosine_rows(np.repeat(query, len(candidates), axis=0), embed(candidates, "candidates"))
+    scores = similarity_rows(np.repeat(query, len(candidates), axis=0), embed(candidates, "candidates"), function)
     if np.ptp(scores) == 0:
         raise SpecrunError(f"query {item.id}: every candidate has the same score; the ranking is arbitrary")
     return np.asarray(item.fields["relevance"], dtype=np.float64)[np.argsort(-scores, kind="stable")]

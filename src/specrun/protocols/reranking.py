@@ -17,7 +17,8 @@ from specrun.core.types import (
     Outputs,
     trec_output,
 )
-from specrun.protocols.ranking import check_candidate_lists, relevance_by_cosine, trec_measures
+from specrun.protocols.ranking import check_candidate_lists, relevance_by_similarity, trec_measures
+from specrun.search.similarity import SIMILARITIES
 
 
 class RerankingProtocol(ProtocolKind[NoOptions]):
@@ -32,6 +33,7 @@ class RerankingProtocol(ProtocolKind[NoOptions]):
         prompt_task="Reranking",
         roles={"query": "query", "candidates": "document"},
         hub_task="text-ranking",
+        similarities=SIMILARITIES,
     )
     Options = NoOptions
 
@@ -43,7 +45,7 @@ class RerankingProtocol(ProtocolKind[NoOptions]):
         gains = np.zeros((len(items), depth))
         ideal = np.zeros((len(items), depth))
         for row, item in enumerate(items):
-            relevance = relevance_by_cosine(item, ctx.embed)
+            relevance = relevance_by_similarity(item, ctx.embed, ctx.similarity)
             gains[row, :len(relevance)] = relevance
             ideal[row, :len(relevance)] = np.sort(relevance)[::-1]
         n_relevant = (ideal >= 1).sum(axis=1).astype(np.float64)

@@ -9,7 +9,8 @@ import numpy as np
 from specrun.core.contracts import KindExample, KindInfo, NoOptions, ProtocolKind, RunContext
 from specrun.core.registry import PROTOCOLS
 from specrun.core.types import RANK_CUTOFFS, Item, Outputs
-from specrun.protocols.ranking import check_candidate_lists, rank_measures, relevance_by_cosine
+from specrun.protocols.ranking import check_candidate_lists, rank_measures, relevance_by_similarity
+from specrun.search.similarity import SIMILARITIES
 
 
 class RetrievalProtocol(ProtocolKind[NoOptions]):
@@ -25,6 +26,7 @@ class RetrievalProtocol(ProtocolKind[NoOptions]):
         roles={"query": "query", "candidates": "document"},
         hub_task="text-retrieval",
         hub_task_id="document-retrieval",
+        similarities=SIMILARITIES,
     )
     Options = NoOptions
 
@@ -34,7 +36,7 @@ class RetrievalProtocol(ProtocolKind[NoOptions]):
     def run(self, items: Sequence[Item], ctx: RunContext, options: NoOptions) -> Outputs:
         measures: dict[str, list[float]] = {name: [] for name in self.info.outputs}
         for item in items:
-            relevance = relevance_by_cosine(item, ctx.embed)
+            relevance = relevance_by_similarity(item, ctx.embed, ctx.similarity)
             for name, value in rank_measures(relevance, int(np.sum(relevance))).items():
                 measures[name].append(value)
         return Outputs(unit=self.info.unit, ids=[item.id for item in items],

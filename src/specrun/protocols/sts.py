@@ -1,4 +1,5 @@
-"""STS: the cosine of each pair's two embeddings against a gold similarity (zero-shot), or, with a fit split,
+"""STS: the similarity of each pair's two embeddings (cosine, or the protocol's `similarity`: dot, or MTEB's
+euclidean and manhattan variants as negated distances) against a gold similarity (zero-shot), or, with a fit split,
 SentEval's supervised probe: a linear regression on the features |u - v| and u * v of the fit split's pairs
 predicts each evaluated pair's similarity."""
 
@@ -14,6 +15,7 @@ from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
 from specrun.core.types import Embed, Item, Outputs, Strict
 from specrun.search.cosine import cosine_rows
+from specrun.search.similarity import SIMILARITIES, similarity_rows
 
 
 class StsOptions(Strict):
@@ -41,6 +43,7 @@ class StsProtocol(ProtocolKind[StsOptions]):
         caption="predicted similarity against gold",
         hub_task="sentence-similarity",
         hub_task_id="semantic-similarity-scoring",
+        similarities=SIMILARITIES,
     )
     Options = StsOptions
 
@@ -50,7 +53,7 @@ class StsProtocol(ProtocolKind[StsOptions]):
 
     def run(self, items: Sequence[Item], ctx: RunContext, options: StsOptions) -> Outputs:
         left, right = self._embedded(items, ctx.embed)
-        prediction = cosine_rows(left, right)  # also refuses a zero or non-finite vector
+        prediction = similarity_rows(left, right, ctx.similarity)  # cosine also refuses a zero vector
         gold = np.array([item.fields["gold"] for item in items], dtype=np.float64)
         if options.fit_split is not None:
             from sklearn.linear_model import LinearRegression

@@ -13,10 +13,14 @@ from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
 from specrun.core.types import Item, Outputs
 from specrun.search.cosine import COSINE_DECIMALS, check_norms
+from specrun.search.similarity import SIMILARITIES, similarity_matrix
 
 
-def max_cosines(machine: np.ndarray, human: np.ndarray) -> np.ndarray:
-    """Each machine summary's highest cosine to any human summary (float64, rounded as every cosine)."""
+def max_cosines(machine: np.ndarray, human: np.ndarray, function: str = "cosine") -> np.ndarray:
+    """Each machine summary's highest cosine (or other similarity, `search.similarity`) to any human summary
+    (float64, rounded as every cosine)."""
+    if function != "cosine":
+        return similarity_matrix(machine, human, function).max(axis=1)
     machine, human = np.asarray(machine, dtype=np.float64), np.asarray(human, dtype=np.float64)
     machine_norms, human_norms = np.linalg.norm(machine, axis=1), np.linalg.norm(human, axis=1)
     check_norms(machine_norms)
@@ -36,6 +40,7 @@ class SummarizationProtocol(ProtocolKind[NoOptions]):
         unit="texts",
         prompt_task="Summarization",
         hub_task="summarization",
+        similarities=SIMILARITIES,
     )
     Options = NoOptions
 
@@ -51,7 +56,7 @@ class SummarizationProtocol(ProtocolKind[NoOptions]):
         spearman, pearson, valid = np.zeros(len(items)), np.zeros(len(items)), np.zeros(len(items))
         for row, item in enumerate(items):
             predicted = max_cosines(ctx.embed(item.fields["machine_summaries"], "machine_summaries"),
-                                    ctx.embed(item.fields["human_summaries"], "human_summaries"))
+                                    ctx.embed(item.fields["human_summaries"], "human_summaries"), ctx.similarity)
             human = np.asarray(item.fields["human_scores"], dtype=np.float64)
             if len(human) < 2 or np.ptp(human) == 0 or np.ptp(predicted) == 0:
                 continue

@@ -17,7 +17,7 @@ from specrun.core.markdown import md_cell, md_text
 from specrun.core.settings import AppliedPrompt
 from specrun.core.types import Item, Score
 from specrun.plan import interval_method
-from specrun.results import Results, SplitStatistics, Spread, confidence_percent
+from specrun.results import ModelMeta, Results, SplitStatistics, Spread, confidence_percent
 from specrun.spec import GitSource, Spec
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("specrun", "templates"), trim_blocks=True,
@@ -150,6 +150,41 @@ def prompts_text(prompts: Sequence[AppliedPrompt], model_prompts: bool) -> str:
     return "; ".join(parts) + ("" if model_prompts else " (the model's own prompts turned off)") if parts else "none"
 
 
+def size_text(count: int) -> str:
+    """A byte count as people read it (decimal units), the exact count beside it."""
+    for scale, prefix in ((10**9, "G"), (10**6, "M"), (10**3, "k")):
+        if count >= scale:
+            return f"{count / scale:.1f} {prefix}B ({count:,} bytes)"
+    return f"{count:,} bytes"
+
+
+def model_meta_line(meta: ModelMeta) -> str:
+    """The model's metadata as the report's provenance states it: only what was read or measured, each with where
+    it came from (a field nothing states is left out, never guessed)."""
+    where = meta.sources
+    parts = []
+    if meta.n_parameters is not None:
+        parts.append(f"{meta.n_parameters:,} parameters ({where.get('n_parameters', 'recorded')})")
+    if meta.embed_dim is not None:
+        parts.append(f"dimension {meta.embed_dim}")
+    if meta.max_tokens is not None:
+        parts.append(f"max tokens {meta.max_tokens} ({where.get('max_tokens', 'recorded')})")
+    if meta.weights_bytes is not None:
+        parts.append(f"weights {size_text(meta.weights_bytes)}")
+    if meta.peak_memory_bytes is not None:
+        parts.append(f"peak memory {size_text(meta.peak_memory_bytes)}, {meta.peak_memory_measure or 'measured'}")
+    else:
+        parts.append("peak memory not measured (no model load and encode in this run: every vector was cached, "
+                     "or the encode ran elsewhere)")
+    for field, label in (("license", "licence"), ("languages", "languages"), ("base_model", "base model"),
+                         ("training_datasets", "training datasets"), ("similarity_fn_name", "similarity_fn_name")):
+        value = getattr(meta, field)
+        if value:
+            shown = ", ".join(value) if isinstance(value, list) else value
+            parts.append(f"{label} {shown} ({where.get(field, 'recorded')})")
+    return "model metadata: " + "; ".join(parts)
+
+
 def plot_caption(kind: str) -> str:
     """The caption a protocol kind gives its plot (its info's `caption`; "plot" where it gives none or is not
     registered here)."""
@@ -228,6 +263,12 @@ def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
     lines.append(f"seed {u.seed}; {u.method}, {u.resamples} resamples, {confidence_percent(u.confidence)} "
                  f"intervals ({'uncertainty.interval ' + u.interval + ': ' if u.interval == 'auto' else ''}"
                  f"{', '.join(methods)}); resampling unit {units}")
+    if p.model_meta is not None:
+        lines.append(model_meta_line(p.model_meta))
+    if p.similarity:
+        lines.append("similarity " + "; ".join(
+            f"{name} {used.function}" + (" (the model's similarity_fn_name)" if used.requested == "model" else "")
+            for name, used in p.similarity.items()))
     lines.append("packages " + ", ".join(f"{name} {version}" for name, version in p.packages.items()))
     lines.append(f"run {p.created}")
     kinds = {info.protocol: info.protocol_kind for info in results.metrics.values()}

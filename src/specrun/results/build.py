@@ -19,10 +19,12 @@ from specrun.results.model import (
     PREDICTIONS_FILE,
     RECORDED_PACKAGES,
     MetricInfo,
+    ModelMeta,
     ModelProvenance,
     PredictionsRef,
     Provenance,
     Results,
+    SimilarityUsed,
     SplitProvenance,
     TextCounts,
     Uncertainty,
@@ -32,7 +34,7 @@ from specrun.results.statistics import split_statistics
 
 def build_results(plan: Plan, splits: dict[str, SplitData], runs: list[ProtocolRun], model: ModelProvenance,
                   texts: TextCounts, plots: dict[str, str], versions: dict[str, str],
-                  timings: dict[str, float]) -> tuple[Results, str]:
+                  timings: dict[str, float], model_meta: ModelMeta | None = None) -> tuple[Results, str]:
     """results.json's model and the predictions file it pins (one row per evaluated unit)."""
     spec = plan.spec  # its id, title and licence; everything read is in the plan
     rows: list[dict[str, object]] = []
@@ -57,9 +59,12 @@ def build_results(plan: Plan, splits: dict[str, SplitData], runs: list[ProtocolR
         spec_path=plan.loaded.display, spec_sha256=plan.loaded.sha256, subset=plan.loaded.subset,
         specrun_version=__version__,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"), data=data, model=model,
+        model_meta=model_meta,
         uncertainty=Uncertainty(method=u.method, interval=u.interval, resamples=u.resamples,
                                 confidence=u.confidence, seed=plan.seed,
                                 unit={p.name: p.entry.info.unit for p in plan.protocols}),
+        similarity={p.name: SimilarityUsed(requested=p.similarity, function=next(
+            (run.similarity for run in runs if run.protocol == p.name), p.similarity)) for p in plan.protocols},
         packages=versions, timings_s={k: round(v, 3) for k, v in timings.items()})
     metrics = {m.id: MetricInfo(metric=m.metric, protocol=p.name, protocol_kind=p.kind, label=m.label,
                                 direction=m.direction)

@@ -67,6 +67,27 @@ class ModelProvenance(EncoderSettings):
         "from (a flag, the instruction template, the model's config, the model's default prompt, none)."))
 
 
+class ModelMeta(Strict):
+    """The model as MTEB's ModelMeta describes one, each field only where something states or measures it
+    (`sources` names where): parameters counted from the safetensors headers, the weight files' bytes, the
+    model's own token limit, the vectors' dimension, the encode's peak memory (absent when every vector came
+    from the cache), and the licence, languages, base model and training datasets of the model card's front
+    matter. Peak memory varies between runs: nothing compares, keys or labels runs by it."""
+
+    n_parameters: int | None = Field(None, description="Floating-point tensor elements of the safetensors files.")
+    embed_dim: int | None = Field(None, description="Width of the vectors the run scored (after --truncate-dim).")
+    max_tokens: int | None = Field(None, description="The model's own tokens per text (its config's).")
+    weights_bytes: int | None = Field(None, description="Bytes of the weight files of the model folder.")
+    peak_memory_bytes: int | None = Field(None, description="Peak memory of this run's load and encode.")
+    peak_memory_measure: str | None = Field(None, description="What peak_memory_bytes measures.")
+    license: str | None = None
+    languages: list[str] | None = None
+    base_model: list[str] | None = None
+    training_datasets: list[str] | None = None
+    similarity_fn_name: str | None = Field(None, description="As config_sentence_transformers.json states it.")
+    sources: dict[str, str] = Field(default_factory=dict, description="Field -> where it was read or measured.")
+
+
 class SplitProvenance(Strict):
     source: str
     origin: str
@@ -90,6 +111,13 @@ class Uncertainty(Strict):
     unit: dict[str, str] = Field(description="Protocol -> the unit the bootstrap resamples.")
 
 
+class SimilarityUsed(Strict):
+    """How a protocol compared vectors: as its spec asked (`model`: the model's own) and the function applied."""
+
+    requested: Literal["cosine", "dot", "euclidean", "manhattan", "model"]
+    function: Literal["cosine", "dot", "euclidean", "manhattan"]
+
+
 class Provenance(Strict):
     spec_path: str
     spec_sha256: str
@@ -98,7 +126,10 @@ class Provenance(Strict):
     created: str
     data: dict[str, SplitProvenance]
     model: ModelProvenance
+    model_meta: ModelMeta | None = Field(None, description="What the model is (absent in older results).")
     uncertainty: Uncertainty
+    similarity: dict[str, SimilarityUsed] = Field(
+        default_factory=dict, description="Protocol -> how it compared vectors (absent in older results: cosine).")
     packages: dict[str, str]
     timings_s: dict[str, float]
 

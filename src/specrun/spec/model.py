@@ -14,6 +14,7 @@ from pydantic import AfterValidator, BaseModel, Field, ValidationInfo, create_mo
 
 from specrun.core import registry
 from specrun.core.types import IntervalChoice, Strict
+from specrun.spec.compat import move_reader_options
 from specrun.spec.metadata import PATTERN_MEANINGS, Metadata
 
 REVISION_PATTERN = r"^[0-9a-f]{40}$"
@@ -66,42 +67,6 @@ class Layout(Strict):
     options: dict[Name, Any] = Field(default_factory=dict, description=(
         "Options of the format, typed by its reader (`specrun list --formats`): tsv/csv take quoting, names, "
         "optional_names and extra_fields; xls takes names; plugins their own."))
-
-
-# Reader options that specs written before `options:` gave at a source's top level (or its mirror's).
-TOP_LEVEL_READER_OPTIONS = ("quoting", "names", "optional_names", "extra_fields")
-
-
-def move_reader_options(data: Any, moved: list[tuple[str, ...]] | None = None) -> Any:
-    """A spec's reader options given at a source's top level, moved under its `options` (a copy: `data` is not
-    changed), each moved key's path appended to `moved` for the deprecation line. A key given in both places
-    stays where it is and is refused as unknown there."""
-    if not isinstance(data, dict) or not isinstance(data.get("sources"), dict):
-        return data
-    sources = dict(data["sources"])
-    for name, source in sources.items():
-        if not isinstance(source, dict):
-            continue
-        if source.get("type") == "git_file":
-            sources[name] = _moved(source, ("sources", name), moved)
-        elif isinstance(source.get("mirror"), dict):
-            sources[name] = {**source, "mirror": _moved(source["mirror"], ("sources", name, "mirror"), moved)}
-    return {**data, "sources": sources}
-
-
-def _moved(layout: dict[str, Any], path: tuple[str, ...], moved: list[tuple[str, ...]] | None) -> dict[str, Any]:
-    options = layout.get("options", {})
-    if not isinstance(options, dict):
-        return layout
-    out, options = dict(layout), dict(options)
-    for key in TOP_LEVEL_READER_OPTIONS:
-        if key in out and key not in options:
-            options[key] = out.pop(key)
-            if moved is not None:
-                moved.append((*path, key))
-    if options:
-        out["options"] = options
-    return out
 
 
 class Mirror(Layout):
@@ -273,7 +238,10 @@ class ProtocolSpec(Strict):
     kind: Name = Field(description="Registered protocol kind, e.g. sts.")
     label: Text
     capability: Text
-    similarity: Literal["cosine"] = "cosine"
+    similarity: Literal["cosine", "dot", "euclidean", "manhattan", "model"] = Field("cosine", description=(
+        "How the kind compares vectors: cosine, dot, euclidean or manhattan (negated distances: higher is more "
+        "similar), or model: the model's own similarity_fn_name (sentence-transformers' config; cosine when it "
+        "states none), resolved at run time and recorded."))
     description: Text
     options: Any = Field(None, description="Options of this protocol kind.")
     roles: dict[Name, Literal["query", "document", "symmetric"]] = Field(default_factory=dict, description=(
