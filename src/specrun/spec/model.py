@@ -283,6 +283,28 @@ class ProtocolSpec(Strict):
         "through --instruction-template, never to documents."))
 
 
+MTEB_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"  # an MTEB task name is a file name in its results repository
+MTEB_SCORE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.@-]*$"
+PATTERN_MEANING[MTEB_NAME_PATTERN] = "a name of letters, digits, '_', '.', '-' (as MTEB spells it)"
+PATTERN_MEANING[MTEB_SCORE_PATTERN] = "an MTEB score key of letters, digits, '_', '.', '@', '-'"
+MtebName = Annotated[str, Field(pattern=MTEB_NAME_PATTERN, max_length=MAX_NAME)]
+
+
+class MtebRef(Strict):
+    """Where this metric's number sits in MTEB's result files (`<org>__<model>/<revision>/<task>.json`, then
+    `scores.<split>`, the entry of `hf_subset` `subset`, key `score`): read for published rows, written by
+    `export --format mteb`."""
+
+    task: MtebName = Field(description="MTEB's task name, e.g. STSBenchmark, SICK-R, Banking77Classification.")
+    split: MtebName = Field(description="MTEB's split of the task, e.g. test.")
+    subset: MtebName = Field("default", description="MTEB's hf_subset, e.g. default, jpn-eng.")
+    score: Annotated[str, Field(pattern=MTEB_SCORE_PATTERN, max_length=MAX_NAME)] = Field(
+        description="The key of the score in that entry, e.g. cosine_spearman, accuracy, f1.")
+    main: bool = Field(False, description="This score is the task's `main_score` in MTEB (written so on export).")
+    spec_split: Name | None = Field(None, description=(
+        "The spec's evaluated split that is MTEB's `split`; needed only when the spec evaluates several."))
+
+
 class MetricSpec(Strict):
     metric: Name = Field(description="Registered metric, e.g. pearson, spearman.")
     protocol: Name
@@ -291,6 +313,8 @@ class MetricSpec(Strict):
     range: tuple[float, float]
     interval: IntervalChoice | None = Field(
         None, description="This metric's interval method, over uncertainty.interval (default: that).")
+    mteb: MtebRef | None = Field(None, description=(
+        "The metric's counterpart in MTEB's result files: {task, split, subset, score}."))
 
     @field_validator("range")
     @classmethod
@@ -352,6 +376,14 @@ class Spec(Strict):
     @property
     def evaluated_splits(self) -> list[str]:
         return [name for name, split in self.splits.items() if split.evaluate]
+
+    def mteb_split(self, metric_id: str) -> str | None:
+        """The evaluated split whose score of `metric_id` is its MTEB counterpart's (None: no `mteb` key)."""
+        ref = self.metrics[metric_id].mteb
+        if ref is None:
+            return None
+        evaluated = self.evaluated_splits
+        return ref.spec_split or (evaluated[0] if len(evaluated) == 1 else None)
 
 
 def _protocol_models() -> list[type[ProtocolSpec]]:
