@@ -35,7 +35,10 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     options = run_options(args)
     suites = [path for path in args.specs if is_suite_file(path)]
     if suites:
-        return _run_suite(args.specs, suites, options, console)
+        return _run_suite(args.specs, suites, options, console, args.published)
+    if args.published:
+        raise UsageError("--published is for a suite run (a spec's run: `specrun check-published RESULTS "
+                         "--published DIR`)")
     outputs = run(args.specs, options, console)
     try:  # the results are on disk from here on: an interrupt must not say otherwise
         table = Table(title="specrun results")
@@ -62,26 +65,40 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _run_suite(paths: list[str], suites: list[str], options: RunOptions, console: Console) -> int:
-    """`specrun suites/NAME.yaml`: the members' table, then the aggregates; suite.json's path on stdout."""
+def _run_suite(paths: list[str], suites: list[str], options: RunOptions, console: Console,
+               published_dir: str | None = None) -> int:
+    """`specrun suites/NAME.yaml`: the members' table, then the aggregates; suite.json's path on stdout. With
+    --published, a published column (no interval: "published", never in the aggregates' intervals)."""
     from specrun.suites import run_suite
     from specrun.suites.aggregate import AGGREGATE_LABELS
+    from specrun.suites.published import published_mean
 
     if len(paths) != 1:
         raise UsageError(f"{suites[0]} is a suite: run it on its own (one suite, no specs beside it)")
-    output = run_suite(suites[0], options, console)
+    published = None
+    if published_dir is not None:  # checked before anything runs
+        from specrun.published import PublishedDir
+
+        published = PublishedDir(Path(published_dir))
+    output = run_suite(suites[0], options, console, published)
     results = output.results
+    beside = {p.index: p for p in output.published or []}
     table = Table(title=f"suite {results.suite_id}")
-    for column in ("member", "task type", "metric", "value", "CI", "n"):
-        table.add_column(column, justify="right" if column in ("value", "n") else "left")
+    columns = ("member", "task type", "metric", "value", "CI", "n", *(("published",) if published else ()))
+    for column in columns:
+        table.add_column(column, justify="right" if column in ("value", "n", "published") else "left")
     for m in results.members:
         shown = ("missing", "", "") if m.value is None else (f"{m.value:.4f}", f"[{m.ci_low:.4f}, {m.ci_high:.4f}]",
                                                               str(m.n))
-        table.add_row(f"{m.spec_id} {m.split}", m.task_type, m.metric, *shown)
+        found = beside[m.index].found if m.index in beside else None
+        extra = (("—" if found is None or found.value is None else f"{found.value.value:.4f}"),) if published else ()
+        table.add_row(f"{m.spec_id} {m.split}", m.task_type, m.metric, *shown, *extra)
     for a in results.aggregates:
         partial = f" (partial, {a.members} of {len(results.members)})" if a.partial else ""
+        mean = published_mean(list(beside.values())) if published and a.name == "mean_task" else None
+        extra = (("—" if mean is None else f"{mean:.4f}"),) if published else ()
         table.add_row(AGGREGATE_LABELS[a.name] + partial, "", "", f"{a.value:.4f}",
-                      f"[{a.ci_low:.4f}, {a.ci_high:.4f}]", "")
+                      f"[{a.ci_low:.4f}, {a.ci_high:.4f}]", "", *extra)
     console.print(table)
     print(output.path)
     return 0
@@ -267,8 +284,17 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     from specrun.core.files import write_atomic
 
     output = _output_file(args.output)
+    published = None
+    if args.published:
+        from specrun.published import PublishedDir
+
+        published = PublishedDir(Path(args.published))
     a, b, differences = compare(Path(args.a), Path(args.b))
     text = markdown(a, b, differences)
+    if published is not None:
+        from specrun.compare import published_markdown
+
+        text += published_markdown(a, b, Path(args.a), Path(args.b), published)
     if output:
         write_atomic(output, text)
     sys.stdout.write(text)
@@ -374,7 +400,8 @@ def cmd_leaderboard(args: argparse.Namespace, console: Console) -> int:
 
     for path in build_leaderboard([Path(p) for p in args.results], Path(args.output), title=args.title,
                                   console=console, resample_specs=args.resample_specs,
-                                  prompt_variants=args.prompt_variants):
+                                  prompt_variants=args.prompt_variants,
+                                  published=Path(args.published) if args.published else None):
         print(path)
     return 0
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from specrun.core.markdown import md_text
 from specrun.published.lookup import Found, PublishedDir
+from specrun.results import run_identity, run_labels
 from specrun.results.verify import verified_with_spec
 from specrun.spec.model import MtebRef
 
@@ -23,6 +25,7 @@ class CheckRow:
     ref: MtebRef
     ours: float
     found: Found
+    label: str = ""  # the run's model and, where the runs checked differ in them, its settings
 
     @property
     def difference(self) -> float | None:
@@ -32,8 +35,9 @@ class CheckRow:
 def check_published(paths: list[Path], published: PublishedDir, spec: str | None = None) -> list[CheckRow]:
     """Every metric with an `mteb` counterpart, of every run named, looked up for the run's model and revision."""
     rows = []
-    for path in paths:
-        verified, loaded = verified_with_spec(path, spec)
+    checked = [(path, *verified_with_spec(path, spec)) for path in paths]  # every run verified before any lookup
+    labels = run_labels([run_identity(verified.results) for _, verified, _ in checked])
+    for (path, verified, loaded), label in zip(checked, labels, strict=True):
         results, model = verified.results, verified.results.provenance.model
         for metric_id, metric in loaded.spec.metrics.items():
             split = loaded.spec.mteb_split(metric_id)
@@ -41,21 +45,21 @@ def check_published(paths: list[Path], published: PublishedDir, spec: str | None
                 continue
             ours = results.scores[split][metric_id].value
             rows.append(CheckRow(results=path, spec_id=results.spec_id, split=split, metric=metric_id,
-                                 ref=metric.mteb, ours=ours, found=published.find(model.name, model.revision,
-                                                                                  metric.mteb)))
+                                 ref=metric.mteb, ours=ours, label=label,
+                                 found=published.find(model.name, model.revision, metric.mteb)))
     return rows
 
 
 def check_text(rows: list[CheckRow]) -> str:
     """A Markdown table (ours, published, difference) and a line per value that is not published."""
-    lines = ["| spec | split | metric | MTEB task · split · subset · score | ours | published | ours − published |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| run | spec | split | metric | MTEB task · split · subset · score | ours | published | "
+             "ours − published |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         where = f"{r.ref.task} · {r.ref.split} · {r.ref.subset} · {r.ref.score}"
         published = "—" if r.found.value is None else f"{r.found.value.value:.10f}"
         difference = "—" if r.difference is None else f"{r.difference:+.3e}"
-        lines.append(f"| {r.spec_id} | {r.split} | {r.metric} | {where} | {r.ours:.10f} | {published} | "
-                     f"{difference} |")
+        lines.append(f"| {md_text(r.label)} | {r.spec_id} | {r.split} | {r.metric} | {where} | {r.ours:.10f} | "
+                     f"{published} | {difference} |")
     notes = dict.fromkeys(r.found.note for r in rows if r.found.note)
     lines += [""] if notes or any(r.found.value is None for r in rows) else []
     lines += [f"Note: {note}." for note in notes]

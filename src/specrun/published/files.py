@@ -97,19 +97,21 @@ def read_task_file(path: Path) -> TaskFile:
 
 
 def score_of(task_file: TaskFile, path: Path, split: str, subset: str, score: str) -> float | str:
-    """The number at `scores.<split>`, entry `subset`, key `score`; or why there is none (a line, not an error)."""
+    """The number at `scores.<split>`, entry `subset`, key `score`; or why there is none (a line, not an error,
+    naming the file by its model, revision and task: no local path)."""
+    shown = "/".join(path.parts[-3:])
     entries = task_file.scores.get(split)
     if entries is None:
-        return f"{path}: no split {split!r} (it has: {', '.join(task_file.scores) or 'none'})"
+        return f"{shown}: no split {split!r} (it has: {', '.join(task_file.scores) or 'none'})"
     found = [entry for entry in entries if entry.hf_subset == subset]
     if not found:
-        return f"{path}: split {split!r} has no hf_subset {subset!r}"
+        return f"{shown}: split {split!r} has no hf_subset {subset!r}"
     if len(found) > 1:
         raise PublishedError(f"split {split!r} holds hf_subset {subset!r} twice", file=str(path),
                              key=f"scores.{split}")
     value: Any = getattr(found[0], score, None) if score == "main_score" else (found[0].model_extra or {}).get(score)
     if value is None:
-        return f"{path}: split {split!r}, hf_subset {subset!r} has no score {score!r}"
+        return f"{shown}: split {split!r}, hf_subset {subset!r} has no score {score!r}"
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise PublishedError(f"score {score!r} is {value!r}, not a finite number", file=str(path),
                              key=f"scores.{split}.{subset}.{score}")

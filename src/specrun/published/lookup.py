@@ -53,7 +53,7 @@ class PublishedDir:
         `no_revision_available`, else the model's only revision folder (said in the note), else none."""
         folder = self.root / model_folder_name(model)
         if not folder.is_dir():
-            return None, f"no published results for {model} in {self.root}", None
+            return None, f"no published results for {model} (no folder {folder.name})", None
         if revision is not None:
             here = folder / checked_part(revision, "model revision")
             if here.is_dir():
@@ -82,7 +82,7 @@ class PublishedDir:
             return Found(None, reason)
         path = folder / f"{checked_part(ref.task, 'MTEB task')}.json"
         if not path.is_file():
-            return Found(None, f"no {ref.task}.json for {model} in {folder}", note)
+            return Found(None, f"no {ref.task}.json in {folder.relative_to(self.root).as_posix()}/", note)
         return self._value(path, model, folder.name, ref, note)
 
     def _value(self, path: Path, model: str, revision: str, ref: MtebRef, note: str | None) -> Found:

@@ -290,6 +290,9 @@ PATTERN_MEANING[MTEB_SCORE_PATTERN] = "an MTEB score key of letters, digits, '_'
 MtebName = Annotated[str, Field(pattern=MTEB_NAME_PATTERN, max_length=MAX_NAME)]
 
 
+MtebLanguage = Annotated[str, Field(pattern=r"^[a-z]{3}-[A-Z][a-z]{3}$")]
+
+
 class MtebRef(Strict):
     """Where this metric's number sits in MTEB's result files (`<org>__<model>/<revision>/<task>.json`, then
     `scores.<split>`, the entry of `hf_subset` `subset`, key `score`): read for published rows, written by
@@ -301,6 +304,9 @@ class MtebRef(Strict):
     score: Annotated[str, Field(pattern=MTEB_SCORE_PATTERN, max_length=MAX_NAME)] = Field(
         description="The key of the score in that entry, e.g. cosine_spearman, accuracy, f1.")
     main: bool = Field(False, description="This score is the task's `main_score` in MTEB (written so on export).")
+    languages: list[MtebLanguage] = Field(default_factory=list, description=(
+        "The subset's languages as MTEB writes them (ISO 639-3 and script, e.g. eng-Latn), written on export: "
+        "mteb's get_score selects entries by them."))
     spec_split: Name | None = Field(None, description=(
         "The spec's evaluated split that is MTEB's `split`; needed only when the spec evaluates several."))
 

@@ -159,6 +159,7 @@ def _check_mteb(spec: Spec, located: LocatedYaml) -> None:
     evaluated = spec.evaluated_splits
     claimed: dict[tuple[str, str, str, str], str] = {}
     mains: dict[tuple[str, str, str], str] = {}
+    languages: dict[tuple[str, str, str], tuple[str, list[str]]] = {}
     for name, metric in spec.metrics.items():
         ref = metric.mteb
         if ref is None:
@@ -178,6 +179,11 @@ def _check_mteb(spec: Spec, located: LocatedYaml) -> None:
                                 f"{ref.subset} {ref.score}")
         claimed[where] = name
         entry = (ref.task, ref.split, ref.subset)
+        if ref.languages and languages.setdefault(entry, (name, ref.languages))[1] != ref.languages:
+            other, theirs = languages[entry]
+            raise located.error(("metrics", name, "mteb", "languages"),
+                                f"{ref.languages} differ from the {theirs} metric {other!r} gives MTEB {ref.task} "
+                                f"{ref.split} {ref.subset}")
         if ref.main and entry in mains:
             raise located.error(("metrics", name, "mteb", "main"),
                                 f"metric {mains[entry]!r} is already the main score of MTEB {ref.task} {ref.split} "
