@@ -290,7 +290,9 @@ PATTERN_MEANING[MTEB_SCORE_PATTERN] = "an MTEB score key of letters, digits, '_'
 MtebName = Annotated[str, Field(pattern=MTEB_NAME_PATTERN, max_length=MAX_NAME)]
 
 
-MtebLanguage = Annotated[str, Field(pattern=r"^[a-z]{3}-[A-Z][a-z]{3}$")]
+MTEB_LANGUAGE_PATTERN = r"^[a-z]{3}-[A-Z][a-z]{3}$"
+PATTERN_MEANING[MTEB_LANGUAGE_PATTERN] = "an ISO 639-3 code and an ISO 15924 script, e.g. eng-Latn"
+MtebLanguage = Annotated[str, Field(pattern=MTEB_LANGUAGE_PATTERN)]
 
 
 class MtebRef(Strict):
