@@ -12,7 +12,9 @@ import rich.markup
 from rich.console import Console
 from rich.table import Table
 
+from specrun.cli.exchange import cmd_check_published, cmd_export
 from specrun.cli.parser import run_options
+from specrun.cli.paths import output_file, output_folder
 from specrun.core.errors import SpecError, SpecrunError, UsageError
 
 if TYPE_CHECKING:
@@ -137,7 +139,7 @@ def cmd_card(args: argparse.Namespace, console: Console) -> int:
     from specrun.results.verify import check_against_spec, load_verified
     from specrun.spec import load_spec
 
-    output = _output_file(args.output)
+    output = output_file(args.output)
     loaded = load_spec(args.spec)
     plan = make_plan(loaded)
     results = None
@@ -165,31 +167,6 @@ def cmd_card(args: argparse.Namespace, console: Console) -> int:
     else:
         sys.stdout.write(text)
     return 0
-
-
-def _output_file(output: str | None) -> Path | None:
-    """-o FILE must name a file: a folder there is one line, before any work (not a rename error after it)."""
-    if output is None:
-        return None
-    path = Path(output)
-    if path.is_dir():
-        raise UsageError(f"-o {output}: is a folder; expected a file name")
-    if path.exists() and not path.is_file():
-        raise UsageError(f"-o {output}: is not a regular file")
-    return path
-
-
-def _output_folder(output: str | None) -> Path | None:
-    """-o DIR must be a folder or not exist yet; a file there is one line, before anything is written."""
-    if output is None:
-        return None
-    path = Path(output)
-    if path.exists() and not path.is_dir():
-        raise UsageError(f"-o {output}: is not a folder; expected a folder for the files")
-    for parent in path.parents:
-        if parent.exists() and not parent.is_dir():
-            raise UsageError(f"-o {output}: {parent} is not a folder")
-    return path
 
 
 def cmd_fingerprint(args: argparse.Namespace, console: Console) -> int:
@@ -283,7 +260,7 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     from specrun.compare import compare, markdown
     from specrun.core.files import write_atomic
 
-    output = _output_file(args.output)
+    output = output_file(args.output)
     published = None
     if args.published:
         from specrun.published import PublishedDir
@@ -310,7 +287,7 @@ def _publish(files: dict[str, str | bytes], repo: str | None, repo_type: str, pu
     from specrun.publish import HubCheck, check_hub_reachable, upload
 
     check = check or HubCheck()
-    folder = _output_folder(output)
+    folder = output_folder(output)
     if push and check.licence:  # the callers gate a push before building the files; never upload past it
         raise SpecrunError(check.licence)
     if push:
@@ -403,39 +380,6 @@ def cmd_leaderboard(args: argparse.Namespace, console: Console) -> int:
                                   prompt_variants=args.prompt_variants,
                                   published=Path(args.published) if args.published else None):
         print(path)
-    return 0
-
-
-def cmd_check_published(args: argparse.Namespace, console: Console) -> int:
-    """Ours, published, the difference; exit 1 past --tolerance (what a CI job checks)."""
-    from specrun.published import PublishedDir, check_published, check_text
-
-    rows = check_published([Path(p) for p in args.results], PublishedDir(Path(args.published)), args.spec)
-    if not rows:
-        raise SpecrunError("no metric of these runs' specs names an MTEB counterpart (`metrics.NAME.mteb`)",
-                           file=args.results[0])
-    sys.stdout.write(check_text(rows))
-    if args.tolerance is not None:
-        over = [r for r in rows if r.difference is not None and abs(r.difference) > args.tolerance]
-        for r in over:
-            print(f"specrun: {r.spec_id} {r.metric}: |ours − published| = {abs(r.difference or 0):.3e} exceeds "
-                  f"--tolerance {args.tolerance:g}", file=sys.stderr)
-        return 1 if over else 0
-    return 0
-
-
-def cmd_export(args: argparse.Namespace, console: Console) -> int:
-    from specrun.outputs import write_file_tree
-    from specrun.publish.mteb_export import mteb_files
-
-    folder = _output_folder(args.output)
-    assert folder is not None
-    files, notes = mteb_files([Path(p) for p in args.runs], args.spec)
-    write_file_tree(folder, files, f"-o {args.output}")
-    for note in notes:
-        print(f"specrun: note: {note}", file=sys.stderr)
-    for name in files:
-        print(folder / name)
     return 0
 
 

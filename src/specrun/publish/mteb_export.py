@@ -17,7 +17,7 @@ from specrun import __version__
 from specrun.core.errors import PublishError
 from specrun.core.files import sha256_file
 from specrun.published.files import NO_REVISION, checked_part, model_folder_name
-from specrun.results import run_identity, run_labels
+from specrun.results import Results, run_identity, run_labels
 from specrun.results.verify import verified_with_spec
 
 EXPORT_FORMAT = "specrun.mteb-export/1"
@@ -47,13 +47,7 @@ def mteb_files(paths: list[Path], spec: str | None = None) -> tuple[dict[str, st
         results, model = verified.results, verified.results.provenance.model
         folder = (model_folder_name(model.name),
                   checked_part(model.revision, "model revision") if model.revision else NO_REVISION)
-        ident = run_identity(results)
-        earlier = identity_of.setdefault(folder, (ident, path))
-        if earlier[0] != ident:
-            labels = run_labels([earlier[0], ident])
-            raise PublishError(f"{path} ({labels[1]}) and {earlier[1]} ({labels[0]}) are runs of {model.name} with "
-                               "different settings; MTEB's layout holds one configuration per model and revision: "
-                               "export them into different folders", file=str(path))
+        _one_configuration(identity_of, folder, run_identity(results), path, model.name)
         by_task: dict[str, list[dict[str, Any]]] = {}
         for metric_id, metric in loaded.spec.metrics.items():
             split, ref = loaded.spec.mteb_split(metric_id), metric.mteb
@@ -86,25 +80,40 @@ def mteb_files(paths: list[Path], spec: str | None = None) -> tuple[dict[str, st
         if not by_task:
             notes.append(f"{path}: no metric of spec {results.spec_id} names an MTEB counterpart; nothing exported")
             continue
-        u = results.provenance.uncertainty
-        created = datetime.fromisoformat(results.provenance.created).timestamp()
         for task, scores in by_task.items():
-            task_file = tasks[(*folder, task)]
-            task_file.evaluation_time += results.provenance.timings_s.get("total", 0.0)
-            task_file.date = max(task_file.date or created, created)
-            task_file.runs.append({
-                "spec_id": results.spec_id, "spec_sha256": results.provenance.spec_sha256,
-                "results_sha256": sha256_file(path), "specrun_version": results.provenance.specrun_version,
-                "model": {"name": model.name, "revision": model.revision, "weights_sha256": model.weights_sha256},
-                "data": {name: {"path": d.path, "revision": d.revision, "fingerprint": d.fingerprint}
-                         for name, d in results.provenance.data.items() if name in results.scores},
-                "confidence": u.confidence, "resamples": u.resamples, "seed": u.seed, "scores": scores})
+            _add_run(tasks[(*folder, task)], results, path, scores)
     if not tasks:
         raise PublishError("no metric of these runs' specs names an MTEB counterpart (`metrics.NAME.mteb`); "
                            "nothing to export", file=str(paths[0]))
     files = {f"{model}/{revision}/{task}.json": _text(task_file) for (model, revision, task), task_file in
              sorted(tasks.items())}
     return files, notes
+
+
+def _add_run(task_file: _TaskFile, results: Results, path: Path, scores: list[dict[str, Any]]) -> None:
+    """The run's part of the `specrun` block: what made the numbers, and each score's interval."""
+    u, model = results.provenance.uncertainty, results.provenance.model
+    created = datetime.fromisoformat(results.provenance.created).timestamp()
+    task_file.evaluation_time += results.provenance.timings_s.get("total", 0.0)
+    task_file.date = max(task_file.date or created, created)
+    task_file.runs.append({
+        "spec_id": results.spec_id, "spec_sha256": results.provenance.spec_sha256,
+        "results_sha256": sha256_file(path), "specrun_version": results.provenance.specrun_version,
+        "model": {"name": model.name, "revision": model.revision, "weights_sha256": model.weights_sha256},
+        "data": {name: {"path": d.path, "revision": d.revision, "fingerprint": d.fingerprint}
+                 for name, d in results.provenance.data.items() if name in results.scores},
+        "confidence": u.confidence, "resamples": u.resamples, "seed": u.seed, "scores": scores})
+
+
+def _one_configuration(identity_of: dict[tuple[str, str], tuple[Any, Path]], folder: tuple[str, str],
+                       ident: tuple[Any, ...], path: Path, model: str) -> None:
+    """Runs exported into one model and revision folder share their settings: the layout has room for one."""
+    earlier = identity_of.setdefault(folder, (ident, path))
+    if earlier[0] != ident:
+        labels = run_labels([earlier[0], ident])
+        raise PublishError(f"{path} ({labels[1]}) and {earlier[1]} ({labels[0]}) are runs of {model} with "
+                           "different settings; MTEB's layout holds one configuration per model and revision: "
+                           "export them into different folders", file=str(path))
 
 
 def _text(task_file: _TaskFile) -> str:

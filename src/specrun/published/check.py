@@ -36,7 +36,11 @@ def check_published(paths: list[Path], published: PublishedDir, spec: str | None
     """Every metric with an `mteb` counterpart, of every run named, looked up for the run's model and revision."""
     rows = []
     checked = [(path, *verified_with_spec(path, spec)) for path in paths]  # every run verified before any lookup
-    labels = run_labels([run_identity(verified.results) for _, verified, _ in checked])
+    labels = [""] * len(checked)
+    for spec_id in {verified.results.spec_id for _, verified, _ in checked}:  # labelled against their spec's runs
+        here = [i for i, (_, verified, _) in enumerate(checked) if verified.results.spec_id == spec_id]
+        for i, label in zip(here, run_labels([run_identity(checked[i][1].results) for i in here]), strict=True):
+            labels[i] = label
     for (path, verified, loaded), label in zip(checked, labels, strict=True):
         results, model = verified.results, verified.results.provenance.model
         for metric_id, metric in loaded.spec.metrics.items():

@@ -10,7 +10,8 @@ from pydantic import BaseModel, ValidationError
 
 from specrun.core import registry
 from specrun.core.errors import SpecError
-from specrun.spec.model import PATTERN_MEANING, TOP_LEVEL_READER_OPTIONS
+from specrun.spec.compat import TOP_LEVEL_READER_OPTIONS
+from specrun.spec.model import PATTERN_MEANING
 from specrun.yamlsafe import KeyPath, LocatedYaml
 
 # What a key accepts, in the spec's own words, for values of the wrong shape where pydantic's sentence would not
