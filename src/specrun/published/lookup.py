@@ -51,7 +51,10 @@ class PublishedDir:
     def revision_folder(self, model: str, revision: str | None) -> tuple[Path | None, str | None, str | None]:
         """(folder, reason when none, note): the run's revision when it records one; without one, MTEB's
         `no_revision_available`, else the model's only revision folder (said in the note), else none."""
-        folder = self.root / model_folder_name(model)
+        try:
+            folder = self.root / model_folder_name(model)
+        except PublishedError as exc:  # a local model's folder name, say: it cannot be in the repository
+            return None, exc.message, None
         if not folder.is_dir():
             return None, f"no published results for {model} (no folder {folder.name})", None
         if revision is not None:

@@ -265,7 +265,7 @@ class MtebRef(Strict):
     `scores.<split>`, the entry of `hf_subset` `subset`, key `score`): read for published rows, written by
     `export --format mteb`."""
 
-    task: MtebName = Field(description="MTEB's task name, e.g. STSBenchmark, SICK-R, Banking77Classification.")
+    task: MtebName = Field(description="MTEB's task name as its result files spell it (the file name, less .json).")
     split: MtebName = Field(description="MTEB's split of the task, e.g. test.")
     subset: MtebName = Field("default", description="MTEB's hf_subset, e.g. default, jpn-eng.")
     score: Annotated[str, Field(pattern=MTEB_SCORE_PATTERN, max_length=MAX_NAME)] = Field(
