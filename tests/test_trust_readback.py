@@ -51,10 +51,12 @@ def runs(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Runs:
     other.write_text("# version 2: one comment more\n" + text, encoding="utf-8")
     collision = out / "collide" / "biosses.yaml"
     collision.parent.mkdir()
-    test_split = text.split("splits:\n  test:\n")[1].split("  train:\n")[0]
-    metric = text.split("metrics:\n  pearson_zero_shot:\n")[1].split("  spearman_zero_shot:\n")[0]
+    # without the metrics' MTEB counterparts: with two evaluated splits each would have to name its split
+    plain = "".join(line for line in text.splitlines(keepends=True) if not line.startswith("    mteb:"))
+    test_split = plain.split("splits:\n  test:\n")[1].split("  train:\n")[0]
+    metric = plain.split("metrics:\n  pearson_zero_shot:\n")[1].split("  spearman_zero_shot:\n")[0]
     # split test + metric x-pearson and split test-x + metric pearson: both 'test-x-pearson' on the hub
-    collision.write_text(text.replace("splits:\n  test:\n", f"splits:\n  test-x:\n{test_split}  test:\n")
+    collision.write_text(plain.replace("splits:\n  test:\n", f"splits:\n  test-x:\n{test_split}  test:\n")
                          .replace("    test: all\n", "    test: all\n    test-x: all\n")
                          .replace("metrics:\n", f"metrics:\n  x-pearson:\n{metric}  pearson:\n{metric}"),
                          encoding="utf-8")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -15,7 +16,10 @@ from specrun.metrics import METRICS, intervals
 from specrun.metrics.estimate import n_runs, point_value
 from specrun.metrics.resampling import distribution, mean_over_runs
 from specrun.results import Results, confidence_percent, run_identity, run_labels
-from specrun.results.verify import load_verified
+from specrun.results.verify import find_spec, load_verified
+
+if TYPE_CHECKING:
+    from specrun.published import PublishedDir
 
 
 @dataclass(frozen=True)
@@ -145,3 +149,36 @@ def method_note(differences: list[Difference]) -> str:
         return f"{next(iter(by_method))} intervals"
     return "intervals: " + "; ".join(f"{method} ({', '.join(dict.fromkeys(names))})"
                                      for method, names in by_method.items())
+
+
+def published_markdown(a: Results, b: Results, path_a: Path, path_b: Path, published: PublishedDir) -> str:
+    """`compare --published DIR`: A's and B's published MTEB values beside theirs, per metric with an `mteb`
+    counterpart. Shown, never paired: a published number has no units to resample."""
+    loaded = find_spec(a, path_a).spec  # both runs used this spec (checked by sha256 in `compare`)
+    label_a, label_b = (md_text(label) for label in run_labels([run_identity(a), run_identity(b)]))
+    lines = ["", "Published (MTEB result files): shown beside, not in the paired differences (a published value has "
+                 "no interval and no units to resample).", "",
+             "| split | metric | model | ours | published | ours − published |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    missing, notes = [], []
+    for metric_id, metric in loaded.metrics.items():
+        split = loaded.mteb_split(metric_id)
+        if metric.mteb is None or split is None:
+            continue
+        for run, label in ((a, label_a), (b, label_b)):
+            model = run.provenance.model
+            found = published.find(model.name, model.revision, metric.mteb)
+            ours = run.scores[split][metric_id].value
+            if found.note and found.note not in notes:
+                notes.append(found.note)
+            if found.value is None:
+                missing.append(f"{label} {metric_id}: {md_text(found.reason or '')}")
+                lines.append(f"| {split} | {metric_id} | {label} | {ours:.4f} | — | — |")
+                continue
+            lines.append(f"| {split} | {metric_id} | {label} | {ours:.4f} | {found.value.value:.4f} | "
+                         f"{ours - found.value.value:+.3e} |")
+    if len(lines) == 6:
+        return "\nPublished: no metric of spec " + f"{a.spec_id} names an MTEB counterpart (`metrics.NAME.mteb`).\n"
+    lines += [""] + [f"Note: {md_text(note)}." for note in notes] if notes else []
+    lines += [f"Not published: {line}." for line in missing]
+    return "\n".join(lines) + "\n"

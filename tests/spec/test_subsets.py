@@ -29,7 +29,8 @@ def test_each_subset_is_the_spec_with_its_overrides() -> None:
     assert source.options["files"] == {"source": "tatoeba.{split}.deu", "target": "tatoeba.{split}.eng"}
     assert (source.ids.prefix, source.ids.width) == ("deu-eng-", 4)  # a mapping merged by key: width kept
     assert deu.splits["test"].source_split == "deu-eng" and deu.splits["test"].source == "tatoeba"
-    assert deu.metrics == subsets[0].spec.metrics and all(s.sha256 == subsets[0].sha256 for s in subsets)
+    assert list(deu.metrics) == list(subsets[0].spec.metrics) and all(s.sha256 == subsets[0].sha256 for s in subsets)
+    assert deu.metrics["f1"].mteb.subset == "deu-eng" and deu.metrics["f1"].metric == "f1_weighted"
     assert subset_specs(load_spec(SPECS / "biosses.yaml"))[0].subset is None
 
 

@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
+from specrun.cli.exchange import cmd_check_published, cmd_export
 from specrun.cli.listing import cmd_list
 from specrun.cli.new import cmd_new
 from specrun.cli.parser import run_options
+from specrun.cli.paths import output_file, output_folder
 from specrun.core.errors import SpecError, SpecrunError, UsageError
 
 if TYPE_CHECKING:
@@ -36,7 +38,10 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     options = run_options(args)
     suites = [path for path in args.specs if is_suite_file(path)]
     if suites:
-        return _run_suite(args.specs, suites, options, console)
+        return _run_suite(args.specs, suites, options, console, args.published)
+    if args.published:
+        raise UsageError("--published is for a suite run (a spec's run: `specrun check-published RESULTS "
+                         "--published DIR`)")
     outputs = run(args.specs, options, console)
     try:  # the results are on disk from here on: an interrupt must not say otherwise
         table = Table(title="specrun results")
@@ -66,26 +71,40 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _run_suite(paths: list[str], suites: list[str], options: RunOptions, console: Console) -> int:
-    """`specrun suites/NAME.yaml`: the members' table, then the aggregates; suite.json's path on stdout."""
+def _run_suite(paths: list[str], suites: list[str], options: RunOptions, console: Console,
+               published_dir: str | None = None) -> int:
+    """`specrun suites/NAME.yaml`: the members' table, then the aggregates; suite.json's path on stdout. With
+    --published, a published column (no interval: "published", never in the aggregates' intervals)."""
     from specrun.metrics.aggregate import AGGREGATE_LABELS
     from specrun.suites import run_suite
+    from specrun.suites.published import published_mean
 
     if len(paths) != 1:
         raise UsageError(f"{suites[0]} is a suite: run it on its own (one suite, no specs beside it)")
-    output = run_suite(suites[0], options, console)
+    published = None
+    if published_dir is not None:  # checked before anything runs
+        from specrun.published import PublishedDir
+
+        published = PublishedDir(Path(published_dir))
+    output = run_suite(suites[0], options, console, published)
     results = output.results
+    beside = {p.index: p for p in output.published or []}
     table = Table(title=f"suite {results.suite_id}")
-    for column in ("member", "task type", "metric", "value", "CI", "n"):
-        table.add_column(column, justify="right" if column in ("value", "n") else "left")
+    columns = ("member", "task type", "metric", "value", "CI", "n", *(("published",) if published else ()))
+    for column in columns:
+        table.add_column(column, justify="right" if column in ("value", "n", "published") else "left")
     for m in results.members:
         shown = ("missing", "", "") if m.value is None else (f"{m.value:.4f}", f"[{m.ci_low:.4f}, {m.ci_high:.4f}]",
                                                               str(m.n))
-        table.add_row(f"{m.spec_id} {m.split}", m.task_type, m.metric, *shown)
+        found = beside[m.index].found if m.index in beside else None
+        extra = (("—" if found is None or found.value is None else f"{found.value.value:.4f}"),) if published else ()
+        table.add_row(f"{m.spec_id} {m.split}", m.task_type, m.metric, *shown, *extra)
     for a in results.aggregates:
         partial = f" (partial, {a.members} of {len(results.members)})" if a.partial else ""
+        mean = published_mean(list(beside.values())) if published and a.name == "mean_task" else None
+        extra = (("—" if mean is None else f"{mean:.4f}"),) if published else ()
         table.add_row(AGGREGATE_LABELS[a.name] + partial, "", "", f"{a.value:.4f}",
-                      f"[{a.ci_low:.4f}, {a.ci_high:.4f}]", "")
+                      f"[{a.ci_low:.4f}, {a.ci_high:.4f}]", "", *extra)
     console.print(table)
     print(output.path)
     return 0
@@ -124,7 +143,7 @@ def cmd_card(args: argparse.Namespace, console: Console) -> int:
     from specrun.results.verify import check_against_spec, load_verified
     from specrun.spec import load_spec
 
-    output = _output_file(args.output)
+    output = output_file(args.output)
     loaded = load_spec(args.spec)
     plan = make_plan(loaded)
     if loaded.spec.card is None and not args.results:
@@ -159,31 +178,6 @@ def cmd_card(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _output_file(output: str | None) -> Path | None:
-    """-o FILE must name a file: a folder there is one line, before any work (not a rename error after it)."""
-    if output is None:
-        return None
-    path = Path(output)
-    if path.is_dir():
-        raise UsageError(f"-o {output}: is a folder; expected a file name")
-    if path.exists() and not path.is_file():
-        raise UsageError(f"-o {output}: is not a regular file")
-    return path
-
-
-def _output_folder(output: str | None) -> Path | None:
-    """-o DIR must be a folder or not exist yet; a file there is one line, before anything is written."""
-    if output is None:
-        return None
-    path = Path(output)
-    if path.exists() and not path.is_dir():
-        raise UsageError(f"-o {output}: is not a folder; expected a folder for the files")
-    for parent in path.parents:
-        if parent.exists() and not parent.is_dir():
-            raise UsageError(f"-o {output}: {parent} is not a folder")
-    return path
-
-
 def cmd_fingerprint(args: argparse.Namespace, console: Console) -> int:
     from specrun.data import load_split, resolve_data_dir
     from specrun.plan import make_plan
@@ -214,9 +208,18 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     from specrun.compare import compare, markdown
     from specrun.core.files import write_atomic
 
-    output = _output_file(args.output)
+    output = output_file(args.output)
+    published = None
+    if args.published:
+        from specrun.published import PublishedDir
+
+        published = PublishedDir(Path(args.published))
     a, b, differences = compare(Path(args.a), Path(args.b))
     text = markdown(a, b, differences)
+    if published is not None:
+        from specrun.compare import published_markdown
+
+        text += published_markdown(a, b, Path(args.a), Path(args.b), published)
     if output:
         write_atomic(output, text)
     sys.stdout.write(text)
@@ -232,7 +235,7 @@ def _publish(files: dict[str, str | bytes], repo: str | None, repo_type: str, pu
     from specrun.publish import HubCheck, check_hub_reachable, upload
 
     check = check or HubCheck()
-    folder = _output_folder(output)
+    folder = output_folder(output)
     if push and check.licence:  # the callers gate a push before building the files; never upload past it
         raise SpecrunError(check.licence)
     if push:
@@ -323,7 +326,8 @@ def cmd_leaderboard(args: argparse.Namespace, console: Console) -> int:
 
     for path in build_leaderboard([Path(p) for p in args.results], Path(args.output), title=args.title,
                                   console=console, resample_specs=args.resample_specs,
-                                  prompt_variants=args.prompt_variants):
+                                  prompt_variants=args.prompt_variants,
+                                  published=Path(args.published) if args.published else None):
         print(path)
     return 0
 
@@ -331,5 +335,5 @@ def cmd_leaderboard(args: argparse.Namespace, console: Console) -> int:
 # the one command table: the parser's subcommands and the dispatch both read it
 COMMAND_FUNCTIONS = {"run": cmd_run, "validate": cmd_validate, "show": cmd_show, "card": cmd_card,
                      "fingerprint": cmd_fingerprint, "list": cmd_list, "new": cmd_new, "compare": cmd_compare,
-                     "publish": cmd_publish,
-                     "publish-benchmark": cmd_publish_benchmark, "leaderboard": cmd_leaderboard}
+                     "publish": cmd_publish, "publish-benchmark": cmd_publish_benchmark, "leaderboard": cmd_leaderboard,
+                     "check-published": cmd_check_published, "export": cmd_export}

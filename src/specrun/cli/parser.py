@@ -37,8 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"on an error, show Python's traceback instead of one line (for bug reports; also "
                              f"{DEBUG_ENV}=1); may stand anywhere on the command line")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
-    for add in (_run, _validate, _show, _card, _list, _new, _leaderboard, _compare, _publish, _publish_benchmark,
-                _fingerprint):
+    for add in (_run, _validate, _show, _card, _list, _new, _leaderboard, _compare, _check_published, _export,
+                _publish, _publish_benchmark, _fingerprint):
         add(sub)
     return parser
 
@@ -79,6 +79,8 @@ def _run(sub: Any) -> None:
                      help="of a spec with `subsets`, run these only (comma-separated; default: all, and their mean)")
     _add_cache(run)
     run.add_argument("-q", "--quiet", action="store_true", help="no progress or table; print result paths only")
+    _add_published(run, "for a suite: each member's published MTEB value beside ours in its table and suite.md "
+                        "(from its spec metric's `mteb` counterpart), never in the aggregates' intervals")
 
 
 def _names(value: str) -> tuple[str, ...]:
@@ -190,6 +192,8 @@ def _leaderboard(sub: Any) -> None:
                        help="each: every prompt variant of a model is its own row; worst / mean: a model's runs "
                             "that differ in prompts only (a --prompt-set) are one row, scored in every resample by "
                             "its worst variant or the mean of them (default: each)")
+    _add_published(board, "published rows beside ours on every board whose metric has an `mteb` counterpart: every "
+                          "model in DIR with that score, marked published, listed but not ranked (no interval)")
 
 
 def _compare(sub: Any) -> None:
@@ -197,6 +201,32 @@ def _compare(sub: Any) -> None:
     comparison.add_argument("a", metavar="A", help="results.json of model A")
     comparison.add_argument("b", metavar="B", help="results.json of model B")
     comparison.add_argument("-o", "--output", metavar="FILE", help="also write the markdown table to FILE")
+    _add_published(comparison, "a table of A's and B's published MTEB values beside theirs (never in the paired "
+                               "differences)")
+
+
+def _check_published(sub: Any) -> None:
+    check = sub.add_parser("check-published", help="our value, the published MTEB value and the difference, per "
+                                                   "metric with an `mteb` counterpart")
+    check.add_argument("results", nargs="+", metavar="RESULTS", help="results.json of a run (or several)")
+    check.add_argument("--published", metavar="DIR", required=True,
+                       help="a folder in MTEB's results layout: <org>__<model>/<revision>/<TaskName>.json")
+    check.add_argument("--spec", metavar="SPEC", help="the spec the run used, when not at its recorded path or in "
+                                                      "specs/ (found by sha256)")
+    check.add_argument("--tolerance", type=_positive_float, metavar="T",
+                       help="exit 1 when some |ours − published| exceeds T (a missing value is not a failure)")
+
+
+def _export(sub: Any) -> None:
+    export = sub.add_parser("export", help="write runs as result files of another framework (MTEB's results "
+                                           "repository layout)")
+    export.add_argument("runs", nargs="+", metavar="RUN", help="results.json of a run (or several)")
+    export.add_argument("--format", choices=("mteb",), required=True,
+                        help="mteb: <org>__<model>/<revision>/<TaskName>.json, as mteb's TaskResult.from_disk reads "
+                             "them, our interval in an extra `specrun` block")
+    export.add_argument("-o", "--output", metavar="DIR", required=True, help="folder for the files (all or none)")
+    export.add_argument("--spec", metavar="SPEC", help="the spec the runs used, when not at their recorded path or "
+                                                       "in specs/")
 
 
 def _publish(sub: Any) -> None:
@@ -243,6 +273,11 @@ def _fingerprint(sub: Any) -> None:
                              help="write the fingerprints into the spec file, keeping its comments and layout")
     _add_data_dir(fingerprint)
     _add_cache(fingerprint)
+
+
+def _add_published(parser: argparse.ArgumentParser, help_text: str) -> None:
+    parser.add_argument("--published", metavar="DIR", help=f"MTEB result files (<org>__<model>/<revision>/"
+                                                           f"<TaskName>.json): {help_text}")
 
 
 def _add_cache(parser: argparse.ArgumentParser) -> None:

@@ -137,3 +137,7 @@ class RegistryError(SpecrunError):
 
 class FieldError(ValueError):
     """A raw value is not of the field's kind; the message says what was expected (the data stage adds where)."""
+
+
+class PublishedError(SpecrunError):
+    """A published result file (MTEB's results-repository layout) cannot be read or does not hold what it must."""

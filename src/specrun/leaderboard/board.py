@@ -330,16 +330,22 @@ def overall_rows(overall: OverallRanking, names: Sequence[str], observed: Sequen
 
 def build_leaderboard(paths: list[Path], output: Path, *, title: str | None = None,
                       console: Console | None = None, resample_specs: bool = False,
-                      prompt_variants: str = "each") -> list[Path]:
+                      prompt_variants: str = "each", published: Path | None = None) -> list[Path]:
     """`specrun leaderboard`: verify every run, rank, and write leaderboard.md, .json and .html into `output`
-    (each atomically, and only once everything is computed)."""
+    (each atomically, and only once everything is computed); with `published`, MTEB's published rows beside."""
+    from specrun.leaderboard.published import with_published
+    from specrun.published import PublishedDir
+
     if output.exists() and not output.is_dir():
         raise CompareError("the leaderboard output must be a folder", file=str(output))
+    published_dir = PublishedDir(published) if published is not None else None
     runs = [load_verified(path) for path in find_results(paths)]
+    progress = (lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True)) \
+        if console is not None else None
     board = compute(runs, title=title or "specrun leaderboard", resample_specs=resample_specs,
-                    prompt_variants=prompt_variants,
-                    progress=(lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True))
-                    if console is not None else None)
+                    prompt_variants=prompt_variants, progress=progress)
+    if published_dir is not None:
+        board = with_published(board, runs, published_dir, progress or (lambda line: None))
     board = Leaderboard.model_validate_json(board.model_dump_json())  # what is written is what validates
     files = {"leaderboard.md": render_markdown(board), "leaderboard.json": board.model_dump_json(indent=2) + "\n",
              "leaderboard.html": render_html(board)}

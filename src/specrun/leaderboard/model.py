@@ -48,6 +48,18 @@ class BoardRow(Strict):
     separable_from_best: bool
 
 
+class PublishedRow(Strict):
+    """A published number beside the ranked rows (MTEB's result files): no interval, no rank, no paired
+    difference, never the best; it takes no part in the across-spec ranking."""
+
+    model: str
+    revision: str
+    score: float
+    mteb: str  # task · split · subset · score it was read from
+    mteb_version: str | None
+    file: str
+
+
 class Board(Strict):
     """One (split, metric) of a spec: its models ranked, with rank intervals and the pairwise shares."""
 
@@ -61,6 +73,8 @@ class Board(Strict):
     not_separable: list[str]
     rows: list[BoardRow]
     better: list[list[float]]  # better[i][j]: share of resamples where rows[i] beats rows[j]
+    published: list[PublishedRow] = Field(default_factory=list, description=(
+        "With --published: every model's published value of this board's MTEB counterpart, listed, not ranked."))
 
 
 class SpecBoard(Strict):

@@ -9,7 +9,7 @@ import jinja2
 
 from specrun.core.errors import printable
 from specrun.core.markdown import md_text
-from specrun.leaderboard.model import META_COLUMNS, BoardRow, Leaderboard
+from specrun.leaderboard.model import META_COLUMNS, BoardRow, Leaderboard, PublishedRow
 from specrun.results import (
     IDENTITY_FIELDS,
     confidence_percent,
@@ -29,6 +29,18 @@ HOW_TO_READ = (
     "benchmarks; the mean is the plain average of the headline scores, shown only for models run on every "
     "benchmark."
 )
+
+
+PUBLISHED_RULE = (
+    "Rows marked published are MTEB's published values (its result files), listed beside the ranked rows, not "
+    "ranked: a published number has no interval and no per-unit predictions, so it has no rank, no rank interval "
+    "and no paired difference to the best; it is never the best and takes no part in Borda points or the mean.")
+
+
+def published_label(row: PublishedRow) -> str:
+    """The model, its revision (short) and the mteb version that wrote the file: what a reader checks it by."""
+    version = f", mteb {row.mteb_version}" if row.mteb_version else ""
+    return f"{row.model} (published, revision {row.revision[:12]}{version})"
 
 
 def _md(text: str) -> str:
@@ -101,6 +113,10 @@ def render_markdown(board: Leaderboard) -> str:
                 lines.append(f"| {_ranks(r.rank, r.rank_low, r.rank_high)} | {_md(r.model)} | {r.score:.4f} | "
                              f"{_ci(r.ci_low, r.ci_high)} | {r.diff_to_best:+.4f} | "
                              f"[{r.diff_low:+.4f}, {r.diff_high:+.4f}] | {_separable(r, b.best)} |")
+            for pr in b.published:
+                lines.append(f"| published | {_md(published_label(pr))} | {pr.score:.4f} | — | — | — | — |")
+            if b.published:
+                lines += ["", PUBLISHED_RULE]
             if b.headline and 1 < len(b.rows) <= 12:
                 lines += ["", "Share of resamples in which the row's model beats the column's:", "",
                           "| better than → | " + " | ".join(str(j + 1) for j in range(len(b.rows))) + " |",
@@ -140,7 +156,7 @@ def render_html(board: Leaderboard) -> str:
     for spec in board.specs:
         boards = []
         for b in spec.boards:
-            axis = _axis([v for r in b.rows for v in (r.ci_low, r.ci_high, r.score)])
+            axis = _axis([v for r in b.rows for v in (r.ci_low, r.ci_high, r.score)] + [r.score for r in b.published])
             boards.append({"board": b, "x": scale(axis, 1.0), "axis": axis, "models": len(b.rows)})
         specs.append({"spec": spec, "boards": boards, "percent": confidence_percent(spec.confidence)})
     configs = {m.label: ", ".join(describe_setting(field, getattr(m, field)) for field in IDENTITY_FIELDS)
@@ -149,4 +165,5 @@ def render_html(board: Leaderboard) -> str:
         board=board, specs=specs, percent=percent, fmt=fmt, separable=_separable, configs=configs, short=_short,
         metas=meta_cells(board), meta_headers=META_HEADERS,
         meta_values={m.label: [getattr(m, name) for name in META_COLUMNS] for m in board.models},
+        published_label=published_label, published_rule=PUBLISHED_RULE,
         how_to_read=HOW_TO_READ.format(percent=percent, resamples=board.overall.resamples))

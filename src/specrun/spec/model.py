@@ -16,6 +16,7 @@ from specrun.core import registry
 from specrun.core.types import IntervalChoice, Strict
 from specrun.spec.compat import move_reader_options
 from specrun.spec.metadata import PATTERN_MEANINGS, Metadata
+from specrun.spec.mteb_ref import MTEB_PATTERN_MEANINGS, MtebRef
 
 REVISION_PATTERN = r"^[0-9a-f]{40}$"
 FINGERPRINT_PATTERN = r"^sha256:[0-9a-f]{64}$"
@@ -28,6 +29,7 @@ PATTERN_MEANING = {
     NAME_PATTERN: "a lower-case name of letters, digits, '_', '.', '-'",
     HUB_ID_PATTERN: "a hub id 'owner/name'",
     **PATTERN_MEANINGS,
+    **MTEB_PATTERN_MEANINGS,
 }
 
 Revision = Annotated[str, Field(pattern=REVISION_PATTERN, description="Full 40-hex commit hash.")]
@@ -261,6 +263,8 @@ class MetricSpec(Strict):
     range: tuple[float, float]
     interval: IntervalChoice | None = Field(
         None, description="This metric's interval method, over uncertainty.interval (default: that).")
+    mteb: MtebRef | None = Field(None, description=(
+        "The metric's counterpart in MTEB's result files: {task, split, subset, score}."))
 
     @field_validator("range")
     @classmethod
@@ -326,6 +330,14 @@ class Spec(Strict):
     @property
     def evaluated_splits(self) -> list[str]:
         return [name for name, split in self.splits.items() if split.evaluate]
+
+    def mteb_split(self, metric_id: str) -> str | None:
+        """The evaluated split whose score of `metric_id` is its MTEB counterpart's (None: no `mteb` key)."""
+        ref = self.metrics[metric_id].mteb
+        if ref is None:
+            return None
+        evaluated = self.evaluated_splits
+        return ref.spec_split or (evaluated[0] if len(evaluated) == 1 else None)
 
 
 def _protocol_models() -> list[type[ProtocolSpec]]:

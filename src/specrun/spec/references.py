@@ -147,9 +147,49 @@ def _check_metrics(spec: Spec, located: LocatedYaml) -> None:
                                 f"metric {metric.metric!r} needs {', '.join(missing)}, "
                                 f"which protocol kind {kind!r} does not produce")
         used_protocols.add(metric.protocol)
+    _check_mteb(spec, located)
     for name in spec.protocols:
         if name not in used_protocols:
             raise located.error(("protocols", name), "no metric uses this protocol")
+
+
+def _check_mteb(spec: Spec, located: LocatedYaml) -> None:
+    """An `mteb` counterpart names one evaluated split, and no two metrics claim one MTEB score (an export would
+    write both into one place)."""
+    evaluated = spec.evaluated_splits
+    claimed: dict[tuple[str, str, str, str], str] = {}
+    mains: dict[tuple[str, str, str], str] = {}
+    languages: dict[tuple[str, str, str], tuple[str, list[str]]] = {}
+    for name, metric in spec.metrics.items():
+        ref = metric.mteb
+        if ref is None:
+            continue
+        if ref.spec_split is not None and ref.spec_split not in evaluated:
+            raise located.error(("metrics", name, "mteb", "spec_split"),
+                                f"{ref.spec_split!r} is not an evaluated split; expected one of: "
+                                f"{', '.join(evaluated)}")
+        if ref.spec_split is None and len(evaluated) != 1:
+            raise located.error(("metrics", name, "mteb"),
+                                f"the spec evaluates {len(evaluated)} splits ({', '.join(evaluated)}); name the "
+                                "one MTEB's split stands for: `spec_split: NAME`")
+        where = (ref.task, ref.split, ref.subset, ref.score)
+        if where in claimed:
+            raise located.error(("metrics", name, "mteb"),
+                                f"metric {claimed[where]!r} already maps to MTEB {ref.task} {ref.split} "
+                                f"{ref.subset} {ref.score}")
+        claimed[where] = name
+        entry = (ref.task, ref.split, ref.subset)
+        if ref.languages and languages.setdefault(entry, (name, ref.languages))[1] != ref.languages:
+            other, theirs = languages[entry]
+            raise located.error(("metrics", name, "mteb", "languages"),
+                                f"{ref.languages} differ from the {theirs} metric {other!r} gives MTEB {ref.task} "
+                                f"{ref.split} {ref.subset}")
+        if ref.main and entry in mains:
+            raise located.error(("metrics", name, "mteb", "main"),
+                                f"metric {mains[entry]!r} is already the main score of MTEB {ref.task} {ref.split} "
+                                f"{ref.subset}")
+        if ref.main:
+            mains[entry] = name
 
 
 def _check_card(spec: Spec, located: LocatedYaml) -> None:

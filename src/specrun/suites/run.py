@@ -23,9 +23,11 @@ from specrun.metrics.aggregate import MemberDraws, aggregate_interval, aggregate
 from specrun.outputs import write_output_sets
 from specrun.outputs.folders import output_folder
 from specrun.plan import make_plan
+from specrun.published import PublishedDir
 from specrun.results.verify import Verified, verified_with_spec
 from specrun.runner import run
 from specrun.suites.model import LoadedSuite, ResolvedMember, load_suite
+from specrun.suites.published import MemberPublished, members_published, published_markdown
 from specrun.suites.results import (
     AggregateScore,
     MemberScore,
@@ -41,6 +43,7 @@ from specrun.suites.results import (
 class SuiteOutput:
     results: SuiteResults
     path: Path  # suite.json
+    published: list[MemberPublished] | None = None  # with --published: each member's published value
 
 
 def request_sha256(member: ResolvedMember, model: ModelRef, options: RunOptions) -> str:
@@ -52,7 +55,8 @@ def request_sha256(member: ResolvedMember, model: ModelRef, options: RunOptions)
     return hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()
 
 
-def run_suite(path: str, options: RunOptions, console: Console) -> SuiteOutput:
+def run_suite(path: str, options: RunOptions, console: Console,
+              published: PublishedDir | None = None) -> SuiteOutput:
     if options.prompt_set is not None:
         raise SuiteError("--prompt-set is not supported for a suite; run the prompt set on each spec", file=path)
     if options.name is not None:
@@ -90,8 +94,10 @@ def run_suite(path: str, options: RunOptions, console: Console) -> SuiteOutput:
         members.append(score)
         draws.append(drawn)
     results = _suite_results(loaded, members, draws, model, folder.name)
-    write_output_sets([(folder, {"suite.json": suite_json(results), "suite.md": suite_markdown(results)})])
-    return SuiteOutput(results=results, path=folder / "suite.json")
+    beside = members_published(loaded, published, model.name, model.revision) if published is not None else None
+    report = suite_markdown(results) + (published_markdown(results, beside) if beside is not None else "")
+    write_output_sets([(folder, {"suite.json": suite_json(results), "suite.md": report})])
+    return SuiteOutput(results=results, path=folder / "suite.json", published=beside)
 
 
 def _first_of_spec(loaded: LoadedSuite, member: ResolvedMember) -> bool:

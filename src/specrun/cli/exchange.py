@@ -1,0 +1,49 @@
+"""The commands of the exchange with MTEB: `check-published` (ours beside MTEB's published values) and
+`export --format mteb` (our runs as MTEB result files)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from specrun.cli.paths import output_folder
+from specrun.core.errors import SpecrunError
+
+
+def cmd_check_published(args: argparse.Namespace, console: Console) -> int:
+    """Ours, published, the difference; exit 1 past --tolerance (what a CI job checks)."""
+    from specrun.published import PublishedDir, check_published, check_text
+
+    rows = check_published([Path(p) for p in args.results], PublishedDir(Path(args.published)), args.spec)
+    if not rows:
+        raise SpecrunError("no metric of these runs' specs names an MTEB counterpart (`metrics.NAME.mteb`)",
+                           file=args.results[0])
+    sys.stdout.write(check_text(rows))
+    if args.tolerance is not None:
+        over = [r for r in rows if r.difference is not None and abs(r.difference) > args.tolerance]
+        for r in over:
+            print(f"specrun: {r.spec_id} {r.metric}: |ours − published| = {abs(r.difference or 0):.3e} exceeds "
+                  f"--tolerance {args.tolerance:g}", file=sys.stderr)
+        return 1 if over else 0
+    return 0
+
+
+def cmd_export(args: argparse.Namespace, console: Console) -> int:
+    from specrun.outputs import write_file_tree
+    from specrun.publish.mteb_export import mteb_files
+
+    folder = output_folder(args.output)
+    assert folder is not None
+    files, notes = mteb_files([Path(p) for p in args.runs], args.spec)
+    write_file_tree(folder, files, f"-o {args.output}")
+    for note in notes:
+        print(f"specrun: note: {note}", file=sys.stderr)
+    for name in files:
+        print(folder / name)
+    return 0
+
+
+__all__ = ["cmd_check_published", "cmd_export"]

@@ -1,0 +1,140 @@
+"""Our results out, as MTEB result files: `<org>__<model>/<revision or no_revision_available>/<TaskName>.json`
+with the fields of mteb 2.x's TaskResult (mteb/results/task_result.py: task_name, dataset_revision, mteb_version,
+scores.<split> = [{hf_subset, languages, main_score, <score>...}], evaluation_time, kg_co2_emissions, date), so
+that mteb's own loader (`TaskResult.from_disk`) reads them and the runs can be submitted to its results
+repository. Our interval, n and provenance go into an extra top-level `specrun` block, a key MTEB's model ignores.
+Only verified runs are written, and only metrics whose spec names an `mteb` counterpart."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from specrun import __version__
+from specrun.core.errors import PublishError
+from specrun.core.files import sha256_file
+from specrun.published.files import NO_REVISION, checked_part, model_folder_name
+from specrun.results import Results, run_identity, run_labels
+from specrun.results.verify import verified_with_spec
+
+EXPORT_FORMAT = "specrun.mteb-export/1"
+# the mteb release whose TaskResult fields these files follow: a 2.x version, so that its loader reads them as
+# current files (no conversion meant for files before 1.11 or 1.12.48); the `specrun` block says who made them
+MTEB_FIELDS_VERSION = "2.26.24"
+
+
+@dataclass
+class _TaskFile:
+    task: str
+    dataset_revision: str
+    entries: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (split, subset) -> entry
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    evaluation_time: float = 0.0
+    date: float | None = None
+
+
+def mteb_files(paths: list[Path], spec: str | None = None) -> tuple[dict[str, str], list[str]]:
+    """The files to write (relative path -> JSON text) and notes; every run verified and checked first."""
+    tasks: dict[tuple[str, str, str], _TaskFile] = {}
+    claimed: dict[tuple[str, str, str, str, str, str], Path] = {}
+    identity_of: dict[tuple[str, str], tuple[Any, Path]] = {}
+    notes: list[str] = []
+    for path in paths:
+        verified, loaded = verified_with_spec(path, spec)
+        results, model = verified.results, verified.results.provenance.model
+        folder = (model_folder_name(model.name),
+                  checked_part(model.revision, "model revision") if model.revision else NO_REVISION)
+        _one_configuration(identity_of, folder, run_identity(results), path, model.name)
+        by_task: dict[str, list[dict[str, Any]]] = {}
+        for metric_id, metric in loaded.spec.metrics.items():
+            split, ref = loaded.spec.mteb_split(metric_id), metric.mteb
+            if ref is None or split is None:
+                continue
+            checked_part(ref.task, "MTEB task")
+            where = (*folder, ref.task, ref.split, ref.subset, ref.score)
+            if where in claimed:
+                raise PublishError(f"MTEB {ref.task} {ref.split} {ref.subset} {ref.score} of {model.name} comes from "
+                                   f"both {claimed[where]} and {path}; export one of them", file=str(path))
+            claimed[where] = path
+            data = results.provenance.data[split]
+            key = (*folder, ref.task)
+            task_file = tasks.setdefault(key, _TaskFile(task=ref.task, dataset_revision=data.revision))
+            if task_file.dataset_revision != data.revision:
+                raise PublishError(f"MTEB {ref.task} of {model.name}: the runs read data at different revisions "
+                                   f"({task_file.dataset_revision} and {data.revision}); one file has one "
+                                   "dataset_revision", file=str(path))
+            entry = task_file.entries.setdefault((ref.split, ref.subset), {
+                "hf_subset": ref.subset, "languages": [], "main_score": None})
+            entry["languages"] = entry["languages"] or list(ref.languages)
+            score = results.scores[split][metric_id]
+            entry[ref.score] = score.value
+            if ref.main:
+                entry["main_score"] = score.value
+            by_task.setdefault(ref.task, []).append({
+                "split": ref.split, "hf_subset": ref.subset, "score": ref.score, "main": ref.main, "metric": metric_id,
+                "spec_split": split, "value": score.value, "ci_low": score.ci_low, "ci_high": score.ci_high,
+                "interval": score.interval, "n": score.n})
+        if not by_task:
+            notes.append(f"{path}: no metric of spec {results.spec_id} names an MTEB counterpart; nothing exported")
+            continue
+        for task, scores in by_task.items():
+            _add_run(tasks[(*folder, task)], results, path, scores)
+    if not tasks:
+        raise PublishError("no metric of these runs' specs names an MTEB counterpart (`metrics.NAME.mteb`); "
+                           "nothing to export", file=str(paths[0]))
+    files = {f"{model}/{revision}/{task}.json": _text(task_file) for (model, revision, task), task_file in
+             sorted(tasks.items())}
+    return files, notes
+
+
+def _add_run(task_file: _TaskFile, results: Results, path: Path, scores: list[dict[str, Any]]) -> None:
+    """The run's part of the `specrun` block: what made the numbers, and each score's interval."""
+    u, model = results.provenance.uncertainty, results.provenance.model
+    created = datetime.fromisoformat(results.provenance.created).timestamp()
+    task_file.evaluation_time += results.provenance.timings_s.get("total", 0.0)
+    task_file.date = max(task_file.date or created, created)
+    task_file.runs.append({
+        "spec_id": results.spec_id, "spec_sha256": results.provenance.spec_sha256,
+        "results_sha256": sha256_file(path), "specrun_version": results.provenance.specrun_version,
+        "model": {"name": model.name, "revision": model.revision, "weights_sha256": model.weights_sha256},
+        "data": {name: {"path": d.path, "revision": d.revision, "fingerprint": d.fingerprint}
+                 for name, d in results.provenance.data.items() if name in results.scores},
+        "confidence": u.confidence, "resamples": u.resamples, "seed": u.seed, "scores": scores})
+
+
+def _one_configuration(identity_of: dict[tuple[str, str], tuple[Any, Path]], folder: tuple[str, str],
+                       ident: tuple[Any, ...], path: Path, model: str) -> None:
+    """Runs exported into one model and revision folder share their settings: the layout has room for one."""
+    earlier = identity_of.setdefault(folder, (ident, path))
+    if earlier[0] != ident:
+        labels = run_labels([earlier[0], ident])
+        raise PublishError(f"{path} ({labels[1]}) and {earlier[1]} ({labels[0]}) are runs of {model} with "
+                           "different settings; MTEB's layout holds one configuration per model and revision: "
+                           "export them into different folders", file=str(path))
+
+
+def _text(task_file: _TaskFile) -> str:
+    scores: dict[str, list[dict[str, Any]]] = {}
+    for (split, _subset), entry in task_file.entries.items():
+        scores.setdefault(split, []).append(entry)
+    document = {
+        "dataset_revision": task_file.dataset_revision,
+        "task_name": task_file.task,
+        "mteb_version": MTEB_FIELDS_VERSION,
+        "scores": scores,
+        "evaluation_time": round(task_file.evaluation_time, 3),
+        "kg_co2_emissions": None,
+        "date": task_file.date,
+        "specrun": {"format": EXPORT_FORMAT, "made_by": f"specrun {__version__}",
+                    "note": "made by specrun, not by mteb: mteb_version names the TaskResult fields followed; "
+                            "dataset_revision is the revision of the data specrun read; each score's interval is "
+                            "below",
+                    "runs": task_file.runs},
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+__all__ = ["EXPORT_FORMAT", "MTEB_FIELDS_VERSION", "mteb_files"]

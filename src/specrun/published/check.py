@@ -1,0 +1,77 @@
+"""`check-published`: our value beside the published one, per metric with an `mteb` counterpart, and their
+difference. The run is verified (every score recomputed from its predictions) and its spec found by sha256: the
+counterpart comes from the spec, never from results.json."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from specrun.core.markdown import md_text
+from specrun.published.lookup import Found, PublishedDir
+from specrun.results import run_identity, run_labels
+from specrun.results.verify import verified_with_spec
+from specrun.spec.mteb_ref import MtebRef
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """One metric of one run: ours, the published value (or why none), and ours − published."""
+
+    results: Path
+    spec_id: str
+    split: str
+    metric: str
+    ref: MtebRef
+    ours: float
+    found: Found
+    label: str = ""  # the run's model and, where the runs checked differ in them, its settings
+
+    @property
+    def difference(self) -> float | None:
+        return None if self.found.value is None else self.ours - self.found.value.value
+
+
+def check_published(paths: list[Path], published: PublishedDir, spec: str | None = None) -> list[CheckRow]:
+    """Every metric with an `mteb` counterpart, of every run named, looked up for the run's model and revision."""
+    rows = []
+    checked = [(path, *verified_with_spec(path, spec)) for path in paths]  # every run verified before any lookup
+    labels = [""] * len(checked)
+    for spec_id in {verified.results.spec_id for _, verified, _ in checked}:  # labelled against their spec's runs
+        here = [i for i, (_, verified, _) in enumerate(checked) if verified.results.spec_id == spec_id]
+        for i, label in zip(here, run_labels([run_identity(checked[i][1].results) for i in here]), strict=True):
+            labels[i] = label
+    for (path, verified, loaded), label in zip(checked, labels, strict=True):
+        results, model = verified.results, verified.results.provenance.model
+        for metric_id, metric in loaded.spec.metrics.items():
+            split = loaded.spec.mteb_split(metric_id)
+            if metric.mteb is None or split is None:
+                continue
+            ours = results.scores[split][metric_id].value
+            rows.append(CheckRow(results=path, spec_id=results.spec_id, split=split, metric=metric_id,
+                                 ref=metric.mteb, ours=ours, label=label,
+                                 found=published.find(model.name, model.revision, metric.mteb)))
+    return rows
+
+
+def check_text(rows: list[CheckRow]) -> str:
+    """A Markdown table (ours, published, difference) and a line per value that is not published."""
+    lines = ["| run | spec | split | metric | MTEB task · split · subset · score | ours | published | "
+             "ours − published |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        where = f"{r.ref.task} · {r.ref.split} · {r.ref.subset} · {r.ref.score}"
+        published = "—" if r.found.value is None else f"{r.found.value.value:.10f}"
+        difference = "—" if r.difference is None else f"{r.difference:+.3e}"
+        lines.append(f"| {md_text(r.label)} | {r.spec_id} | {r.split} | {r.metric} | {where} | {r.ours:.10f} | "
+                     f"{published} | {difference} |")
+    notes = dict.fromkeys(r.found.note for r in rows if r.found.note)
+    lines += [""] if notes or any(r.found.value is None for r in rows) else []
+    lines += [f"Note: {note}." for note in notes]
+    lines += [f"Not published: {r.spec_id} {r.metric}: {r.found.reason}." for r in rows if r.found.value is None]
+    sources = dict.fromkeys(f"{r.found.value.file} (mteb {r.found.value.mteb_version})" for r in rows
+                            if r.found.value is not None)
+    lines += ["", "Published values read from: " + "; ".join(sources) + "."] if sources else []
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["CheckRow", "check_published", "check_text"]

@@ -1,0 +1,122 @@
+"""MTEB's result files, read: the results repository's layout `<org>__<model>/<revision>/<TaskName>.json`, each file
+an MTEB TaskResult (mteb 1.11 and later, 1.x and 2.x alike: `task_name`, `dataset_revision`, `mteb_version`,
+`scores.<split>` = one entry per `hf_subset`; 2.x adds `date`, `evaluation_phases` and a per-entry
+`mteb_version`). Every read is bounded and validated, and a name becomes a path only once checked: the folder
+may be a whole results repository that anyone can edit."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from specrun.core.errors import PublishedError
+from specrun.core.files import read_regular_file
+
+PUBLISHED_LIMIT = 8 << 20  # bytes: a task file is a few kB (a multilingual one some hundred); far beyond is not one
+NO_REVISION = "no_revision_available"  # MTEB's folder for a model run without a known revision
+_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,254}$")  # one path component: no '/', no leading '.'
+
+
+class ScoreEntry(BaseModel):
+    """One `hf_subset` of one split: its identity, then the task type's measures (any keys, as MTEB writes)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    hf_subset: str
+    languages: list[str] = Field(default_factory=list)
+    main_score: float | None = None
+
+
+class TaskFile(BaseModel):
+    """The fields of MTEB's TaskResult that a published row needs; other keys (kg_co2_emissions, date,
+    evaluation_phases, a writer's own extra block) are kept aside, as MTEB's loader ignores unknown ones."""
+
+    model_config = ConfigDict(extra="allow")
+
+    task_name: str
+    dataset_revision: str
+    mteb_version: str | None
+    scores: dict[str, list[ScoreEntry]]
+    evaluation_time: float | None = None
+
+    @field_validator("mteb_version")
+    @classmethod
+    def _not_before_1_11(cls, value: str | None) -> str | None:
+        """Files of mteb before 1.11 have another layout (scores by subset name, `mteb_dataset_name`)."""
+        if value is not None:
+            major_minor = re.match(r"^(\d+)\.(\d+)", value)
+            if major_minor and (int(major_minor.group(1)), int(major_minor.group(2))) < (1, 11):
+                raise ValueError(f"mteb {value} wrote the layout before 1.11, which is not read here")
+        return value
+
+
+@dataclass(frozen=True)
+class PublishedValue:
+    """One published number: where it was read and what it is (it has no interval: MTEB publishes none)."""
+
+    model: str  # org/model, as the folder names it
+    revision: str
+    task: str
+    split: str
+    subset: str
+    score: str
+    value: float
+    mteb_version: str | None
+    file: Path
+
+
+def model_folder_name(model: str) -> str:
+    """`org/model` -> `org__model`, the repository's folder name; refused unless it is a plain path component."""
+    folder = model.replace("/", "__")
+    if not _PART.fullmatch(folder):
+        raise PublishedError(f"model name {model!r} does not make a plain folder name")
+    return folder
+
+
+def checked_part(text: str, what: str) -> str:
+    """A name (task, revision) about to become a path component, refused when it is not a plain one."""
+    if not _PART.fullmatch(text):
+        raise PublishedError(f"{what} {text!r} is not a plain file name (letters, digits, '_', '.', '@', '+', '-')")
+    return text
+
+
+def read_task_file(path: Path) -> TaskFile:
+    """A task file, bounded and validated; one PublishedError line naming the file and key otherwise."""
+    raw = read_regular_file(path, PUBLISHED_LIMIT, "published result file", error=PublishedError)
+    try:
+        return TaskFile.model_validate_json(raw)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        key = ".".join(str(part) for part in error["loc"]) or None
+        raise PublishedError(f"not an MTEB result file: {error['msg']}", file=str(path), key=key) from None
+
+
+def score_of(task_file: TaskFile, path: Path, split: str, subset: str, score: str) -> float | str:
+    """The number at `scores.<split>`, entry `subset`, key `score`; or why there is none (a line, not an error,
+    naming the file by its model, revision and task: no local path)."""
+    shown = "/".join(path.parts[-3:])
+    entries = task_file.scores.get(split)
+    if entries is None:
+        return f"{shown}: no split {split!r} (it has: {', '.join(task_file.scores) or 'none'})"
+    found = [entry for entry in entries if entry.hf_subset == subset]
+    if not found:
+        return f"{shown}: split {split!r} has no hf_subset {subset!r}"
+    if len(found) > 1:
+        raise PublishedError(f"split {split!r} holds hf_subset {subset!r} twice", file=str(path),
+                             key=f"scores.{split}")
+    value: Any = getattr(found[0], score, None) if score == "main_score" else (found[0].model_extra or {}).get(score)
+    if value is None:
+        return f"{shown}: split {split!r}, hf_subset {subset!r} has no score {score!r}"
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise PublishedError(f"score {score!r} is {value!r}, not a finite number", file=str(path),
+                             key=f"scores.{split}.{subset}.{score}")
+    return float(value)
+
+
+__all__ = ["NO_REVISION", "PUBLISHED_LIMIT", "PublishedValue", "ScoreEntry", "TaskFile", "checked_part",
+           "model_folder_name", "read_task_file", "score_of"]

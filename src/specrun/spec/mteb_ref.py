@@ -1,0 +1,38 @@
+"""A spec metric's counterpart in MTEB's result files: where its published number is read and where an export
+writes it. Its own module, as the task metadata's: the spec model imports it."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from specrun.core.types import Strict
+from specrun.spec.metadata import LANGUAGE_SCRIPT_PATTERN
+
+MAX_NAME = 64  # as the spec's names (spec.model.MAX_NAME): a task name is a file name
+SPEC_NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]*$"  # the spec's own names (spec.model.NAME_PATTERN)
+MTEB_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"  # an MTEB task name is a file name in its results repository
+MTEB_SCORE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.@-]*$"
+MTEB_PATTERN_MEANINGS = {MTEB_NAME_PATTERN: "a name of letters, digits, '_', '.', '-' (as MTEB spells it)",
+                         MTEB_SCORE_PATTERN: "an MTEB score key of letters, digits, '_', '.', '@', '-'"}
+MtebName = Annotated[str, Field(pattern=MTEB_NAME_PATTERN, max_length=MAX_NAME)]
+MtebLanguage = Annotated[str, Field(pattern=LANGUAGE_SCRIPT_PATTERN)]  # ISO 639-3 and script, e.g. eng-Latn
+
+
+class MtebRef(Strict):
+    """Where this metric's number sits in MTEB's result files (`<org>__<model>/<revision>/<task>.json`, then
+    `scores.<split>`, the entry of `hf_subset` `subset`, key `score`): read for published rows, written by
+    `export --format mteb`."""
+
+    task: MtebName = Field(description="MTEB's task name as its result files spell it (the file name, less .json).")
+    split: MtebName = Field(description="MTEB's split of the task, e.g. test.")
+    subset: MtebName = Field("default", description="MTEB's hf_subset, e.g. default, jpn-eng.")
+    score: Annotated[str, Field(pattern=MTEB_SCORE_PATTERN, max_length=MAX_NAME)] = Field(
+        description="The key of the score in that entry, e.g. cosine_spearman, accuracy, f1.")
+    main: bool = Field(False, description="This score is the task's `main_score` in MTEB (written so on export).")
+    languages: list[MtebLanguage] = Field(default_factory=list, description=(
+        "The subset's languages as MTEB writes them (ISO 639-3 and script, e.g. eng-Latn), written on export: "
+        "mteb's get_score selects entries by them."))
+    spec_split: Annotated[str, Field(pattern=SPEC_NAME_PATTERN, max_length=MAX_NAME)] | None = Field(None, description=(
+        "The spec's evaluated split that is MTEB's `split`; needed only when the spec evaluates several."))

@@ -1,0 +1,71 @@
+"""A suite's members beside their published MTEB values (`specrun suites/NAME.yaml --published DIR`): each
+member's counterpart is its spec metric's `mteb` key (inherited, never restated in the suite). Published values
+are shown, never resampled: they have no interval, and the aggregates' intervals never see them. The published
+Mean (task) is given only when every member has a published value."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from specrun.core.markdown import md_text
+from specrun.published import Found, PublishedDir
+from specrun.suites.model import LoadedSuite
+from specrun.suites.results import SuiteResults
+
+
+@dataclass(frozen=True)
+class MemberPublished:
+    index: int
+    label: str
+    found: Found | None  # None: the member's spec metric names no MTEB counterpart on its split
+
+
+def members_published(loaded: LoadedSuite, published: PublishedDir, model: str,
+                      revision: str | None) -> list[MemberPublished]:
+    """Each member's published value for this model and revision, or why there is none."""
+    out = []
+    for m in loaded.members:
+        spec = m.loaded.spec
+        ref = spec.metrics[m.member.metric].mteb
+        found = published.find(model, revision, ref) if ref is not None and spec.mteb_split(
+            m.member.metric) == m.split else None
+        out.append(MemberPublished(index=m.index, label=m.label, found=found))
+    return out
+
+
+def published_mean(rows: list[MemberPublished]) -> float | None:
+    """The plain mean of the members' published values, when every member has one."""
+    values = [r.found.value.value for r in rows if r.found is not None and r.found.value is not None]
+    return math.fsum(values) / len(values) if values and len(values) == len(rows) else None
+
+
+def published_markdown(results: SuiteResults, rows: list[MemberPublished]) -> str:
+    """suite.md's published section: ours, published, the difference per member; then the published mean."""
+    ours = {m.index: m.value for m in results.members}
+    lines = ["", "## Published (MTEB result files)", "",
+             "Shown beside, never resampled: a published value has no interval, and the aggregates' intervals do "
+             "not use it.", "", "| member | ours | published | ours − published |", "| --- | --- | --- | --- |"]
+    reasons = []
+    for r in rows:
+        value = ours.get(r.index)
+        shown = "missing" if value is None else f"{value:.4f}"
+        if r.found is None or r.found.value is None:
+            reasons.append(f"{md_text(r.label)}: " + ("its spec metric names no MTEB counterpart" if r.found is None
+                                                       else md_text(r.found.reason or "")))
+            lines.append(f"| {md_text(r.label)} | {shown} | — | — |")
+            continue
+        published = r.found.value.value
+        difference = "—" if value is None else f"{value - published:+.3e}"
+        lines.append(f"| {md_text(r.label)} | {shown} | {published:.4f} | {difference} |")
+    mean = published_mean(rows)
+    have = sum(1 for r in rows if r.found is not None and r.found.value is not None)
+    lines += ["", f"Mean (task), published: {mean:.4f}." if mean is not None else
+              f"Mean (task), published: not computed ({have} of {len(rows)} members published)."]
+    notes = dict.fromkeys(r.found.note for r in rows if r.found is not None and r.found.note)
+    lines += [f"Note: {md_text(note)}." for note in notes]
+    lines += [f"Not published: {reason}." for reason in reasons]
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["MemberPublished", "members_published", "published_markdown", "published_mean"]
