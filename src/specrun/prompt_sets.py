@@ -72,7 +72,7 @@ class LoadedPromptSet:
 
 
 def load_prompt_set(path: str) -> LoadedPromptSet:
-    located = read_yaml(Path(path), path)
+    located = read_yaml(Path(path), path, "the prompt set (--prompt-set)")
     if not isinstance(located.data, dict):
         raise SpecError("expected a mapping with `variants` at the top level", file=path, line=1)
     try:

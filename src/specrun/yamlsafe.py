@@ -74,10 +74,11 @@ class LocatedYaml:
         return SpecError(message, file=self.file_of(path), line=self.line_of(path), key=dotted(path))
 
 
-def read_yaml(path: Path, display: str | None = None) -> LocatedYaml:
-    """Read one YAML file into plain dicts/lists/scalars; any defect raises a one-line SpecError."""
+def read_yaml(path: Path, display: str | None = None, what: str = "a spec") -> LocatedYaml:
+    """Read one YAML file (a spec, a suite, a prompt set: `what`) into plain dicts/lists/scalars; any defect raises
+    a one-line SpecError."""
     name = display or str(path)
-    raw = read_regular_file(path, MAX_SPEC_BYTES, "a spec", error=SpecError, shown=name)
+    raw = read_regular_file(path, MAX_SPEC_BYTES, what, error=SpecError, shown=name)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -14,6 +14,7 @@ import pytest
 import yaml
 from scipy import stats
 
+from specrun.core.registry import METRICS
 from specrun.results import Results
 from specrun.results.verify import load_verified
 from tests.conftest import run_cli
@@ -43,7 +44,7 @@ def spec(tmp: Path, kind: str, columns: dict[str, str], metrics: dict[str, str],
         "subset": {"seed": 3, "splits": {"test": "all"}},
         "protocols": {"p": {"kind": kind, "label": kind, "capability": "embed.text.pooled", "description": "toy",
                             **({"options": options} if options else {})}},
-        "metrics": {name: {"metric": metric, "protocol": "p", "label": name, "direction": "higher",
+        "metrics": {name: {"metric": metric, "protocol": "p", "label": name, "direction": METRICS[metric].direction,
                            "range": [-1e9, 1e9]} for name, metric in metrics.items()},
         "uncertainty": {"resamples": 200, "confidence": 0.9},
         "card": {"what_is_measured": "toy", "data": "toy", "items": "toy", "uncertainty": "toy", "caveats": "toy",

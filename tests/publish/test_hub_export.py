@@ -117,16 +117,29 @@ def test_schema_refuses_what_the_hub_refuses() -> None:
 
 def test_lower_is_better_is_refused_for_push(tmp_path: Path, data_dir: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
-    spec_path = tmp_path / "biosses.yaml"
-    spec_path.write_text(BIOSSES.read_text(encoding="utf-8").replace("direction: higher", "direction: lower", 1),
-                         encoding="utf-8")
-    spec = load_spec(spec_path).spec
-    check = benchmark_check(spec, {"eval.yaml": benchmark_eval_yaml(spec, "mteb")})
-    assert any("pearson_zero_shot are lower-is-better" in refusal for refusal in check.refusals)
-    code, out, err = run_cli(["publish-benchmark", str(spec_path), "--confirm-licence", "ok", "--data-dir",
-                              str(data_dir), "--evaluation-framework", "mteb"], capsys)
-    assert code == 0, err
-    assert "hub would reject: metric(s) pearson_zero_shot are lower-is-better" in out
+    import numpy as np
+
+    from specrun.core.contracts import MetricEntry
+    from specrun.core.registry import METRICS
+
+    def mean_gap(prediction: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        return np.abs(prediction - gold / 4) @ np.asarray(weights, float).T / np.sum(weights, axis=-1)
+
+    METRICS.register("toy_gap", MetricEntry(("prediction", "gold"), mean_gap, direction="lower"))
+    try:  # a lower-is-better metric on STS outputs: the spec may only say what the registry says
+        spec_path = tmp_path / "biosses.yaml"
+        spec_path.write_text(BIOSSES.read_text(encoding="utf-8").replace(
+            "    metric: pearson\n", "    metric: toy_gap\n", 1).replace("direction: higher", "direction: lower", 1),
+            encoding="utf-8")
+        spec = load_spec(spec_path).spec
+        check = benchmark_check(spec, {"eval.yaml": benchmark_eval_yaml(spec, "mteb")})
+        assert any("pearson_zero_shot are lower-is-better" in refusal for refusal in check.refusals)
+        code, out, err = run_cli(["publish-benchmark", str(spec_path), "--confirm-licence", "ok", "--data-dir",
+                                  str(data_dir), "--evaluation-framework", "mteb"], capsys)
+        assert code == 0, err
+        assert "hub would reject: metric(s) pearson_zero_shot are lower-is-better" in out
+    finally:
+        METRICS.unregister("toy_gap")
 
 
 def test_eval_results_validate_parse_and_match_eval_yaml(run: Path, benchmark: Path, tmp_path: Path,

@@ -20,6 +20,9 @@ from specrun.core.errors import SpecrunError, Terminated, os_error_text
 __all__ = ["DEBUG_ENV", "build_parser", "entry", "main", "run_options"]
 
 
+LOG_WIDTH = 1000  # columns of stderr when it is not a terminal
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     # --traceback (anywhere) or SPECRUN_DEBUG=1: re-raise instead of the one line, for bug reports
@@ -33,7 +36,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             parser.print_help(sys.stderr)
             return 2
-        console = Console(stderr=True, quiet=getattr(args, "quiet", False))
+        # not a terminal (a log, CI): no width to fit, so tables print names whole instead of cutting them at 80
+        console = Console(stderr=True, quiet=getattr(args, "quiet", False),
+                          width=None if sys.stderr.isatty() else LOG_WIDTH)
         return COMMAND_FUNCTIONS[args.command](args, console)
     except SpecrunError as exc:
         if debug:

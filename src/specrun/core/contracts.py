@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from specrun.core.corpus import CorpusSlice, SharedCorpus
 from specrun.core.errors import ProtocolError
@@ -35,7 +35,11 @@ DIRECTIONS = ("higher", "lower")
 TEXT_FIELD_KINDS = ("text", "texts", "corpus")  # field kinds whose values are embedded (each has a role)
 
 
-class NoOptions(Strict):  # the options of a protocol kind that takes none (no docstring: it would enter the schema)
+class KindOptions(Strict):  # a kind's options: strict types, as the rest of the spec (`true` is not the count 1)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class NoOptions(KindOptions):  # the options of a kind that takes none (no docstring: it would enter the schema)
     pass
 
 

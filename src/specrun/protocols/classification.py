@@ -12,17 +12,17 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from specrun.core.contracts import KindExample, KindInfo, ProtocolKind, RunContext
+from specrun.core.contracts import KindExample, KindInfo, KindOptions, ProtocolKind, RunContext
 from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import NO_SUPPORT, FieldText, Item, Outputs, Strict, Support
+from specrun.core.types import NO_SUPPORT, FieldText, Item, Outputs, Support
 from specrun.protocols.labels import label_numbers, shown, sorted_labels
 from specrun.search.cosine import check_vectors
 
 MTEB_SEED = 42  # MTEB's task seed: its undersampling and the classifier's random_state
 
 
-class ClassificationOptions(Strict):
+class ClassificationOptions(KindOptions):
     fit_split: str = Field(min_length=1, description="The split the classifier is fitted on (read, not scored).")
     classifier: Literal["logistic_regression", "knn"] = Field(
         "logistic_regression", description="logistic_regression: scikit-learn's LogisticRegression (lbfgs) as "

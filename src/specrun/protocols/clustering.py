@@ -9,10 +9,10 @@ from collections.abc import Sequence
 import numpy as np
 from pydantic import Field
 
-from specrun.core.contracts import KindExample, KindInfo, ProtocolKind, RunContext
+from specrun.core.contracts import KindExample, KindInfo, KindOptions, ProtocolKind, RunContext
 from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import Item, Outputs, Strict
+from specrun.core.types import Item, Outputs
 from specrun.protocols.labels import label_numbers, sorted_labels
 from specrun.search.cosine import check_vectors
 
@@ -20,7 +20,7 @@ MTEB_SEED = 42
 MTEB_BATCH = 500  # MTEB 2.x's clustering_batch_size
 
 
-class ClusteringOptions(Strict):
+class ClusteringOptions(KindOptions):
     n_runs: int = Field(10, ge=1, le=1000, description="k-means runs, run r seeded with seed + r (MTEB: one).")
     seed: int = Field(MTEB_SEED, ge=0, le=2**32 - 1, description="random_state of the first run (MTEB: 42).")
     batch_size: int = Field(MTEB_BATCH, ge=1, description="MiniBatchKMeans batch size (MTEB 2.x: 500).")

@@ -9,16 +9,16 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 from pydantic import Field, field_validator
 
-from specrun.core.contracts import KindExample, KindInfo, ProtocolKind, RunContext
+from specrun.core.contracts import KindExample, KindInfo, KindOptions, ProtocolKind, RunContext
 from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import NO_SUPPORT, FieldText, Item, Outputs, Strict, Support
+from specrun.core.types import NO_SUPPORT, FieldText, Item, Outputs, Support
 from specrun.search.similarity import SIMILARITIES, similarity_rows
 
 _PLACEHOLDER = re.compile(r"\{(sentence|condition)\}")
 
 
-class ConditionalOptions(Strict):
+class ConditionalOptions(KindOptions):
     template: str = Field(description="Text embedded for a sentence under a condition; {sentence}, {condition}.")
     condition_template: str = Field("{condition}", description="Text embedded for the condition alone.")
     subtract_condition: bool = Field(description="Subtract the condition's embedding from the conditional one.")

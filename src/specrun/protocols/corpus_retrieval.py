@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from specrun.core.contracts import KindExample, KindInfo, ProtocolKind, RunContext
+from specrun.core.contracts import KindExample, KindInfo, KindOptions, ProtocolKind, RunContext
 from specrun.core.corpus import SharedCorpus
 from specrun.core.errors import DataError, FieldError
 from specrun.core.registry import FIELD_KINDS, PROTOCOLS
@@ -26,14 +26,13 @@ from specrun.core.types import (
     TREC_MEASURES,
     Item,
     Outputs,
-    Strict,
     trec_output,
 )
 from specrun.protocols.ranking import corpus_measures
 from specrun.search.exact import rank_corpus
 
 
-class CorpusOptions(Strict):
+class CorpusOptions(KindOptions):
     top_k: int = Field(1000, ge=1, description="Documents ranked per query: the largest cutoff the metrics use "
                                                "(measures at larger cutoffs see only these).")
     search: Literal["numpy", "faiss"] = Field("numpy", description="Candidate search: numpy matrix products or "

@@ -9,15 +9,15 @@ from collections.abc import Sequence
 import numpy as np
 from pydantic import Field
 
-from specrun.core.contracts import KindExample, KindInfo, ProtocolKind, RunContext
+from specrun.core.contracts import KindExample, KindInfo, KindOptions, ProtocolKind, RunContext
 from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import Embed, Item, Outputs, Strict
+from specrun.core.types import Embed, Item, Outputs
 from specrun.search.cosine import cosine_rows
 from specrun.search.thresholds import FUNCTIONS, best_thresholds, score_output
 
 
-class PairOptions(Strict):
+class PairOptions(KindOptions):
     threshold_split: str | None = Field(
         None, description="A split whose pairs choose the accuracy and F1 thresholds (cosine) that are then "
                           "applied to the evaluated split, as JMTEB; without it they are chosen on the evaluated "

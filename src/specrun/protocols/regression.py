@@ -9,14 +9,14 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from specrun.core.contracts import KindExample, KindInfo, ProtocolKind, RunContext
+from specrun.core.contracts import KindExample, KindInfo, KindOptions, ProtocolKind, RunContext
 from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import NO_SUPPORT, FieldText, Item, Outputs, Strict, Support
+from specrun.core.types import NO_SUPPORT, FieldText, Item, Outputs, Support
 from specrun.search.cosine import check_vectors
 
 
-class RegressionOptions(Strict):
+class RegressionOptions(KindOptions):
     fit_split: str = Field(min_length=1, description="The split the regression is fitted on (read, not scored).")
     n_samples: int | Literal["all"] = Field(
         "all", description="Fit items per experiment, drawn uniformly with seed + experiment (MTEB draws 2,048 "

@@ -10,15 +10,15 @@ from collections.abc import Sequence
 import numpy as np
 from pydantic import Field
 
-from specrun.core.contracts import KindExample, KindInfo, ProtocolKind, RunContext
+from specrun.core.contracts import KindExample, KindInfo, KindOptions, ProtocolKind, RunContext
 from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import Embed, Item, Outputs, Strict
+from specrun.core.types import Embed, Item, Outputs
 from specrun.search.cosine import cosine_rows
 from specrun.search.similarity import SIMILARITIES, similarity_rows
 
 
-class StsOptions(Strict):
+class StsOptions(KindOptions):
     fit_split: str | None = Field(
         None, description="A split whose pairs fit SentEval's supervised probe (a linear regression on |u - v| "
                           "and u * v); without it the prediction is the cosine (zero-shot).")

@@ -41,7 +41,13 @@ def _lines(path: Path) -> list[str]:
     lines = text.removeprefix("\ufeff").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    return [line.removesuffix("\r") for line in lines]
+    lines = [line.removesuffix("\r") for line in lines]
+    for number, line in enumerate(lines, start=1):
+        if "\r" in line:  # old Mac line ends: the whole file would read as one sentence
+            raise DataError("holds a carriage return inside a line (a file with CR line ends, or a stray CR); "
+                            "lines end in \\n (or \\r\\n): convert the file, e.g. `tr '\\r' '\\n'`",
+                            file=str(path), line=number)
+    return lines
 
 
 def read_aligned_lines(path: Path, layout: ReadLayout, source_split: str) -> Rows:

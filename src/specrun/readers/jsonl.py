@@ -39,6 +39,19 @@ def _lone_surrogate(value: Any) -> str | None:
     return None
 
 
+class _DuplicateKey(ValueError):
+    """A JSON object with one key twice."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
 def parse_line(line: str | bytes, path: Path, number: int) -> Any:
     """One JSON Lines line parsed; invalid JSON or a lone surrogate escape (JSON allows '\\ud800', which no text
     can hold) is one line naming the line."""
@@ -47,9 +60,13 @@ def parse_line(line: str | bytes, path: Path, number: int) -> Any:
     except UnicodeDecodeError:
         raise DataError("not UTF-8", file=str(path), line=number) from None
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise DataError(f"invalid JSON: {exc.msg}", file=str(path), line=number) from None
+    except _DuplicateKey as exc:  # json.loads keeps the last value silently: which one was meant is unknown
+        raise DataError(f"the key {exc.args[0]!r} is given twice in one object", file=str(path), line=number) from None
+    except ValueError as exc:  # an integer beyond Python's digit limit (int_max_str_digits)
+        raise DataError(f"invalid JSON: {str(exc).splitlines()[0]}", file=str(path), line=number) from None
     if _ESCAPED_SURROGATE.search(text) and (lone := _lone_surrogate(value)) is not None:
         raise DataError(f"a string holds the lone surrogate \\u{ord(lone):04x} (half of a UTF-16 "
                         "pair, not text); fix the escape in the file", file=str(path), line=number)

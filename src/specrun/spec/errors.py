@@ -32,6 +32,9 @@ _SHAPE_ERRORS = ("string_type", "list_type", "dict_type", "model_type", "model_a
 def first_error(exc: ValidationError, located: LocatedYaml, model: type[BaseModel]) -> SpecError:
     errors = exc.errors(include_url=False)
     err = errors[0]
+    if err["type"] == "missing":  # a misspelt key (`subsett`) is the cause of the missing one beside it
+        parent = tuple(err["loc"])[:-1]
+        err = next((e for e in errors if e["type"] == "extra_forbidden" and tuple(e["loc"])[:-1] == parent), err)
     raw_loc = tuple(err["loc"])
     loc = _yaml_path(raw_loc, located.data, missing=err["type"] == "missing")
     kind = err["type"]
@@ -55,7 +58,9 @@ def first_error(exc: ValidationError, located: LocatedYaml, model: type[BaseMode
         return located.error(loc, "given twice: here and under the source's `options`; keep the one in `options`")
     if kind == "extra_forbidden":
         what = "option" if "options" in loc[:-1] else "key"
-        message = f"unknown {what}; expected one of: {', '.join(_allowed_keys(raw_loc[:-1], model))}"
+        allowed = _allowed_keys(raw_loc[:-1], model)
+        message = (f"unknown {what}{registry.did_you_mean(str(loc[-1]), list(allowed))}; expected one of: "
+                   f"{', '.join(allowed)}")
     elif kind == "missing":
         message = "required key is missing"
     elif kind == "string_pattern_mismatch":

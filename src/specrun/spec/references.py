@@ -146,6 +146,11 @@ def _check_metrics(spec: Spec, located: LocatedYaml) -> None:
             raise located.error(("metrics", name, "metric"),
                                 f"metric {metric.metric!r} needs {', '.join(missing)}, "
                                 f"which protocol kind {kind!r} does not produce")
+        registered = registry.METRICS[metric.metric].direction
+        if metric.direction != registered:  # else a leaderboard would rank the worse model first
+            raise located.error(("metrics", name, "direction"),
+                                f"{metric.metric} is {registered} is better (its registry entry); the spec says "
+                                f"{metric.direction}: write `direction: {registered}`")
         used_protocols.add(metric.protocol)
     _check_mteb(spec, located)
     for name in spec.protocols:

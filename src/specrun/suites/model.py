@@ -95,7 +95,7 @@ def load_suite(path: Path | str) -> LoadedSuite:
     """The suite file validated, each member's spec read (its own checks), and the members checked against
     their specs: the split is evaluated, the metric is the spec's, all members point one way."""
     path = Path(path)
-    located = read_yaml(path, str(path))
+    located = read_yaml(path, str(path), "a suite")
     if not isinstance(located.data, dict):
         raise SuiteError("expected a mapping of suite keys at the top level", file=located.file, line=1)
     try:

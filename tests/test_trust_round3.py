@@ -1,0 +1,98 @@
+"""Trust, round three: each case misled a user before (issue 32) and is now one line, exit 2, or the right
+behaviour. The closing note names each case by its test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+from specrun.core.errors import DataError
+from specrun.readers.aligned_lines import read_aligned_lines
+from specrun.readers.jsonl import read_jsonl
+from tests.conftest import SPECS, assert_one_line_error, run_cli
+
+BIOSSES = SPECS / "biosses.yaml"
+
+
+def edited(tmp_path: Path, old: str, new: str, spec: Path = BIOSSES) -> Path:
+    text = spec.read_text(encoding="utf-8")
+    assert old in text
+    path = tmp_path / spec.name
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return path
+
+
+def test_a_direction_contradicting_the_registry_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """pearson declared lower-is-better would rank the worse model first and pass publish's direction check."""
+    path = edited(tmp_path, "    direction: higher", "    direction: lower")
+    code, _, err = run_cli(["validate", str(path)], capsys)
+    assert_one_line_error(code, err, contains="metrics.pearson_zero_shot.direction: pearson is higher is better "
+                                              "(its registry entry); the spec says lower")
+
+
+def test_a_misspelt_top_level_key_is_named_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = edited(tmp_path, "\nsubset:\n", "\nsubsett:\n")
+    code, _, err = run_cli(["validate", str(path)], capsys)
+    assert_one_line_error(code, err, contains="subsett: unknown key (did you mean 'subset'?); expected one of:")
+
+
+def test_a_missing_prompt_set_file_is_named_as_a_prompt_set(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli([str(BIOSSES), "--prompt-set", str(tmp_path / "nope.yaml"), "--adapter", "hashing",
+                            "--output", str(tmp_path / "out")], capsys)
+    assert_one_line_error(code, err, contains="nope.yaml: cannot read the prompt set (--prompt-set)")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("option", "value"), [("samples_per_label", True), ("samples_per_label", "4"),
+                                               ("n_experiments", "5"), ("max_iter", 2.5)])
+def test_protocol_options_take_no_coerced_values(tmp_path: Path, option: str, value: object,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """`samples_per_label: true` ran as 1 and '4' as 4: options are as strict as the rest of the spec."""
+    data = yaml.safe_load((SPECS / "banking77.yaml").read_text(encoding="utf-8"))
+    (protocol,) = data["protocols"].values()
+    protocol["options"][option] = value
+    path = tmp_path / "banking77.yaml"
+    path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    code, _, err = run_cli(["validate", str(path)], capsys)
+    assert_one_line_error(code, err, contains=f".options.{option}:")
+
+
+def test_the_results_table_prints_names_whole_in_a_log(tmp_path: Path, data_dir: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """stderr not a terminal (a log, CI): rich cut `spearman_zero_shot` to `spearman_zero_…` at 80 columns."""
+    code, _, err = run_cli([str(SPECS / "jsick-pairs.yaml"), "--data-dir", str(data_dir), "--adapter", "hashing",
+                            "--output", str(tmp_path / "out")], capsys)
+    assert code == 0, err
+    rows = [line for line in err.splitlines() if "jsick-pairs" in line and "│" in line]
+    assert len(rows) == 5 and all("…" not in row for row in rows)
+    assert any("[" in row and "centred" in row for row in rows)  # the interval and its method on one row
+
+
+def test_a_jsonl_object_with_a_key_twice_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"a": 1}\n{"a": 1, "b": 2, "a": 3}\n', encoding="utf-8")
+    with pytest.raises(DataError) as raised:
+        read_jsonl(path, None, "test")
+    assert raised.value.one_line() == f"{path}:2: the key 'a' is given twice in one object"
+
+
+def test_a_jsonl_integer_beyond_the_digit_limit_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"a": 1}\n{"a": 1}\n{"a": ' + "9" * 5000 + "}\n", encoding="utf-8")
+    with pytest.raises(DataError) as raised:
+        read_jsonl(path, None, "test")
+    assert raised.value.one_line().startswith(f"{path}:3: invalid JSON: Exceeds the limit (4300 digits)")
+
+
+def test_aligned_files_with_cr_line_ends_say_so(tmp_path: Path) -> None:
+    """CR-only line ends read as one line per file, and the error spoke of the bootstrap interval."""
+    (tmp_path / "x.src").write_bytes(b"one\rtwo\rthree\r")
+    (tmp_path / "x.tgt").write_bytes(b"eins\rzwei\rdrei\r")
+    layout = SimpleNamespace(options={"files": {"source": "x.src", "target": "x.tgt"}})  # what the reader reads
+    with pytest.raises(DataError) as raised:
+        read_aligned_lines(tmp_path, layout, "x")  # type: ignore[arg-type]
+    line = raised.value.one_line()
+    assert line.startswith(f"{tmp_path / 'x.src'}:1: holds a carriage return inside a line") and "\\r" in line
