@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from specrun.core.contracts import AdapterEntry
+from specrun.core.errors import SpecrunError
 from specrun.core.registry import ADAPTERS
 from specrun.core.settings import EncoderSettings
 from specrun.encoders.adapters import HashingAdapter
@@ -288,12 +289,19 @@ def test_reader_fault_is_one_line_exit_2_nothing_written(case: Case, tmp_path: P
     test_data_fault_is_one_line_exit_2_nothing_written(case, tmp_path, capsys)
 
 
-def test_a_where_not_value_that_matches_nothing_keeps_every_row(tmp_path: Path) -> None:
-    """`not: z` where no row is z is a filter that drops nothing, as meant (a defensive exclusion)."""
+def test_a_where_not_value_that_matches_nothing_is_refused(tmp_path: Path) -> None:
+    """`not: z` where no row is z removes nothing, and `not: '4'` against cells written '4.0' silently removed
+    nothing (issue 32): a `not` value must match some row, as a value to keep must."""
     from specrun.data import load_split
 
     spec = toy_spec(tmp_path, tsv(), split={"where": {"group": {"not": "z"}}})
-    assert len(load_split(plan_of(spec), "test", tmp_path / "data", check=False).items) == len(STS_ROWS)
+    with pytest.raises(SpecrunError, match=r"'z' matches no row of .*a typo removes nothing"):
+        load_split(plan_of(spec), "test", tmp_path / "data", check=False)
+    spec = toy_spec(tmp_path, tsv(), split={"where": {"score": {"not": "4"}}})  # the cell is '4.0': text
+    with pytest.raises(SpecrunError, match=r"'4' matches no row"):
+        load_split(plan_of(spec), "test", tmp_path / "data", check=False)
+    spec = toy_spec(tmp_path, tsv(), split={"where": {"score": {"not": 4}}})  # a YAML number: by value
+    assert len(load_split(plan_of(spec), "test", tmp_path / "data", check=False).items) == len(STS_ROWS) - 1
 
 
 def test_where_compares_numbers_by_value(tmp_path: Path) -> None:

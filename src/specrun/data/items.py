@@ -147,8 +147,8 @@ def select(items: list[Item], selection: str | int, seed: int) -> list[Item]:
 class WhereFilter:
     """The spec's `where` of one split as a test of rows: a column equal to a value, any of a list, or none of
     `not`. A number in the spec matches a cell of the same value (4 matches '4.0'); text matches text as written.
-    Every row must hold the filtered columns, and each value named must match some row of the split (a value
-    that matches nothing is a typo that silently keeps or drops rows)."""
+    Every row must hold the filtered columns, and each value named, `not` values too, must match some row of the
+    split (a value that matches nothing is a typo that silently keeps, drops or fails to remove rows)."""
 
     def __init__(self, where: dict[str, Any] | None, plan: Plan, split_name: str) -> None:
         self.plan, self.split_name = plan, split_name
@@ -182,17 +182,18 @@ class WhereFilter:
                          else f"{column} = {values[0]!r}" for column, negate, values in self.tests)
 
     def check(self, kept: int) -> None:
-        """After every row of the split: refuse a filter that kept nothing, or a value to keep that matched no row
-        (a typo there drops rows silently); a `not` value that matches nothing only keeps every row, as meant."""
+        """After every row of the split: refuse a filter that kept nothing, or a value that matched no row: a typo
+        in a value to keep drops rows silently, and in a `not` value ('4' against cells '4.0') removes nothing."""
         if not self.tests:
             return
         origin = "; ".join(self.origins)
         for column, negate, values in self.tests:
             for index, value in enumerate(values):
-                if not negate and (column, index) not in self.matched:
+                if (column, index) not in self.matched:
+                    effect = "removes nothing" if negate else "keeps or drops rows silently"
                     raise self.plan.error(("splits", self.split_name, "where", column),
-                                          f"{value!r} matches no row of {origin}: check the value (a typo keeps "
-                                          "or drops rows silently)")
+                                          f"{value!r} matches no row of {origin}: check the value (a typo "
+                                          f"{effect}; text is matched as written, a YAML number by value)")
         if not kept:
             raise self.plan.error(("splits", self.split_name, "where"),
                                   f"no row of {origin} passes `where` ({self.described()}); the split would be "
