@@ -96,3 +96,15 @@ def test_aligned_files_with_cr_line_ends_say_so(tmp_path: Path) -> None:
         read_aligned_lines(tmp_path, layout, "x")  # type: ignore[arg-type]
     line = raised.value.one_line()
     assert line.startswith(f"{tmp_path / 'x.src'}:1: holds a carriage return inside a line") and "\\r" in line
+
+
+def test_labels_that_print_alike_are_told_apart_in_messages() -> None:
+    """`"0"` vs `0` and composed vs decomposed `café` were shown as if equal in a label mismatch."""
+    import unicodedata
+
+    from specrun.protocols.labels import shown
+
+    composed, decomposed = unicodedata.normalize("NFC", "café"), unicodedata.normalize("NFD", "café")
+    assert shown(["0"]) == "'0'" and shown([0]) == "0 (a number)"
+    assert shown([composed]) == f"{composed!r} (U+0063 U+0061 U+0066 U+00E9)"
+    assert shown([decomposed]) == f"{decomposed!r} (U+0063 U+0061 U+0066 U+0065 U+0301)"

@@ -28,7 +28,16 @@ def label_numbers(items: Sequence[Item], classes: Sequence[str | int], field: st
 
 
 def shown(labels: Iterable[str | int], limit: int = 5) -> str:
-    """A few labels for a message: 'a', 'b', ... (and N more)."""
+    """A few labels for a message: 'a', 'b', ... (and N more). A number says it is one and a text beyond ASCII
+    shows its code points, so labels that print alike ('0' and 0, 'café' composed and decomposed) are told apart."""
     ordered = sorted(labels, key=str)
     more = f" and {len(ordered) - limit} more" if len(ordered) > limit else ""
-    return ", ".join(repr(label) for label in ordered[:limit]) + more
+    return ", ".join(_one(label) for label in ordered[:limit]) + more
+
+
+def _one(label: str | int) -> str:
+    if not isinstance(label, str):
+        return f"{label!r} (a number)"
+    if label.isascii():
+        return repr(label)
+    return f"{label!r} ({' '.join(f'U+{ord(char):04X}' for char in label)})"
