@@ -108,3 +108,31 @@ def test_labels_that_print_alike_are_told_apart_in_messages() -> None:
     assert shown(["0"]) == "'0'" and shown([0]) == "0 (a number)"
     assert shown([composed]) == f"{composed!r} (U+0063 U+0061 U+0066 U+00E9)"
     assert shown([decomposed]) == f"{decomposed!r} (U+0063 U+0061 U+0066 U+0065 U+0301)"
+
+
+def test_a_regression_fit_subsample_of_equal_targets_is_named_as_such() -> None:
+    """It was reported as an undefined metric; it is a constant fit, refused before anything is encoded."""
+    from specrun.core.types import Item
+    from specrun.protocols.regression import RegressionOptions, RegressionProtocol
+
+    fit = [Item(id=f"f{i}", fields={"text": f"t{i}", "target": 1.0 if i < 30 else 2.0}) for i in range(32)]
+    options = RegressionOptions(fit_split="train", n_samples=2, n_experiments=3, seed=1)
+    with pytest.raises(DataError, match=r"experiment \d's 2 fit items all have target 1\.0, so its regression "
+                                        r"predicts a constant; raise n_samples"):
+        list(RegressionProtocol().texts([], options, {"train": fit}))
+
+
+def test_a_hashing_run_is_never_pushed_and_a_dry_run_says_what_it_is(tmp_path: Path, data_dir: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """publish printed a model-index for the bundled model from hashing numbers."""
+    code, out, err = run_cli([str(BIOSSES), "--data-dir", str(data_dir), "--adapter", "hashing", "-q",
+                              "--output", str(tmp_path / "runs")], capsys)
+    assert code == 0, err
+    run = out.strip().splitlines()[-1]
+    push = ["publish", run, "--benchmark", "specrun/biosses", "--confirm-licence", "ok", "--repo", "a/b", "--push"]
+    code, _, err = run_cli(push, capsys)
+    assert_one_line_error(code, err, contains="a run of the hashing adapter (no model")
+    assert "a push is refused" in err
+    code, out, err = run_cli(["publish", run, "--benchmark", "specrun/biosses", "--confirm-licence", "ok", "-o",
+                              str(tmp_path / "files")], capsys)
+    assert "a run of the hashing adapter" in out + err and "--push refuses it" in out + err

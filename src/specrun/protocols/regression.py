@@ -61,7 +61,14 @@ class RegressionProtocol(ProtocolKind[RegressionOptions]):
             raise DataError(f"n_samples {options.n_samples} >= the {len(fit)} items of fit split "
                             f"{options.fit_split!r}: every experiment would fit the same regression; set "
                             "n_samples: all and n_experiments: 1")
-        used = sorted(set().union(*(set(chosen.tolist()) for chosen in subsamples(len(fit), options))))
+        chosen = subsamples(len(fit), options)
+        targets = np.array([item.fields["target"] for item in fit], dtype=np.float64)
+        for run, indices in enumerate(chosen):  # before anything is encoded: a constant fit is not a metric's fault
+            if len(indices) and np.ptp(targets[indices]) == 0 and np.ptp(targets) > 0:
+                raise DataError(f"fit split {options.fit_split!r}: experiment {run}'s {len(indices)} fit items all "
+                                f"have target {float(targets[indices][0])!r}, so its regression predicts a constant; "
+                                "raise n_samples (or n_samples: all)")
+        used = sorted(set().union(*(set(indices.tolist()) for indices in chosen)))
         for index in used:
             yield "text", fit[index].fields["text"]
         for item in items:

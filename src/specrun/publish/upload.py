@@ -67,6 +67,10 @@ def upload(files: dict[str, str | bytes], repo: str, repo_type: str, message: st
     return f"pull request {commit.pr_url}" if create_pr and commit.pr_url else commit.commit_url
 
 
+HASHING_NOTE = ("a run of the hashing adapter (no model: a word-hashing embedder for tests and scale checks), "
+                "whose numbers say nothing about {model}, though the files name it")
+
+
 def results_publication(results_path: str, spec_path: str | None, benchmark: str, benchmark_revision: str | None,
                         source: Source | None, confirmation: Confirmation | None,
                         repo: str | None, *, push: bool = False) -> tuple[dict[str, str | bytes], HubCheck, str]:
@@ -80,8 +84,12 @@ def results_publication(results_path: str, spec_path: str | None, benchmark: str
     results, spec = verified.results, loaded.spec
     what = f"{results_path} ({spec.id})"
     card_gate(spec, f"spec {loaded.display}")
+    hashing = HASHING_NOTE.format(model=results.provenance.model.name) \
+        if results.provenance.model.adapter == "hashing" else None
     if push:
         licence_gate(spec.licence.publication, spec.licence.data, what, confirmation)
+    if push and hashing:
+        raise PublishError(f"{what}: {hashing}; a push is refused")
     refusal = licence_refusal(spec.licence.publication, spec.licence.data, what, confirmation)
     spec_task_ids(spec)  # the same task ids (and collision check) as publish-benchmark's eval.yaml
     source = source or default_source(benchmark)
@@ -92,7 +100,8 @@ def results_publication(results_path: str, spec_path: str | None, benchmark: str
                                                                        revision=revision, source=source)},
                                            sort_keys=False, allow_unicode=True),
     }
-    return files, publish_check(results, spec, files, repo).add(HubCheck(licence=refusal)), spec.id
+    check = publish_check(results, spec, files, repo).add(HubCheck(licence=refusal))
+    return files, check.add(HubCheck(warnings=[f"{hashing}: --push refuses it"] if hashing else [])), spec.id
 
 
 def benchmark_publication(spec: Spec, splits: Mapping[str, Sequence[Item]] | None, examples: Sequence[Item],
