@@ -136,3 +136,24 @@ def test_a_hashing_run_is_never_pushed_and_a_dry_run_says_what_it_is(tmp_path: P
     code, out, err = run_cli(["publish", run, "--benchmark", "specrun/biosses", "--confirm-licence", "ok", "-o",
                               str(tmp_path / "files")], capsys)
     assert "a run of the hashing adapter" in out + err and "--push refuses it" in out + err
+
+
+def test_a_damaged_hash_memo_entry_is_said_once_and_replaced(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    import hashlib
+
+    from specrun.core import files
+
+    weights = tmp_path / "model.bin"
+    weights.write_bytes(b"w" * (files.MEMO_MIN_BYTES + 10))
+    memo = tmp_path / "memo"
+    memo.mkdir()
+    expected = hashlib.sha256(weights.read_bytes()).hexdigest()
+    assert files.memo_sha256(weights, memo) == expected  # written
+    (entry,) = memo.iterdir()
+    entry.write_text("0" * 64 + " forged", encoding="utf-8")
+    for _ in range(2):
+        assert files.memo_sha256(weights, memo) == expected
+    err = capsys.readouterr().err
+    assert err.count("a damaged hash memo entry") == 1 and str(weights) in err
+    assert files.memo_sha256(weights, memo) == expected and "damaged" not in capsys.readouterr().err  # replaced

@@ -9,6 +9,7 @@ import hashlib
 import os
 import re
 import stat
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -107,11 +108,22 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+_SAID_DAMAGED: set[Path] = set()
+
+
+def _damaged(memo: Path, path: Path) -> None:
+    """A memo entry that cannot be believed is said once per process, then replaced: never silently."""
+    if memo not in _SAID_DAMAGED:
+        _SAID_DAMAGED.add(memo)
+        print(f"specrun: warning: {memo}: a damaged hash memo entry for {path}; hashing the file again and "
+              "replacing the entry", file=sys.stderr)
+
+
 def memo_sha256(path: Path, memo_dir: Path | None) -> str:
     """sha256 of a file, remembered in `memo_dir` per file state (device, inode, size, mtime, ctime, path) as git's
     index does, so a fully cached run does not read 100 MB of weights again. Any write to the file changes its
     ctime, hence its state. An entry holds the digest and a checksum over state and digest, so a damaged entry is
-    read as absent (the file is hashed again), never as another digest. Without a memo folder (--no-cache) the
+    said once and hashed again, never read as another digest. Without a memo folder (--no-cache) the
     file is simply read."""
     stat = path.stat()
     if memo_dir is None or stat.st_size < MEMO_MIN_BYTES:
@@ -128,8 +140,11 @@ def memo_sha256(path: Path, memo_dir: Path | None) -> str:
         digest = known.partition(" ")[0]
         if len(digest) == 64 and known == checked(digest):
             return digest
-    except (OSError, UnicodeDecodeError):
+        _damaged(memo, path)
+    except FileNotFoundError:
         pass
+    except (OSError, UnicodeDecodeError):
+        _damaged(memo, path)
     digest = sha256_file(path)
     with contextlib.suppress(OSError):  # a full cache only costs the hash again next time
         write_atomic(memo, checked(digest))
