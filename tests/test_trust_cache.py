@@ -315,3 +315,18 @@ def test_no_cache_leaves_no_matplotlib_font_cache_under_home(tmp_path: Path, dat
     results = Results.model_validate_json(Path(done.stdout.strip().splitlines()[-1]).read_text())
     assert results.plots  # the scatter was drawn, so matplotlib ran
     assert files_under(home) == []
+
+
+def test_a_folder_in_place_of_info_json_is_reported_once_and_repaired(tmp_path: Path, data_dir: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """It was never removed, so every later run warned and ran without the stored settings (issue 32)."""
+    first = run_ok(hashing(tmp_path, data_dir, "a"), capsys)
+    (info,) = info_files(tmp_path / "cache")
+    info.unlink()
+    info.mkdir()
+    (info / "junk").write_text("x", encoding="utf-8")
+    again, warnings = run_warned(hashing(tmp_path, data_dir, "b"), capsys)
+    assert len(warnings) == 1 and "ignored info.json" in warnings[0] and again.scores == first.scores
+    assert info.is_file()  # stored again, as a file
+    third, warnings = run_warned(hashing(tmp_path, data_dir, "c"), capsys)
+    assert warnings == [] and third.scores == first.scores

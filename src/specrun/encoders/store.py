@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import shutil
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -325,5 +326,10 @@ class EmbeddingCache:
 
 
 def _remove(path: Path) -> None:
-    with contextlib.suppress(OSError):  # a damaged entry that cannot be removed is simply ignored next time
-        path.unlink(missing_ok=True)
+    """A damaged entry removed: a file, or a folder in its place (else every later run would warn and go
+    uncached again); one that cannot be removed is simply ignored next time."""
+    with contextlib.suppress(OSError):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
