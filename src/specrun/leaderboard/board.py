@@ -333,6 +333,7 @@ def build_leaderboard(paths: list[Path], output: Path, *, title: str | None = No
                       prompt_variants: str = "each", published: Path | None = None) -> list[Path]:
     """`specrun leaderboard`: verify every run, rank, and write leaderboard.md, .json and .html into `output`
     (each atomically, and only once everything is computed); with `published`, MTEB's published rows beside."""
+    from specrun.leaderboard.facets import with_facets
     from specrun.leaderboard.published import with_published
     from specrun.published import PublishedDir
 
@@ -346,6 +347,7 @@ def build_leaderboard(paths: list[Path], output: Path, *, title: str | None = No
                     prompt_variants=prompt_variants, progress=progress)
     if published_dir is not None:
         board = with_published(board, runs, published_dir, progress or (lambda line: None))
+    board = with_facets(board, runs)  # what the page's filters read: languages, task types, domains
     board = Leaderboard.model_validate_json(board.model_dump_json())  # what is written is what validates
     files = {"leaderboard.md": render_markdown(board), "leaderboard.json": board.model_dump_json(indent=2) + "\n",
              "leaderboard.html": render_html(board)}

@@ -85,6 +85,12 @@ class SpecBoard(Strict):
     seed: int
     unit: dict[str, str]
     boards: list[Board]
+    languages: list[str] = Field(default_factory=list, description=(
+        "The spec's languages (metadata.languages, else its `language` key); empty: spec not found or none stated."))
+    task_types: list[str] = Field(default_factory=list, description=(
+        "MTEB's task type of each protocol scored (from the protocol kind)."))
+    domains: list[str] = Field(default_factory=list, description=(
+        "The spec's metadata.domains; empty: spec not found or none stated."))
 
 
 class OverallRow(Strict):

@@ -9,6 +9,7 @@ import jinja2
 
 from specrun.core.errors import printable
 from specrun.core.markdown import md_text
+from specrun.leaderboard.facets import FACETS, filter_options, shown_values, size_bucket
 from specrun.leaderboard.model import META_COLUMNS, BoardRow, Leaderboard, PublishedRow
 from specrun.results import (
     IDENTITY_FIELDS,
@@ -165,5 +166,7 @@ def render_html(board: Leaderboard) -> str:
         board=board, specs=specs, percent=percent, fmt=fmt, separable=_separable, configs=configs, short=_short,
         metas=meta_cells(board), meta_headers=META_HEADERS,
         meta_values={m.label: [getattr(m, name) for name in META_COLUMNS] for m in board.models},
-        published_label=published_label, published_rule=PUBLISHED_RULE,
+        published_label=published_label, published_rule=PUBLISHED_RULE, options=filter_options(board),
+        facets={spec.spec_id: {facet: shown_values(getattr(spec, facet)) for facet in FACETS} for spec in board.specs},
+        sizes={m.label: size_bucket(m.n_parameters) for m in board.models},
         how_to_read=HOW_TO_READ.format(percent=percent, resamples=board.overall.resamples))

@@ -1,0 +1,76 @@
+"""What the HTML page's filters read: each benchmark's languages, task types and domains, and each model's size
+bucket. Task types come from the results alone (each metric's protocol kind); languages and domains from the spec,
+found by the sha256 its runs record (`results.verify.find_spec`); a spec not found leaves them empty (unknown)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from specrun.core import registry
+from specrun.core.errors import SpecrunError
+from specrun.leaderboard.model import Leaderboard
+from specrun.results.verify import Verified, find_spec
+
+UNKNOWN = "unknown"  # what a filter shows for a value nobody recorded
+SIZE_BUCKETS = ((10**8, "<100M"), (10**9, "100M–1B"))  # upper bound (exclusive) -> name; above the last: ">1B"
+SIZE_ORDER = (*(name for _, name in SIZE_BUCKETS), ">1B", UNKNOWN)
+
+
+def size_bucket(n_parameters: int | None) -> str:
+    """A model's size as the page filters it: <100M, 100M–1B, >1B, or unknown where no parameters are recorded."""
+    if n_parameters is None:
+        return UNKNOWN
+    return next((name for limit, name in SIZE_BUCKETS if n_parameters < limit), ">1B")
+
+
+def task_types(run: Verified) -> list[str]:
+    """MTEB's task type of each protocol the run scored (its kind's prompt_task; the kind where it has none)."""
+    kinds = (info.protocol_kind for info in run.results.metrics.values())
+    return list(dict.fromkeys(
+        (registry.PROTOCOLS[kind].info.prompt_task or kind) if kind in registry.PROTOCOLS else kind
+        for kind in kinds))
+
+
+def spec_facets(run: Verified) -> dict[str, list[str]]:
+    """A benchmark's languages (metadata.languages, else the older `language` key), domains and task types."""
+    facets: dict[str, list[str]] = {"languages": [], "domains": [], "task_types": task_types(run)}
+    try:
+        spec = find_spec(run.results, run.path).spec
+    except (SpecrunError, OSError):  # not found, or no longer loadable: its languages and domains are unknown
+        return facets
+    meta = spec.metadata
+    facets["languages"] = list((meta.languages if meta and meta.languages else None) or spec.language or [])
+    facets["domains"] = list(meta.domains or []) if meta else []
+    return facets
+
+
+def with_facets(board: Leaderboard, runs: Sequence[Verified]) -> Leaderboard:
+    """The board with every spec's filter values, read from its first run (one spec version per board)."""
+    first = {}
+    for run in runs:
+        first.setdefault(run.results.spec_id, run)
+    return board.model_copy(update={"specs": [
+        spec.model_copy(update=spec_facets(first[spec.spec_id])) if spec.spec_id in first else spec
+        for spec in board.specs]})
+
+
+FACETS = ("languages", "task_types", "domains")  # a benchmark's filters; the model size filters rows
+
+
+def shown_values(values: Sequence[str]) -> list[str]:
+    """A benchmark's values of one filter as the page matches them: unknown where none is recorded."""
+    return list(values) or [UNKNOWN]
+
+
+def filter_options(board: Leaderboard) -> dict[str, list[tuple[str, int]]]:
+    """Every filter's choices with how many benchmarks (model configurations, for size) have each; unknown last."""
+    options: dict[str, list[tuple[str, int]]] = {}
+    for facet in FACETS:
+        counts: dict[str, int] = {}
+        for spec in board.specs:
+            for value in dict.fromkeys(shown_values(getattr(spec, facet))):
+                counts[value] = counts.get(value, 0) + 1
+        options[facet] = sorted(counts.items(), key=lambda item: (item[0] == UNKNOWN, item[0].lower()))
+    sizes = [size_bucket(m.n_parameters) for m in board.models]
+    options["size"] = [(name, sizes.count(name)) for name in SIZE_ORDER if name in sizes]
+    return options
