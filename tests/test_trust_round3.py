@@ -157,3 +157,22 @@ def test_a_damaged_hash_memo_entry_is_said_once_and_replaced(tmp_path: Path,
     err = capsys.readouterr().err
     assert err.count("a damaged hash memo entry") == 1 and str(weights) in err
     assert files.memo_sha256(weights, memo) == expected and "damaged" not in capsys.readouterr().err  # replaced
+
+
+def test_pair_best_measures_with_every_similarity_tied_are_undefined_not_zero() -> None:
+    """They read 0.0, below the trivial classifier and the same run's at-threshold figures."""
+    import numpy as np
+
+    import specrun.metrics  # noqa: F401  (registers the metrics)
+    from specrun.core.errors import MetricError
+    from specrun.metrics.estimate import estimate
+
+    tied = {"cosine_score": np.full(10, 0.5), "pair_label": np.array([0, 1] * 5)}
+    for name in ("pair_best_accuracy", "pair_best_f1"):
+        with pytest.raises(MetricError, match=f"{name}: undefined on these 10 unit"):
+            estimate(name, tied, resamples=100, confidence=0.95, seed=1)
+    scores = {f"{f}_score": np.linspace(0, 1, 10) for f in ("cosine", "dot", "euclidean")}
+    scores["manhattan_score"] = np.full(10, 0.5)  # one function all tied: left out of the maximum
+    best = estimate("pair_max_accuracy", {**scores, "pair_label": np.array([0] * 5 + [1] * 5)}, resamples=100,
+                    confidence=0.95, seed=1)
+    assert best.value == 1.0

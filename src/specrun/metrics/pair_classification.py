@@ -51,7 +51,10 @@ def f1_at_threshold(score: np.ndarray, label: np.ndarray, threshold: np.ndarray,
 def _maximum(statistic):  # type: ignore[no-untyped-def]
     def over_functions(*arrays: np.ndarray, weights: np.ndarray) -> np.ndarray:
         *scores, label = arrays
-        return np.max([statistic(s, label, weights) for s in scores], axis=0)
+        values = np.array([statistic(s, label, weights) for s in scores])
+        with np.errstate(invalid="ignore"):  # a function whose scores are all tied is left out; all tied: NaN
+            return np.where(np.isnan(values).all(axis=0), np.nan, np.nanmax(np.where(np.isnan(values), -np.inf,
+                                                                                   values), axis=0))
     return over_functions
 
 

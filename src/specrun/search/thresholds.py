@@ -43,13 +43,16 @@ def splits(score: np.ndarray, label: np.ndarray, weights: np.ndarray) -> tuple[n
 
 
 def best_accuracy(score: np.ndarray, label: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The best accuracy over the splits between distinct scores; undefined (NaN) when every score is tied: no
+    threshold separates them, and 0.0 there read as worse than the trivial classifier."""
     accuracy, _, valid, _ = splits(score, label, weights)
-    return np.where(valid, accuracy, 0.0).max(axis=-1)
+    return np.where(valid.any(axis=-1), np.where(valid, accuracy, 0.0).max(axis=-1), np.nan)
 
 
 def best_f1(score: np.ndarray, label: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The best F1 over those splits; undefined (NaN) when every score is tied, as best_accuracy."""
     _, f1, valid, _ = splits(score, label, weights)
-    return np.where(valid, f1, 0.0).max(axis=-1)
+    return np.where(valid.any(axis=-1), np.where(valid, f1, 0.0).max(axis=-1), np.nan)
 
 
 def best_thresholds(score: np.ndarray, label: np.ndarray) -> tuple[float, float]:
