@@ -176,3 +176,18 @@ def test_pair_best_measures_with_every_similarity_tied_are_undefined_not_zero() 
     best = estimate("pair_max_accuracy", {**scores, "pair_label": np.array([0] * 5 + [1] * 5)}, resamples=100,
                     confidence=0.95, seed=1)
     assert best.value == 1.0
+
+
+def test_samples_per_label_above_every_class_is_refused_as_all_is() -> None:
+    """With take_what_there_is and several experiments every fit was the whole split (spread 0), while the
+    equivalent `samples_per_label: all` is refused."""
+    from specrun.core.types import Item
+    from specrun.protocols.classification import ClassificationOptions, ClassificationProtocol
+
+    fit = [Item(id=f"f{i}", fields={"text": f"t{i}", "label": "ab"[i % 2]}) for i in range(10)]
+    test = [Item(id=f"t{i}", fields={"text": f"u{i}", "label": "ab"[i % 2]}) for i in range(4)]
+    options = ClassificationOptions(fit_split="train", samples_per_label=5, short_classes="take_what_there_is")
+    with pytest.raises(DataError, match="every experiment fits on the whole split"):
+        list(ClassificationProtocol().texts(test, options, {"train": fit}))
+    options = ClassificationOptions(fit_split="train", samples_per_label=4, short_classes="take_what_there_is")
+    assert list(ClassificationProtocol().texts(test, options, {"train": fit}))  # below one class's count: draws

@@ -127,6 +127,12 @@ class ClassificationProtocol(ProtocolKind[ClassificationOptions]):
                             f"{options.samples_per_label} items (fewest: {min(counts[s] for s in short)}); MTEB "
                             "fits on the items there are: set short_classes: take_what_there_is, or lower "
                             "samples_per_label")
+        taken_whole = [label for label, count in counts.items()
+                       if options.samples_per_label != "all" and count <= options.samples_per_label]
+        if len(taken_whole) == len(counts) and options.n_experiments > 1:  # as `all` with several experiments
+            raise DataError(f"{where}: samples_per_label = {options.samples_per_label} is at least every label's "
+                            f"count (largest: {max(counts.values())}), so every experiment fits on the whole split "
+                            "and the same classifier: set samples_per_label: all and n_experiments: 1")
         if options.classifier == "knn":
             fewest = min(len(chosen) for chosen in undersamples([item.fields["label"] for item in fit], options))
             if options.k > fewest:
