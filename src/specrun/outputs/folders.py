@@ -49,9 +49,12 @@ def within_name_limit(name: str) -> str:
 
 def settings_parts(options: RunOptions) -> list[str]:
     """The settings given away from their defaults that can change a vector, each `name-value` in folder-safe
-    characters; a prompt (any text) as the first 8 hex digits of its sha256."""
+    characters; a prompt (any text) as the first 8 hex digits of its sha256. Then what changes which items are
+    scored (--splits, --limit), so that a run of some splits or a smoke run never replaces the full run."""
     parts = [f"revision-{options.model_revision[:12]}"] if options.model_revision else []
-    return [folder_safe(part)[:40] for part in parts + options.encoder.folder_parts()]
+    chosen = [f"splits-{'-'.join(sorted(options.splits))}"] if options.splits else []
+    limit = [f"limit-{options.limit}"] if options.limit is not None else []
+    return [folder_safe(part)[:40] for part in parts + options.encoder.folder_parts() + chosen + limit]
 
 
 @dataclass(frozen=True)
