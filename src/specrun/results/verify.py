@@ -68,11 +68,8 @@ def check_consistency(results: Results, path: Path) -> None:
                           "results.json", "predictions.file")
     if results.predictions.rows < 0:
         raise _fail(path, f"predictions rows {results.predictions.rows} is negative", "predictions.rows")
-    for split, data in p.data.items():
+    for split in p.data:
         _name(path, split, f"provenance.data.{split}", "split")
-        if p.limit is not None and data.n_selected > p.limit:
-            raise _fail(path, f"{data.n_selected} items selected beyond the --limit {p.limit} it records",
-                        f"provenance.data.{split}.n_selected")
     for metric_id, info in results.metrics.items():
         key = f"metrics.{metric_id}"
         _name(path, metric_id, key, "metric id")
@@ -324,8 +321,14 @@ def check_against_spec(verified: Verified, loaded: LoadedSpec) -> None:
 
 def _scored_splits(results: Results, evaluated: list[str], path: Path) -> list[str]:
     """The splits a run must score: those --splits chose, as results.json records them (each one the spec
-    evaluates), else every split the spec evaluates. A split dropped from scores without that record is an edit."""
-    chosen = results.provenance.splits
+    evaluates), else every split the spec evaluates. A split dropped from scores without that record is an edit,
+    and so is a --limit run with more items than its limit."""
+    p = results.provenance
+    for split, data in p.data.items():
+        if p.limit is not None and data.n_selected > p.limit:
+            raise _fail(path, f"{data.n_selected} items selected beyond the --limit {p.limit} it records; refusing "
+                              "edited results", f"provenance.data.{split}.n_selected")
+    chosen = p.splits
     if chosen is None:
         return evaluated
     unknown = [name for name in chosen if name not in evaluated] or ([] if chosen else ["(none)"])
