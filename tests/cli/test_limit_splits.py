@@ -53,6 +53,8 @@ def test_a_limited_run_scores_the_first_n_items_and_says_so(tmp_path: Path, data
     assert results.scores["test"]["spearman_zero_shot"].value == pytest.approx(expected.statistic, abs=1e-12)
     assert results.scores["test"]["spearman_zero_shot"].n == 20
     verified_with_spec(path)  # verifies against its spec
+    named = run_ok(run_args(SPECS / "biosses.yaml", data_dir, tmp_path, "--limit", "20", "--name", "mine"), capsys)
+    assert named.provenance.limit == 20 and (tmp_path / "biosses" / "mine+limit-20" / "results.json").is_file()
     report = (path.parent / "report.md").read_text()
     assert "limited to 20 items per split" in report
     code, out, _ = run_cli(["card", str(SPECS / "biosses.yaml"), "--results", str(path), "--data-dir",
@@ -167,3 +169,10 @@ def test_a_suite_takes_limit_in_its_own_folder_and_refuses_splits(tmp_path: Path
     assert {m["request_sha256"] for m in full["members"]}.isdisjoint(m["request_sha256"] for m in data["members"])
     code, _, err = run_cli(run_args(suite, data_dir, tmp_path, "--splits", "test"), capsys)
     assert_one_line_error(code, err, contains="--splits chooses a spec's splits")
+
+
+def test_a_protocol_refusing_the_first_n_items_names_the_limit(tmp_path: Path, data_dir: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(run_args(SPECS / "masakhanews-s2s.yaml", data_dir, tmp_path, "--limit", "20"), capsys)
+    assert_one_line_error(code, err, contains="(--limit 20: the first 20 items only; a larger --limit may hold more)")
+    assert not (tmp_path / "masakhanews-s2s").exists()

@@ -18,8 +18,10 @@ NAME_BYTES = 255  # the longest file name most filesystems take
 def output_folder(options: RunOptions, spec_id: str, model_slug: str) -> Path:
     """ROOT/<spec id>/<model>[+<setting>...] (or --name): one folder per spec, model and chosen settings, written
     as one unit; a run of one model with other settings (a dtype, a prompt, the hashing adapter) never replaces
-    its default run."""
-    name = options.name or model_slug + "".join(f"+{part}" for part in settings_parts(options))
+    its default run. A --limit run's folder ends in +limit-N even under --name: a smoke run never replaces a
+    full one."""
+    limit = f"+limit-{options.limit}" if options.name and options.limit is not None else ""
+    name = options.name + limit if options.name else model_slug + "".join(f"+{p}" for p in settings_parts(options))
     return Path(options.output) / spec_id / within_name_limit(name)
 
 
