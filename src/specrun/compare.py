@@ -16,7 +16,7 @@ from specrun.metrics import METRICS, intervals
 from specrun.metrics.estimate import n_runs, point_value
 from specrun.metrics.resampling import distribution, mean_over_runs
 from specrun.results import Results, confidence_percent, run_identity, run_labels
-from specrun.results.verify import find_spec, load_verified
+from specrun.results.verify import find_spec, load_verified, refuse_limited
 
 if TYPE_CHECKING:
     from specrun.published import PublishedDir
@@ -63,6 +63,8 @@ def _check_same_items(a: Results, b: Results, path_a: Path, path_b: Path) -> Non
 def compare(path_a: Path, path_b: Path) -> tuple[Results, Results, list[Difference]]:
     """Both runs verified (names, numbers, predictions' sha256, every score recomputed), then compared."""
     verified_a, verified_b = load_verified(path_a), load_verified(path_b)
+    refuse_limited(verified_a, "compare")
+    refuse_limited(verified_b, "compare")
     a, b = verified_a.results, verified_b.results
     _check_same_items(a, b, path_a, path_b)
     units_a, units_b = verified_a.units, verified_b.units

@@ -8,7 +8,8 @@ plan -> data -> cached encoder -> evaluate -> results -> reports.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import BaseModel
@@ -16,6 +17,7 @@ from pydantic import BaseModel
 from specrun.core import registry
 from specrun.core.contracts import MetricEntry, ProtocolKind, ReaderEntry, ReadLayout
 from specrun.core.errors import ProtocolError, SpecError
+from specrun.core.registry import did_you_mean
 from specrun.core.types import Role, View
 from specrun.spec import FileRef, GitSource, HubDataset, LoadedSpec, Spec, Uncertainty
 from specrun.yamlsafe import KeyPath
@@ -117,6 +119,8 @@ class Plan:
     metric_ids: tuple[str, ...]  # every metric, in the spec's order
     seed: int
     uncertainty: Uncertainty
+    chosen: tuple[str, ...] | None = None  # --splits: the evaluated splits scored (None: all the spec evaluates)
+    limit: int | None = None  # --limit: the first N items of each split read (a smoke run)
 
     @property
     def resamples(self) -> int:
@@ -200,3 +204,20 @@ def make_plan(loaded: LoadedSpec) -> Plan:
                    for name, split in spec.splits.items())
     return Plan(loaded=loaded, sources=sources, all_splits=splits, protocols=tuple(protocols), fields=fields,
                 metric_ids=tuple(spec.metrics), seed=spec.subset.seed, uncertainty=spec.uncertainty)
+
+
+def choose(plan: Plan, splits: Sequence[str] | None, limit: int | None) -> Plan:
+    """The plan as run: only the evaluated splits --splits names are scored (one the spec does not evaluate is one
+    line naming those it does); the others stay loaded where a protocol fits on them. --limit is carried for the
+    data stage (the first N items of each split read) and the results, which record both."""
+    if splits is None:
+        return replace(plan, limit=limit)
+    evaluated = [split.name for split in plan.splits]
+    for name in splits:
+        if name not in evaluated:
+            raise SpecError(f"--splits: {plan.id} evaluates no split {name!r}{did_you_mean(name, evaluated)}; its "
+                            f"evaluated splits: {', '.join(evaluated)}", file=plan.loaded.display)
+    chosen = tuple(name for name in evaluated if name in splits)  # in the spec's order
+    kept = tuple(split if split.name in chosen or not split.evaluate else replace(split, evaluate=False)
+                 for split in plan.all_splits)
+    return replace(plan, all_splits=kept, chosen=chosen, limit=limit)

@@ -7,10 +7,11 @@ plots; files are written only once every spec of the invocation has succeeded, e
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,7 @@ from specrun.encoders.vectors import CorpusVectors, Embeddings, Encoding, Viewed
 from specrun.evaluation import ProtocolRun, evaluate
 from specrun.outputs import RunFolders, preflight_output_root, write_output_sets
 from specrun.outputs.folders import output_folder
-from specrun.plan import Plan, make_plan
+from specrun.plan import Plan, choose, make_plan
 from specrun.prompt_sets import summary_sets, variants_of
 from specrun.reports import render_card
 from specrun.reports.plots import plot_files
@@ -98,7 +99,8 @@ def run(paths: Sequence[str | LoadedSpec], options: RunOptions, console: Console
 def _run(paths: Sequence[str | LoadedSpec], options: RunOptions, console: Console, workspace: Workspace,
          mapper: ChunkMap | None) -> list[RunOutput]:
     started = time.perf_counter()
-    plans = [make_plan(loaded) for loaded in load_specs(paths, options.subsets)]
+    plans = [choose(make_plan(loaded), options.splits, options.limit)
+             for loaded in load_specs(paths, options.subsets)]
     prompt_set, variants = variants_of(options)
     preflight(options, workspace)  # outputs, cache and devices fail here, before any work
     data_dir = resolve_data_dir(options.data_dir)
@@ -230,7 +232,8 @@ def evaluate_one(item: Loaded, embeddings: ViewedEmbeddings, model: ModelRef, op
     embed_view = quantised(embeddings.embed_view, options.encoder.precision, itertools.chain(
         (embeddings.by_encoding[encoding].embed(texts) for encoding, texts in texts_by_encoding(unique)),
         (chunk for vectors in corpora.values() for chunk in vectors.chunks())))
-    runs = evaluate(item.plan, item.splits, embed_view, context.derived, context.chunk_map, context.similarity)
+    with limit_hint(item.plan.limit):
+        runs = evaluate(item.plan, item.splits, embed_view, context.derived, context.chunk_map, context.similarity)
     plots, plot_names = plot_files(item.plan, runs, context.derived, model.name)
     texts = context.counter.count(item, unique, embeddings.encoded(), corpora)
     views = dict.fromkeys([*(view for view, _ in item.corpora), *(view for view, _ in item.texts)])
@@ -297,8 +300,10 @@ def subset_mean_sets(loaded: Sequence[Loaded], evaluated: dict[str, dict[str, tu
 
 
 def load_data(plan: Plan, data_dir: Path | None, workspace: Workspace) -> Loaded:
-    """The evaluated splits and the splits protocols fit on (checked alike), and every text the protocols ask for."""
-    splits = {split.name: load_split(plan, split.name, data_dir, workspace=workspace)
+    """The evaluated splits and the splits protocols fit on (checked alike), and every text the protocols ask for.
+    With --limit, each split's first N items (fitted-on splits too: a smoke run is quick) once it is read and
+    checked whole (pins, fingerprint, subset)."""
+    splits = {split.name: limited(load_split(plan, split.name, data_dir, workspace=workspace), plan.limit)
               for split in (*plan.splits, *plan.support_splits)}
     texts: list[tuple[View, str]] = []
     corpora: list[tuple[View, SharedCorpus]] = []
@@ -306,13 +311,31 @@ def load_data(plan: Plan, data_dir: Path | None, workspace: Workspace) -> Loaded
         for protocol in plan.protocols:
             support = {name: splits[name].items for name in protocol.support}
             # a kind checks its splits against each other here, before anything is encoded
-            with SpecrunError.named(f"{plan.id}, split {split.name}, protocol {protocol.name}"):
+            with SpecrunError.named(f"{plan.id}, split {split.name}, protocol {protocol.name}"), limit_hint(plan.limit):
                 items = splits[split.name].items
                 texts.extend((protocol.view(text_field), text) for text_field, text in
                              protocol.entry.texts(items, protocol.options, support))
                 corpora.extend((protocol.view(text_field), corpus) for text_field, corpus in
                                protocol.entry.corpora(items, protocol.options))
     return Loaded(plan=plan, splits=splits, texts=texts, corpora=corpora)
+
+
+@contextmanager
+def limit_hint(limit: int | None) -> Iterator[None]:
+    """A protocol's refusal of a --limit run's items (one label, a constant score) says that only the first N were
+    read: the full split may be fine."""
+    try:
+        yield
+    except SpecrunError as exc:
+        if limit is None:
+            raise
+        raise type(exc)(f"{exc.message} (--limit {limit}: the first {limit} items only; a larger --limit may hold "
+                        "more)", file=exc.file, line=exc.line, key=exc.key) from None
+
+
+def limited(split: SplitData, limit: int | None) -> SplitData:
+    """A split's first `limit` items (a smoke run); its fingerprint and n_source stay those of the whole split."""
+    return split if limit is None else dataclasses.replace(split, items=split.items[:limit])
 
 
 def texts_by_encoding(pairs: set[tuple[Encoding, str]], block: int = 16_384) -> Iterator[tuple[Encoding, list[str]]]:

@@ -31,7 +31,7 @@ def workspace_of(args: argparse.Namespace) -> Workspace:
 
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
-    from specrun.reports import outside_notes
+    from specrun.reports import choice_notes, outside_notes
     from specrun.runner import run
     from specrun.suites import is_suite_file
 
@@ -44,7 +44,8 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
                          "--published DIR`)")
     outputs = run(args.specs, options, console)
     try:  # the results are on disk from here on: an interrupt must not say otherwise
-        table = Table(title="specrun results")
+        limited = f" (limited to {options.limit} items per split: a smoke run)" if options.limit else ""
+        table = Table(title=f"specrun results{limited}")
         columns = ("spec", *(("run",) if options.prompt_set else ()), "split", "metric", "value", "CI", "n")
         for column in columns:
             table.add_column(column, justify="right" if column in ("value", "n") else "left")
@@ -57,7 +58,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
                                   f"[{score.ci_low:.4f}, {score.ci_high:.4f}]{method}", str(score.n))
         console.print(table)
         for out in outputs:
-            for note in outside_notes(out.results):
+            for note in (*choice_notes(out.results), *outside_notes(out.results)):
                 print(f"specrun: note: {out.results.spec_id} {note}", file=sys.stderr)
             if not out.has_card:
                 print(f"specrun: note: {out.results.spec_id} has no `card`: {out.report_path.name} has no card "
@@ -89,7 +90,8 @@ def _run_suite(paths: list[str], suites: list[str], options: RunOptions, console
     output = run_suite(suites[0], options, console, published)
     results = output.results
     beside = {p.index: p for p in output.published or []}
-    table = Table(title=f"suite {results.suite_id}")
+    limited = f" (limited to {options.limit} items per split: a smoke run)" if options.limit else ""
+    table = Table(title=f"suite {results.suite_id}{limited}")
     columns = ("member", "task type", "metric", "value", "CI", "n", *(("published",) if published else ()))
     for column in columns:
         table.add_column(column, justify="right" if column in ("value", "n", "published") else "left")

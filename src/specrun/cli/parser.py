@@ -77,6 +77,14 @@ def _run(sub: Any) -> None:
                           "results and a prompt-set.md table with the spread and its paired interval")
     run.add_argument("--subsets", type=_names, metavar="A,B",
                      help="of a spec with `subsets`, run these only (comma-separated; default: all, and their mean)")
+    run.add_argument("--splits", type=_names, metavar="A,B",
+                     help="score these of the spec's evaluated splits only (comma-separated; each an evaluated "
+                          "split of every spec given; splits a protocol fits on are still read); recorded in "
+                          "results.json and the folder name (+splits-A-B)")
+    run.add_argument("--limit", type=_positive_int, metavar="N",
+                     help="a smoke run: the first N items of each split read (after its sha256 and fingerprint "
+                          "checks and the spec's subset), fitted-on splits too; marked in results.json and the "
+                          "folder name (+limit-N), refused by compare, leaderboard, publish and export")
     _add_cache(run)
     run.add_argument("-q", "--quiet", action="store_true", help="no progress or table; print result paths only")
     _add_published(run, "for a suite: each member's published MTEB value beside ours in its table and suite.md "

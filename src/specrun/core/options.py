@@ -26,6 +26,8 @@ class RunOptions:
     ray_timeout: float = 30.0  # seconds to reach or start the Ray cluster (actors, groups: RAY_WAIT_FACTOR x)
     prompt_set: str | None = None  # a YAML file of prompt variants, each scored on the same items in this run
     subsets: tuple[str, ...] | None = None  # the subsets of a spec with `subsets` to run; None: all of them
+    splits: tuple[str, ...] | None = None  # the evaluated splits to score; None: every one the spec evaluates
+    limit: int | None = None  # the first N items of each split read (a smoke run: marked, never published)
 
 
 DEFAULTS = RunOptions()

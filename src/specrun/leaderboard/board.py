@@ -44,7 +44,7 @@ from specrun.results import (
     run_identity,
     run_labels,
 )
-from specrun.results.verify import Verified, load_verified
+from specrun.results.verify import Verified, load_verified, refuse_limited
 
 
 def find_results(paths: Sequence[Path]) -> list[Path]:
@@ -341,6 +341,8 @@ def build_leaderboard(paths: list[Path], output: Path, *, title: str | None = No
         raise CompareError("the leaderboard output must be a folder", file=str(output))
     published_dir = PublishedDir(published) if published is not None else None
     runs = [load_verified(path) for path in find_results(paths)]
+    for run in runs:  # a smoke run is never ranked: refused, naming it, before anything is computed
+        refuse_limited(run, "the leaderboard")
     progress = (lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True)) \
         if console is not None else None
     board = compute(runs, title=title or "specrun leaderboard", resample_specs=resample_specs,

@@ -18,8 +18,10 @@ NAME_BYTES = 255  # the longest file name most filesystems take
 def output_folder(options: RunOptions, spec_id: str, model_slug: str) -> Path:
     """ROOT/<spec id>/<model>[+<setting>...] (or --name): one folder per spec, model and chosen settings, written
     as one unit; a run of one model with other settings (a dtype, a prompt, the hashing adapter) never replaces
-    its default run."""
-    name = options.name or model_slug + "".join(f"+{part}" for part in settings_parts(options))
+    its default run. A --limit run's folder ends in +limit-N even under --name: a smoke run never replaces a
+    full one."""
+    limit = f"+limit-{options.limit}" if options.name and options.limit is not None else ""
+    name = options.name + limit if options.name else model_slug + "".join(f"+{p}" for p in settings_parts(options))
     return Path(options.output) / spec_id / within_name_limit(name)
 
 
@@ -49,9 +51,12 @@ def within_name_limit(name: str) -> str:
 
 def settings_parts(options: RunOptions) -> list[str]:
     """The settings given away from their defaults that can change a vector, each `name-value` in folder-safe
-    characters; a prompt (any text) as the first 8 hex digits of its sha256."""
+    characters; a prompt (any text) as the first 8 hex digits of its sha256. Then what changes which items are
+    scored (--splits, --limit), so that a run of some splits or a smoke run never replaces the full run."""
     parts = [f"revision-{options.model_revision[:12]}"] if options.model_revision else []
-    return [folder_safe(part)[:40] for part in parts + options.encoder.folder_parts()]
+    chosen = [f"splits-{'-'.join(sorted(options.splits))}"] if options.splits else []
+    limit = [f"limit-{options.limit}"] if options.limit is not None else []
+    return [folder_safe(part)[:40] for part in parts + options.encoder.folder_parts() + chosen + limit]
 
 
 @dataclass(frozen=True)

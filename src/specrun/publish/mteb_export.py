@@ -18,7 +18,7 @@ from specrun.core.errors import PublishError
 from specrun.core.files import sha256_file
 from specrun.published.files import NO_REVISION, checked_part, model_folder_name
 from specrun.results import Results, run_identity, run_labels
-from specrun.results.verify import verified_with_spec
+from specrun.results.verify import refuse_limited, verified_with_spec
 
 EXPORT_FORMAT = "specrun.mteb-export/1"
 # the mteb release whose TaskResult fields these files follow: a 2.x version, so that its loader reads them as
@@ -44,6 +44,7 @@ def mteb_files(paths: list[Path], spec: str | None = None) -> tuple[dict[str, st
     notes: list[str] = []
     for path in paths:
         verified, loaded = verified_with_spec(path, spec)
+        refuse_limited(verified, "export")
         results, model = verified.results, verified.results.provenance.model
         folder = (model_folder_name(model.name),
                   checked_part(model.revision, "model revision") if model.revision else NO_REVISION)

@@ -77,10 +77,11 @@ def results_publication(results_path: str, spec_path: str | None, benchmark: str
     """`.eval_results/<spec>.yaml` and the model-index block of a verified run, with what the hub would make of
     them; the licence gate reads the spec (found by the sha256 results.json records), never the results file.
     An unconfirmed licence is refused here for a push, and named in the check (`licence`) for a dry run."""
-    from specrun.results.verify import verified_with_spec
+    from specrun.results.verify import refuse_limited, verified_with_spec
 
     revision = check_revision(benchmark_revision)
     verified, loaded = verified_with_spec(results_path, spec_path)
+    refuse_limited(verified, "publish")
     results, spec = verified.results, loaded.spec
     what = f"{results_path} ({spec.id})"
     card_gate(spec, f"spec {loaded.display}")

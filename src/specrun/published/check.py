@@ -10,7 +10,7 @@ from pathlib import Path
 from specrun.core.markdown import md_text
 from specrun.published.lookup import Found, PublishedDir
 from specrun.results import run_identity, run_labels
-from specrun.results.verify import verified_with_spec
+from specrun.results.verify import refuse_limited, verified_with_spec
 from specrun.spec.mteb_ref import MtebRef
 
 
@@ -36,6 +36,8 @@ def check_published(paths: list[Path], published: PublishedDir, spec: str | None
     """Every metric with an `mteb` counterpart, of every run named, looked up for the run's model and revision."""
     rows = []
     checked = [(path, *verified_with_spec(path, spec)) for path in paths]  # every run verified before any lookup
+    for _, verified, _ in checked:  # a smoke run's numbers say nothing against a published value
+        refuse_limited(verified, "check-published")
     labels = [""] * len(checked)
     for spec_id in {verified.results.spec_id for _, verified, _ in checked}:  # labelled against their spec's runs
         here = [i for i, (_, verified, _) in enumerate(checked) if verified.results.spec_id == spec_id]

@@ -4,6 +4,7 @@ and the results report as Markdown (`card`), the report's plots (`plots`) and th
 from __future__ import annotations
 
 from specrun.reports.card import (
+    choice_notes,
     citation_section,
     file_lines,
     metric_lines,
@@ -16,5 +17,5 @@ from specrun.reports.card import (
 )
 from specrun.reports.html import embed_plots, markdown_to_html, render_html
 
-__all__ = ["citation_section", "embed_plots", "file_lines", "markdown_to_html", "metric_lines", "outside_note",
-           "outside_notes", "render_card", "render_html", "source_lines", "subset_lines", "table_row"]
+__all__ = ["choice_notes", "citation_section", "embed_plots", "file_lines", "markdown_to_html", "metric_lines",
+           "outside_note", "outside_notes", "render_card", "render_html", "source_lines", "subset_lines", "table_row"]

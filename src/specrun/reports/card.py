@@ -80,6 +80,17 @@ def outside_note(split: str, metric: str, score: Score) -> str | None:
             "always holds the value)")
 
 
+def choice_notes(results: Results) -> list[str]:
+    """What the run chose at run time that a reader must not miss: a --limit smoke run (never a benchmark number)
+    and the evaluated splits --splits scored."""
+    p = results.provenance
+    notes = [f"limited to {p.limit} items per split (--limit {p.limit}): a smoke run, not the benchmark's "
+             "numbers; compare, leaderboard and publish refuse it"] if p.limit is not None else []
+    if p.splits is not None:
+        notes.append(f"splits chosen with --splits: {', '.join(p.splits)} only")
+    return notes
+
+
 def outside_notes(results: Results) -> list[str]:
     """outside_note of every score of a run that has one."""
     notes = (outside_note(split, metric, s) for split, scores in results.scores.items() for metric, s in scores.items())
@@ -283,7 +294,7 @@ def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
                  "interval resamples the runs as well as the units.") if spread else ""
     return {"model_line": md_text(model_line), "header": table_row(header), "runs_line": md_text(runs_line),
             "rule": table_row(["---", "---", "---:", "---", "---", "---:"]), "rows": rows,
-            "notes": [md_text(note) for note in outside_notes(results)],
+            "notes": [md_text(note) for note in (*choice_notes(results), *outside_notes(results))],
             "texts_line": md_text(f"{texts.total} asked for, {texts.unique} unique, {texts.encoded} encoded in "
                                   "this run."),
             "provenance_lines": [md_text(line) for line in lines], "plots": plots,

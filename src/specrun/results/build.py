@@ -57,6 +57,7 @@ def build_results(plan: Plan, splits: dict[str, SplitData], runs: list[ProtocolR
     u = plan.uncertainty
     provenance = Provenance(
         spec_path=plan.loaded.display, spec_sha256=plan.loaded.sha256, subset=plan.loaded.subset,
+        splits=list(plan.chosen) if plan.chosen is not None else None, limit=plan.limit,
         specrun_version=__version__,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"), data=data, model=model,
         model_meta=model_meta,

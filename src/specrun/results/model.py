@@ -122,6 +122,9 @@ class Provenance(Strict):
     spec_path: str
     spec_sha256: str
     subset: str | None = Field(None, description="The subset of the spec file's `subsets` this run scored.")
+    splits: list[str] | None = Field(None, description="The evaluated splits --splits chose (absent: all of them).")
+    limit: int | None = Field(None, gt=0, description="--limit: the first N items of each split were read (a smoke "
+                                                     "run, refused by compare, leaderboard and publish).")
     specrun_version: str
     created: str
     data: dict[str, SplitProvenance]

@@ -287,7 +287,7 @@ def check_against_spec(verified: Verified, loaded: LoadedSpec) -> None:
         "provenance.uncertainty.confidence": (results.provenance.uncertainty.confidence,
                                               spec.uncertainty.confidence),
         "provenance.uncertainty.seed": (results.provenance.uncertainty.seed, spec.subset.seed),
-        "scores": (sorted(results.scores), sorted(spec.evaluated_splits)),
+        "scores": (sorted(results.scores), sorted(_scored_splits(results, spec.evaluated_splits, path))),
     }
     for key, (found, wanted) in expected.items():
         if found != wanted:
@@ -319,6 +319,33 @@ def check_against_spec(verified: Verified, loaded: LoadedSpec) -> None:
                         f"provenance.data.{split}")
 
 
+def _scored_splits(results: Results, evaluated: list[str], path: Path) -> list[str]:
+    """The splits a run must score: those --splits chose, as results.json records them (each one the spec
+    evaluates), else every split the spec evaluates. A split dropped from scores without that record is an edit,
+    and so is a --limit run with more items than its limit."""
+    p = results.provenance
+    for split, data in p.data.items():
+        if p.limit is not None and data.n_selected > p.limit:
+            raise _fail(path, f"{data.n_selected} items selected beyond the --limit {p.limit} it records; refusing "
+                              "edited results", f"provenance.data.{split}.n_selected")
+    chosen = p.splits
+    if chosen is None:
+        return evaluated
+    unknown = [name for name in chosen if name not in evaluated] or ([] if chosen else ["(none)"])
+    if unknown:
+        raise _fail(path, f"the run records chosen split {unknown[0]!r}, which its spec does not evaluate; refusing "
+                          "edited results", "provenance.splits")
+    return chosen
+
+
+def refuse_limited(verified: Verified, what: str) -> None:
+    """A --limit run scored the first N items only: a smoke run, never compared, ranked or published."""
+    limit = verified.results.provenance.limit
+    if limit is not None:
+        raise _fail(verified.path, f"a --limit {limit} run (the first {limit} items of each split, a smoke run); "
+                                   f"{what} takes full runs only: rerun without --limit", "provenance.limit")
+
+
 def verified_with_spec(path: Path | str, spec: str | None = None) -> tuple[Verified, LoadedSpec]:
     """load_verified, then the spec found by sha256 (or --spec) and checked against the results."""
     verified = load_verified(path)
@@ -328,4 +355,4 @@ def verified_with_spec(path: Path | str, spec: str | None = None) -> tuple[Verif
 
 
 __all__ = ["RESULTS_LIMIT", "Verified", "check_against_spec", "check_consistency", "find_spec", "load_verified",
-           "recompute", "verified_with_spec"]
+           "recompute", "refuse_limited", "verified_with_spec"]

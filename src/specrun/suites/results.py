@@ -67,6 +67,8 @@ class SuiteProvenance(Strict):
     seed: int
     specrun_version: str
     created: str
+    limit: int | None = Field(None, gt=0, description="--limit: every member read the first N items of each split "
+                                                     "(a smoke run of the suite).")
 
 
 class SuiteResults(Strict):
@@ -98,6 +100,8 @@ def suite_markdown(results: SuiteResults) -> str:
     percent = f"{p.confidence * 100:g} %"
     lines = [f"# {md_text(results.title)} (suite {md_text(results.suite_id)}, version {md_text(results.version)})",
              "", f"Model: {md_text(p.model)} (run {md_text(p.run)})", "",
+             *([f"Limited to {p.limit} items per split (--limit {p.limit}): a smoke run, not the suite's numbers.",
+                ""] if p.limit is not None else []),
              f"| member | task type | metric | value | {percent} CI | n |", "| --- | --- | --- | --- | --- | --- |"]
     for m in results.members:
         if m.status == "missing":

@@ -48,10 +48,12 @@ class SuiteOutput:
 
 def request_sha256(member: ResolvedMember, model: ModelRef, options: RunOptions) -> str:
     """What a member's numbers depend on beyond its data (pinned by its spec): the spec's bytes, the weights, every
-    setting that changes a vector, the device and specrun's version."""
+    setting that changes a vector, the device and specrun's version; and --limit, so that a smoke run's member is
+    never reused by a full suite run (a limit of None is left out: the requests of earlier full runs stay)."""
     request = {"spec_sha256": member.loaded.sha256, "subset": member.loaded.subset, "model": model.name,
                "revision": model.revision, "weights_sha256": model.weights_sha256,
-               "settings": options.encoder.model_dump(mode="json"), "device": options.device, "specrun": __version__}
+               "settings": options.encoder.model_dump(mode="json"), "device": options.device, "specrun": __version__,
+               **({"limit": options.limit} if options.limit is not None else {})}
     return hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()
 
 
@@ -59,6 +61,8 @@ def run_suite(path: str, options: RunOptions, console: Console,
               published: PublishedDir | None = None) -> SuiteOutput:
     if options.prompt_set is not None:
         raise SuiteError("--prompt-set is not supported for a suite; run the prompt set on each spec", file=path)
+    if options.splits is not None:
+        raise SuiteError("--splits chooses a spec's splits; a suite's members name theirs (`split`)", file=path)
     if options.name is not None:
         raise SuiteError("--name names one run's folder; a suite writes one folder per member, named by the model "
                          "and settings", file=path)
@@ -93,7 +97,7 @@ def run_suite(path: str, options: RunOptions, console: Console,
                                      if m.spec_id in outputs and _first_of_spec(loaded, m) else 0)
         members.append(score)
         draws.append(drawn)
-    results = _suite_results(loaded, members, draws, model, folder.name)
+    results = _suite_results(loaded, members, draws, model, folder.name, options.limit)
     beside = members_published(loaded, published, model.name, model.revision) if published is not None else None
     report = suite_markdown(results) + (published_markdown(results, beside) if beside is not None else "")
     write_output_sets([(folder, {"suite.json": suite_json(results), "suite.md": report})])
@@ -194,7 +198,7 @@ def _member_score(loaded: LoadedSuite, m: ResolvedMember, verified: Verified, op
 
 
 def _suite_results(loaded: LoadedSuite, members: list[MemberScore], draws: list[MemberDraws],
-                   model: ModelRef, run_name: str) -> SuiteResults:
+                   model: ModelRef, run_name: str, limit: int | None = None) -> SuiteResults:
     suite, u = loaded.suite, loaded.suite.uncertainty
     partial = any(m.status == "missing" for m in members)
     aggregates = []
@@ -208,6 +212,7 @@ def _suite_results(loaded: LoadedSuite, members: list[MemberScore], draws: list[
                                  revision=model.revision, weights_sha256=model.weights_sha256,
                                  resamples=u.resamples, confidence=u.confidence, seed=u.seed,
                                  specrun_version=__version__,
-                                 created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+                                 created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                                 limit=limit)
     return SuiteResults(suite_id=suite.id, title=suite.title, version=suite.version, members=members,
                         aggregates=aggregates, provenance=provenance)
