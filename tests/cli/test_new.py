@@ -19,8 +19,8 @@ PAIRS = [("A man plays the guitar.", "A man is playing a guitar.", 4.6), ("A dog
          ("The train is late.", "Bananas are yellow.", 0.1), ("Two men fight.", "Two men are fighting.", 4.9),
          ("A bird sings.", "A bird is flying.", 2.2), ("She writes a letter.", "A girl is writing.", 3.0),
          ("The market is busy.", "Many people shop.", 2.8), ("A car drives fast.", "A horse eats hay.", 0.3)]
-LABELLED = [(f"refund my payment {i}", "money") for i in range(8)] + \
-           [(f"my card was stolen {i}", "security") for i in range(8)]
+LABELLED = [(f"refund my payment {i}", "money") for i in range(12)] + \
+           [(f"my card was stolen {i}", "security") for i in range(12)]  # above MTEB's 8 a label: draws differ
 TESTED = [("refund please", "money"), ("a fee was charged", "money"), ("lock my card", "security"),
           ("someone used my account", "security"), ("where is my money", "money"), ("my card is gone", "security"),
           ("return my payment", "money"), ("stolen wallet and card", "security"), ("refund the fee", "money"),
