@@ -191,3 +191,16 @@ def test_samples_per_label_above_every_class_is_refused_as_all_is() -> None:
         list(ClassificationProtocol().texts(test, options, {"train": fit}))
     options = ClassificationOptions(fit_split="train", samples_per_label=4, short_classes="take_what_there_is")
     assert list(ClassificationProtocol().texts(test, options, {"train": fit}))  # below one class's count: draws
+
+
+def test_publish_benchmark_uploads_and_names_the_split_a_protocol_fits_on(tmp_path: Path, data_dir: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Only the evaluated split went up, so the benchmark could not be re-run from its own repo."""
+    code, _, err = run_cli(["publish-benchmark", str(SPECS / "banking77.yaml"), "--data-dir", str(data_dir),
+                            "-o", str(tmp_path / "repo")], capsys)
+    assert "Traceback" not in err
+    assert (tmp_path / "repo" / "data" / "train.parquet").is_file()
+    card = (tmp_path / "repo" / "README.md").read_text(encoding="utf-8")
+    front = yaml.safe_load(card.split("---\n")[1])
+    (config,) = front["configs"]
+    assert {entry["split"] for entry in config["data_files"]} == {"test", "train"}

@@ -310,9 +310,9 @@ def cmd_publish_benchmark(args: argparse.Namespace, console: Console) -> int:
         licence_gate(spec.licence.publication, spec.licence.data, f"{args.spec} ({spec.id})", confirmation)
     data_dir, workspace = resolve_data_dir(args.data_dir), workspace_of(args)
     splits = None
-    if data_withheld(spec) is None:  # the evaluated splits go up as Parquet, named by configs
+    if data_withheld(spec) is None:  # the evaluated splits and the ones protocols fit on go up as Parquet
         splits = {split.name: load_split(plan, split.name, data_dir, workspace=workspace).items
-                  for split in plan.splits}
+                  for split in (*plan.splits, *plan.support_splits)}
         examples = splits[plan.splits[0].name]
     else:
         examples = example_items(plan, data_dir, workspace)
