@@ -18,6 +18,7 @@ from tests.protocols.test_corpus_retrieval import DOCS, GRADED, corpus_spec, mak
 BIOSSES = str(SPECS / "biosses.yaml")
 VARIANTS = {"plain": {}, "medical": {"prompt": "medical sentence: "},
             "asymmetric": {"query_prompt": "question about java: ", "document_prompt": "answer: "}}
+SYMMETRIC = {"plain": {}, "medical": {"prompt": "medical sentence: "}, "terse": {"prompt": "s: "}}
 
 
 def write_set(tmp_path: Path, variants: dict) -> Path:
@@ -52,13 +53,14 @@ def test_each_variant_equals_a_separate_run(spec: str, adapter: str, tmp_path: P
         path = str(corpus_spec(tmp_path, data))
         capsys.readouterr()  # what fingerprint printed
     common = [path, "-q", "--adapter", adapter, "--data-dir", str(data)]
-    prompt_set = write_set(tmp_path, VARIANTS)
+    variants = VARIANTS if spec == "corpus" else SYMMETRIC  # a query prompt reaches no text of an STS spec
+    prompt_set = write_set(tmp_path, variants)
     code, out, err = run_cli([*common, "--output", str(tmp_path / "set"), "--cache-dir", str(tmp_path / "c1"),
                               "--prompt-set", str(prompt_set)], capsys)
     assert code == 0, err
     written = [Path(line) for line in out.split()]
-    assert len(written) == len(VARIANTS)
-    for name, variant in VARIANTS.items():
+    assert len(written) == len(variants)
+    for name, variant in variants.items():
         alone = run_ok([*common, "--output", str(tmp_path / name), "--no-cache", *flags_of(variant)], capsys)
         alone_path = next((tmp_path / name).rglob("results.json"))
         together = tmp_path / "set" / alone_path.relative_to(tmp_path / name)  # the same folder name
@@ -67,7 +69,7 @@ def test_each_variant_equals_a_separate_run(spec: str, adapter: str, tmp_path: P
         assert Results.model_validate_json(together.read_text()).provenance.model.prompts == \
             alone.provenance.model.prompts
     summary = json.loads(next((tmp_path / "set").rglob("prompt-set.json")).read_text())
-    assert list(summary["variants"]) == list(VARIANTS)
+    assert list(summary["variants"]) == list(variants)
     for row in summary["metrics"]:
         values = {name: score["value"] for name, score in row["scores"].items()}
         best, worst = max(values, key=values.get), min(values, key=values.get)  # every metric here: higher
@@ -82,7 +84,7 @@ def test_each_variant_equals_a_separate_run(spec: str, adapter: str, tmp_path: P
         interval = f"[{row['best_minus_worst']['ci_low']:+.4f}, {row['best_minus_worst']['ci_high']:+.4f}]"
         assert interval in line, (line, interval)
     table = next((tmp_path / "set").rglob("prompt-set.md")).read_text()
-    assert "| split | metric | plain | medical | asymmetric | best − worst |" in table
+    assert f"| split | metric | {' | '.join(variants)} | best − worst |" in table
 
 
 def test_each_role_and_prompt_is_encoded_once_across_variants(tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -121,7 +123,8 @@ def test_each_role_and_prompt_is_encoded_once_across_variants(tmp_path: Path, ca
     ("variants:\n  a: {}\n  b: {prompt: x, prompt_name: y}\n", "prompts.yaml:3: variants.b.prompt_name: prompt and"),
     ("variants:\n  a: {}\n  b:\n    instruction_template: 'no slot'\n",
      "prompts.yaml:4: variants.b.instruction_template: must hold {instruction}"),
-    ("variants:\n  a: {}\n  b: {query_prompt: 'name:query'}\n", "prompts.yaml, variant b: a prompt given by name"),
+    ("variants:\n  a: {}\n  b: {prompt_name: query}\n", "prompts.yaml, variant b: a prompt given by name"),
+    ("variants:\n  a: {}\n  b: {query_prompt: 'q: '}\n", "prompts.yaml, variant b: --query-prompt reaches no text"),
 ])
 def test_a_bad_prompt_set_is_one_line(content: str, message: str, tmp_path: Path, data_dir: Path,
                                       capsys: pytest.CaptureFixture[str]) -> None:

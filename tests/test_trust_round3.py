@@ -204,3 +204,17 @@ def test_publish_benchmark_uploads_and_names_the_split_a_protocol_fits_on(tmp_pa
     front = yaml.safe_load(card.split("---\n")[1])
     (config,) = front["configs"]
     assert {entry["split"] for entry in config["data_files"]} == {"test", "train"}
+
+
+@pytest.mark.parametrize(("flags", "expected"), [
+    (["--query-prompt", "q: "], "--query-prompt reaches no text: biosses embed(s) no queries"),
+    (["--document-prompt", "d: "], "--document-prompt reaches no text: biosses embed(s) no documents"),
+    (["--instruction-template", "I: {instruction} "], "--instruction-template reaches no text"),
+])
+def test_a_prompt_flag_that_reaches_no_text_is_refused(flags: list[str], expected: str, tmp_path: Path,
+                                                       data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """It named a new folder and leaderboard row with the very same scores."""
+    code, _, err = run_cli([str(BIOSSES), "--adapter", "hashing", "--data-dir", str(data_dir), "--output",
+                            str(tmp_path / "out"), *flags], capsys)
+    assert_one_line_error(code, err, contains=expected)
+    assert not (tmp_path / "out").exists()

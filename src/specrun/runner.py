@@ -19,7 +19,7 @@ from typing import Any
 from rich.console import Console
 
 from specrun.core.corpus import SharedCorpus
-from specrun.core.errors import SpecError, SpecrunError
+from specrun.core.errors import SpecError, SpecrunError, UsageError
 from specrun.core.mapping import ChunkMap
 from specrun.core.options import RunOptions
 from specrun.core.registry import ADAPTERS
@@ -102,6 +102,9 @@ def _run(paths: Sequence[str | LoadedSpec], options: RunOptions, console: Consol
     plans = [choose(make_plan(loaded), options.splits, options.limit)
              for loaded in load_specs(paths, options.subsets)]
     prompt_set, variants = variants_of(options)
+    for name, opts in variants.items():
+        with SpecrunError.named(f"{options.prompt_set}, variant {name}") if options.prompt_set else nullcontext():
+            check_prompts_reach(opts, plans)
     preflight(options, workspace)  # outputs, cache and devices fail here, before any work
     data_dir = resolve_data_dir(options.data_dir)
     loaded = [load_data(plan, data_dir, workspace) for plan in plans]
@@ -151,6 +154,25 @@ def model_similarity(plans: Sequence[Plan], model: ModelRef, adapter: str) -> st
             with SpecrunError.named(plan.id):
                 protocol.similarity_of(function)
     return function
+
+
+def check_prompts_reach(options: RunOptions, plans: Sequence[Plan]) -> None:
+    """A prompt flag that reaches no text of the specs would change nothing but the folder's name and a
+    leaderboard row with the same scores: refused, naming what the specs embed."""
+    views = [protocol.view(field) for plan in plans for protocol in plan.protocols
+             for field in protocol.entry.info.text_fields]
+    roles = sorted({view.role for view in views})
+    settings = options.encoder
+    unreached = [(flag, what) for flag, value, reached, what in (
+        ("--query-prompt", settings.query_prompt, "query" in roles, "queries"),
+        ("--document-prompt", settings.document_prompt, "document" in roles, "documents"),
+        ("--instruction-template", settings.instruction_template, any(v.instruction for v in views),
+         "instructed texts (no protocol has an `instruction`)")) if value is not None and not reached]
+    if unreached:
+        flag, what = unreached[0]
+        ids = ", ".join(plan.id for plan in plans)
+        raise UsageError(f"{flag} reaches no text: {ids} embed(s) no {what} (their texts are {', '.join(roles)}); "
+                         "leave it out (or use --prompt, for every text)")
 
 
 def preflight(options: RunOptions, workspace: Workspace) -> None:

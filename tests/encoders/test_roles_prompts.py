@@ -90,8 +90,8 @@ def test_bad_prompt_flags_are_refused(settings: dict, message: str) -> None:
 
 def test_a_named_prompt_without_a_model_is_refused(tmp_path: Path, data_dir: Path,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run_cli(["specs/biosses.yaml", "--adapter", "hashing", "--data-dir", str(data_dir),
-                            "--query-prompt", "name:query", "--no-cache", "--output", str(tmp_path)], capsys)
+    code, _, err = run_cli(["specs/tatoeba.yaml", "--adapter", "hashing", "--data-dir", str(data_dir),
+                            "--document-prompt", "name:query", "--no-cache", "--output", str(tmp_path)], capsys)
     assert_one_line_error(code, err, contains="needs a model folder")
 
 
@@ -191,8 +191,7 @@ def test_a_spec_override_and_instruction_change_the_view(tmp_path: Path, capsys:
     spec["protocols"]["search"]["roles"] = {"query": "document"}
     spec["protocols"]["search"]["instruction"] = "Find the answer"
     (tmp_path / "corpusset.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
-    results = corpus_run(tmp_path, capsys, "o", "--document-prompt", "doc: ",
-                         "--instruction-template", "Instruct: {instruction} Query: ")
+    results = corpus_run(tmp_path, capsys, "o", "--document-prompt", "doc: ")  # an instruction reaches no document
     assert {(p.role, p.text, p.source) for p in results.provenance.model.prompts} == {("document", "doc: ", "flag")}
     spec["protocols"]["search"]["roles"] = {}
     (tmp_path / "corpusset.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
