@@ -196,8 +196,8 @@ def test_samples_per_label_above_every_class_is_refused_as_all_is() -> None:
 def test_publish_benchmark_uploads_and_names_the_split_a_protocol_fits_on(tmp_path: Path, data_dir: Path,
                                                                           capsys: pytest.CaptureFixture[str]) -> None:
     """Only the evaluated split went up, so the benchmark could not be re-run from its own repo."""
-    code, _, err = run_cli(["publish-benchmark", str(SPECS / "banking77.yaml"), "--data-dir", str(data_dir),
-                            "-o", str(tmp_path / "repo")], capsys)
+    _, _, err = run_cli(["publish-benchmark", str(SPECS / "banking77.yaml"), "--data-dir", str(data_dir),
+                         "-o", str(tmp_path / "repo")], capsys)
     assert "Traceback" not in err
     assert (tmp_path / "repo" / "data" / "train.parquet").is_file()
     card = (tmp_path / "repo" / "README.md").read_text(encoding="utf-8")

@@ -126,6 +126,24 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_verify(args: argparse.Namespace, console: Console) -> int:
+    """Each run proved consistent and, unless --no-data, made from its data; one line each, or one error."""
+    from specrun.data import resolve_data_dir
+    from specrun.results.rederive import rederive
+    from specrun.results.verify import verified_with_spec
+
+    for path in args.results:
+        verified, loaded = verified_with_spec(path, args.spec)
+        scores = sum(len(scores) for scores in verified.results.scores.values())
+        line = f"{path}: consistent ({scores} scores recomputed from the predictions; spec {loaded.display})"
+        if not args.no_data:
+            found = rederive(verified, loaded, resolve_data_dir(args.data_dir), workspace_of(args))
+            line += (f"; made from its data ({found.items} items re-read, {found.units} units among them, "
+                     f"{found.gold} gold values equal to the data's)")
+        print(line)
+    return 0
+
+
 def cmd_show(args: argparse.Namespace, console: Console) -> int:
     """The spec as the model validates it: its `extends` chain merged, in the order the keys were written."""
     import yaml
@@ -335,7 +353,7 @@ def cmd_leaderboard(args: argparse.Namespace, console: Console) -> int:
 
 
 # the one command table: the parser's subcommands and the dispatch both read it
-COMMAND_FUNCTIONS = {"run": cmd_run, "validate": cmd_validate, "show": cmd_show, "card": cmd_card,
-                     "fingerprint": cmd_fingerprint, "list": cmd_list, "new": cmd_new, "compare": cmd_compare,
-                     "publish": cmd_publish, "publish-benchmark": cmd_publish_benchmark, "leaderboard": cmd_leaderboard,
-                     "check-published": cmd_check_published, "export": cmd_export}
+COMMAND_FUNCTIONS = {"run": cmd_run, "validate": cmd_validate, "verify": cmd_verify, "show": cmd_show,
+                     "card": cmd_card, "fingerprint": cmd_fingerprint, "list": cmd_list, "new": cmd_new,
+                     "compare": cmd_compare, "publish": cmd_publish, "publish-benchmark": cmd_publish_benchmark,
+                     "leaderboard": cmd_leaderboard, "check-published": cmd_check_published, "export": cmd_export}

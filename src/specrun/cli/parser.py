@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"on an error, show Python's traceback instead of one line (for bug reports; also "
                              f"{DEBUG_ENV}=1); may stand anywhere on the command line")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
-    for add in (_run, _validate, _show, _card, _list, _new, _leaderboard, _compare, _check_published, _export,
+    for add in (_run, _validate, _verify, _show, _card, _list, _new, _leaderboard, _compare, _check_published, _export,
                 _publish, _publish_benchmark, _fingerprint):
         add(sub)
     return parser
@@ -133,6 +133,17 @@ def run_options(args: argparse.Namespace) -> RunOptions:
 def _validate(sub: Any) -> None:
     validate = sub.add_parser("validate", help="check spec files against the schema and their own references")
     validate.add_argument("specs", nargs="+", metavar="SPEC")
+
+
+def _verify(sub: Any) -> None:
+    verify = sub.add_parser("verify", help="check runs: every score recomputed from its predictions, the spec by "
+                                           "sha256, and with the data the units and gold values re-read from it")
+    verify.add_argument("results", nargs="+", metavar="RESULTS", help="results.json files")
+    verify.add_argument("--spec", metavar="SPEC", help="the spec the runs used (default: found by sha256)")
+    verify.add_argument("--no-data", action="store_true",
+                        help="check the result sets alone (consistency), without re-reading their data")
+    _add_data_dir(verify)
+    _add_cache(verify)
 
 
 def _show(sub: Any) -> None:

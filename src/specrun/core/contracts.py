@@ -73,6 +73,7 @@ class KindInfo:
     caption: str = ""  # the report's caption for its plot
     hub_task: str = "feature-extraction"  # the hub's task type
     hub_task_id: str | None = None  # and subtask
+    gold: Mapping[str, str] = field(default_factory=dict)  # output -> the item field it copies (verify re-reads it)
     similarities: tuple[str, ...] = ("cosine",)  # the functions its `run` compares vectors by (search.similarity:
     # cosine, dot, euclidean, manhattan); a spec's `similarity:` outside them is refused when the plan is made
 

@@ -39,6 +39,7 @@ class PairClassificationProtocol(ProtocolKind[PairOptions]):
     info = KindInfo(
         item_fields={"text1": "text", "text2": "text", "label": "binary"},
         outputs=(*(score_output(f) for f in FUNCTIONS), "pair_label", "accuracy_threshold", "f1_threshold"),
+        gold={"pair_label": "label"},
         unit="pairs",
         prompt_task="PairClassification",
         split_options=("threshold_split",),

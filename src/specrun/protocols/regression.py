@@ -47,6 +47,7 @@ class RegressionProtocol(ProtocolKind[RegressionOptions]):
     info = KindInfo(
         item_fields={"text": "text", "target": "number"},
         outputs=("predicted_value", "gold_value"),
+        gold={"gold_value": "target"},
         unit="items",
         prompt_task="Regression",
         split_options=("fit_split",),

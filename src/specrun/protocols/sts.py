@@ -36,6 +36,7 @@ class StsProtocol(ProtocolKind[StsOptions]):
     info = KindInfo(
         item_fields={"text1": "text", "text2": "text", "gold": "number"},
         outputs=("prediction", "gold"),
+        gold={"gold": "gold"},
         unit="pairs",
         prompt_task="STS",
         split_options=("fit_split",),
