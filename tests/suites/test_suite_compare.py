@@ -108,3 +108,37 @@ def test_a_tampered_member_or_another_suite_is_one_line(world: Path, capsys: pyt
     assert_one_line_error(code, err, contains="is not the file suite.json records (sha256 differs)")
     code, _, err = run_cli(["compare", str(a), str(results)], capsys)
     assert_one_line_error(code, err, contains="compares only with a suite run")
+
+
+def test_a_leaderboard_of_suites_ranks_as_a_hand_computation(world: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from scipy.stats import rankdata
+
+    suite = write_suite(world, MEMBERS[:2], uncertainty={"resamples": 400, "seed": 7})
+    paths = sorted(run_model(world, suite, prompt, capsys) for prompt in ("a: ", "b: ", "c: "))
+    code, _, err = run_cli(["leaderboard", str(world / "out"), "-o", str(world / "board")], capsys)
+    assert code == 0, err
+    document = json.loads((world / "board" / "leaderboard.json").read_text(encoding="utf-8"))
+    board = document["suites"][0]
+    records = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
+    labels = [r["provenance"]["run"] for r in records]
+    assert [m["run"] for m in board["models"]] == labels  # found below the folder, in path order
+    means = np.array([r["aggregates"][0]["value"] for r in records])
+    rows = board["aggregates"]["mean_task"]
+    assert [row["score"] for row in rows] == list(means)
+    assert [row["rank"] for row in rows] == [1 + int(np.sum(means > v)) for v in means]
+    # the rank interval: each model's members on the same resampled pairs (member i seeded [7, i])
+    loops = np.array([np.mean([resampled(*pairs(p), 7, i, 400, f) for i, f in
+                               enumerate((stats.spearmanr, stats.pearsonr))], axis=0) for p in paths]).T
+    ranks = 1 + np.sum(loops[:, None, :] > loops[:, :, None], axis=-1)
+    low, high = np.quantile(ranks, [0.025, 0.975], axis=0)
+    assert [(row["rank_low"], row["rank_high"]) for row in rows] == list(
+        zip(np.floor(low + 1e-9).astype(int).tolist(), np.ceil(high - 1e-9).astype(int).tolist(), strict=True))
+    # Borda as MTEB: per member 3 - average rank (descending), summed; ranked by minimum rank
+    values = np.array([[m["value"] for m in r["members"]] for r in records])  # (models, members)
+    points = sum(3 - rankdata(-values[:, k], method="average") for k in range(values.shape[1]))
+    assert [row["points"] for row in board["borda"]] == list(points)
+    assert [row["rank"] for row in board["borda"]] == list(rankdata(-points, method="min").astype(int))
+    assert "Borda count over members" in (world / "board" / "leaderboard.md").read_text(encoding="utf-8")
+    code, _, err = run_cli(["leaderboard", str(paths[0]), str(SPECS), "-o", str(world / "mixed")], capsys)
+    assert_one_line_error(code, err, contains="not both")
+    assert not (world / "mixed").exists()

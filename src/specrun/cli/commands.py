@@ -345,7 +345,16 @@ def cmd_publish_benchmark(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_leaderboard(args: argparse.Namespace, console: Console) -> int:
     from specrun.leaderboard import build_leaderboard
+    from specrun.suites.board import build_suite_leaderboard, suite_inputs
 
+    suites = suite_inputs([Path(p) for p in args.results])
+    if suites is not None:
+        if args.published or args.prompt_variants != "each" or args.resample_specs:
+            raise SpecrunError("--published, --prompt-variants and --resample-specs are not supported for suite "
+                               "runs")
+        for path in build_suite_leaderboard(suites, Path(args.output), title=args.title):
+            print(path)
+        return 0
     for path in build_leaderboard([Path(p) for p in args.results], Path(args.output), title=args.title,
                                   console=console, resample_specs=args.resample_specs,
                                   prompt_variants=args.prompt_variants,

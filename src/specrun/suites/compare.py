@@ -15,7 +15,7 @@ from specrun.core.errors import CompareError
 from specrun.core.markdown import md_text
 from specrun.metrics import intervals
 from specrun.metrics.aggregate import AGGREGATE_LABELS, aggregate_method, member_seed, over_resamples, point
-from specrun.suites.joint import SuiteRun, read_suite_runs
+from specrun.suites.joint import SuiteRun, display_labels, read_suite_runs
 
 
 @dataclass(frozen=True)
@@ -76,8 +76,9 @@ def suite_compare_markdown(c: SuiteComparison) -> str:
     """compare's table, for the aggregates first and then for each member on the suite's member seeds."""
     r, p = c.a.results, c.a.results.provenance
     percent = f"{p.confidence * 100:g} %"
+    label_a, label_b = (md_text(label) for label in display_labels([c.a, c.b]))
     lines = [f"Paired comparison on suite {md_text(r.suite_id)} (version {md_text(r.version)}): "
-             f"A = {md_text(c.a.label)}, B = {md_text(c.b.label)}", "",
+             f"A = {label_a}, B = {label_b}", "",
              f"| aggregate | A | B | A − B | {percent} CI | P(A better) | members |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
     for d in c.aggregates:

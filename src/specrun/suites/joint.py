@@ -15,6 +15,7 @@ import numpy as np
 
 from specrun.core.errors import CompareError, SpecrunError
 from specrun.metrics.aggregate import MemberDraws, member_draws
+from specrun.results import run_identity, run_labels
 from specrun.results.verify import Verified, load_verified
 from specrun.suites.results import SUITE_FORMAT, MemberScore, SuiteResults, read_suite_results
 
@@ -40,6 +41,14 @@ class SuiteRun:
     @property
     def label(self) -> str:
         return self.results.provenance.run
+
+
+def display_labels(runs: Sequence[SuiteRun]) -> list[str]:
+    """Each run's model as the leaderboard and compare name it (name plus the settings that differ), read from
+    its first scored member's results; the folder name where none is scored."""
+    if not all(run.members for run in runs):
+        return [run.label for run in runs]
+    return run_labels([run_identity(run.members[0].verified.results) for run in runs])
 
 
 def is_suite_json(path: Path) -> bool:
