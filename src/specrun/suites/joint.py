@@ -54,7 +54,8 @@ def display_labels(runs: Sequence[SuiteRun]) -> list[str]:
 def is_suite_json(path: Path) -> bool:
     """A file whose `format` field is the suite results format (what `compare` and `leaderboard` dispatch on)."""
     try:
-        head = path.read_bytes()[:4096].decode("utf-8", errors="replace")
+        with path.open("rb") as file:  # suite.json writes `format` first; a large results.json is not read whole
+            head = file.read(4096).decode("utf-8", errors="replace")
     except OSError:
         return False
     return f'"format": "{SUITE_FORMAT}"' in head or f'"format":"{SUITE_FORMAT}"' in head
