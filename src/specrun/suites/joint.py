@@ -53,6 +53,8 @@ def display_labels(runs: Sequence[SuiteRun]) -> list[str]:
 
 def is_suite_json(path: Path) -> bool:
     """A file whose `format` field is the suite results format (what `compare` and `leaderboard` dispatch on)."""
+    if not path.is_file():  # a FIFO or a device named as a run is never opened here (it could block)
+        return False
     try:
         with path.open("rb") as file:  # suite.json writes `format` first; a large results.json is not read whole
             head = file.read(4096).decode("utf-8", errors="replace")
