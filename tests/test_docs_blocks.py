@@ -183,8 +183,8 @@ def command(line: str, output: Path) -> list[str]:
     words = shlex.split(line, comments=True)
     assert words and words[0] == "specrun", f"not a specrun command: {line!r} (mark it `# not run: why`)"
     args = [str((ROOT / data_root()).resolve()) if word == "../shared/data" else word for word in words[1:]]
-    subcommands = {"run", "validate", "verify", "show", "card", "fingerprint", "list", "compare", "leaderboard", "publish",
-                   "publish-benchmark"}
+    subcommands = {"run", "validate", "verify", "show", "card", "fingerprint", "list", "compare", "leaderboard",
+                   "publish", "publish-benchmark"}
     run = args[0] not in subcommands or args[0] == "run"
     if run:
         assert "--model" not in args and "--adapter" not in args, f"{line!r} needs a real model: mark it"

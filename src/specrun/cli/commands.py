@@ -234,12 +234,34 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
         from specrun.published import PublishedDir
 
         published = PublishedDir(Path(args.published))
+    from specrun.suites.joint import is_suite_json
+
+    if is_suite_json(Path(args.a)) or is_suite_json(Path(args.b)):
+        return _compare_suites(args, output)
     a, b, differences = compare(Path(args.a), Path(args.b))
     text = markdown(a, b, differences)
     if published is not None:
         from specrun.compare import published_markdown
 
         text += published_markdown(a, b, Path(args.a), Path(args.b), published)
+    if output:
+        write_atomic(output, text)
+    sys.stdout.write(text)
+    return 0
+
+
+def _compare_suites(args: argparse.Namespace, output: Path | None) -> int:
+    """Two suite.json (dispatched on their `format`): the paired aggregate and member differences."""
+    from specrun.core.files import write_atomic
+    from specrun.suites.compare import compare_suites, suite_compare_markdown
+    from specrun.suites.joint import is_suite_json
+
+    for path in (args.a, args.b):
+        if not is_suite_json(Path(path)):
+            raise SpecrunError("a suite run compares only with a suite run (suite.json); this is not one", file=path)
+    if args.published:
+        raise SpecrunError("--published is not supported for suites; compare the members' runs with it")
+    text = suite_compare_markdown(compare_suites(Path(args.a), Path(args.b)))
     if output:
         write_atomic(output, text)
     sys.stdout.write(text)
@@ -343,7 +365,16 @@ def cmd_publish_benchmark(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_leaderboard(args: argparse.Namespace, console: Console) -> int:
     from specrun.leaderboard import build_leaderboard
+    from specrun.suites.board import build_suite_leaderboard, suite_inputs
 
+    suites = suite_inputs([Path(p) for p in args.results])
+    if suites is not None:
+        if args.published or args.prompt_variants != "each" or args.resample_specs:
+            raise SpecrunError("--published, --prompt-variants and --resample-specs are not supported for suite "
+                               "runs")
+        for path in build_suite_leaderboard(suites, Path(args.output), title=args.title):
+            print(path)
+        return 0
     for path in build_leaderboard([Path(p) for p in args.results], Path(args.output), title=args.title,
                                   console=console, resample_specs=args.resample_specs,
                                   prompt_variants=args.prompt_variants,

@@ -202,7 +202,8 @@ def _leaderboard(sub: Any) -> None:
     board = sub.add_parser("leaderboard", help="rank many runs (models x specs) with rank intervals from a joint "
                                                "paired bootstrap: leaderboard.md, .json and a self-contained .html")
     board.add_argument("results", nargs="+", metavar="RESULTS",
-                       help="results.json files, or folders searched for them")
+                       help="results.json files, or folders searched for them; or suite runs (suite.json, or "
+                            "folders with one below): then each suite's models by its aggregates and Borda count")
     board.add_argument("-o", "--output", metavar="DIR", required=True, help="folder for the leaderboard files")
     board.add_argument("--title", metavar="TEXT", help="the page's title (default: specrun leaderboard)")
     board.add_argument("--resample-specs", action="store_true",
@@ -217,8 +218,8 @@ def _leaderboard(sub: Any) -> None:
 
 def _compare(sub: Any) -> None:
     comparison = sub.add_parser("compare", help="paired comparison of two runs on the same spec and items")
-    comparison.add_argument("a", metavar="A", help="results.json of model A")
-    comparison.add_argument("b", metavar="B", help="results.json of model B")
+    comparison.add_argument("a", metavar="A", help="results.json of model A (or its suite.json: a suite compared)")
+    comparison.add_argument("b", metavar="B", help="results.json of model B (or its suite.json)")
     comparison.add_argument("-o", "--output", metavar="FILE", help="also write the markdown table to FILE")
     _add_published(comparison, "a table of A's and B's published MTEB values beside theirs (never in the paired "
                                "differences)")

@@ -1,0 +1,144 @@
+"""`compare` of two suite runs and `leaderboard` of suite runs on the hashing adapter (models told apart by their
+prompt): the aggregate difference is A's aggregate minus B's exactly, its interval a plain loop over the member
+seeds (scipy on the resampled pairs, the same pairs for A and B), a tampered member or another suite is one line;
+the leaderboard's ranks and Borda points equal a hand computation."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from scipy import stats
+
+from specrun.metrics.aggregate import member_seed
+from tests.conftest import SPECS, assert_one_line_error, run_cli
+from tests.fixtures import fixture_spec, make_qabot
+
+MEMBERS = [{"spec": "../specs/biosses.yaml", "metric": "spearman_zero_shot"},
+           {"spec": "../specs/biosses.yaml", "metric": "pearson_zero_shot", "weight": 3},
+           {"spec": "../specs/qabot.yaml", "metric": "map"}]
+
+
+@pytest.fixture
+def world(tmp_path: Path, data_dir: Path) -> Path:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "biosses").symlink_to(data_dir / "biosses")
+    make_qabot(data)
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    shutil.copy(SPECS / "biosses.yaml", specs / "biosses.yaml")
+    fixture_spec("qabot", specs, data)
+    (tmp_path / "suites").mkdir()
+    return tmp_path
+
+
+def write_suite(world: Path, members: list[dict], suite_id: str = "mini", **extra: object) -> Path:
+    document = {"id": suite_id, "title": "A small suite", "version": "1", "description": "Scores.",
+                "members": members, **extra}
+    path = world / "suites" / f"{suite_id}.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def run_model(world: Path, suite: Path, prompt: str, capsys: pytest.CaptureFixture[str]) -> Path:
+    code, out, err = run_cli([str(suite), "--data-dir", str(world / "data"), "--output", str(world / "out"),
+                              "--adapter", "hashing", "--prompt", prompt], capsys)
+    assert code == 0, err
+    return Path(out.strip().splitlines()[-1])
+
+
+def pairs(suite_json: Path) -> tuple[np.ndarray, np.ndarray]:
+    """The biosses member's predictions and gold, read from the run suite.json records."""
+    record = json.loads(suite_json.read_text(encoding="utf-8"))
+    results = suite_json.parent.parent.parent / record["members"][0]["results"]
+    rows = [json.loads(line) for line in (results.parent / "predictions.jsonl").open()]
+    return np.array([r["prediction"] for r in rows]), np.array([r["gold"] for r in rows])
+
+
+def resampled(prediction: np.ndarray, gold: np.ndarray, seed: int, index: int, resamples: int, correlation) -> list:
+    rng = np.random.default_rng(member_seed(seed, index))
+    n = len(gold)
+    draws = np.concatenate([rng.integers(0, n, (min(250, resamples - start), n)) for start in range(0, resamples, 250)])
+    return [correlation(prediction[i], gold[i])[0] for i in draws]
+
+
+def test_the_aggregate_difference_is_a_minus_b_and_its_interval_a_plain_loop(
+        world: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    suite = write_suite(world, MEMBERS, aggregates=["mean_task", "weighted_mean"])
+    a, b = run_model(world, suite, "a: ", capsys), run_model(world, suite, "b: ", capsys)
+    code, out, err = run_cli(["compare", str(a), str(b), "-o", str(world / "c.md")], capsys)
+    assert code == 0, err
+    assert out == (world / "c.md").read_text(encoding="utf-8") and "Paired comparison on suite mini" in out
+    from specrun.suites.compare import compare_suites
+
+    c = compare_suites(a, b)
+    record_a, record_b = (json.loads(p.read_text(encoding="utf-8")) for p in (a, b))
+    for d, x, y in zip(c.aggregates, record_a["aggregates"], record_b["aggregates"], strict=True):
+        assert (d.a, d.b, d.difference) == (x["value"], y["value"], x["value"] - y["value"])
+    assert [m.difference for m in c.members] == [x["value"] - y["value"] for x, y in
+                                                 zip(record_a["members"], record_b["members"], strict=True)]
+    # the plain loop on two STS members: the same resampled pairs for A and B, member i seeded [seed, i]
+    two = write_suite(world, MEMBERS[:2], suite_id="two", uncertainty={"resamples": 400, "seed": 7})
+    a, b = run_model(world, two, "a: ", capsys), run_model(world, two, "b: ", capsys)
+    (pa, gold), (pb, _) = pairs(a), pairs(b)
+    loops = [np.subtract(resampled(pa, gold, 7, i, 400, f), resampled(pb, gold, 7, i, 400, f))
+             for i, f in enumerate((stats.spearmanr, stats.pearsonr))]
+    differences = np.mean(loops, axis=0)
+    d = compare_suites(a, b).aggregates[0]
+    assert (d.ci_low, d.ci_high) == pytest.approx(tuple(np.percentile(differences, [2.5, 97.5])), abs=1e-12)
+    assert d.a_better == pytest.approx(np.mean(differences > 0), abs=1e-12)
+
+
+def test_a_tampered_member_or_another_suite_is_one_line(world: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    suite = write_suite(world, MEMBERS[:2])
+    a, b = run_model(world, suite, "a: ", capsys), run_model(world, suite, "b: ", capsys)
+    other = run_model(world, write_suite(world, MEMBERS[:2], suite_id="other"), "a: ", capsys)
+    code, out, err = run_cli(["compare", str(a), str(other), "-o", str(world / "c.md")], capsys)
+    assert_one_line_error(code, err, contains="runs of different suites (other vs mini)")
+    assert not (world / "c.md").exists() and out == ""
+    record = json.loads(b.read_text(encoding="utf-8"))
+    results = b.parent.parent.parent / record["members"][0]["results"]
+    results.write_text(results.read_text(encoding="utf-8").replace('"spec_id"', '"spec_id" '), encoding="utf-8")
+    code, _, err = run_cli(["compare", str(a), str(b)], capsys)
+    assert_one_line_error(code, err, contains="is not the file suite.json records (sha256 differs)")
+    code, _, err = run_cli(["compare", str(a), str(results)], capsys)
+    assert_one_line_error(code, err, contains="compares only with a suite run")
+
+
+def test_a_leaderboard_of_suites_ranks_as_a_hand_computation(world: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from scipy.stats import rankdata
+
+    suite = write_suite(world, MEMBERS[:2], uncertainty={"resamples": 400, "seed": 7})
+    paths = sorted(run_model(world, suite, prompt, capsys) for prompt in ("a: ", "b: ", "c: "))
+    code, _, err = run_cli(["leaderboard", str(world / "out"), "-o", str(world / "board")], capsys)
+    assert code == 0, err
+    document = json.loads((world / "board" / "leaderboard.json").read_text(encoding="utf-8"))
+    board = document["suites"][0]
+    records = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
+    labels = [r["provenance"]["run"] for r in records]
+    assert [m["run"] for m in board["models"]] == labels  # found below the folder, in path order
+    means = np.array([r["aggregates"][0]["value"] for r in records])
+    rows = board["aggregates"]["mean_task"]
+    assert [row["score"] for row in rows] == list(means)
+    assert [row["rank"] for row in rows] == [1 + int(np.sum(means > v)) for v in means]
+    # the rank interval: each model's members on the same resampled pairs (member i seeded [7, i])
+    loops = np.array([np.mean([resampled(*pairs(p), 7, i, 400, f) for i, f in
+                               enumerate((stats.spearmanr, stats.pearsonr))], axis=0) for p in paths]).T
+    ranks = 1 + np.sum(loops[:, None, :] > loops[:, :, None], axis=-1)
+    low, high = np.quantile(ranks, [0.025, 0.975], axis=0)
+    assert [(row["rank_low"], row["rank_high"]) for row in rows] == list(
+        zip(np.floor(low + 1e-9).astype(int).tolist(), np.ceil(high - 1e-9).astype(int).tolist(), strict=True))
+    # Borda as MTEB: per member 3 - average rank (descending), summed; ranked by minimum rank
+    values = np.array([[m["value"] for m in r["members"]] for r in records])  # (models, members)
+    points = sum(3 - rankdata(-values[:, k], method="average") for k in range(values.shape[1]))
+    assert [row["points"] for row in board["borda"]] == list(points)
+    assert [row["rank"] for row in board["borda"]] == list(rankdata(-points, method="min").astype(int))
+    assert "Borda count over members" in (world / "board" / "leaderboard.md").read_text(encoding="utf-8")
+    code, _, err = run_cli(["leaderboard", str(paths[0]), str(SPECS), "-o", str(world / "mixed")], capsys)
+    assert_one_line_error(code, err, contains="not both")
+    assert not (world / "mixed").exists()
