@@ -131,6 +131,8 @@ def test_an_optional_member_without_data_makes_the_aggregates_partial(world: Pat
     assert all(a["partial"] and a["members"] == 2 for a in results["aggregates"])
     markdown = (world / "out" / "mini" / FOLDER / "suite.md").read_text(encoding="utf-8")
     assert "(partial: 2 of 3)" in markdown and "Partial: qabot is missing" in markdown
+    card = markdown.split("## For the model's hub card", 1)[1]  # the section to paste into a model card
+    assert "| Mean (task), partial (2 of 3 members) |" in card and "| qabot" not in card
     code, _, err = run_cli([str(write_suite(world, MEMBERS)), "--data-dir", str(world / "data"), "--output",
                               str(world / "out"), "--adapter", "hashing"], capsys)
     assert_one_line_error(code, err, contains="does not exist in the data mirror")  # a required member

@@ -126,4 +126,26 @@ def suite_markdown(results: SuiteResults) -> str:
     if missing:
         lines += ["", "Partial: " + "; ".join(f"{md_text(m.spec_id)} is missing ({md_text(m.reason or '')})"
                                              for m in missing) + "."]
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, "", *hub_card_section(results)]) + "\n"
+
+
+def hub_card_section(results: SuiteResults) -> list[str]:
+    """A section to paste into the model's hub card (README.md): the suite's aggregates and members, each with
+    its interval, and where the numbers come from; nothing of it is uploaded by specrun."""
+    p = results.provenance
+    percent = f"{p.confidence * 100:g} %"
+    title = (f"{md_text(results.title)} (specrun suite `{md_text(results.suite_id)}`, "
+             f"version {md_text(results.version)})")
+    lines = ["## For the model's hub card", "", "<!-- paste below into the model's README.md -->", "",
+             f"### {title}", "", f"| score | value | {percent} CI |", "| --- | --- | --- |"]
+    for a in results.aggregates:
+        partial = f", partial ({a.members} of {len(results.members)} members)" if a.partial else ""
+        lines.append(f"| {AGGREGATE_LABELS[a.name]}{partial} | {a.value:.4f} | [{a.ci_low:.4f}, {a.ci_high:.4f}] |")
+    for m in results.members:
+        if m.value is not None:
+            lines.append(f"| {md_text(m.spec_id)} ({md_text(m.metric)}, {m.task_type}) | {m.value:.4f} | "
+                         f"[{m.ci_low:.4f}, {m.ci_high:.4f}] |")
+    lines += ["", f"Run {md_text(p.run)} of {md_text(p.model)} with specrun {md_text(p.specrun_version)}; intervals "
+                  f"from {p.resamples} bootstrap resamples of each member's units (suite.json has every number and "
+                  "the sha256 of each member's results)."]
+    return lines
