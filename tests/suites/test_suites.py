@@ -150,6 +150,11 @@ def test_an_optional_member_without_data_makes_the_aggregates_partial(world: Pat
     ({"members": MEMBERS, "aggregates": ["median"]}, "aggregates[0]"),
     ({"members": MEMBERS, "extra": 1}, "extra: unknown key"),
     ({"members": [{**MEMBERS[2], "weight": 0}]}, "members[0].weight"),
+    ({"members": [{**MEMBERS[2], "subset": "x"}]}, "members[0].subset: qabot declares no subsets"),
+    ({"members": [{"spec": str(SPECS / "tatoeba.yaml"), "metric": "f1", "subset": "jpn-en"}]},
+     "members[0].subset: tatoeba has subsets (jpn-eng, deu-eng, fra-eng); name the member's `subset` (no subset "
+     "'jpn-en')"),
+    ({"members": [{"spec": str(SPECS / "tatoeba.yaml"), "metric": "f1"}]}, "members[0]: tatoeba has subsets"),
 ])
 def test_a_bad_suite_is_one_line(world: Path, edit: dict, expected: str, capsys: pytest.CaptureFixture[str]) -> None:
     suite = write_suite(world, **edit)
