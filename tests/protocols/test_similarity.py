@@ -249,7 +249,8 @@ def test_a_model_whose_config_says_dot_is_scored_by_dot(tmp_path: Path, data_dir
     assert meta.embed_dim == left.shape[1]
     assert meta.max_tokens == model.max_seq_length
     assert meta.weights_bytes == (folder / "model.safetensors").stat().st_size
-    assert meta.peak_memory_bytes is not None and meta.peak_memory_bytes > 0 and meta.peak_memory_measure
+    # a rise of the process's peak: absent when an earlier test of this process had peaked higher, never 0
+    assert meta.peak_memory_bytes is None or (meta.peak_memory_bytes > 0 and meta.peak_memory_measure)
     assert meta.license == "apache-2.0" and meta.languages == ["en"] and meta.base_model is None
     assert meta.similarity_fn_name == "dot"
     report = next(out.rglob("report.md")).read_text()

@@ -27,7 +27,7 @@ def world(tmp_path: Path, data_dir: Path) -> Path:
     """tmp/data (BIOSSES from the mirror, a QABot fixture), tmp/specs (their specs), tmp/suites."""
     data = tmp_path / "data"
     data.mkdir()
-    (data / "biosses").symlink_to(data_dir / "biosses")
+    (data / "biosses").symlink_to((data_dir / "biosses").resolve())  # SPECRUN_DATA_DIR may be relative
     make_qabot(data)
     specs = tmp_path / "specs"
     specs.mkdir()

@@ -154,8 +154,9 @@ def files_metadata(model: ModelRef) -> dict[str, Any]:
 class PeakMemory:
     """The peak memory of a model load and encode in this process: on a CUDA device torch's
     max_memory_allocated over the encode (the weights included, allocator caching not), else how far the
-    process's peak resident memory (getrusage ru_maxrss) rose from before the load to after the encode (0 when an
-    earlier peak was higher: a lower bound). It varies from run to run: recorded, never compared or keyed."""
+    process's peak resident memory (getrusage ru_maxrss) rose from before the load to after the encode (a lower
+    bound; nothing is recorded when an earlier peak of the process was higher, as after another run in it). It
+    varies from run to run: recorded, never compared or keyed."""
 
     def __init__(self) -> None:
         self.device = "cpu"
@@ -181,6 +182,9 @@ class PeakMemory:
 
             return {"peak_memory_bytes": int(torch.cuda.max_memory_allocated(self.device)),
                     "peak_memory_measure": f"torch.cuda.max_memory_allocated on {self.device} during the encode"}
-        return {"peak_memory_bytes": max(0, self._rss() - self.start),
+        rise = self._rss() - self.start
+        if rise <= 0:  # the process had peaked higher before (an earlier run in it): nothing was measured
+            return {}
+        return {"peak_memory_bytes": rise,
                 "peak_memory_measure": "rise of the process's peak resident memory (ru_maxrss) over the model load "
                                        "and encode"}
