@@ -6,43 +6,15 @@ the leaderboard's ranks and Borda points equal a hand computation."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 from scipy import stats
 
 from specrun.metrics.aggregate import member_seed
 from tests.conftest import SPECS, assert_one_line_error, run_cli
-from tests.fixtures import fixture_spec, make_qabot
-
-MEMBERS = [{"spec": "../specs/biosses.yaml", "metric": "spearman_zero_shot"},
-           {"spec": "../specs/biosses.yaml", "metric": "pearson_zero_shot", "weight": 3},
-           {"spec": "../specs/qabot.yaml", "metric": "map"}]
-
-
-@pytest.fixture
-def world(tmp_path: Path, data_dir: Path) -> Path:
-    data = tmp_path / "data"
-    data.mkdir()
-    (data / "biosses").symlink_to((data_dir / "biosses").resolve())  # SPECRUN_DATA_DIR may be relative
-    make_qabot(data)
-    specs = tmp_path / "specs"
-    specs.mkdir()
-    shutil.copy(SPECS / "biosses.yaml", specs / "biosses.yaml")
-    fixture_spec("qabot", specs, data)
-    (tmp_path / "suites").mkdir()
-    return tmp_path
-
-
-def write_suite(world: Path, members: list[dict], suite_id: str = "mini", **extra: object) -> Path:
-    document = {"id": suite_id, "title": "A small suite", "version": "1", "description": "Scores.",
-                "members": members, **extra}
-    path = world / "suites" / f"{suite_id}.yaml"
-    path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
-    return path
+from tests.suites.conftest import MEMBERS, write_suite
 
 
 def run_model(world: Path, suite: Path, prompt: str, capsys: pytest.CaptureFixture[str]) -> Path:

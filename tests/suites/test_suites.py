@@ -12,42 +12,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 from scipy import stats
 
 from specrun.metrics.aggregate import member_seed
 from tests.conftest import SPECS, assert_one_line_error, run_cli
-from tests.fixtures import fixture_spec, make_qabot
+from tests.suites.conftest import MEMBERS, write_suite
 
 FOLDER = "sentence-transformers__all-MiniLM-L6-v2+adapter-hashing"
-
-
-@pytest.fixture
-def world(tmp_path: Path, data_dir: Path) -> Path:
-    """tmp/data (BIOSSES from the mirror, a QABot fixture), tmp/specs (their specs), tmp/suites."""
-    data = tmp_path / "data"
-    data.mkdir()
-    (data / "biosses").symlink_to((data_dir / "biosses").resolve())  # SPECRUN_DATA_DIR may be relative
-    make_qabot(data)
-    specs = tmp_path / "specs"
-    specs.mkdir()
-    shutil.copy(SPECS / "biosses.yaml", specs / "biosses.yaml")
-    fixture_spec("qabot", specs, data)
-    (tmp_path / "suites").mkdir()
-    return tmp_path
-
-
-def write_suite(world: Path, members: list[dict], **extra: object) -> Path:
-    document = {"id": "mini", "title": "A small suite", "version": "1", "description": "Two STS scores, one "
-                "retrieval score.", "members": members, **extra}
-    path = world / "suites" / "mini.yaml"
-    path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
-    return path
-
-
-MEMBERS = [{"spec": "../specs/biosses.yaml", "metric": "spearman_zero_shot"},
-           {"spec": "../specs/biosses.yaml", "metric": "pearson_zero_shot", "weight": 3},
-           {"spec": "../specs/qabot.yaml", "metric": "map"}]
 
 
 def run_suite(world: Path, suite: Path, capsys: pytest.CaptureFixture[str]) -> tuple[dict, str]:
