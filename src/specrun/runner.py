@@ -35,7 +35,7 @@ from specrun.encoders.metadata import files_metadata
 from specrun.encoders.models import ModelRef, declared_similarity, resolve_model
 from specrun.encoders.precision import check_precision, quantised
 from specrun.encoders.ray_map import chunks_on
-from specrun.encoders.vectors import CorpusVectors, Embeddings, Encoding, ViewedEmbeddings
+from specrun.encoders.vectors import CorpusVectors, Embeddings, Encoding, ViewedEmbeddings, shaped, truncated_view
 from specrun.evaluation import ProtocolRun, evaluate
 from specrun.outputs import RunFolders, preflight_output_root, write_output_sets
 from specrun.outputs.folders import output_folder
@@ -251,9 +251,12 @@ def evaluate_one(item: Loaded, embeddings: ViewedEmbeddings, model: ModelRef, op
     unique = {(embeddings.encoding(view), text) for view, text in item.texts}
     corpora = {(embeddings.encoding(view), corpus.digest): embeddings.corpus_vectors(view, corpus)
                for view, corpus in item.corpora}
-    embed_view = quantised(embeddings.embed_view, options.encoder.precision, itertools.chain(
-        (embeddings.by_encoding[encoding].embed(texts) for encoding, texts in texts_by_encoding(unique)),
-        (chunk for vectors in corpora.values() for chunk in vectors.chunks())))
+    truncate_dim, normalize = options.encoder.truncate_dim, embeddings.info.normalize
+    embed_view = quantised(truncated_view(embeddings.embed_view, truncate_dim, normalize), options.encoder.precision,
+                           (shaped(block, truncate_dim, normalize) for block in itertools.chain(
+                               (embeddings.by_encoding[encoding].embed(texts)
+                                for encoding, texts in texts_by_encoding(unique)),
+                               (chunk for vectors in corpora.values() for chunk in vectors.chunks()))))
     with limit_hint(item.plan.limit):
         runs = evaluate(item.plan, item.splits, embed_view, context.derived, context.chunk_map, context.similarity)
     plots, plot_names = plot_files(item.plan, runs, context.derived, model.name)
@@ -262,7 +265,7 @@ def evaluate_one(item: Loaded, embeddings: ViewedEmbeddings, model: ModelRef, op
     prompts = tuple(embeddings.prompts[view] for view in views)
     provenance = ModelProvenance(**describe(model, embeddings.info), prompts=prompts)
     meta = model_meta(context.model_meta, [embeddings.by_encoding[encoding] for encoding, _ in unique],
-                      list(corpora.values()))
+                      list(corpora.values()), truncate_dim)
     timings = {**context.timings, "metrics": time.perf_counter() - clock,
                "total": time.perf_counter() - context.started}
     results, predictions = build_results(item.plan, item.splits, runs, provenance, texts, plot_names,
@@ -274,10 +277,10 @@ def evaluate_one(item: Loaded, embeddings: ViewedEmbeddings, model: ModelRef, op
 
 
 def model_meta(described: dict[str, Any], embeddings: Sequence[Embeddings],
-               corpora: Sequence[CorpusVectors]) -> ModelMeta:
+               corpora: Sequence[CorpusVectors], truncate_dim: int | None = None) -> ModelMeta:
     """The model's metadata for one spec: what its folder states and the run's peak memory (`described`), and the
-    width of the vectors this spec scored (cached or not)."""
-    dim = next((e.dim for e in (*embeddings, *corpora) if e.dim), None)
+    width of the vectors this spec scored (cached or not; --truncate-dim's when given)."""
+    dim = truncate_dim or next((e.dim for e in (*embeddings, *corpora) if e.dim), None)
     sources = {**described.get("sources", {}), **({"embed_dim": "the vectors scored"} if dim else {}),
                **({"peak_memory_bytes": "this run's load and encode"} if "peak_memory_bytes" in described else {})}
     return ModelMeta(**{**described, "embed_dim": dim, "sources": sources})

@@ -72,12 +72,15 @@ def test_a_key_never_reads_another_keys_chunks(tmp_path: Path) -> None:
     EmbeddingCache(tmp_path, key, warn=print).store(["hello"], np.ones((1, 3)))
     assert list(EmbeddingCache(tmp_path, key, warn=print).lookup(["hello"])) == ["hello"]
     for change in ({"model": "c" * 64}, {"prompt": "query: "}, {"role": "query"}, {"max_length": 64},
-                   {"dtype": "float16"}, {"truncate_dim": 2}, {"trust_remote_code": True}):
+                   {"dtype": "float16"}, {"trust_remote_code": True}):
         other = CacheKey(model=change.pop("model", key.model), model_files=key.model_files,
                          settings=key.settings.with_values(**{k: v for k, v in change.items()
                                                               if k not in ("prompt", "role")}),
                          role=change.get("role", "symmetric"), prompt=change.get("prompt", ""))
         assert EmbeddingCache(tmp_path, other, warn=print).lookup(["hello"]) == {}, change
+    # --truncate-dim and --precision shape the vectors after the cache: the full vectors are shared
+    shaped = CacheKey(key.model, key.model_files, key.settings.with_values(truncate_dim=2, precision="int8"))
+    assert shaped.digest == key.digest
     # a chunk copied into another key's folder is refused by its recorded key
     stolen_key = CacheKey(key.model, key.model_files, key.settings, prompt="x")
     other = EmbeddingCache(tmp_path, stolen_key, warn=lambda m: warnings.append(m))

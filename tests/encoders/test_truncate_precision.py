@@ -85,22 +85,39 @@ def test_numbers_equal_a_direct_computation(flags: tuple[str, ...], truncate_dim
     assert ("precision-" in folder) == ("--precision" in flags)
 
 
-def test_cache_entries_never_cross_settings(tmp_path: Path, data_dir: Path,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
-    """A truncated run is its own key (encoded again, its vectors never served to a full run); a quantised run
-    reads the float32 vectors its precision starts from and never changes them."""
+def test_truncated_and_quantised_runs_reuse_the_full_cached_vectors(tmp_path: Path, data_dir: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """The cache holds the model's full float32 vectors: a truncated or quantised run encodes nothing that a plain
+    run cached (one key, one folder), scores its own shaped vectors, and never changes what a plain run reads."""
     full = run_ok(hashing(tmp_path, data_dir, "a"), capsys)
     short = run_ok(hashing(tmp_path, data_dir, "b", "--truncate-dim", "16"), capsys)
-    assert short.texts.encoded == full.texts.encoded == 183 and short.scores != full.scores
+    assert full.texts.encoded == 183 and short.texts.encoded == 0 and short.scores != full.scores
+    rows = read_biosses(data_dir)
+    check(short, scored(lambda texts: hashing_vectors(texts, 16), rows, "float32"))
     keys = [json.loads(p.read_text()) for p in (tmp_path / "cache").glob("embeddings/*/key.json")]
-    assert sorted(str(key["truncate_dim"]) for key in keys) == ["16", "None"]
+    assert len(keys) == 1 and "truncate_dim" not in keys[0]
     binary = run_ok(hashing(tmp_path, data_dir, "c", "--precision", "binary"), capsys)
     assert binary.texts.encoded == 0 and binary.scores != full.scores
     assert binary.provenance.model.precision == "binary"  # this run's, not that of the run that cached the vectors
+    both = run_ok(hashing(tmp_path, data_dir, "f", "--truncate-dim", "16", "--precision", "int8"), capsys)
+    assert both.texts.encoded == 0
+    check(both, scored(lambda texts: hashing_vectors(texts, 16), rows, "int8"))
     again = run_ok(hashing(tmp_path, data_dir, "d"), capsys)
     assert again.texts.encoded == 0 and again.scores == full.scores
+    assert again.provenance.model.truncate_dim is None  # the run's own setting, not the last writer's
     short_again = run_ok(hashing(tmp_path, data_dir, "e", "--truncate-dim", "16"), capsys)
     assert short_again.texts.encoded == 0 and short_again.scores == short.scores
+    assert short_again.provenance.model.truncate_dim == 16
+
+
+def test_a_truncation_that_leaves_a_zero_vector_names_the_truncation() -> None:
+    from specrun.core.errors import ModelError
+    from specrun.encoders.vectors import shaped
+
+    vectors = np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]], dtype=np.float32)
+    with pytest.raises(ModelError, match=r"--truncate-dim 2 leaves 1 vector\(s\) all zeros"):
+        shaped(vectors, 2, normalize=True)
+    assert np.array_equal(shaped(vectors, 3, normalize=True), vectors)
 
 
 def test_a_truncation_beyond_the_model_is_one_line(tmp_path: Path, data_dir: Path,

@@ -89,9 +89,10 @@ class EncoderSettings(Strict):
         help="texts per batch; keyed and recorded, since a vector moves by about 1e-7 with its batch")
     truncate_dim: int | None = _setting(
         None, "Keep the first N dimensions of each vector (Matryoshka), normalised again when the model "
-              "normalises.", metavar="N",
+              "normalises; applied to the cached full vectors, so not keyed.", keyed=False,
+        metavar="N",
         help="keep the first N dimensions of each vector (Matryoshka), normalised again when the model normalises; "
-             "keyed, recorded")
+             "reuses the full vectors already cached; recorded")
     precision: Precision = _setting(
         "float32", "Vectors as an index would hold them: float32, int8 or uint8 (scalar quantisation calibrated "
                    "on the run's vectors), binary or ubinary (one bit a dimension); quantised after the cache, "

@@ -6,8 +6,8 @@ cache per encoding (role and prompt text: everything that changes a vector besid
 the lookup, the executor (the model is loaded, and torch imported, once and only when some text is missing or the
 cache's record of the adapter settings is damaged; in this process or on Ray actors, `executors`), progress, and
 the store (each finished group of batches is cached at once as one shard, so a killed run keeps what it
-finished). `--truncate-dim` shapes each group before it is stored; `--precision` is applied later
-(`precision`), on the float32 vectors the cache holds.
+finished). `--truncate-dim` and then `--precision` are applied later (`vectors.truncated_view`, `precision`),
+on the full float32 vectors the cache holds, so neither is keyed and both reuse what a plain run cached.
 
 A corpus (`SharedCorpus`) is never a list of texts here: it is looked up by its digest array, its missing texts
 are read from its file a window at a time (`encode_corpus`), and each document's vector is one int64 place
@@ -158,7 +158,7 @@ class CachedEncoder:
             with Progress(TextColumn("[bold]encoding"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                           console=self.console, transient=False, disable=self.console.quiet) as progress:
                 task = progress.add_task("encode", total=total)
-                groups = GroupChecks(self.settings.adapter, self.settings.truncate_dim, info.normalize)
+                groups = GroupChecks(self.settings.adapter)
                 encoded_corpora: set[Encoding] = set()
                 for encoding, texts_missing in missing.items():
                     if not texts_missing:

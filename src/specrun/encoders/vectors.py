@@ -4,7 +4,7 @@ store's blocks by place), a corpus' vectors by document position (`CorpusVectors
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -100,16 +100,30 @@ def refuse_misshapen(vectors: np.ndarray, texts: Sequence[str], dim: int | None,
 
 def shaped(vectors: np.ndarray, truncate_dim: int | None, normalize: bool) -> np.ndarray:
     """--truncate-dim: the first N dimensions, normalised again when the model's own output is normalised (as
-    sentence-transformers' `truncate_dim` followed by its normalisation gives them)."""
-    if truncate_dim is None:
+    sentence-transformers' `truncate_dim` followed by its normalisation gives them). Applied to the full vectors
+    the cache holds, so a truncated run reuses them; a row the truncation leaves all zeros is named as such."""
+    if truncate_dim is None or not len(vectors):
         return vectors
     if vectors.shape[1] < truncate_dim:
         raise ModelError(f"--truncate-dim {truncate_dim}: the model's vectors have {vectors.shape[1]} dimensions")
     kept = np.ascontiguousarray(vectors[:, :truncate_dim], dtype=np.float32)
+    norms = np.linalg.norm(kept, axis=1, keepdims=True)
+    zero = np.flatnonzero(norms[:, 0] == 0)
+    if len(zero):
+        raise ModelError(f"--truncate-dim {truncate_dim} leaves {len(zero)} vector(s) all zeros (their first "
+                         f"{truncate_dim} dimensions are 0, the full vectors are not); cosine is undefined for "
+                         "them: keep more dimensions")
     if normalize:
-        norms = np.linalg.norm(kept, axis=1, keepdims=True)
-        kept = (kept / np.where(norms == 0, 1, norms)).astype(np.float32)
+        kept = (kept / norms).astype(np.float32)
     return kept
+
+
+def truncated_view(embed_view: Callable[[View, Sequence[str]], np.ndarray], truncate_dim: int | None,
+                   normalize: bool) -> Callable[[View, Sequence[str]], np.ndarray]:
+    """`embed_view` with its rows shaped by --truncate-dim (`shaped`); itself when there is none."""
+    if truncate_dim is None:
+        return embed_view
+    return lambda view, texts: shaped(embed_view(view, texts), truncate_dim, normalize)
 
 
 Encoding = tuple[str, str]  # (role, prompt text): texts embedded alike, whatever view asked for them
@@ -145,18 +159,16 @@ class ViewedEmbeddings:
 
 class GroupChecks:
     """What every encoded group goes through before the store: its shape (the adapter's first dimension in this
-    run, the cache's), `--truncate-dim`, finite values."""
+    run, the cache's) and finite values. The cache keeps the model's full vectors: `--truncate-dim` shapes them
+    when they are read (`truncated_view`), so it is not part of the key."""
 
-    def __init__(self, adapter: str, truncate_dim: int | None, normalize: bool) -> None:
+    def __init__(self, adapter: str) -> None:
         self.adapter = adapter
-        self.truncate_dim = truncate_dim
-        self.normalize = normalize
         self.dim: int | None = None  # the dimension the adapter returned first in this run
 
     def checked(self, group: np.ndarray, texts: Sequence[str], blocks: Sequence[Block]) -> np.ndarray:
         refuse_misshapen(group, texts, self.dim, self.adapter)
         self.dim = group.shape[1]
-        group = shaped(group, self.truncate_dim, self.normalize)
         # and of the dimension the cache holds for the key (stored by an earlier run)
         refuse_misshapen(group, texts, next((b.shape[1] for b in blocks), None), self.adapter)
         refuse_non_finite(group, texts)  # before the store: the cache never holds such a vector
