@@ -3,6 +3,7 @@ behaviour. The closing note names each case by its test."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -218,3 +219,20 @@ def test_a_prompt_flag_that_reaches_no_text_is_refused(flags: list[str], expecte
                             str(tmp_path / "out"), *flags], capsys)
     assert_one_line_error(code, err, contains=expected)
     assert not (tmp_path / "out").exists()
+
+
+def test_card_from_a_run_needs_no_data(tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str],
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """results.json keeps the rows its card quotes: `card --results` renders the run's report with no data
+    mirror and no hub (both gone here), line for line what the run wrote."""
+    code, _, err = run_cli([str(BIOSSES), "-q", "--adapter", "hashing", "--data-dir", str(data_dir),
+                            "--output", str(tmp_path / "o"), "--no-cache"], capsys)
+    assert code == 0, err
+    results = next((tmp_path / "o").rglob("results.json"))
+    monkeypatch.delenv("SPECRUN_DATA_DIR", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    code, out, err = run_cli(["card", str(BIOSSES), "--results", str(results)], capsys)
+    assert code == 0, err
+    assert out == (results.parent / "report.md").read_text(encoding="utf-8")
+    quoted = json.loads(results.read_text(encoding="utf-8"))["card_examples"]
+    assert len(quoted) == 3 and all(row["fields"]["text1"][:40] in out for row in quoted)

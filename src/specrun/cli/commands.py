@@ -177,7 +177,12 @@ def cmd_card(args: argparse.Namespace, console: Console) -> int:
                                file=args.results)
         check_against_spec(verified, loaded)
         results = verified.results
-    items = example_items(plan, resolve_data_dir(args.data_dir), workspace_of(args))
+    if results is not None and results.card_examples is not None:
+        from specrun.core.types import Item
+
+        items = [Item(id=row.id, fields=dict(row.fields)) for row in results.card_examples]  # the run's own rows
+    else:
+        items = example_items(plan, resolve_data_dir(args.data_dir), workspace_of(args))
     text = render_card(loaded.spec, items, results)
     if loaded.spec.card is None:
         print(f"specrun: {args.spec} has no `card`: the report has no card sections", file=sys.stderr)

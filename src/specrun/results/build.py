@@ -18,6 +18,7 @@ from specrun.plan import Plan
 from specrun.results.model import (
     PREDICTIONS_FILE,
     RECORDED_PACKAGES,
+    CardExample,
     MetricInfo,
     ModelMeta,
     ModelProvenance,
@@ -75,8 +76,19 @@ def build_results(plan: Plan, splits: dict[str, SplitData], runs: list[ProtocolR
                       publication=spec.licence.publication, scores=scores, metrics=metrics, texts=texts,
                       predictions=PredictionsRef(file=PREDICTIONS_FILE, sha256=hashlib.sha256(
                           predictions.encode("utf-8")).hexdigest(), rows=len(rows)),
-                      plots=plots, provenance=provenance, statistics=split_statistics(plan, splits))
+                      plots=plots, provenance=provenance, statistics=split_statistics(plan, splits),
+                      card_examples=card_examples(plan, splits))
     return results, predictions
+
+
+def card_examples(plan: Plan, splits: dict[str, SplitData]) -> list[CardExample] | None:
+    """The first evaluated split's rows the card quotes (as `data.example_items` gives them to the report)."""
+    card = plan.spec.card
+    if card is None or not card.examples.count or not splits:
+        return None
+    shown = [name for name in card.examples.columns if name != "id"]
+    return [CardExample(id=item.id, fields={name: item.fields[name] for name in shown})
+            for item in next(iter(splits.values())).items[:card.examples.count]]
 
 
 def package_versions() -> dict[str, str]:

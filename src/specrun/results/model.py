@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -168,6 +168,13 @@ class SplitStatistics(Strict):
     fields: dict[str, FieldStatistics]
 
 
+class CardExample(Strict):
+    """A row the card quotes: its id and the fields the card's examples show."""
+
+    id: str
+    fields: dict[str, Any]
+
+
 class Results(Strict):
     format: Literal["specrun.results/1"] = RESULTS_FORMAT
     spec_id: str
@@ -182,6 +189,9 @@ class Results(Strict):
     provenance: Provenance
     statistics: dict[str, SplitStatistics] | None = Field(
         None, description="split -> its descriptive statistics (absent in results written before they were kept)")
+    card_examples: list[CardExample] | None = Field(
+        None, description="The rows the report's card quotes, so `card --results` renders from the run alone "
+                          "(absent: the card shows none, or results written before they were kept)")
 
 
 Unit = tuple[str, str]  # (split, protocol)
