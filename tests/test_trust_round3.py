@@ -236,3 +236,13 @@ def test_card_from_a_run_needs_no_data(tmp_path: Path, data_dir: Path, capsys: p
     assert out == (results.parent / "report.md").read_text(encoding="utf-8")
     quoted = json.loads(results.read_text(encoding="utf-8"))["card_examples"]
     assert len(quoted) == 3 and all(row["fields"]["text1"][:40] in out for row in quoted)
+
+
+@pytest.mark.parametrize("written", ["0000000", "1234567", "12.5", "true"])
+def test_an_unquoted_revision_read_as_a_number_says_to_quote_it(written: str, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """`revision: 0000000` is the integer 0 to YAML: the error says why the value changed, not just its type."""
+    path = edited(tmp_path, "revision: 2394a2eda8dae34a30f68f0770775fd5c2e863bd", f"revision: {written}")
+    code, _, err = run_cli(["validate", str(path)], capsys)
+    assert_one_line_error(code, err, contains="sources.biosses.revision: Input should be a valid string (got ")
+    assert "YAML read the unquoted value as a number or boolean: quote it" in err

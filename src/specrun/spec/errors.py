@@ -74,6 +74,8 @@ def first_error(exc: ValidationError, located: LocatedYaml, model: type[BaseMode
         message = err["msg"].removeprefix("Value error, ")
         if not isinstance(given, (dict, list)) and given is not None:
             message += f" (got {given!r})"
+        if kind == "string_type" and isinstance(given, (int, float, bool)):
+            message += "; YAML read the unquoted value as a number or boolean: quote it"
     more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
     return located.error(loc, message + more)
 
