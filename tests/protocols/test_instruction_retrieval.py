@@ -74,8 +74,9 @@ def test_trec_measures_equal_pytrec_eval_under_each_instruction() -> None:
                                                        f"P.{cut}"}).evaluate(runs)
         for ours, theirs in TREC.items():
             for k in CORPUS_CUTOFFS:
-                np.testing.assert_allclose(out[f"{which}_{ours}_cut_{k}"], [found[i.id][f"{theirs}_{k}"] for i in items],
-                                           atol=1e-9, err_msg=f"{which} {ours}@{k}")
+                expected = [found[i.id][f"{theirs}_{k}"] for i in items]
+                np.testing.assert_allclose(out[f"{which}_{ours}_cut_{k}"], expected, atol=1e-9,
+                                           err_msg=f"{which} {ours}@{k}")
 
 
 def test_a_query_with_nothing_to_score_is_one_line() -> None:
