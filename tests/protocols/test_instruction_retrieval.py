@@ -105,3 +105,12 @@ def test_the_fixture_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert score.value == pytest.approx(arrays["p_mrr"].mean(), abs=1e-12)
     assert score.n == len(rows)
     assert score.ci_low <= score.value <= score.ci_high
+
+
+@pytest.mark.slow  # the real model
+def test_the_parity_bench_writes_vectors_and_numbers(tmp_path: Path) -> None:
+    from tests.test_bench_scripts import run_bench
+
+    run_bench("mteb_parity_followir.py", "specrun", "--work", str(tmp_path), cwd=tmp_path)
+    numbers = json.loads((tmp_path / "specrun.json").read_text())
+    assert -1.0 <= numbers["p_mrr"] <= 1.0 and (tmp_path / "vectors.npz").exists()
