@@ -116,3 +116,17 @@ def corpus_measures(ranked: np.ndarray, qrels: Sequence[dict[str, int]], positio
         n_relevant = np.array([sum(1 for v in s.values() if v >= 1) for s in judged], dtype=np.float64)
         parts.append(trec_measures(gains, ideal, n_relevant))
     return {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
+
+
+def changed_documents(relevance: Sequence[int], changed_relevance: Sequence[int]) -> np.ndarray:
+    """The candidates the changed instruction made non-relevant (relevant, >= 1, under the original, not under the
+    changed): FollowIR's qrel diff, whose documents p-MRR expects to move down."""
+    return (np.asarray(relevance) >= 1) & (np.asarray(changed_relevance) < 1)
+
+
+def p_mrr(og_ranks: np.ndarray, new_ranks: np.ndarray) -> float:
+    """One query's p-MRR: the mean over its changed documents of MTEB's `rank_score`, (1/og)/(1/new) - 1 when
+    og >= new (moved up or stayed: <= 0), else 1 - (1/new)/(1/og) (moved down: > 0), ranks from 1."""
+    og = np.asarray(og_ranks, dtype=np.float64)
+    new = np.asarray(new_ranks, dtype=np.float64)
+    return float(np.mean(np.where(og >= new, new / og - 1.0, 1.0 - og / new)))
