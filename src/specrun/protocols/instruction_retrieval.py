@@ -1,7 +1,8 @@
-"""Instruction retrieval (FollowIR's paired evaluation, as MTEB scores its InstructionRetrieval tasks): each query
-ranks its candidates twice, once joined with its original instruction and once with the changed one (MTEB's join:
-the query, a space, the instruction; documents never get one). p-MRR says whether the documents the change made
-non-relevant moved down; trec_eval's measures score each ranking against its own relevance."""
+"""Instruction retrieval (FollowIR's paired evaluation, as MTEB scores its InstructionReranking tasks Core17,
+Robust04 and News21): each query ranks its candidates twice, once joined with its original instruction and once
+with the changed one (MTEB's join: the query, a space, the instruction; documents never get one). p-MRR says
+whether the documents the change made non-relevant moved down; trec_eval's measures score each ranking against
+its own relevance."""
 
 from __future__ import annotations
 
@@ -61,7 +62,7 @@ class InstructionRetrievalProtocol(ProtocolKind[NoOptions]):
         outputs=("p_mrr", *(f"{which}_{trec_output(m, k)}" for which in INSTRUCTIONS for m in TREC_MEASURES
                             for k in CORPUS_CUTOFFS)),
         unit="queries",
-        prompt_task="InstructionRetrieval",
+        prompt_task="InstructionReranking",  # MTEB 2.x types FollowIR's tasks (candidate lists) so
         roles={"query": "query", "candidates": "document"},
         hub_task="text-ranking",
         similarities=SIMILARITIES,
