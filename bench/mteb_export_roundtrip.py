@@ -8,7 +8,10 @@ For every `<org>__<model>/<revision>/<TaskName>.json` below the folder: `mteb.Ta
 score the `specrun` block lists is read back through the loaded object (`scores[split]`, the entry of its
 hf_subset) and must equal ours exactly, `main_score` too, and the `specrun` block must not be a field of the loaded
 result (MTEB ignores the key). Then `validate_and_filter_scores` checks the splits and subsets against MTEB's own
-task metadata. Prints one line per score and exits 1 on any difference."""
+task metadata. Each `<org>__<model>/<revision>/model_meta.json` must be one mteb's `ModelMeta` accepts (its
+`to_dict` keys, `loader` and `is_cross_encoder` being what to_dict adds), and mteb's `ResultCache` over a copy of
+the folder as its `results/` must list every task file with `require_model_meta=True` (the files it loads only
+where a model_meta.json sits beside them). Prints one line per check and exits 1 on any difference."""
 
 from __future__ import annotations
 
@@ -49,8 +52,50 @@ def main(folder: Path) -> int:
         except Exception as exc:  # a report line, not a crash: the check is the point
             failures += 1
             print(f"FAIL {loaded.task_name}: validate_and_filter_scores: {exc}")
+    failures += check_model_meta(folder, files)
     print("round trip: " + ("every score read back equal" if not failures else f"{failures} failure(s)"))
     return 1 if failures else 0
+
+
+def check_model_meta(folder: Path, files: list[Path]) -> int:
+    """Every model folder's model_meta.json validated as mteb's ModelMeta; ResultCache finds every file with it."""
+    import shutil
+    import tempfile
+
+    from mteb.cache import ResultCache
+    from mteb.models.model_meta import ModelMeta
+
+    failures = 0
+    for revision in sorted({p.parent for p in files}):
+        path = revision / "model_meta.json"
+        if not path.is_file():
+            print(f"FAIL {revision}: no model_meta.json")
+            failures += 1
+            continue
+        written = json.loads(path.read_text(encoding="utf-8"))
+        fields = {k: v for k, v in written.items() if k not in ("loader", "is_cross_encoder")}
+        try:
+            meta = ModelMeta.model_validate({**fields, "loader": None})
+        except Exception as exc:  # a report line, not a crash
+            print(f"FAIL {path}: ModelMeta refuses it: {exc}")
+            failures += 1
+            continue
+        back = meta.to_dict()
+        differs = [k for k in written if (sorted(back[k] or []) != sorted(written[k] or []) if k == "training_datasets"
+                                       else back.get(k) != written[k])]  # a set in ModelMeta: order is lost
+        failures += bool(differs)
+        print(f"{'FAIL' if differs else 'ok  '} {path.relative_to(folder)}: ModelMeta reads name={meta.name} "
+              f"n_parameters={meta.n_parameters} embed_dim={meta.embed_dim} max_tokens={meta.max_tokens} "
+              f"memory_usage_mb={meta.memory_usage_mb} license={meta.license} languages={meta.languages} "
+              f"similarity_fn_name={meta.similarity_fn_name}" + (f"; differs in {differs}" if differs else ""))
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copytree(folder, Path(tmp) / "results")
+        found = ResultCache(tmp).get_cache_paths(require_model_meta=True, include_remote=False)
+        ok = len(found) == len(files)
+        failures += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} ResultCache.get_cache_paths(require_model_meta=True): {len(found)} of "
+              f"{len(files)} file(s)")
+    return failures
 
 
 if __name__ == "__main__":

@@ -82,9 +82,10 @@ def test_every_kind_runs_its_example_under_each_function_it_declares(kind: str, 
 
 
 def test_the_kinds_that_compare_vectors_take_every_function() -> None:
-    for kind in ("sts", "conditional_sts", "retrieval", "reranking", "bitext_mining", "summarization"):
+    for kind in ("sts", "conditional_sts", "retrieval", "reranking", "bitext_mining", "summarization",
+                 "corpus_retrieval"):
         assert PROTOCOLS[kind].info.similarities == SIMILARITIES, kind
-    for kind in ("pair_classification", "corpus_retrieval", "classification", "clustering"):
+    for kind in ("pair_classification", "classification", "clustering"):
         assert PROTOCOLS[kind].info.similarities == ("cosine",), kind
 
 
@@ -293,3 +294,39 @@ def test_a_warm_cache_never_serves_another_similaritys_estimate(tmp_path: Path, 
         value = results.scores["test"]["spearman_zero_shot"].value
         assert scores.setdefault(function, value) == value
     assert scores["cosine"] != scores["manhattan"]
+
+
+@pytest.mark.parametrize("function", ["dot", "euclidean", "manhattan"])
+@pytest.mark.parametrize(("chunk", "depth"), [(7, 5), (64, 64), (3, 1)])
+def test_corpus_search_by_each_function_equals_a_direct_sort(function: str, chunk: int, depth: int) -> None:
+    """The chunked float64 corpus search ranks as a full scipy/numpy matrix sorted by score, then corpus order
+    (ties made on purpose: repeated documents), whatever the chunk size."""
+    from scipy.spatial.distance import cdist
+
+    from specrun.search.by_similarity import rank_corpus_by
+
+    rng = np.random.default_rng(3)
+    docs = rng.normal(size=(40, 6)).astype(np.float32)
+    docs[20:30] = docs[0:10]  # exact ties: the earlier position must come first
+    queries = rng.normal(size=(9, 6)).astype(np.float32)
+    a, b = queries.astype(np.float64), docs.astype(np.float64)
+    full = {"dot": a @ b.T, "euclidean": -cdist(a, b), "manhattan": -cdist(a, b, "cityblock")}[function]
+    full = np.round(full, 12)
+    ranked_i, ranked_s = rank_corpus_by(function, queries, lambda s, e: docs[s:e], len(docs), depth, chunk)
+    for q in range(len(queries)):
+        order = sorted(range(len(docs)), key=lambda d: (-full[q, d], d))[:depth]
+        assert ranked_i[q].tolist() == order
+        assert np.array_equal(ranked_s[q], full[q, order])
+
+
+def test_corpus_retrieval_with_faiss_is_cosine_only() -> None:
+    from specrun.core.errors import SpecrunError
+
+    protocol = PROTOCOLS["corpus_retrieval"]
+    example = protocol.example()
+    assert example is not None
+    options = protocol.Options.model_validate({**example.options, "search": "faiss"})
+    items = list(example.items)
+    embed = announced_embed("corpus_retrieval", protocol, items, options, {}, hashing_embed([]))
+    with pytest.raises(SpecrunError, match="faiss ranks by cosine only"):
+        protocol.run(items, RunContext(embed, {}, similarity="dot"), options)

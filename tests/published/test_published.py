@@ -253,3 +253,39 @@ def test_published_on_a_spec_run_is_refused(capsys: pytest.CaptureFixture[str], 
     assert_one_line_error(code, err, contains="--published is for a suite run")
 
 
+
+
+def test_export_writes_model_meta_from_our_provenance(runs: dict[str, Path], tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """model_meta.json sits beside the task files (mteb's ResultCache layout); its fields are mteb's
+    ModelMeta.to_dict keys, and each one we record equals provenance.model_meta (absent: null, never guessed)."""
+    from specrun.publish.mteb_export import model_meta_json
+    from specrun.results import read_results
+
+    code, out, err = run_cli(["export", "--format", "mteb", str(runs["stsb"]), "-o", str(tmp_path / "e")], capsys)
+    assert code == 0, err
+    path = tmp_path / "e" / FOLDER / "no_revision_available" / "model_meta.json"
+    assert str(path) in out
+    written = json.loads(path.read_text())
+    results = read_results(runs["stsb"])
+    meta, model = results.provenance.model_meta, results.provenance.model
+    assert written["name"] == model.name and written["revision"] == model.revision
+    assert written["embed_dim"] == meta.embed_dim
+    for key in ("n_parameters", "max_tokens", "license", "training_datasets", "similarity_fn_name"):
+        assert written[key] == getattr(meta, key)
+    # a model whose card and weights state everything: each field as recorded, mteb's memory measure from bytes
+    full = meta.model_copy(update={"n_parameters": 22713216, "max_tokens": 256, "weights_bytes": 90864192,
+                                   "license": "apache-2.0", "languages": ["eng-Latn"], "base_model": ["nreimers/x"],
+                                   "training_datasets": ["s2orc"], "similarity_fn_name": "dot"})
+    stated = results.model_copy(update={"provenance": results.provenance.model_copy(update={"model_meta": full})})
+    notes: list[str] = []
+    doc = json.loads(model_meta_json(stated, notes))
+    assert (doc["n_parameters"], doc["max_tokens"], doc["license"], doc["languages"], doc["adapted_from"],
+            doc["training_datasets"], doc["similarity_fn_name"]) == (
+        22713216, 256, "apache-2.0", ["eng-Latn"], "nreimers/x", ["s2orc"], "dot")
+    assert doc["memory_usage_mb"] == round(90864192 / 1024**2) == 87 and not notes
+    # `en` is not mteb's code and no script is guessed for it: null, and a note says so
+    short = full.model_copy(update={"languages": ["en"]})
+    doc = json.loads(model_meta_json(results.model_copy(update={"provenance": results.provenance.model_copy(
+        update={"model_meta": short})}), notes))
+    assert doc["languages"] is None and "not mteb's" in notes[0]

@@ -4,7 +4,9 @@ The data stage hands over the corpus once: the `beir_corpus` reader gives one ro
 qrels) and every row references the same `SharedCorpus` (digests and offsets, in file order, no text), so nothing
 is Q x N and nothing per document is a Python object. The corpus is embedded through `embed` a slice of
 `chunk_size` documents at a time (`corpora` names it, so the encoder stage embeds it from its digests) and searched
-exactly (`search.exact`).
+exactly (`search.exact`) by cosine, or, for a protocol's `similarity:` dot, euclidean or manhattan, by the
+float64 chunked search of `search.by_similarity` (the same bounded memory; `search: faiss` and `--executor ray`
+are cosine's candidate search, so another function is searched by numpy in this process).
 
 Measures are trec_eval's (pytrec_eval's `ndcg_cut_K`, `map_cut_K`, `recall_K`, `P_K`, and `recip_rank` on the
 run cut at K), per query on its top `top_k`, averaged over queries by the metrics stage.
@@ -19,7 +21,7 @@ from pydantic import Field
 
 from specrun.core.contracts import KindExample, KindInfo, KindOptions, ProtocolKind, RunContext
 from specrun.core.corpus import SharedCorpus
-from specrun.core.errors import DataError, FieldError
+from specrun.core.errors import DataError, FieldError, SpecrunError
 from specrun.core.registry import FIELD_KINDS, PROTOCOLS
 from specrun.core.types import (
     CORPUS_CUTOFFS,
@@ -29,7 +31,9 @@ from specrun.core.types import (
     trec_output,
 )
 from specrun.protocols.ranking import corpus_measures
+from specrun.search.by_similarity import rank_corpus_by
 from specrun.search.exact import rank_corpus
+from specrun.search.similarity import SIMILARITIES
 
 
 class CorpusOptions(KindOptions):
@@ -56,8 +60,9 @@ def to_judgments(value: Any) -> dict[str, int]:
 
 
 class CorpusRetrievalProtocol(ProtocolKind[CorpusOptions]):
-    """Each query ranks the whole corpus by cosine, highest first, ties by corpus order (module docstring);
-    trec_eval's measures per query at each cutoff, which metrics average and the bootstrap resamples by query."""
+    """Each query ranks the whole corpus by the protocol's similarity (cosine by default), highest first, ties by
+    corpus order (module docstring); trec_eval's measures per query at each cutoff, which metrics average and the
+    bootstrap resamples by query."""
 
     info = KindInfo(
         item_fields={"query": "text", "qrels": "judgments", "corpus": "corpus"},
@@ -67,6 +72,7 @@ class CorpusRetrievalProtocol(ProtocolKind[CorpusOptions]):
         roles={"query": "query", "corpus": "document"},
         hub_task="text-retrieval",
         hub_task_id="document-retrieval",
+        similarities=SIMILARITIES,
     )
     Options = CorpusOptions
 
@@ -87,9 +93,16 @@ class CorpusRetrievalProtocol(ProtocolKind[CorpusOptions]):
     def run(self, items: Sequence[Item], ctx: RunContext, options: CorpusOptions) -> Outputs:
         corpus: SharedCorpus = items[0].fields["corpus"]
         queries = ctx.embed([item.fields["query"] for item in items], "query")
-        ranked, _, _ = rank_corpus(queries, lambda start, stop: ctx.embed(corpus.slice(start, stop), "corpus"),
-                                   len(corpus), options.top_k, search=options.search, chunk_size=options.chunk_size,
-                                   mapper=ctx.chunk_map)
+        documents = lambda start, stop: ctx.embed(corpus.slice(start, stop), "corpus")  # noqa: E731
+        if ctx.similarity == "cosine":
+            ranked, _, _ = rank_corpus(queries, documents, len(corpus), options.top_k, search=options.search,
+                                       chunk_size=options.chunk_size, mapper=ctx.chunk_map)
+        elif options.search == "faiss":
+            raise SpecrunError(f"corpus_retrieval: search: faiss ranks by cosine only; similarity "
+                               f"{ctx.similarity} is searched with search: numpy")
+        else:
+            ranked, _ = rank_corpus_by(ctx.similarity, queries, documents, len(corpus), options.top_k,
+                                       chunk_size=options.chunk_size)
         arrays = corpus_measures(ranked, [item.fields["qrels"] for item in items], corpus.position)
         return Outputs(unit=self.info.unit, ids=[item.id for item in items], arrays=arrays)
 

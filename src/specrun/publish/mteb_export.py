@@ -3,11 +3,14 @@ with the fields of mteb 2.x's TaskResult (mteb/results/task_result.py: task_name
 scores.<split> = [{hf_subset, languages, main_score, <score>...}], evaluation_time, kg_co2_emissions, date), so
 that mteb's own loader (`TaskResult.from_disk`) reads them and the runs can be submitted to its results
 repository. Our interval, n and provenance go into an extra top-level `specrun` block, a key MTEB's model ignores.
-Only verified runs are written, and only metrics whose spec names an `mteb` counterpart."""
+Only verified runs are written, and only metrics whose spec names an `mteb` counterpart. Beside the task files,
+each folder gets the `model_meta.json` mteb's ResultCache writes there (ModelMeta.to_dict's fields, mteb/models/
+model_meta.py), from the model metadata the run recorded (provenance.model_meta): nothing guessed, absent is null."""
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -41,6 +44,7 @@ def mteb_files(paths: list[Path], spec: str | None = None) -> tuple[dict[str, st
     tasks: dict[tuple[str, str, str], _TaskFile] = {}
     claimed: dict[tuple[str, str, str, str, str, str], Path] = {}
     identity_of: dict[tuple[str, str], tuple[Any, Path]] = {}
+    metas: dict[tuple[str, str], str] = {}
     notes: list[str] = []
     for path in paths:
         verified, loaded = verified_with_spec(path, spec)
@@ -49,6 +53,8 @@ def mteb_files(paths: list[Path], spec: str | None = None) -> tuple[dict[str, st
         folder = (model_folder_name(model.name),
                   checked_part(model.revision, "model revision") if model.revision else NO_REVISION)
         _one_configuration(identity_of, folder, run_identity(results), path, model.name)
+        if folder not in metas:  # one configuration per folder (above): its first run describes the model
+            metas[folder] = model_meta_json(results, notes)
         by_task: dict[str, list[dict[str, Any]]] = {}
         for metric_id, metric in loaded.spec.metrics.items():
             split, ref = loaded.spec.mteb_split(metric_id), metric.mteb
@@ -88,7 +94,43 @@ def mteb_files(paths: list[Path], spec: str | None = None) -> tuple[dict[str, st
                            "nothing to export", file=str(paths[0]))
     files = {f"{model}/{revision}/{task}.json": _text(task_file) for (model, revision, task), task_file in
              sorted(tasks.items())}
+    files.update({f"{model}/{revision}/model_meta.json": metas[(model, revision)]
+                  for model, revision in sorted({key[:2] for key in tasks})})
     return files, notes
+
+
+MTEB_LANGUAGE = re.compile(r"^[a-z]{3}-[A-Z][a-z]{3}$")  # ISOLanguageScript: ISO 639-3 and ISO 15924
+
+
+def model_meta_json(results: Results, notes: list[str]) -> str:
+    """The fields of mteb's ModelMeta.to_dict, each from what the run recorded or null. memory_usage_mb is mteb's
+    measure (the weight files' bytes / 2**20, rounded), not our peak memory; languages are written only where the
+    card states them as mteb's `eng-Latn` codes (a script is never guessed from `en`)."""
+    model, meta = results.provenance.model, results.provenance.model_meta
+    recorded = meta.model_dump() if meta is not None else {}
+    languages = recorded.get("languages")
+    if languages and not all(MTEB_LANGUAGE.match(code) for code in languages):
+        notes.append(f"{model.name}: languages {', '.join(languages)} are not mteb's ISO 639-3-Script codes; "
+                     "model_meta.json says null")
+        languages = None
+    bases = recorded.get("base_model") or []
+    weights = recorded.get("weights_bytes")
+    document = {
+        "loader_kwargs": {}, "name": model.name, "revision": model.revision, "release_date": None,
+        "languages": languages, "n_parameters": recorded.get("n_parameters"),
+        "n_active_parameters_override": None, "n_embedding_parameters": None,
+        "memory_usage_mb": None if weights is None else float(round(weights / 2**20)),
+        "max_tokens": recorded.get("max_tokens"), "embed_dim": recorded.get("embed_dim"),
+        "license": recorded.get("license"), "open_weights": True if model.origin == "hub" else None,
+        "public_training_code": None, "public_training_data": None,
+        "framework": ["Sentence Transformers"] if model.adapter == "sentence-transformers" else [],
+        "reference": f"https://huggingface.co/{model.name}" if model.origin == "hub" else None,
+        "similarity_fn_name": recorded.get("similarity_fn_name"), "use_instructions": None,
+        "training_datasets": recorded.get("training_datasets"),
+        "adapted_from": bases[0] if len(bases) == 1 else None, "superseded_by": None, "modalities": ["text"],
+        "model_type": ["dense"], "citation": None, "contacts": None, "experiment_kwargs": None,
+        "output_dtypes": None, "extra_requirements_groups": None, "loader": None, "is_cross_encoder": False}
+    return json.dumps(document, indent=4, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def _add_run(task_file: _TaskFile, results: Results, path: Path, scores: list[dict[str, Any]]) -> None:
@@ -138,4 +180,4 @@ def _text(task_file: _TaskFile) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-__all__ = ["EXPORT_FORMAT", "MTEB_FIELDS_VERSION", "mteb_files"]
+__all__ = ["EXPORT_FORMAT", "MTEB_FIELDS_VERSION", "model_meta_json", "mteb_files"]
