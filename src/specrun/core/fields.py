@@ -85,6 +85,17 @@ def to_label(value: Any) -> str | int:
     raise FieldError(f"expected a class label (text or whole number), got {_shown(value)!r}")
 
 
+def to_label_set(value: Any) -> list[str | int]:
+    """An item's labels in a multilabel task: a list of class labels (as `to_label`), each once; empty allowed
+    (an item of none of the classes, as MTEB's multilabel tasks hold)."""
+    if not isinstance(value, list):
+        raise FieldError(f"expected a list of class labels, got {_shown(value)!r}")
+    labels = [to_label(label) for label in value]
+    if len(set(labels)) != len(labels):
+        raise FieldError(f"a label is given twice in {labels!r}")
+    return labels
+
+
 def to_numbers(value: Any) -> list[float]:
     """A non-empty list of finite numbers (several scores of one item, e.g. one per machine summary)."""
     if not isinstance(value, list) or not value:
@@ -101,5 +112,6 @@ def to_binary(value: Any) -> int:
 
 
 for _kind, _converter in (("text", to_text), ("number", to_number), ("texts", to_texts), ("labels", to_labels),
-                          ("label", to_label), ("binary", to_binary), ("numbers", to_numbers)):
+                          ("label", to_label), ("binary", to_binary), ("numbers", to_numbers),
+                          ("label_set", to_label_set)):
     FIELD_KINDS.register(_kind, _converter)
