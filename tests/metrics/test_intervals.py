@@ -94,7 +94,8 @@ def test_auto_is_the_metric_s_declared_method_and_every_declared_method_exists()
         assert method_of(name, "basic") == "basic"
     # the methods bench/coverage.py chose (BENCHMARKS.md): centred where a resample's duplicates bias the statistic
     centred = {"v_measure", "nmi", "ami", "ari", "f1_macro", "f1_weighted", "precision_macro", "precision_weighted",
-               "recall_macro", "pair_max_ap", "pair_max_accuracy", "pair_max_f1",
+               "recall_macro", "multilabel_f1_macro",  # by analogy with f1_macro: not yet in bench/coverage.py
+               "pair_max_ap", "pair_max_accuracy", "pair_max_f1",
                *(f"pair_best_{what}{suffix}" for what in ("accuracy", "f1")
                  for suffix in ("", "_dot", "_euclidean", "_manhattan"))}
     assert {name for name, metric in METRICS.items() if metric.interval == "centred"} == centred
