@@ -186,7 +186,7 @@ def encode_search_score(args: argparse.Namespace, options: CorpusOptions, phases
     blocks, places = documents.lookup_digests(corpus.text_digests, first)
     lookup = CorpusLookup(corpus, first, inverse, blocks, places)
     encode_corpus(executor, lookup, ("document", ""), documents,  # type: ignore[arg-type]
-                  GroupChecks("scale-bench", None, False))
+                  GroupChecks("scale-bench"))
     vectors = lookup.vectors()
     del lookup, first, inverse, places
     store_bytes = sum(path.stat().st_size for path in store_folder.rglob("*") if path.is_file())
