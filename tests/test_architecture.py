@@ -397,8 +397,9 @@ def test_model_provenance_is_the_encoder_description_field_for_field() -> None:
 
     info = EncoderInfo(settings=EncoderSettings(), pooling="mean", normalize=False, device="cpu")
     described = {f.name for f in fields(ModelRef) if f.metadata.get("recorded", True)} | set(info.record())
-    # besides the description: the prompt each of the spec's views got (the runner adds them per spec)
-    assert set(ModelProvenance.model_fields) == described | {"prompts"}
+    # besides the description: the prompt each of the spec's views got and the reranker's record (the runner adds
+    # them per spec)
+    assert set(ModelProvenance.model_fields) == described | {"prompts", "reranker_model"}
     assert set(EncoderSettings.model_fields) <= set(ModelProvenance.model_fields)
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from specrun.core.contracts import RunContext, announced_embed
+from specrun.core.contracts import Rerank, RunContext, announced_embed
 from specrun.core.errors import SpecrunError
 from specrun.core.mapping import ChunkMap
 from specrun.core.types import Embed, Item, Outputs, Score, Support, View
@@ -32,11 +32,12 @@ class ProtocolRun:
 
 def evaluate(plan: Plan, splits: dict[str, SplitData], embed_view: Callable[[View, Sequence[str]], np.ndarray],
              derived: DerivedCache | None, chunk_map: ChunkMap | None = None,
-             model_similarity: str = "cosine") -> list[ProtocolRun]:
+             model_similarity: str = "cosine", rerank: Rerank | None = None) -> list[ProtocolRun]:
     """Every protocol on every evaluated split; `splits` holds the support splits (fit splits) too. A protocol
     asks for a field's texts; `embed_view` gives them as that field's view (role, task, instruction) is embedded;
     `chunk_map` is the run's executor for a kind's chunks of work (None: this process); `model_similarity` is
-    what a protocol's `similarity: model` means for this model."""
+    what a protocol's `similarity: model` means for this model; `rerank` the run's second stage (--reranker),
+    handed to the kinds that rerank."""
     runs = []
     for split in plan.splits:
         items = splits[split.name].items
@@ -44,8 +45,9 @@ def evaluate(plan: Plan, splits: dict[str, SplitData], embed_view: Callable[[Vie
             support = {name: splits[name].items for name in protocol.support}
             with SpecrunError.named(f"{plan.id}, split {split.name}, protocol {protocol.name}"):
                 similarity = protocol.similarity_of(model_similarity)
-                outputs = protocol.entry.run(items, run_context(protocol, items, support, embed_view, chunk_map,
-                                                                similarity), protocol.options)
+                context = run_context(protocol, items, support, embed_view, chunk_map, similarity,
+                                      rerank if protocol.entry.info.reranks else None)
+                outputs = protocol.entry.run(items, context, protocol.options)
             scores = {}
             for metric in protocol.metrics:
                 try:
@@ -64,12 +66,13 @@ def field_embed(protocol: PlannedProtocol, embed_view: Callable[[View, Sequence[
 
 def run_context(protocol: PlannedProtocol, items: Sequence[Item], support: Support,
                 embed_view: Callable[[View, Sequence[str]], np.ndarray],
-                chunk_map: ChunkMap | None = None, similarity: str = "cosine") -> RunContext:
+                chunk_map: ChunkMap | None = None, similarity: str = "cosine",
+                rerank: Rerank | None = None) -> RunContext:
     """What a protocol's `run` is handed: an `Embed` of only the texts its `texts` announced, its support splits,
     the run's chunk mapper and the similarity it compares vectors by (resolved)."""
     embed = announced_embed(protocol.kind, protocol.entry, items, protocol.options, support,
                             field_embed(protocol, embed_view))
-    return RunContext(embed=embed, support=support, chunk_map=chunk_map, similarity=similarity)
+    return RunContext(embed=embed, support=support, chunk_map=chunk_map, similarity=similarity, rerank=rerank)
 
 
 def cached_estimate(derived: DerivedCache | None, metric: PlannedMetric, arrays: dict[str, np.ndarray],

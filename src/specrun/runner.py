@@ -18,6 +18,7 @@ from typing import Any
 
 from rich.console import Console
 
+from specrun.core.contracts import Rerank
 from specrun.core.corpus import SharedCorpus
 from specrun.core.errors import SpecError, SpecrunError, UsageError
 from specrun.core.mapping import ChunkMap
@@ -35,6 +36,7 @@ from specrun.encoders.metadata import files_metadata
 from specrun.encoders.models import ModelRef, declared_similarity, resolve_model
 from specrun.encoders.precision import check_precision, quantised
 from specrun.encoders.ray_map import chunks_on
+from specrun.encoders.reranker import PairScorer, check_reranks, open_reranker
 from specrun.encoders.vectors import CorpusVectors, Embeddings, Encoding, ViewedEmbeddings, shaped, truncated_view
 from specrun.evaluation import ProtocolRun, evaluate
 from specrun.outputs import RunFolders, preflight_output_root, write_output_sets
@@ -46,6 +48,7 @@ from specrun.reports.plots import plot_files
 from specrun.results import (
     ModelMeta,
     ModelProvenance,
+    RerankerProvenance,
     Results,
     TextCounts,
     build_results,
@@ -105,6 +108,7 @@ def _run(paths: Sequence[str | LoadedSpec], options: RunOptions, console: Consol
     for name, opts in variants.items():
         with SpecrunError.named(f"{options.prompt_set}, variant {name}") if options.prompt_set else nullcontext():
             check_prompts_reach(opts, plans)
+    check_reranks(plans, options.encoder)
     preflight(options, workspace)  # outputs, cache and devices fail here, before any work
     data_dir = resolve_data_dir(options.data_dir)
     loaded = [load_data(plan, data_dir, workspace) for plan in plans]
@@ -113,6 +117,7 @@ def _run(paths: Sequence[str | LoadedSpec], options: RunOptions, console: Consol
     folders = RunFolders.of(options, variants, [plan.id for plan in plans], model.slug,
                             prompt_set.stem if prompt_set else None)
     check_precision(options.encoder.precision)
+    reranker = open_reranker(options.encoder, workspace, options.device)
     encoder = CachedEncoder(model, options, workspace, console)
     similarity = model_similarity(plans, model, encoder.settings.adapter)
     viewed = embed_all(encoder, loaded, variants, options)
@@ -128,7 +133,7 @@ def _run(paths: Sequence[str | LoadedSpec], options: RunOptions, console: Consol
         for item in loaded:
             output, runs = evaluate_one(item, viewed[name], model, options, folders.by_variant[name][item.plan.id],
                                         Context(counter, derived, versions, timings, started, mapper,
-                                                similarity, described))
+                                                similarity, described, reranker))
             outputs.append(output)
             evaluated.setdefault(item.plan.id, {})[name] = (output.results, runs)
     sets = [output.file_set() for output in outputs]
@@ -242,6 +247,7 @@ class Context:
     chunk_map: ChunkMap | None = None  # the run's executor for the kinds' chunks (None: this process)
     similarity: str = "cosine"  # what a protocol's `similarity: model` means for this run's model
     model_meta: dict[str, Any] = field(default_factory=dict)  # what the model folder states, and the peak memory
+    reranker: PairScorer | None = None  # --reranker: the second stage, shared by every spec (its pair counts too)
 
 
 def evaluate_one(item: Loaded, embeddings: ViewedEmbeddings, model: ModelRef, options: RunOptions, folder: Path,
@@ -257,13 +263,19 @@ def evaluate_one(item: Loaded, embeddings: ViewedEmbeddings, model: ModelRef, op
                                (embeddings.by_encoding[encoding].embed(texts)
                                 for encoding, texts in texts_by_encoding(unique)),
                                (chunk for vectors in corpora.values() for chunk in vectors.chunks()))))
+    reranker = context.reranker
+    asked, scored = (reranker.pairs, reranker.scored) if reranker else (0, 0)
+    rerank = Rerank(reranker.score, options.encoder.rerank_top_k) if reranker else None
     with limit_hint(item.plan.limit):
-        runs = evaluate(item.plan, item.splits, embed_view, context.derived, context.chunk_map, context.similarity)
+        runs = evaluate(item.plan, item.splits, embed_view, context.derived, context.chunk_map, context.similarity,
+                        rerank)
     plots, plot_names = plot_files(item.plan, runs, context.derived, model.name)
     texts = context.counter.count(item, unique, embeddings.encoded(), corpora)
     views = dict.fromkeys([*(view for view, _ in item.corpora), *(view for view, _ in item.texts)])
     prompts = tuple(embeddings.prompts[view] for view in views)
-    provenance = ModelProvenance(**describe(model, embeddings.info), prompts=prompts)
+    reranked = None if reranker is None else RerankerProvenance(
+        **{**reranker.record(), "pairs": reranker.pairs - asked, "scored": reranker.scored - scored})
+    provenance = ModelProvenance(**describe(model, embeddings.info), prompts=prompts, reranker_model=reranked)
     meta = model_meta(context.model_meta, [embeddings.by_encoding[encoding] for encoding, _ in unique],
                       list(corpora.values()), truncate_dim)
     timings = {**context.timings, "metrics": time.perf_counter() - clock,

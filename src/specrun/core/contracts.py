@@ -76,6 +76,8 @@ class KindInfo:
     gold: Mapping[str, str] = field(default_factory=dict)  # output -> the item field it copies (verify re-reads it)
     similarities: tuple[str, ...] = ("cosine",)  # the functions its `run` compares vectors by (search.similarity:
     # cosine, dot, euclidean, manhattan); a spec's `similarity:` outside them is refused when the plan is made
+    reranks: bool = False  # whether its `run` applies a RunContext's `rerank` (two-stage ranking); a --reranker
+    # run of a spec with a kind that does not is refused before anything is encoded
 
     @property
     def text_fields(self) -> tuple[str, ...]:
@@ -85,6 +87,18 @@ class KindInfo:
     def role_of(self, field: str, overrides: Mapping[str, Role] | None = None) -> Role:
         """A text field's role: the spec's override, else the kind's declaration, else symmetric."""
         return (overrides or {}).get(field) or self.roles.get(field, "symmetric")
+
+
+PairScore = Callable[[Sequence[str], Sequence[str]], np.ndarray]  # (queries, documents), aligned -> a score each
+
+
+@dataclass(frozen=True)
+class Rerank:
+    """The second stage of a two-stage ranking: a cross-encoder's score of (query, document) pairs, higher is more
+    relevant, and how many of a query's first-stage documents it rescores."""
+
+    score: PairScore
+    top_k: int
 
 
 @dataclass(frozen=True)
@@ -97,6 +111,7 @@ class RunContext:
     chunk_map: ChunkMap | None = None  # None: map in this process (core.mapping)
     similarity: str = "cosine"  # the function to compare vectors by, resolved (a spec's `model`: the model's own),
     # always one of the kind's `info.similarities`
+    rerank: Rerank | None = None  # --reranker: the first stage's top k rescored (only for a kind that `reranks`)
 
 
 class ProtocolKind(ABC, Generic[OptionsT]):

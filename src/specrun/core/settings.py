@@ -99,6 +99,17 @@ class EncoderSettings(Strict):
                    "which keeps float32.", keyed=False,
         help="score the vectors as a quantised index holds them (sentence-transformers' quantize_embeddings; "
              "int8/uint8 calibrated on the spec's own vectors; binary compared by Hamming distance); recorded")
+    reranker: str | None = _setting(
+        None, "A sentence-transformers CrossEncoder that rescores each query's first-stage top rerank_top_k "
+              "(two-stage retrieval); its pair scores have their own cache, so not keyed here.", keyed=False,
+        folder="digest", metavar="MODEL",
+        help="rescore each query's top --rerank-top-k documents with this CrossEncoder (a local folder or hub "
+             "id), as MTEB's two-stage reranking; corpus_retrieval and reranking kinds; recorded")
+    rerank_top_k: int = _setting(
+        100, "Documents per query the reranker rescores: the first stage's top k, reordered by the cross-encoder; "
+             "the rest are dropped, as MTEB's convert_to_reranking keeps its top_k.", keyed=False, metavar="N",
+        help="documents per query the --reranker rescores (default 100); measures at larger cutoffs see only "
+             "these")
     trust_remote_code: bool = _setting(
         False, "Whether code from the model folder may compute the vectors.", folder="none", identity=False,
         help="allow a model whose folder ships its own Python code (config auto_map, custom modules) to run that "

@@ -8,6 +8,10 @@ exactly (`search.exact`) by cosine, or, for a protocol's `similarity:` dot, eucl
 float64 chunked search of `search.by_similarity` (the same bounded memory; `search: faiss` and `--executor ray`
 are cosine's candidate search, so another function is searched by numpy in this process).
 
+With --reranker, each query's first-stage top k is rescored by a cross-encoder (`protocols.ranking.reranked`,
+MTEB's two-stage evaluation): the documents' texts are read from the corpus file (checked against their digests),
+a block of queries at a time.
+
 Measures are trec_eval's (pytrec_eval's `ndcg_cut_K`, `map_cut_K`, `recall_K`, `P_K`, and `recip_rank` on the
 run cut at K), per query on its top `top_k`, averaged over queries by the metrics stage.
 """
@@ -30,7 +34,7 @@ from specrun.core.types import (
     Outputs,
     trec_output,
 )
-from specrun.protocols.ranking import corpus_measures
+from specrun.protocols.ranking import corpus_measures, reranked
 from specrun.search.by_similarity import rank_corpus_by
 from specrun.search.exact import rank_corpus
 from specrun.search.similarity import SIMILARITIES
@@ -73,6 +77,7 @@ class CorpusRetrievalProtocol(ProtocolKind[CorpusOptions]):
         hub_task="text-retrieval",
         hub_task_id="document-retrieval",
         similarities=SIMILARITIES,
+        reranks=True,
     )
     Options = CorpusOptions
 
@@ -103,6 +108,12 @@ class CorpusRetrievalProtocol(ProtocolKind[CorpusOptions]):
         else:
             ranked, _ = rank_corpus_by(ctx.similarity, queries, documents, len(corpus), options.top_k,
                                        chunk_size=options.chunk_size)
+        if ctx.rerank is not None:  # two-stage: the top k of each query rescored by the cross-encoder
+            if ctx.rerank.top_k > options.top_k:
+                raise SpecrunError(f"--rerank-top-k {ctx.rerank.top_k} is more than the first stage's top_k "
+                                   f"{options.top_k}; raise the protocol's top_k or lower --rerank-top-k")
+            ranked = reranked(ranked, [item.fields["query"] for item in items], corpus.texts_at, ctx.rerank,
+                              [item.id for item in items])
         arrays = corpus_measures(ranked, [item.fields["qrels"] for item in items], corpus.position)
         return Outputs(unit=self.info.unit, ids=[item.id for item in items], arrays=arrays)
 

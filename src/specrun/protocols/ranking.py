@@ -4,10 +4,11 @@ qrels (corpus retrieval). Metrics average what these return; they never rank."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from specrun.core.contracts import Rerank, RunContext
 from specrun.core.errors import DataError, SpecrunError
 from specrun.core.types import CORPUS_CUTOFFS, RANK_CUTOFFS, Embed, Item, trec_output
 from specrun.search.similarity import similarity_rows
@@ -23,16 +24,57 @@ def check_candidate_lists(items: Sequence[Item], origin: str) -> None:
             raise DataError(f"query {item.id}: no relevant candidate; AP is undefined", file=origin)
 
 
-def relevance_by_similarity(item: Item, embed: Embed, function: str = "cosine") -> np.ndarray:
-    """A query's candidate relevance in the order of their similarity to it (`function`: the protocol's; cosine by
-    default), highest first; ties keep the data's
-    order (a stable sort); a list whose candidates all score the same is refused (its order would be arbitrary)."""
+def order_by_similarity(item: Item, embed: Embed, function: str = "cosine") -> np.ndarray:
+    """A query's candidates (their indices) in the order of their similarity to it (`function`: the protocol's;
+    cosine by default), highest first; ties keep the data's order (a stable sort); a list whose candidates all
+    score the same is refused (its order would be arbitrary)."""
     candidates = item.fields["candidates"]
     query = embed([item.fields["query"]], "query")
     scores = similarity_rows(np.repeat(query, len(candidates), axis=0), embed(candidates, "candidates"), function)
     if np.ptp(scores) == 0:
         raise SpecrunError(f"query {item.id}: every candidate has the same score; the ranking is arbitrary")
-    return np.asarray(item.fields["relevance"], dtype=np.float64)[np.argsort(-scores, kind="stable")]
+    return np.argsort(-scores, kind="stable")
+
+
+def relevance_by_similarity(item: Item, embed: Embed, function: str = "cosine") -> np.ndarray:
+    """A query's candidate relevance in the order of `order_by_similarity`."""
+    return np.asarray(item.fields["relevance"], dtype=np.float64)[order_by_similarity(item, embed, function)]
+
+
+def candidate_order(item: Item, ctx: RunContext) -> np.ndarray:
+    """A query's candidates (indices) as the run ranks them: by similarity, and with --reranker its top k
+    rescored by the cross-encoder (`reranked`; the rest dropped)."""
+    order = order_by_similarity(item, ctx.embed, ctx.similarity)
+    if ctx.rerank is None:
+        return order
+    candidates = item.fields["candidates"]
+    return reranked(order[None, :], [item.fields["query"]], lambda at: [candidates[i] for i in at.tolist()],
+                    ctx.rerank, [item.id])[0]
+
+
+def reranked(ranked: np.ndarray, queries: Sequence[str], texts_of: Callable[[np.ndarray], list[str]],
+             rerank: Rerank, query_ids: Sequence[str], block: int = 256) -> np.ndarray:
+    """Two-stage ranking: each row's first `rerank.top_k` entries (a query's first-stage ranking, best first, as
+    corpus positions or candidate indices; `texts_of` gives their texts) reordered by the cross-encoder's score of
+    (query, text), highest first, ties in first-stage order; the rest are dropped, as MTEB's two-stage evaluation
+    (convert_to_reranking, then a CrossEncoder) scores only the documents it reranks. Queries a block at a time,
+    so the pairs held are block x top_k. A score that is not finite, or a query whose pairs all score the same
+    (its order would be the first stage's, unannounced), is refused."""
+    k = min(rerank.top_k, ranked.shape[1])
+    out = np.empty((len(ranked), k), dtype=ranked.dtype)
+    for start in range(0, len(ranked), block):
+        rows = ranked[start:start + block, :k]
+        pairs_queries = [query for query in queries[start:start + block] for _ in range(k)]
+        scores = np.asarray(rerank.score(pairs_queries, texts_of(rows.ravel())), dtype=np.float64)
+        scores = scores.reshape(rows.shape)
+        if not np.isfinite(scores).all():
+            raise SpecrunError("the reranker gave a score that is not a finite number")
+        flat = np.flatnonzero(np.ptp(scores, axis=1) == 0) if k > 1 else np.array([], dtype=np.int64)
+        if len(flat):
+            raise SpecrunError(f"query {query_ids[start + int(flat[0])]}: the reranker gives its {k} documents "
+                               "the same score; the reranked order would be arbitrary")
+        out[start:start + block] = np.take_along_axis(rows, np.argsort(-scores, axis=1, kind="stable"), axis=1)
+    return out
 
 
 def rank_measures(relevance_in_rank_order: np.ndarray, n_relevant: int) -> dict[str, float]:

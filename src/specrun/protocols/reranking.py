@@ -1,6 +1,7 @@
-"""Reranking: each query orders its own candidate list by cosine, scored with trec_eval's measures at cutoffs
-(MAP@1000, MRR@10, nDCG@10, recall and precision at K) through the very function the corpus protocol uses, as
-MTEB scores its reranking tasks with pytrec_eval."""
+"""Reranking: each query orders its own candidate list by cosine (with --reranker, its top k rescored by a
+cross-encoder: protocols.ranking.reranked), scored with trec_eval's measures at cutoffs (MAP@1000, MRR@10,
+nDCG@10, recall and precision at K) through the very function the corpus protocol uses, as MTEB scores its
+reranking tasks with pytrec_eval."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from specrun.core.types import (
     Outputs,
     trec_output,
 )
-from specrun.protocols.ranking import check_candidate_lists, relevance_by_similarity, trec_measures
+from specrun.protocols.ranking import candidate_order, check_candidate_lists, trec_measures
 from specrun.search.similarity import SIMILARITIES
 
 
@@ -34,6 +35,7 @@ class RerankingProtocol(ProtocolKind[NoOptions]):
         roles={"query": "query", "candidates": "document"},
         hub_task="text-ranking",
         similarities=SIMILARITIES,
+        reranks=True,
     )
     Options = NoOptions
 
@@ -45,9 +47,10 @@ class RerankingProtocol(ProtocolKind[NoOptions]):
         gains = np.zeros((len(items), depth))
         ideal = np.zeros((len(items), depth))
         for row, item in enumerate(items):
-            relevance = relevance_by_similarity(item, ctx.embed, ctx.similarity)
+            labels = np.asarray(item.fields["relevance"], dtype=np.float64)
+            relevance = labels[candidate_order(item, ctx)]  # with --reranker: its top k only
             gains[row, :len(relevance)] = relevance
-            ideal[row, :len(relevance)] = np.sort(relevance)[::-1]
+            ideal[row, :len(labels)] = np.sort(labels)[::-1]
         n_relevant = (ideal >= 1).sum(axis=1).astype(np.float64)
         return Outputs(unit=self.info.unit, ids=[item.id for item in items],
                        arrays=trec_measures(gains, ideal, n_relevant))

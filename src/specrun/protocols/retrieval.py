@@ -1,4 +1,5 @@
-"""Retrieval on candidate lists: each query ranks its own candidates (binary relevance) by cosine."""
+"""Retrieval on candidate lists: each query ranks its own candidates (binary relevance) by cosine (with
+--reranker, its top k rescored by a cross-encoder: protocols.ranking.reranked)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 from specrun.core.contracts import KindExample, KindInfo, NoOptions, ProtocolKind, RunContext
 from specrun.core.registry import PROTOCOLS
 from specrun.core.types import RANK_CUTOFFS, Item, Outputs
-from specrun.protocols.ranking import check_candidate_lists, rank_measures, relevance_by_similarity
+from specrun.protocols.ranking import candidate_order, check_candidate_lists, rank_measures
 from specrun.search.similarity import SIMILARITIES
 
 
@@ -27,6 +28,7 @@ class RetrievalProtocol(ProtocolKind[NoOptions]):
         hub_task="text-retrieval",
         hub_task_id="document-retrieval",
         similarities=SIMILARITIES,
+        reranks=True,
     )
     Options = NoOptions
 
@@ -36,8 +38,8 @@ class RetrievalProtocol(ProtocolKind[NoOptions]):
     def run(self, items: Sequence[Item], ctx: RunContext, options: NoOptions) -> Outputs:
         measures: dict[str, list[float]] = {name: [] for name in self.info.outputs}
         for item in items:
-            relevance = relevance_by_similarity(item, ctx.embed, ctx.similarity)
-            for name, value in rank_measures(relevance, int(np.sum(relevance))).items():
+            labels = np.asarray(item.fields["relevance"], dtype=np.float64)
+            for name, value in rank_measures(labels[candidate_order(item, ctx)], int(np.sum(labels))).items():
                 measures[name].append(value)
         return Outputs(unit=self.info.unit, ids=[item.id for item in items],
                        arrays={name: np.array(values) for name, values in measures.items()})

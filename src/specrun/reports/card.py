@@ -254,6 +254,10 @@ def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
     model_line = (f"{_shown_name(m.name)} ({m.origin}; {identity}); adapter {m.adapter}, pooling {m.pooling}"
                   f"{', normalised' if m.normalize else ''}, max length {m.max_length}, {m.device}, {m.dtype}"
                   f"{shaped}. Prompts: {prompts_text(m.prompts, m.model_prompts)}")
+    if m.reranker_model is not None:
+        r = m.reranker_model
+        model_line += (f". Reranked: each query's top {m.rerank_top_k} rescored by {_shown_name(r.name)}, "
+                       f"weights sha256 {r.weights_sha256}; {r.pairs:,} pairs, {r.scored:,} scored in this run")
     u = p.uncertainty
     rows = []
     for split, scores in results.scores.items():

@@ -24,6 +24,7 @@ from specrun.results.model import (
     ModelProvenance,
     PredictionsRef,
     Provenance,
+    RerankerProvenance,
     Results,
     SplitProvenance,
     SplitStatistics,
@@ -35,7 +36,8 @@ from specrun.results.model import (
 from specrun.results.read import is_plain_file_name, read_predictions, read_results
 
 __all__ = ["IDENTITY_FIELDS", "PREDICTIONS_FILE", "PREDICTIONS_LIMIT", "RESULTS_FORMAT", "RESULTS_LIMIT",
-           "FieldStatistics", "MetricInfo", "ModelMeta", "ModelProvenance", "PredictionsRef", "Provenance", "Results",
+           "FieldStatistics", "MetricInfo", "ModelMeta", "ModelProvenance", "PredictionsRef", "Provenance",
+           "RerankerProvenance", "Results",
            "SplitProvenance", "SplitStatistics", "Spread", "TextCounts", "Uncertainty", "Unit", "build_results",
            "confidence_percent", "describe_setting", "is_plain_file_name", "package_versions",
            "predictions_jsonl", "read_predictions", "read_results", "results_json", "run_identity", "run_labels",

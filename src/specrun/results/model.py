@@ -49,6 +49,20 @@ class TextCounts(Strict):
     encoded: int = Field(ge=0, description="Texts sent to the model in this run.")
 
 
+class RerankerProvenance(Strict):
+    """The cross-encoder of a two-stage run (--reranker; which documents: `rerank_top_k`): its weights, and how
+    many (query, document) pairs this spec asked it for and it scored in this run (the rest: its pair cache)."""
+
+    name: str
+    origin: Literal["bundled", "local", "hub"]
+    revision: str | None
+    weights_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    max_length: int | None = Field(None, description="Tokens per pair, as the cross-encoder applied it (None: "
+                                                     "every pair came from the cache).")
+    pairs: int = Field(ge=0)
+    scored: int = Field(ge=0)
+
+
 class ModelProvenance(EncoderSettings):
     """The encoder's own description, validated as it goes into results.json: the model (encoders.ModelRef), every
     setting as the adapter applied it (EncoderSettings, inherited: a new setting is recorded without an edit here)
@@ -65,6 +79,7 @@ class ModelProvenance(EncoderSettings):
     prompts: tuple[AppliedPrompt, ...] = Field((), description=(
         "The prompt each view of the spec's texts got (role, task type, instruction): its text, and where it came "
         "from (a flag, the instruction template, the model's config, the model's default prompt, none)."))
+    reranker_model: RerankerProvenance | None = None  # --reranker: the second stage's cross-encoder
 
 
 class ModelMeta(Strict):
