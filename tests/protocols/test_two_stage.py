@@ -149,6 +149,9 @@ def test_a_missing_reranker_or_a_top_k_beyond_the_first_stage_is_one_line(
     code, _, err = run_cli([*common, "--reranker", str(folder), "--rerank-top-k", "5"], capsys)
     assert code == 2 and err.count("\n") == 1
     assert "--rerank-top-k 5 is more than the first stage's top_k 4" in err
+    (folder / "config.json").write_text('{"auto_map": {"AutoModel": "x.Model"}}', encoding="utf-8")
+    code, _, err = run_cli([*common, "--reranker", str(folder)], capsys)  # its code never runs without the flag
+    assert code == 2 and err.count("\n") == 1 and "needs to run Python code" in err and "--trust-remote-code" in err
     assert not (tmp_path / "o").exists()
 
 
