@@ -4,6 +4,7 @@ layout end to end on the real model, against an independent computation."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,8 @@ import pytest
 import pytrec_eval
 
 from specrun.core.contracts import RunContext
+from specrun.core.settings import EncoderSettings
+from specrun.encoders.adapters import HashingAdapter
 from specrun.protocols.ranking import rank_measures
 from specrun.protocols.retrieval import RetrievalProtocol
 from tests.conftest import reference_model, run_cli, run_ok
@@ -86,13 +89,22 @@ def test_measures_equal_pytrec_eval() -> None:
         np.testing.assert_allclose(ours[ours_name], expected, atol=1e-4, err_msg=ours_name)  # trec_eval rounds to 4
 
 
-def independent_qabot(queries: dict[str, tuple[str, list[str], list[int]]]) -> dict[str, float]:
-    """ST encode + numpy cosine + pytrec_eval, averaged over queries."""
-    model = reference_model()
+def encoder_of(adapter: str) -> Callable[[list[str]], np.ndarray]:
+    """Texts -> vectors, done apart from specrun's run: a direct sentence-transformers encode of the real model,
+    or the hashing adapter called directly."""
+    if adapter == "real":
+        return reference_model().encode
+    hashing = HashingAdapter(None, EncoderSettings(adapter="hashing"), ["cpu"])
+    return lambda texts: np.asarray(hashing.encode_group(texts, 32))
+
+
+def independent_qabot(queries: dict[str, tuple[str, list[str], list[int]]], adapter: str = "real") -> dict[str, float]:
+    """A direct encode + numpy cosine + pytrec_eval, averaged over queries."""
+    encode = encoder_of(adapter)
     qrels, run = {}, {}
     for name, (query, candidates, labels) in queries.items():
-        q = model.encode([query])[0]
-        docs = model.encode(candidates)
+        q = encode([query])[0]
+        docs = encode(candidates)
         scores = docs @ q / (np.linalg.norm(docs, axis=1) * np.linalg.norm(q))
         run[name] = {f"c{i}": float(s) for i, s in enumerate(scores)}
         qrels[name] = {f"c{i}": label for i, label in enumerate(labels)}
@@ -109,12 +121,21 @@ def fixture_queries() -> dict[str, tuple[str, list[str], list[int]]]:
     return out
 
 
-def test_qabot_layout_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+ADAPTERS = ["hashing", pytest.param("real", marks=pytest.mark.slow)]  # the real model: the full suite
+
+
+def adapter_flags(adapter: str) -> list[str]:
+    return ["--adapter", "hashing"] if adapter == "hashing" else []
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS)
+def test_qabot_layout_end_to_end(adapter: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "data"
     make_qabot(data)
     spec = fixture_spec("qabot", tmp_path, data)
-    results = run_ok([str(spec), "--data-dir", str(data), "--output", str(tmp_path / "out"), "-q"], capsys)
-    expected = independent_qabot(fixture_queries())
+    results = run_ok([str(spec), "--data-dir", str(data), "--output", str(tmp_path / "out"), "-q",
+                      *adapter_flags(adapter)], capsys)
+    expected = independent_qabot(fixture_queries(), adapter)
     for metric, value in expected.items():
         score = results.scores["test"][metric]
         assert score.value == pytest.approx(value, abs=1e-4), metric  # pytrec_eval reports 4 decimals
@@ -123,17 +144,19 @@ def test_qabot_layout_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert results.texts.unique == len(POOL) + 3  # query 1 is a pool question: encoded as a query and a document
 
 
-def test_beir_layout_is_only_yaml(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("adapter", ADAPTERS)
+def test_beir_layout_is_only_yaml(adapter: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "data"
     make_beir(data, source="qabot")
     spec = fixture_spec("qabot", tmp_path, data, edit={
         "id": "beirset", "sources.qabot.format": "beir", "sources.qabot.fetch": True,
         "sources.qabot.files": {"test": {"path": "data"}},
         "sources.qabot.columns": {"query": "query", "candidates": "candidates", "relevance": "relevance"}})
-    results = run_ok([str(spec), "--data-dir", str(data), "--output", str(tmp_path / "out"), "-q"], capsys)
+    results = run_ok([str(spec), "--data-dir", str(data), "--output", str(tmp_path / "out"), "-q",
+                      *adapter_flags(adapter)], capsys)
     queries = {name: (query, POOL, [1 if i in relevant else 0 for i in range(len(POOL))])
                for name, (query, relevant, _) in QUERIES.items()}
-    for metric, value in independent_qabot(queries).items():
+    for metric, value in independent_qabot(queries, adapter).items():
         assert results.scores["test"][metric].value == pytest.approx(value, abs=1e-4), metric
 
 
