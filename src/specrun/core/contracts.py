@@ -179,8 +179,8 @@ class MetricEntry:
     count: Callable[..., int] | None = None  # units the value is computed on, when not all of them
     direction: str = "higher"  # which way is better, the default of a spec's `direction`
     hub_id: str = ""  # the hub's metric type (pearsonr, spearmanr, accuracy, map, ...); "" = the metric's name
-    per_run: bool = False  # the first input may be (units, runs), the others (units,); statistic returns
-    # (..., runs): one value per run
+    per_run: bool = False  # the first input may be (units, runs), the others (units,) or, where each run has its
+    # own gold (clustering's label paths, one level per run), (units, runs); statistic returns (..., runs)
     interval: str = "percentile"  # the interval method `uncertainty.interval: auto` gives it: the one whose
     # coverage bench/coverage.py measured closest to its confidence for this family (BENCHMARKS.md)
 
