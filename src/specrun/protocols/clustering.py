@@ -124,21 +124,21 @@ def level_numbers(items: Sequence[Item], origin: str) -> tuple[np.ndarray, list[
     return out, classes
 
 
-def check_levels(levels: np.ndarray, classes: list[list[Any]], options: ClusteringOptions) -> None:
+def check_levels(levels: np.ndarray, classes: list[list[Any]], options: ClusteringOptions, origin: str) -> None:
     """Refuse, in one line, labels no k-means run can score: one label at a scored level, as many labels as
     documents, or (legacy) paths of several levels."""
     if options.procedure == "legacy" and levels.shape[1] > 1:
         raise DataError(f"label paths of {levels.shape[1]} levels: procedure legacy clusters one set of labels; "
-                        "set procedure: mteb2 to score them level by level")
+                        "set procedure: mteb2 to score them level by level", file=origin)
     for level in range(min(levels.shape[1], options.max_depth or levels.shape[1])):
         present = int(np.sum(levels[:, level] >= 0))
         where = "" if levels.shape[1] == 1 else f"level {level + 1} of the label paths: "
         if len(classes[level]) < 2:
             raise DataError(f"{where}every item has label {shown(classes[level])}; clustering against one label "
-                            "is always perfect and measures nothing")
+                            "is always perfect and measures nothing", file=origin)
         if len(classes[level]) >= present:
             raise DataError(f"{where}k = {len(classes[level])} labels for {present} items; k-means needs more "
-                            "items than clusters")
+                            "items than clusters", file=origin)
 
 
 def embedded(n_items: int, options: ClusteringOptions) -> tuple[list[int], random.Random]:
@@ -206,7 +206,7 @@ class ClusteringProtocol(ProtocolKind[ClusteringOptions]):
 
     def validate_items(self, items: Sequence[Item], options: ClusteringOptions, origin: str) -> None:
         if items:
-            check_levels(*level_numbers(items, origin), options)
+            check_levels(*level_numbers(items, origin), options, origin)
 
     def texts(self, items: Sequence[Item], options: ClusteringOptions,
               support: Support = NO_SUPPORT) -> Iterable[FieldText]:
@@ -220,7 +220,7 @@ class ClusteringProtocol(ProtocolKind[ClusteringOptions]):
         if options.procedure == "mteb2":
             return self._mteb2(items, ctx, options)
         levels, classes = level_numbers(items, "the evaluated split")
-        check_levels(levels, classes, options)
+        check_levels(levels, classes, options, "the evaluated split")
         vectors = check_vectors(ctx.embed([item.fields["text"] for item in items], "text"), "k-means cannot place it")
         gold = levels[:, 0]
         clusters = cluster_runs(vectors, gold, options)
@@ -231,7 +231,7 @@ class ClusteringProtocol(ProtocolKind[ClusteringOptions]):
         order, rng = embedded(len(items), options)
         chosen = [items[i] for i in order]
         levels, classes = level_numbers(chosen, "the documents embedded")
-        check_levels(levels, classes, options)
+        check_levels(levels, classes, options, "the documents embedded")
         vectors = check_vectors(ctx.embed([item.fields["text"] for item in chosen], "text"), "k-means cannot place it")
         clusters, gold = mteb2_runs(vectors, levels, rng, options)
         rows = np.argsort(order)  # the outputs in the split's order
