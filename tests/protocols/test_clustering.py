@@ -245,6 +245,10 @@ def test_bad_label_paths_and_options_are_one_line() -> None:
         protocol.validate_items(items([["a", "x"], ["b", "x"], ["a", "x"]]), mteb2, "f")
     protocol.validate_items(items([["a", "x"], ["b", "x"], ["a", "x"]]), mteb2.model_copy(update={"max_depth": 1}),
                             "f")
+    few = [Item(id=str(i), fields={"text": str(i), "label": "ab"[i % 2]}) for i in range(20)]
+    with pytest.raises(DataError, match=r"embed_fraction 0\.04 of 20 documents embeds 0"):
+        protocol.run(few, RunContext(lambda texts, _field: np.ones((len(texts), 2))),
+                     mteb2.model_copy(update={"embed_fraction": 0.04}))
     for bad, expected in (({"procedure": "mteb2", "set_size": 5}, "set_size: only for procedure: legacy"),
                           ({"draws": 5}, "draws: only for procedure: mteb2"),
                           ({"procedure": "mteb2", "embed_fraction": 0.5, "embed_documents": 5}, "not both")):

@@ -229,6 +229,9 @@ class ClusteringProtocol(ProtocolKind[ClusteringOptions]):
 
     def _mteb2(self, items: Sequence[Item], ctx: RunContext, options: ClusteringOptions) -> Outputs:
         order, rng = embedded(len(items), options)
+        if len(order) < 2:
+            raise DataError(f"embed_fraction {options.embed_fraction} of {len(items)} documents embeds "
+                            f"{len(order)}; k-means needs more")
         chosen = [items[i] for i in order]
         levels, classes = level_numbers(chosen, "the documents embedded")
         check_levels(levels, classes, options, "the documents embedded")
