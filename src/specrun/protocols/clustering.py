@@ -8,7 +8,9 @@ the gold labels (V-measure, NMI, AMI, ARI). Two procedures:
   then, level by level of the label paths, n_runs runs (its n_clusters) each draw `draws` documents with
   replacement from that Random (`choices`, its max_documents_per_cluster) and fit one MiniBatchKMeans(k = the
   level's labels, batch 512, one k-means++ start, random_state = seed: the same in every run). A run's V-measure
-  is on its draws, duplicates counted; MTEB's main score is the mean over every run of every level.
+  is on its draws, duplicates counted; MTEB's main score is the mean over every run of every level. MTEB's task
+seeds its Random once, when it is made, so a second split or subset goes on from the first's state; here each
+split starts at Random(seed) (equal for a task of one split and subset).
 
 A label path ([level 1, level 2, ...], coarsest first; a plain label is one level) is scored level by level. An
 item without level i sits out level i (MTEB's rule; MTEB's own code applies it to integer labels only: with text
