@@ -88,3 +88,15 @@ def test_coverage_harness_measures_a_small_version(tmp_path: Path) -> None:
         assert sum(d["count"] for d in case["deciles"]) == 80
     assert [row["n"] for row in report["ranks"]] == [300, 1000, 3000]
     assert all(len(row["coverage_per_model"]) == 6 for row in report["ranks"])
+
+
+@pytest.mark.slow  # a real model: the full suite runs it
+def test_clustering_parity_bench_runs_its_specrun_side(tmp_path: Path) -> None:
+    """bench/mteb_parity_clustering.py without MTEB (its side environment is not this one): the three cases'
+    numbers, each level's mean V-measure included; the comparison itself is in BENCHMARKS.md."""
+    done = run_bench("mteb_parity_clustering.py", "--specrun-only", cwd=tmp_path)
+    cases = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [case["case"] for case in cases] == ["all embedded", "70 embedded", "uneven, integer labels"]
+    for case in cases:
+        assert 0 < case["level 1"] <= 1 and 0 < case["level 2"] <= 1 and case["v_measure_std"] > 0
+        assert case["v_measure"] == pytest.approx((case["level 1"] + case["level 2"]) / 2, abs=1e-12)

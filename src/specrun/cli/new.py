@@ -22,7 +22,8 @@ from specrun.core.errors import SpecrunError, UsageError
 FORMATS = {".tsv": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl"}
 TODO = "TODO"
 PLACEHOLDER_REVISION = "0" * 40  # a well-formed commit hash that names no commit: the TODO beside it says so
-FIELD_KINDS_READ = ("text", "number", "label", "binary")  # one column each; list-valued fields need a reader's help
+FIELD_KINDS_READ = ("text", "number", "label", "binary", "label_path")  # one column each (a label path: a plain
+# label); list-valued fields need a reader's help
 
 
 def _q(value: str) -> str:

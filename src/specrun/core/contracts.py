@@ -196,6 +196,8 @@ class MetricEntry:
     hub_id: str = ""  # the hub's metric type (pearsonr, spearmanr, accuracy, map, ...); "" = the metric's name
     per_run: bool = False  # the first input may be (units, runs), the others (units,); statistic returns
     # (..., runs): one value per run
+    run_gold: bool = False  # per_run, and the others may be (units, runs) too: each run has its own gold (the
+    # clustering kind's label paths, one level per run); a metric that reads one gold per unit leaves it False
     interval: str = "percentile"  # the interval method `uncertainty.interval: auto` gives it: the one whose
     # coverage bench/coverage.py measured closest to its confidence for this family (BENCHMARKS.md)
 
@@ -302,6 +304,8 @@ def _problems_of_metric(entry: Any, field_kinds: Container[str]) -> list[str]:
         problems.append(f"direction must be one of {DIRECTIONS}")
     if entry.interval not in INTERVAL_METHODS:
         problems.append(f"interval must be one of {INTERVAL_METHODS}")
+    if entry.run_gold and not entry.per_run:
+        problems.append("run_gold needs per_run (a run's own gold is a per-run input)")
     return problems
 
 

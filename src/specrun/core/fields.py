@@ -96,6 +96,20 @@ def to_label_set(value: Any) -> list[str | int]:
     return labels
 
 
+def to_label_path(value: Any) -> str | int | list[str | int]:
+    """A hierarchical class label, coarsest level first: a non-empty list of class labels (as `to_label`), or a
+    plain label, kept as it is (a path of one level; so data of plain labels is read, and fingerprinted, as
+    before)."""
+    if not isinstance(value, list):
+        return to_label(value)
+    if not value:
+        raise FieldError("expected a label path (a non-empty list of class labels), got an empty list")
+    bad = next((label for label in value if isinstance(label, (list, dict))), None)
+    if bad is not None:
+        raise FieldError(f"a label path holds class labels, not {type(bad).__name__}s: {_shown(value)!r}")
+    return [to_label(label) for label in value]
+
+
 def to_numbers(value: Any) -> list[float]:
     """A non-empty list of finite numbers (several scores of one item, e.g. one per machine summary)."""
     if not isinstance(value, list) or not value:
@@ -113,5 +127,5 @@ def to_binary(value: Any) -> int:
 
 for _kind, _converter in (("text", to_text), ("number", to_number), ("texts", to_texts), ("labels", to_labels),
                           ("label", to_label), ("binary", to_binary), ("numbers", to_numbers),
-                          ("label_set", to_label_set)):
+                          ("label_set", to_label_set), ("label_path", to_label_path)):
     FIELD_KINDS.register(_kind, _converter)

@@ -1,7 +1,10 @@
 """Cluster agreement as scikit-learn defines it (V-measure, NMI and AMI with the arithmetic mean, ARI), count-weighted
-and one value per run: cluster_id is (documents, runs). scikit-learn's scorers take no sample weights; here a
+and one value per run: cluster_id is (documents, runs), gold_class (documents,) or, for label paths scored level by
+level, (documents, runs): the gold label at each run's level. scikit-learn's scorers take no sample weights; here a
 resample's weighted contingency table (one sparse product for a batch of resamples) gives the same numbers as
-scikit-learn on the repeated documents."""
+scikit-learn on the repeated documents. A run that drew documents with replacement (the clustering kind's mteb2
+procedure) counts a document once per draw: its cluster_id is the cluster plus DRAW_STRIDE per draw beyond the first
+(a legacy run's ids, below DRAW_STRIDE, count once)."""
 
 from __future__ import annotations
 
@@ -11,25 +14,32 @@ from specrun.core.contracts import MetricEntry
 from specrun.core.registry import METRICS
 
 INPUTS = ("cluster_id", "gold_class")
+DRAW_STRIDE = 2**20  # as protocols.clustering packs its draws (the metrics import no protocol)
+
+
+def draws(clusters: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(cluster, times drawn) of each packed cluster_id: -1 (left out) is drawn no times."""
+    member = clusters >= 0
+    return np.where(member, clusters % DRAW_STRIDE, 0), np.where(member, clusters // DRAW_STRIDE + 1, 0)
 
 
 def contingency(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """(..., runs, classes, clusters) weighted counts of each (gold label, cluster) in each run; documents a run
-    left out (cluster -1) count nowhere in it."""
+    """(..., runs, classes, clusters) weighted counts of each (gold label, cluster) in each run, a document once
+    per draw; documents a run left out (cluster -1) count nowhere in it."""
     from scipy import sparse  # imported here: scipy.sparse costs a second at start-up
 
-    clusters = clusters.reshape(len(gold), -1).astype(np.int64)
-    n_classes, n_clusters = int(gold.max()) + 1, int(clusters.max()) + 1
+    ids, times = draws(clusters.reshape(len(gold), -1).astype(np.int64))
+    golds = gold.astype(np.int64).reshape(len(gold), -1)  # one column, or one per run
+    n_classes, n_clusters = int(golds.max()) + 1, int(ids.max()) + 1
     flat = np.atleast_2d(np.asarray(weights, dtype=np.float64))
     tables = []
-    for run in range(clusters.shape[1]):
-        member = clusters[:, run] >= 0  # -1: the run left the document out
-        cells = gold.astype(np.int64) * n_clusters + np.maximum(clusters[:, run], 0)
-        one_hot = sparse.csr_matrix((member.astype(np.float64), (np.arange(len(gold)), cells)),
+    for run in range(ids.shape[1]):
+        cells = np.maximum(golds[:, run % golds.shape[1]], 0) * n_clusters + ids[:, run]
+        one_hot = sparse.csr_matrix((times[:, run].astype(np.float64), (np.arange(len(gold)), cells)),
                                     shape=(len(gold), n_classes * n_clusters))
         tables.append(np.asarray((one_hot.T @ flat.T).T))
-    stacked = np.stack(tables, axis=-2).reshape(*flat.shape[:-1], clusters.shape[1], n_classes, n_clusters)
-    return stacked.reshape(*np.shape(weights)[:-1], clusters.shape[1], n_classes, n_clusters)
+    stacked = np.stack(tables, axis=-2).reshape(*flat.shape[:-1], ids.shape[1], n_classes, n_clusters)
+    return stacked.reshape(*np.shape(weights)[:-1], ids.shape[1], n_classes, n_clusters)
 
 
 def _plogp(counts: np.ndarray, total: np.ndarray) -> np.ndarray:
@@ -129,4 +139,5 @@ def ari(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarr
 # documents: it never held it in bench/coverage.py; six labels near chance: AMI and ARI above it too); centred
 # covers the value the benchmark gives on average at its size and always holds the value.
 for _name, _statistic in (("v_measure", v_measure), ("nmi", nmi), ("ami", ami), ("ari", ari)):
-    METRICS.register(_name, MetricEntry(INPUTS, _statistic, hub_id=_name, per_run=True, interval="centred"))
+    METRICS.register(_name, MetricEntry(INPUTS, _statistic, hub_id=_name, per_run=True, run_gold=True,
+                                        interval="centred"))

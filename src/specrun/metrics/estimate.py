@@ -20,15 +20,17 @@ from specrun.metrics.resampling import distribution, mean_over_runs
 
 def n_runs(metric: MetricEntry, data: Sequence[np.ndarray]) -> int:
     """The runs a per-run metric's first input holds (its second axis; 1 when it is 1-D), the others holding one
-    value per unit; 0 for a plain metric."""
+    value per unit (or, for a `run_gold` metric, one per unit and run); 0 for a plain metric."""
     if not metric.per_run:
         return 0
     first, *others = data
-    bad = [name for name, values in zip(metric.inputs[1:], others, strict=True) if values.ndim != 1]
+    runs = first.shape[1] if first.ndim == 2 else 1
+    bad = [name for name, values in zip(metric.inputs[1:], others, strict=True) if values.ndim != 1 and not (
+        metric.run_gold and values.ndim == 2 and first.ndim == 2 and values.shape[1] == runs)]
     if first.ndim not in (1, 2) or bad:
         raise MetricError(f"{', '.join(bad) or metric.inputs[0]} must hold one value per unit"
-                          + ("" if bad else " (or one per run)"))
-    return first.shape[1] if first.ndim == 2 else 1
+                          + (f" (or one per unit and each of the {runs} runs)" if bad else " (or one per run)"))
+    return runs
 
 
 def per_run_values(metric: MetricEntry, data: Sequence[np.ndarray]) -> np.ndarray:

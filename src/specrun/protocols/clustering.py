@@ -1,37 +1,89 @@
 """Clustering: k-means over the embeddings of the evaluated items, k = the number of gold labels, compared with
-the gold labels (V-measure, NMI, ARI); several runs with different seeds, as MTEB's clustering evaluator fits
-scikit-learn's MiniBatchKMeans once per set."""
+the gold labels (V-measure, NMI, AMI, ARI). Two procedures:
+
+- legacy (the default): MTEB's one-set ClusteringEvaluator (`clustering_legacy.py`): MiniBatchKMeans over all
+  documents (or, with set_size, each run over its own subset), n_runs times with random_state seed + run.
+- mteb2: MTEB 2.x's AbsTaskClustering: a `random.Random(seed)` samples the documents embedded (only when
+  embed_fraction or embed_documents is set: MTEB's max_fraction_of_documents_to_embed, max_document_to_embed),
+  then, level by level of the label paths, n_runs runs (its n_clusters) each draw `draws` documents with
+  replacement from that Random (`choices`, its max_documents_per_cluster) and fit one MiniBatchKMeans(k = the
+  level's labels, batch 512, one k-means++ start, random_state = seed: the same in every run). A run's V-measure
+  is on its draws, duplicates counted; MTEB's main score is the mean over every run of every level. MTEB's task
+seeds its Random once, when it is made, so a second split or subset goes on from the first's state; here each
+split starts at Random(seed) (equal for a task of one split and subset).
+
+A label path ([level 1, level 2, ...], coarsest first; a plain label is one level) is scored level by level. An
+item without level i sits out level i (MTEB's rule; MTEB's own code applies it to integer labels only: with text
+labels numpy turns its -1 into the text '-1', so a missing level becomes a class '-1' there)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import random
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from specrun.core.contracts import KindExample, KindInfo, KindOptions, ProtocolKind, RunContext
-from specrun.core.errors import DataError
+from specrun.core.errors import DataError, ProtocolError
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import Item, Outputs
-from specrun.protocols.labels import label_numbers, sorted_labels
+from specrun.core.types import NO_SUPPORT, FieldText, Item, Outputs, Support
+from specrun.protocols.labels import shown, sorted_labels
 from specrun.search.cosine import check_vectors
 
 MTEB_SEED = 42
-MTEB_BATCH = 500  # MTEB 2.x's clustering_batch_size
+MTEB_BATCH = 500  # MTEB 2.x's clustering_batch_size (the legacy evaluator)
+MTEB2_BATCH = 512  # AbsTaskClustering.k_mean_batch_size
+MTEB2_DRAWS = 16_384  # AbsTaskClustering.max_documents_per_cluster
+DRAW_STRIDE = 2**20  # cluster_id of an mteb2 run: the cluster, plus DRAW_STRIDE per draw beyond the first
+LEGACY_ONLY, MTEB2_ONLY = ("set_size",), ("draws", "embed_fraction", "embed_documents", "max_depth")
 
 
 class ClusteringOptions(KindOptions):
-    n_runs: int = Field(10, ge=1, le=1000, description="k-means runs, run r seeded with seed + r (MTEB: one).")
-    seed: int = Field(MTEB_SEED, ge=0, le=2**32 - 1, description="random_state of the first run (MTEB: 42).")
-    batch_size: int = Field(MTEB_BATCH, ge=1, description="MiniBatchKMeans batch size (MTEB 2.x: 500).")
+    procedure: Literal["legacy", "mteb2"] = Field(
+        "legacy", description="legacy: MTEB's one-set evaluator (clustering_legacy); mteb2: MTEB 2.x's "
+                              "AbsTaskClustering (documents drawn with replacement, label paths level by level).")
+    n_runs: int = Field(10, ge=1, le=1000, description="k-means runs per level: legacy run r seeded with seed + r "
+                                                       "(MTEB: one); mteb2: its n_clusters (MTEB: 10).")
+    seed: int = Field(MTEB_SEED, ge=0, le=2**32 - 1, description="legacy: random_state of the first run; mteb2: "
+                                                                 "seeds the draws and every run (MTEB: 42).")
+    batch_size: int | None = Field(None, ge=1, description="MiniBatchKMeans batch size (default: 500 legacy, as "
+                                                           "MTEB's clustering_batch_size; 512 mteb2).")
     set_size: int | None = Field(
-        None, ge=2, description="Documents per run: each run clusters its own random subset of this many "
+        None, ge=2, description="legacy: documents per run: each run clusters its own random subset of this many "
                                 "documents (without replacement, seed + run, k = its labels); MTEB's sets are "
                                 "drawn otherwise, so comparable, not equal. Default: every run clusters all.")
+    draws: int = Field(MTEB2_DRAWS, ge=2, description="mteb2: documents each run draws with replacement (MTEB's "
+                                                      "max_documents_per_cluster: 16384).")
+    embed_fraction: float | None = Field(
+        None, gt=0, le=1, description="mteb2: embed int(fraction x documents) drawn without replacement (MTEB's "
+                                      "max_fraction_of_documents_to_embed; its class default 0.04, which most "
+                                      "tasks set to None). Default: embed all, no draw.")
+    embed_documents: int | None = Field(None, ge=2, description="mteb2: embed this many documents drawn without "
+                                                                "replacement (MTEB's max_document_to_embed).")
+    max_depth: int | None = Field(None, ge=1, description="mteb2: score the first max_depth levels only (MTEB's "
+                                                          "max_depth). Default: every level.")
+
+    @model_validator(mode="after")
+    def _one_procedure(self) -> ClusteringOptions:
+        other, owner = (MTEB2_ONLY, "mteb2") if self.procedure == "legacy" else (LEGACY_ONLY, "legacy")
+        stray = [name for name in other if name in self.model_fields_set]
+        if stray:
+            raise ValueError(f"{', '.join(stray)}: only for procedure: {owner}")
+        if self.embed_fraction is not None and self.embed_documents is not None:
+            raise ValueError("set embed_fraction or embed_documents, not both (as MTEB)")
+        return self
+
+    @property
+    def kmeans_batch(self) -> int:
+        if self.batch_size is not None:
+            return self.batch_size
+        return MTEB_BATCH if self.procedure == "legacy" else MTEB2_BATCH
 
 
 def run_sets(n_items: int, options: ClusteringOptions) -> list[np.ndarray]:
-    """The documents each run clusters: all of them, or a subset of set_size drawn with seed + run."""
+    """The documents each legacy run clusters: all of them, or a subset of set_size drawn with seed + run."""
     if options.set_size is None:
         return [np.arange(n_items)] * options.n_runs
     return [np.sort(np.random.default_rng(options.seed + run).choice(n_items, options.set_size, replace=False))
@@ -39,9 +91,9 @@ def run_sets(n_items: int, options: ClusteringOptions) -> list[np.ndarray]:
 
 
 def cluster_runs(vectors: np.ndarray, gold: np.ndarray, options: ClusteringOptions) -> np.ndarray:
-    """(items, runs) cluster of each item in each run, -1 for an item its run leaves out: MiniBatchKMeans(k =
-    the gold labels among the run's documents, batch_size, n_init='auto' (one k-means++ start), random_state =
-    seed + run), as MTEB's ClusteringEvaluator configures it."""
+    """(items, runs) cluster of each item in each legacy run, -1 for an item its run leaves out:
+    MiniBatchKMeans(k = the gold labels among the run's documents, batch_size, n_init='auto' (one k-means++
+    start), random_state = seed + run), as MTEB's ClusteringEvaluator configures it."""
     from sklearn.cluster import MiniBatchKMeans
 
     out = np.full((len(vectors), options.n_runs), -1.0)
@@ -49,19 +101,104 @@ def cluster_runs(vectors: np.ndarray, gold: np.ndarray, options: ClusteringOptio
         k = len(np.unique(gold[members]))
         if k < 2:
             raise DataError(f"run {run}'s {len(members)} documents hold a single label; raise set_size")
-        model = MiniBatchKMeans(n_clusters=k, batch_size=options.batch_size, n_init="auto", compute_labels=True,
+        model = MiniBatchKMeans(n_clusters=k, batch_size=options.kmeans_batch, n_init="auto", compute_labels=True,
                                 random_state=options.seed + run)
         out[members, run] = model.fit(vectors[members]).labels_
     return out
 
 
+def label_path(value: Any) -> list[Any]:
+    """An item's label as a path: a plain label is a path of one level."""
+    return value if isinstance(value, list) else [value]
+
+
+def level_numbers(items: Sequence[Item], origin: str) -> tuple[np.ndarray, list[list[Any]]]:
+    """(items, levels) each item's label at each level numbered in that level's sorted order, -1 where its path
+    is shorter (it sits out the level), and each level's labels."""
+    paths = [label_path(item.fields["label"]) for item in items]
+    out = np.full((len(items), max(map(len, paths))), -1, dtype=np.int64)
+    classes = []
+    for level in range(out.shape[1]):
+        present = [i for i, path in enumerate(paths) if len(path) > level]
+        classes.append(sorted_labels((paths[i][level] for i in present), origin))
+        index = {label: number for number, label in enumerate(classes[-1])}
+        out[present, level] = [index[paths[i][level]] for i in present]
+    return out, classes
+
+
+def check_levels(levels: np.ndarray, classes: list[list[Any]], options: ClusteringOptions, origin: str) -> None:
+    """Refuse, in one line, labels no k-means run can score: one label at a scored level, as many labels as
+    documents, or (legacy) paths of several levels."""
+    if options.procedure == "legacy" and levels.shape[1] > 1:
+        raise DataError(f"label paths of {levels.shape[1]} levels: procedure legacy clusters one set of labels; "
+                        "set procedure: mteb2 to score them level by level", file=origin)
+    for level in range(min(levels.shape[1], options.max_depth or levels.shape[1])):
+        present = int(np.sum(levels[:, level] >= 0))
+        where = "" if levels.shape[1] == 1 else f"level {level + 1} of the label paths: "
+        if len(classes[level]) < 2:
+            raise DataError(f"{where}every item has label {shown(classes[level])}; clustering against one label "
+                            "is always perfect and measures nothing", file=origin)
+        if len(classes[level]) >= present:
+            raise DataError(f"{where}k = {len(classes[level])} labels for {present} items; k-means needs more "
+                            "items than clusters", file=origin)
+
+
+def embedded(n_items: int, options: ClusteringOptions) -> tuple[list[int], random.Random]:
+    """mteb2: the documents embedded, in MTEB's order, and the Random that then draws the runs: all of them
+    untouched, or `Random(seed).sample` of int(embed_fraction x n) or embed_documents (at most n)."""
+    rng = random.Random(options.seed)
+    if options.embed_fraction is None and options.embed_documents is None:
+        return list(range(n_items)), rng
+    k = int(options.embed_fraction * n_items) if options.embed_fraction is not None else options.embed_documents
+    return rng.sample(range(n_items), k=min(n_items, int(k or 0))), rng
+
+
+def mteb2_draws(levels: np.ndarray, rng: random.Random, options: ClusteringOptions) -> list[tuple[int, list[int]]]:
+    """(level, drawn rows of `levels`) of each mteb2 run, level by level: `rng.choices` over the rows that have
+    the level, `draws` of them, as AbsTaskClustering's `_evaluate_clustering_bootstrapped`."""
+    depth = levels.shape[1] if options.max_depth is None else min(options.max_depth, levels.shape[1])
+    out = []
+    for level in range(depth):
+        valid = np.flatnonzero(levels[:, level] >= 0)
+        for _ in range(options.n_runs):
+            out.append((level, valid[rng.choices(range(len(valid)), k=options.draws)].tolist()))
+    return out
+
+
+def mteb2_runs(vectors: np.ndarray, levels: np.ndarray, rng: random.Random,
+               options: ClusteringOptions) -> tuple[np.ndarray, np.ndarray]:
+    """(documents, levels x runs) cluster_id and gold_class (one column when one level is scored) of the mteb2
+    runs: one MiniBatchKMeans(k = the level's labels, k-means++, n_init=1, random_state=seed) per level, refitted
+    on each run's draws. A document drawn m times is one row (equal vectors fall in one cluster): its cluster +
+    DRAW_STRIDE x (m - 1), -1 when undrawn."""
+    from sklearn.cluster import MiniBatchKMeans
+
+    runs = mteb2_draws(levels, rng, options)
+    clusters, gold = np.full((len(vectors), len(runs)), -1.0), np.full((len(vectors), len(runs)), -1.0)
+    for column, (level, drawn) in enumerate(runs):
+        k = len(np.unique(levels[levels[:, level] >= 0, level]))
+        if k >= DRAW_STRIDE:
+            raise DataError(f"k = {k} labels: mteb2's cluster ids hold at most {DRAW_STRIDE - 1}")
+        model = MiniBatchKMeans(n_clusters=k, batch_size=options.kmeans_batch, init="k-means++", n_init=1,
+                                random_state=options.seed)
+        assigned = model.fit_predict(vectors[drawn])
+        rows, first, times = np.unique(drawn, return_index=True, return_counts=True)
+        cluster = assigned[first]
+        if np.any(assigned != cluster[np.searchsorted(rows, drawn)]):
+            raise ProtocolError("k-means put two draws of one document in different clusters")
+        clusters[rows, column] = cluster + DRAW_STRIDE * (times - 1)
+        gold[:, column] = levels[:, level]
+    return clusters, gold if len({level for level, _ in runs}) > 1 else gold[:, 0]
+
+
 class ClusteringProtocol(ProtocolKind[ClusteringOptions]):
-    """Each item embedded on its own; k-means with k = the number of distinct gold labels, n_runs times, over all
-    evaluated items or (set_size) each run over its own subset. Outputs per item: its gold label (numbered in
-    sorted order) and its cluster in each run (-1 where its run left it out)."""
+    """Each item embedded on its own; k-means with k = the number of distinct gold labels. legacy: n_runs times
+    over all evaluated items or (set_size) each run over its own subset; outputs per item its gold label (numbered
+    in sorted order) and its cluster in each run (-1 where its run left it out). mteb2: outputs per embedded
+    document its cluster (and draws) in each run of each level, and its gold label at that run's level."""
 
     info = KindInfo(
-        item_fields={"text": "text", "label": "label"},
+        item_fields={"text": "text", "label": "label_path"},
         outputs=("cluster_id", "gold_class"),
         unit="documents",
         prompt_task="Clustering",
@@ -69,21 +206,42 @@ class ClusteringProtocol(ProtocolKind[ClusteringOptions]):
     )
     Options = ClusteringOptions
 
+    def validate_items(self, items: Sequence[Item], options: ClusteringOptions, origin: str) -> None:
+        if items:
+            check_levels(*level_numbers(items, origin), options, origin)
+
+    def texts(self, items: Sequence[Item], options: ClusteringOptions,
+              support: Support = NO_SUPPORT) -> Iterable[FieldText]:
+        if options.procedure == "legacy":
+            return super().texts(items, options, support)
+        return [("text", items[i].fields["text"]) for i in embedded(len(items), options)[0]]
+
     def run(self, items: Sequence[Item], ctx: RunContext, options: ClusteringOptions) -> Outputs:
-        classes = sorted_labels((item.fields["label"] for item in items), "the evaluated split")
-        if len(classes) < 2:
-            raise DataError(f"every item has label {classes[0]!r}; clustering against one label is always "
-                            "perfect and measures nothing")
-        if len(classes) >= len(items):
-            raise DataError(f"k = {len(classes)} labels for {len(items)} items; k-means needs more items than "
-                            "clusters")
         if options.set_size is not None and options.set_size > len(items):
             raise DataError(f"set_size {options.set_size} is more than the {len(items)} documents")
+        if options.procedure == "mteb2":
+            return self._mteb2(items, ctx, options)
+        levels, classes = level_numbers(items, "the evaluated split")
+        check_levels(levels, classes, options, "the evaluated split")
         vectors = check_vectors(ctx.embed([item.fields["text"] for item in items], "text"), "k-means cannot place it")
-        gold = label_numbers(items, classes)
+        gold = levels[:, 0]
         clusters = cluster_runs(vectors, gold, options)
         return Outputs(unit=self.info.unit, ids=[item.id for item in items],
                        arrays={"cluster_id": clusters, "gold_class": gold.astype(float)})
+
+    def _mteb2(self, items: Sequence[Item], ctx: RunContext, options: ClusteringOptions) -> Outputs:
+        order, rng = embedded(len(items), options)
+        if len(order) < 2:
+            raise DataError(f"embed_fraction {options.embed_fraction} of {len(items)} documents embeds "
+                            f"{len(order)}; k-means needs more")
+        chosen = [items[i] for i in order]
+        levels, classes = level_numbers(chosen, "the documents embedded")
+        check_levels(levels, classes, options, "the documents embedded")
+        vectors = check_vectors(ctx.embed([item.fields["text"] for item in chosen], "text"), "k-means cannot place it")
+        clusters, gold = mteb2_runs(vectors, levels, rng, options)
+        rows = np.argsort(order)  # the outputs in the split's order
+        return Outputs(unit=self.info.unit, ids=[chosen[i].id for i in rows],
+                       arrays={"cluster_id": clusters[rows], "gold_class": gold[rows]})
 
     def example(self) -> KindExample:
         docs = [("stocks rally as markets open", "business"), ("the central bank raised rates", "business"),

@@ -48,8 +48,8 @@ def field_statistics(kind: str, values: Sequence[Any]) -> FieldStatistics:
     if kind in ("number", "numbers"):
         flat = values if kind == "number" else [number for numbers in values for number in numbers]
         return FieldStatistics(kind=kind, values=spread(flat))
-    if kind in ("label", "binary"):
-        counts = Counter(values)
+    if kind in ("label", "binary", "label_path"):  # a label path counted as its levels joined by ' > '
+        counts = Counter(" > ".join(map(str, value)) if isinstance(value, list) else value for value in values)
         ordered = sorted(counts, key=_label_key)
         return FieldStatistics(kind=kind, labels={str(label): counts[label] for label in ordered})
     if kind == "labels":  # one 0/1 per candidate of a query
