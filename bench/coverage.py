@@ -164,7 +164,8 @@ def _pairs_build(rng: np.random.Generator) -> Arrays:
     z = 1.3 * label + rng.normal(size=n)
     out = {f"{f}_score": np.round(np.tanh(0.35 * (z + 0.35 * rng.normal(size=n)) + 0.3), 4) for f in FUNCTIONS}
     out["pair_label"] = label
-    threshold = _best_threshold(out["cosine_score"], label)
+    out["threshold_score"] = out["cosine_score"]  # a cosine protocol's: what its fixed thresholds cut
+    threshold = _best_threshold(out["threshold_score"], label)
     out["accuracy_threshold"] = np.full(n, threshold[0])
     out["f1_threshold"] = np.full(n, threshold[1])
     return out
@@ -202,9 +203,9 @@ def _pairs_truth(pop: Arrays, metric: str) -> float:
             return float(np.nanmax(2 * precision * recall / (precision + recall)))
 
     if metric == "pair_accuracy_at_threshold":
-        return float(np.mean((pop["cosine_score"] > pop["accuracy_threshold"]) == (label == 1)))
+        return float(np.mean((pop["threshold_score"] > pop["accuracy_threshold"]) == (label == 1)))
     if metric == "pair_f1_at_threshold":
-        return float(metrics.f1_score(label, pop["cosine_score"] > pop["f1_threshold"]))
+        return float(metrics.f1_score(label, pop["threshold_score"] > pop["f1_threshold"]))
     what = metric.removeprefix("pair_").removeprefix("best_").removeprefix("max_")
     if metric.startswith("pair_max_"):
         return max(best(pop[f"{f}_score"], what) for f in FUNCTIONS)

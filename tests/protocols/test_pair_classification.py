@@ -1,13 +1,20 @@
 """Pair classification against scikit-learn (AP), a brute-force search over every threshold (best accuracy and
-F1, the thresholds MTEB reports), and a threshold chosen on another split."""
+F1, the thresholds MTEB reports), and a threshold chosen on another split; under each `similarity:` the fixed
+thresholds are chosen on, and applied to, that function's scores (numpy and scikit-learn here), end to end too,
+and a run written before `threshold_score` existed still verifies."""
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
+from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
-from sklearn.metrics import average_precision_score, f1_score
+import yaml
+from sklearn.metrics import accuracy_score, average_precision_score, f1_score
 
 from specrun.core.contracts import RunContext
 from specrun.core.errors import DataError
@@ -16,6 +23,7 @@ from specrun.metrics import estimate
 from specrun.metrics.pair_classification import accuracy_at_threshold, average_precision, f1_at_threshold
 from specrun.protocols.pair_classification import PairClassificationProtocol, PairOptions, similarities
 from specrun.search.thresholds import best_accuracy, best_f1, best_thresholds
+from tests.conftest import SPECS, plan_of, run_ok
 
 
 def brute(scores: np.ndarray, labels: np.ndarray) -> tuple[float, float, float, float]:
@@ -104,3 +112,179 @@ def test_a_split_of_one_label_is_one_line() -> None:
     with pytest.raises(DataError, match="every pair has label 1"):
         PairClassificationProtocol().run(test,
                                          RunContext(lambda t, _field: np.stack([vectors[x] for x in t])), PairOptions())
+
+
+def direct(a: np.ndarray, b: np.ndarray, function: str) -> np.ndarray:
+    """The four functions written out plainly (distances negated: higher is more similar)."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if function == "cosine":
+        return (a * b).sum(axis=1) / np.sqrt((a * a).sum(axis=1) * (b * b).sum(axis=1))
+    if function == "dot":
+        return (a * b).sum(axis=1)
+    if function == "euclidean":
+        return -np.sqrt(((a - b) ** 2).sum(axis=1))
+    return -np.abs(a - b).sum(axis=1)
+
+
+def at_thresholds(test: tuple[np.ndarray, np.ndarray], chosen_on: tuple[np.ndarray, np.ndarray]) -> tuple[float,
+                                                                                                           float]:
+    """scikit-learn's accuracy and F1 on the test scores at the thresholds the brute search chose."""
+    _, _, accuracy_threshold, f1_threshold = brute(*chosen_on)
+    scores, labels = test
+    return (accuracy_score(labels, scores > accuracy_threshold),
+            f1_score(labels, scores > f1_threshold, zero_division=0))
+
+
+@pytest.mark.parametrize("function", ["cosine", "dot", "euclidean", "manhattan"])
+def test_the_fixed_thresholds_are_chosen_and_applied_on_the_protocol_s_similarity(function: str) -> None:
+    test, vectors = pairs(40, 3)
+    dev, more = pairs(30, 4)
+    vectors |= more
+
+    def embed(texts, _field=""):  # type: ignore[no-untyped-def]
+        return np.stack([vectors[t] for t in texts])
+
+    def scored(items: list[Item]) -> tuple[np.ndarray, np.ndarray]:
+        return (direct(embed([i.fields["text1"] for i in items]), embed([i.fields["text2"] for i in items]), function),
+                np.array([i.fields["label"] for i in items]))
+
+    protocol = PairClassificationProtocol()
+    cosine = protocol.run(test, RunContext(embed, {"dev": dev}), PairOptions(threshold_split="dev"))
+    for options, chosen_on in ((PairOptions(threshold_split="dev"), dev), (PairOptions(), test)):
+        out = protocol.run(test, RunContext(embed, {"dev": dev}, similarity=function), options)
+        np.testing.assert_allclose(out.arrays["threshold_score"], scored(test)[0], rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(out.arrays["threshold_score"], out.arrays[f"{function}_score"])
+        accuracy, f1 = at_thresholds(scored(test), scored(chosen_on))
+        values = [estimate(name, out.arrays, resamples=50, confidence=0.9, seed=3).value
+                  for name in ("pair_accuracy_at_threshold", "pair_f1_at_threshold")]
+        assert values == pytest.approx([accuracy, f1], abs=1e-12), (function, options)
+        if options.threshold_split is None:  # chosen on the units themselves: MTEB's best, as pair_best_*
+            suffix = "" if function == "cosine" else f"_{function}"
+            assert values == pytest.approx([estimate(f"pair_best_{m}{suffix}", out.arrays, resamples=50,
+                                                     confidence=0.9, seed=3).value for m in ("accuracy", "f1")])
+    for name, values in cosine.arrays.items():  # every other output is the one a cosine protocol gives
+        if name not in ("threshold_score", "accuracy_threshold", "f1_threshold"):
+            np.testing.assert_array_equal(out.arrays[name], values)
+    # cosine: the thresholds and their scores are the ones the kind always used, so its numbers are unchanged
+    np.testing.assert_array_equal(cosine.arrays["threshold_score"], cosine.arrays["cosine_score"])
+    labels = np.array([i.fields["label"] for i in dev], dtype=np.float64)
+    dev_cosine = similarities(embed([i.fields["text1"] for i in dev]), embed([i.fields["text2"] for i in dev]))
+    assert (cosine.arrays["accuracy_threshold"][0], cosine.arrays["f1_threshold"][0]) == best_thresholds(
+        dev_cosine["cosine"], labels)
+
+
+def pairs_spec(tmp_path: Path, similarity: str, name: str = "pairs") -> Path:
+    """specs/jsick-pairs.yaml on 300 test pairs (the seeded subset; trial, 500 pairs, whole), 200 resamples, one
+    similarity."""
+    data = yaml.safe_load((SPECS / "jsick-pairs.yaml").read_text(encoding="utf-8"))
+    data["subset"]["splits"] = {"test": 300}
+    data["uncertainty"]["resamples"] = 200
+    data["protocols"]["pairs"]["similarity"] = similarity
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def split_scores(spec: Path, data_dir: Path, encode: Callable[[list[str]], np.ndarray],
+                 function: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per split: the pairs' scores under `function` from vectors encoded here, and their labels."""
+    from specrun.data import load_split
+
+    out = {}
+    for split in ("test", "trial"):
+        items = load_split(plan_of(spec), split, data_dir).items
+        left = encode([item.fields["text1"] for item in items])
+        right = encode([item.fields["text2"] for item in items])
+        out[split] = direct(left, right, function), np.array([item.fields["label"] for item in items])
+    return out
+
+
+def hashing_encode(texts: list[str]) -> np.ndarray:
+    from specrun.core.settings import EncoderSettings
+    from specrun.encoders.adapters import HashingAdapter
+
+    adapter = HashingAdapter(None, EncoderSettings(adapter="hashing"), ["cpu"])  # type: ignore[arg-type]
+    return adapter.encode_group(texts, 32)
+
+
+def test_a_spec_s_similarity_scores_its_trial_thresholds_end_to_end(tmp_path: Path, data_dir: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """JSICK pairs under `similarity: manhattan`: the trial thresholds and the test accuracy and F1 at them equal
+    scikit-learn's on manhattan scores of the hashing vectors; AP stays cosine; the run verifies."""
+    from specrun.results.verify import load_verified
+
+    spec = pairs_spec(tmp_path, "manhattan")
+    results = run_ok([str(spec), "--adapter", "hashing", "--data-dir", str(data_dir), "--output",
+                      str(tmp_path / "out")], capsys)
+    assert results.provenance.similarity["pairs"].function == "manhattan"
+    scores = split_scores(spec, data_dir, hashing_encode, "manhattan")
+    accuracy, f1 = at_thresholds(scores["test"], scores["trial"])
+    test = results.scores["test"]
+    assert (test["accuracy"].value, test["f1"].value) == pytest.approx((accuracy, f1), abs=1e-12)
+    cosine = split_scores(spec, data_dir, hashing_encode, "cosine")["test"]
+    assert test["ap"].value == pytest.approx(  # cosines rounded to 12 decimals: equal pairs are ties
+        average_precision_score(cosine[1], np.round(cosine[0], 12)), abs=1e-12)
+    load_verified(next((tmp_path / "out").rglob("results.json")))
+
+
+def older(results_path: Path, function: str | None = None) -> Path:
+    """The run as written before threshold_score existed: the column dropped, the predictions pinned again
+    (and, with `function`, the similarity it records edited)."""
+    folder = results_path.parent
+    rows = [json.loads(line) for line in (folder / "predictions.jsonl").read_text().splitlines()]
+    text = "".join(json.dumps({k: v for k, v in row.items() if k != "threshold_score"}, ensure_ascii=False,
+                              separators=(",", ":")) + "\n" for row in rows)
+    (folder / "predictions.jsonl").write_text(text, encoding="utf-8")
+    document = json.loads(results_path.read_text())
+    document["predictions"]["sha256"] = hashlib.sha256(text.encode()).hexdigest()
+    if function is not None:
+        document["provenance"]["similarity"]["pairs"]["function"] = function
+    results_path.write_text(json.dumps(document, ensure_ascii=False))
+    return results_path
+
+
+def test_a_cosine_run_written_before_threshold_score_still_verifies(tmp_path: Path, data_dir: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Such a run was cosine-only: its threshold_score is its cosine_score (results.verify.OLDER_COLUMNS). A run
+    recording another function cannot have lacked the column: refused as any missing input."""
+    import shutil
+
+    from specrun.core.errors import ResultsError
+    from specrun.results.verify import load_verified
+
+    run_ok([str(pairs_spec(tmp_path, "cosine")), "--adapter", "hashing", "--data-dir", str(data_dir), "--output",
+            str(tmp_path / "out")], capsys)
+    path = next((tmp_path / "out").rglob("results.json"))
+    now = load_verified(path)
+    shutil.copytree(path.parent, tmp_path / "edited")
+    then = load_verified(older(path))
+    assert "threshold_score" not in (path.parent / "predictions.jsonl").read_text()
+    assert then.results.scores == now.results.scores
+    np.testing.assert_array_equal(then.units[("test", "pairs")][1]["threshold_score"],
+                                  now.units[("test", "pairs")][1]["cosine_score"])
+    with pytest.raises(ResultsError, match="the predictions lack threshold_score"):
+        load_verified(older(tmp_path / "edited" / "results.json", "dot"))
+
+
+@pytest.mark.slow
+def test_similarity_model_takes_a_model_s_dot(tmp_path: Path, data_dir: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """The bundled model copied with similarity_fn_name: dot, under `similarity: model`: the thresholds are
+    chosen on trial's dot products and the test accuracy and F1 are scikit-learn's at them, on a direct
+    sentence-transformers encode."""
+    from sentence_transformers import SentenceTransformer
+
+    from tests.protocols.test_similarity import dot_model
+
+    folder = dot_model(tmp_path)
+    spec = pairs_spec(tmp_path, "model")
+    results = run_ok([str(spec), "--model", str(folder), "--data-dir", str(data_dir), "--output",
+                      str(tmp_path / "out")], capsys)
+    assert results.provenance.similarity["pairs"].model_dump() == {"requested": "model", "function": "dot"}
+    model = SentenceTransformer(str(folder), device="cpu")
+    scores = split_scores(spec, data_dir, lambda texts: model.encode(texts, batch_size=32), "dot")
+    accuracy, f1 = at_thresholds(scores["test"], scores["trial"])
+    test = results.scores["test"]
+    assert (test["accuracy"].value, test["f1"].value) == pytest.approx((accuracy, f1), abs=1e-9)
+    rows = [json.loads(line) for line in next((tmp_path / "out").rglob("predictions.jsonl")).read_text().splitlines()]
+    assert all(row["threshold_score"] == row["dot_score"] for row in rows)

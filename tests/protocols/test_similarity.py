@@ -83,9 +83,9 @@ def test_every_kind_runs_its_example_under_each_function_it_declares(kind: str, 
 
 def test_the_kinds_that_compare_vectors_take_every_function() -> None:
     for kind in ("sts", "conditional_sts", "retrieval", "reranking", "bitext_mining", "summarization",
-                 "corpus_retrieval"):
+                 "corpus_retrieval", "pair_classification"):
         assert PROTOCOLS[kind].info.similarities == SIMILARITIES, kind
-    for kind in ("pair_classification", "classification", "clustering"):
+    for kind in ("classification", "clustering"):
         assert PROTOCOLS[kind].info.similarities == ("cosine",), kind
 
 
@@ -146,14 +146,14 @@ def test_sts_reports_mteb_variants_as_protocols_equal_to_direct_computations(
 
 
 def test_a_kind_refuses_a_function_it_does_not_compare_by(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    data = yaml.safe_load((SPECS / "jsick-pairs.yaml").read_text(encoding="utf-8"))
+    data = yaml.safe_load((SPECS / "banking77.yaml").read_text(encoding="utf-8"))  # classification: cosine only
     name = next(iter(data["protocols"]))
     data["protocols"][name]["similarity"] = "dot"
-    path = tmp_path / "pairs.yaml"
+    path = tmp_path / "probe.yaml"
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
     code, _, err = run_cli([str(path), "--adapter", "hashing", "--output", str(tmp_path / "out")], capsys)
     line = assert_one_line_error(code, err, contains="compares vectors by cosine only, not dot")
-    assert "similarity" in line and "pairs.yaml" in line
+    assert "similarity" in line and "probe.yaml" in line
 
 
 def test_an_unknown_similarity_is_a_schema_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -202,10 +202,10 @@ def dot_model(tmp_path: Path) -> Path:
 
 def test_model_similarity_a_kind_cannot_take_stops_the_run_before_any_encode(
         tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    data = yaml.safe_load((SPECS / "jsick-pairs.yaml").read_text(encoding="utf-8"))
+    data = yaml.safe_load((SPECS / "banking77.yaml").read_text(encoding="utf-8"))  # classification: cosine only
     name = next(iter(data["protocols"]))
     data["protocols"][name]["similarity"] = "model"
-    path = tmp_path / "pairs.yaml"
+    path = tmp_path / "probe.yaml"
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
     code, _, err = run_cli([str(path), "--model", str(dot_model(tmp_path)), "--data-dir", str(data_dir),
                             "--output", str(tmp_path / "out")], capsys)

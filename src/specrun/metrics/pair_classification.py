@@ -1,7 +1,8 @@
 """Pair classification measures as MTEB's AbsTaskPairClassification computes them, count-weighted: average
 precision of a similarity against binary labels (scikit-learn's), the best accuracy and the best F1 over every
 threshold between two distinct scores of the units, the maxima of those over the similarity functions (MTEB's
-`max_*`), and accuracy and F1 at a threshold fixed beforehand (chosen on a threshold split, as JMTEB).
+`max_*`), and accuracy and F1 at a threshold fixed beforehand (chosen on a threshold split, as JMTEB), on the
+scores of the protocol's similarity (`threshold_score`).
 
 All are written on the units sorted once by score, with ties grouped (a threshold never splits tied scores, as
 MTEB's search skips them): a resample's cumulative counts per group give every threshold at once."""
@@ -12,7 +13,7 @@ import numpy as np
 
 from specrun.core.contracts import MetricEntry
 from specrun.core.registry import METRICS
-from specrun.search.thresholds import FUNCTIONS, best_accuracy, best_f1, grouped, score_output
+from specrun.search.thresholds import FUNCTIONS, THRESHOLD_SCORE, best_accuracy, best_f1, grouped, score_output
 
 
 def average_precision(score: np.ndarray, label: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -74,7 +75,7 @@ METRICS.register("pair_max_ap", MetricEntry(_ALL, _maximum(average_precision), h
 METRICS.register("pair_max_accuracy", MetricEntry(_ALL, _maximum(best_accuracy), hub_id="max_accuracy",
                                                   interval="centred"))
 METRICS.register("pair_max_f1", MetricEntry(_ALL, _maximum(best_f1), hub_id="max_f1", interval="centred"))
-_FIXED_ACC = ("cosine_score", "pair_label", "accuracy_threshold")
-_FIXED_F1 = ("cosine_score", "pair_label", "f1_threshold")
+_FIXED_ACC = (THRESHOLD_SCORE, "pair_label", "accuracy_threshold")  # the protocol's similarity, as its thresholds
+_FIXED_F1 = (THRESHOLD_SCORE, "pair_label", "f1_threshold")
 METRICS.register("pair_accuracy_at_threshold", MetricEntry(_FIXED_ACC, accuracy_at_threshold, hub_id="accuracy"))
 METRICS.register("pair_f1_at_threshold", MetricEntry(_FIXED_F1, f1_at_threshold, hub_id="f1"))

@@ -1,6 +1,8 @@
 """Pair classification: is a sentence pair a positive (a paraphrase, an entailment)? Each pair's similarity
 under four functions, scored against binary labels by threshold-free AP and by the best threshold, as MTEB's
-AbsTaskPairClassification; a threshold can instead be chosen on another split and applied here, as JMTEB does."""
+AbsTaskPairClassification; a threshold can instead be chosen on another split and applied here, as JMTEB does.
+The fixed thresholds are chosen on, and applied to, the scores of the protocol's `similarity:` (`threshold_score`:
+cosine by default, so a cosine spec's numbers are the ones it always had)."""
 
 from __future__ import annotations
 
@@ -14,14 +16,15 @@ from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
 from specrun.core.types import Embed, Item, Outputs
 from specrun.search.cosine import cosine_rows
-from specrun.search.thresholds import FUNCTIONS, best_thresholds, score_output
+from specrun.search.similarity import SIMILARITIES
+from specrun.search.thresholds import FUNCTIONS, THRESHOLD_SCORE, best_thresholds, score_output
 
 
 class PairOptions(KindOptions):
     threshold_split: str | None = Field(
-        None, description="A split whose pairs choose the accuracy and F1 thresholds (cosine) that are then "
-                          "applied to the evaluated split, as JMTEB; without it they are chosen on the evaluated "
-                          "split itself, as MTEB.")
+        None, description="A split whose pairs choose the accuracy and F1 thresholds (on the protocol's "
+                          "similarity, cosine by default) that are then applied to the evaluated split, as JMTEB; "
+                          "without it they are chosen on the evaluated split itself, as MTEB.")
 
 
 def similarities(left: np.ndarray, right: np.ndarray) -> dict[str, np.ndarray]:
@@ -33,18 +36,21 @@ def similarities(left: np.ndarray, right: np.ndarray) -> dict[str, np.ndarray]:
 
 
 class PairClassificationProtocol(ProtocolKind[PairOptions]):
-    """Each sentence embedded on its own; per pair its similarity under each function and its 0/1 label, and the
-    cosine thresholds for accuracy and F1 (from the threshold split, or from the evaluated split itself)."""
+    """Each sentence embedded on its own; per pair its similarity under each function, its score under the
+    protocol's similarity (`threshold_score`, one of those four) and its 0/1 label, and the thresholds for accuracy
+    and F1 on that score (from the threshold split, or from the evaluated split itself)."""
 
     info = KindInfo(
         item_fields={"text1": "text", "text2": "text", "label": "binary"},
-        outputs=(*(score_output(f) for f in FUNCTIONS), "pair_label", "accuracy_threshold", "f1_threshold"),
+        outputs=(*(score_output(f) for f in FUNCTIONS), THRESHOLD_SCORE, "pair_label", "accuracy_threshold",
+                 "f1_threshold"),
         gold={"pair_label": "label"},
         unit="pairs",
         prompt_task="PairClassification",
         split_options=("threshold_split",),
         hub_task="text-classification",
         hub_task_id="semantic-similarity-classification",
+        similarities=SIMILARITIES,
     )
     Options = PairOptions
 
@@ -59,15 +65,17 @@ class PairClassificationProtocol(ProtocolKind[PairOptions]):
 
     def run(self, items: Sequence[Item], ctx: RunContext, options: PairOptions) -> Outputs:
         scores, labels = self._scored(items, ctx.embed, "the evaluated split")
+        function = ctx.similarity  # the thresholds' scores: the same numbers as that function's own column
         if options.threshold_split is not None:
             chosen, chosen_labels = self._scored(ctx.support[options.threshold_split], ctx.embed,
                                                  f"threshold split {options.threshold_split!r}")
-            accuracy_threshold, f1_threshold = best_thresholds(chosen["cosine"], chosen_labels)
+            accuracy_threshold, f1_threshold = best_thresholds(chosen[function], chosen_labels)
         else:
-            accuracy_threshold, f1_threshold = best_thresholds(scores["cosine"], labels)
+            accuracy_threshold, f1_threshold = best_thresholds(scores[function], labels)
         n = len(items)
         return Outputs(unit=self.info.unit, ids=[item.id for item in items], arrays={
-            **{score_output(name): values for name, values in scores.items()}, "pair_label": labels,
+            **{score_output(name): values for name, values in scores.items()}, THRESHOLD_SCORE: scores[function],
+            "pair_label": labels,
             "accuracy_threshold": np.full(n, accuracy_threshold), "f1_threshold": np.full(n, f1_threshold)})
 
     def example(self) -> KindExample:

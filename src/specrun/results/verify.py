@@ -222,12 +222,33 @@ def _recompute_interval(results: Results, arrays: dict[str, np.ndarray], metric:
     return again.ci_low, again.ci_high
 
 
+# Per kind: a column added after runs were written -> the column it equals in those older runs. A pair_classification
+# run written before its thresholds took the protocol's `similarity:` was cosine-only, so its threshold_score (the
+# score the thresholds cut) is its cosine_score. Filled in only where the run records cosine (or, older still,
+# nothing: cosine); a run that records another function and lacks the column is refused as any missing input.
+OLDER_COLUMNS = {"pair_classification": {"threshold_score": "cosine_score"}}
+
+
+def with_older_columns(results: Results, units: Units) -> Units:
+    """The predictions with each column OLDER_COLUMNS names filled in where an older run lacks it."""
+    kinds = {info.protocol: info.protocol_kind for info in results.metrics.values()}
+    filled: Units = {}
+    for (split, protocol), (ids, arrays) in units.items():
+        used = results.provenance.similarity.get(protocol)
+        if used is None or used.function == "cosine":
+            older = OLDER_COLUMNS.get(kinds.get(protocol, ""), {})
+            arrays = {**arrays, **{column: arrays[source] for column, source in older.items()
+                                   if column not in arrays and source in arrays}}
+        filled[(split, protocol)] = (ids, arrays)
+    return filled
+
+
 def load_verified(path: Path | str) -> Verified:
     """results.json read back and checked: names, numbers, the predictions' sha256, every score recomputed."""
     path = Path(path)
     results = read_results(path)
     check_consistency(results, path)
-    units = read_predictions(path, results)
+    units = with_older_columns(results, read_predictions(path, results))
     results, notes = recompute(results, units, path)
     for note in notes:  # every command that reads runs back says which interval it shows
         warn_stderr(note)
@@ -355,4 +376,4 @@ def verified_with_spec(path: Path | str, spec: str | None = None) -> tuple[Verif
 
 
 __all__ = ["RESULTS_LIMIT", "Verified", "check_against_spec", "check_consistency", "find_spec", "load_verified",
-           "recompute", "refuse_limited", "verified_with_spec"]
+           "recompute", "refuse_limited", "verified_with_spec", "with_older_columns"]

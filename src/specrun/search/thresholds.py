@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 FUNCTIONS = ("cosine", "dot", "euclidean", "manhattan")  # euclidean and manhattan as negated distances
+THRESHOLD_SCORE = "threshold_score"  # each pair's score under the protocol's similarity: what fixed thresholds cut
 
 
 def score_output(function: str) -> str:
