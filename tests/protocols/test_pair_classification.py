@@ -173,11 +173,11 @@ def test_the_fixed_thresholds_are_chosen_and_applied_on_the_protocol_s_similarit
         dev_cosine["cosine"], labels)
 
 
-def pairs_spec(tmp_path: Path, similarity: str, name: str = "pairs") -> Path:
-    """specs/jsick-pairs.yaml on 300 test pairs (the seeded subset; trial, 500 pairs, whole), 200 resamples, one
-    similarity."""
+def pairs_spec(tmp_path: Path, similarity: str, name: str = "pairs", sizes: dict[str, int] | None = None) -> Path:
+    """specs/jsick-pairs.yaml on 300 test pairs (the seeded subset; trial, 500 pairs, whole; or `sizes`), 200
+    resamples, one similarity."""
     data = yaml.safe_load((SPECS / "jsick-pairs.yaml").read_text(encoding="utf-8"))
-    data["subset"]["splits"] = {"test": 300}
+    data["subset"]["splits"] = sizes or {"test": 300}
     data["uncertainty"]["resamples"] = 200
     data["protocols"]["pairs"]["similarity"] = similarity
     path = tmp_path / f"{name}.yaml"
@@ -277,7 +277,7 @@ def test_similarity_model_takes_a_model_s_dot(tmp_path: Path, data_dir: Path,
     from tests.protocols.test_similarity import dot_model
 
     folder = dot_model(tmp_path)
-    spec = pairs_spec(tmp_path, "model")
+    spec = pairs_spec(tmp_path, "model", sizes={"test": 150})  # the real model encodes them twice
     results = run_ok([str(spec), "--model", str(folder), "--data-dir", str(data_dir), "--output",
                       str(tmp_path / "out")], capsys)
     assert results.provenance.similarity["pairs"].model_dump() == {"requested": "model", "function": "dot"}
