@@ -3,7 +3,12 @@ fixture spec gives the scores and predictions stored in `golden_numbers.json`, v
 
 The file was recorded on the code before the restructuring (commit 1471850) with
 `SPECRUN_GOLDEN_RECORD=1 pytest tests/test_golden_numbers.py`; a change that moves a number on purpose records it
-again and says why in its commit."""
+again and says why in its commit.
+
+The hashing adapter's numbers are the same on every machine, so they are checked byte for byte. The real model's
+are not: torch's CPU kernels differ between processors (AVX2 or AVX-512, Intel or AMD), and a vector moves by about
+1e-8, so on another machine BIOSSES's Pearson moved by 2.6e-8 and every predictions file's bytes with it. Those
+cases are checked to REAL_MODEL_TOLERANCE, their predictions by the scores computed from them."""
 
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ from tests.fixtures import fixture_spec, make_beir, make_csts, make_qabot
 
 GOLDEN = Path(__file__).resolve().parent / "golden_numbers.json"
 RECORD = os.environ.get("SPECRUN_GOLDEN_RECORD") == "1"
+REAL_MODEL_TOLERANCE = 1e-6  # far above a processor's 1e-8, far below any change of code or data
 
 
 def outcome(results_path: Path) -> dict[str, object]:
@@ -41,7 +47,22 @@ def check(case: str, args: list[str], capsys: pytest.CaptureFixture[str]) -> Non
         GOLDEN.write_text(json.dumps(stored, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         return
     assert case in stored, f"{case}: no stored numbers (record them with SPECRUN_GOLDEN_RECORD=1)"
-    assert found == stored[case], case
+    if not case.endswith("+default-model"):
+        assert found == stored[case], case
+        return
+    expected = stored[case]
+    assert found["texts"] == expected["texts"], case
+    assert found["predictions"].keys() == expected["predictions"].keys(), case
+    assert found["scores"].keys() == expected["scores"].keys(), case
+    for split, scores in expected["scores"].items():
+        assert found["scores"][split].keys() == scores.keys(), (case, split)
+        for metric, score in scores.items():
+            got = found["scores"][split][metric]
+            assert {k: v for k, v in got.items() if not isinstance(v, float)} == \
+                {k: v for k, v in score.items() if not isinstance(v, float)}, (case, split, metric)
+            for key, value in score.items():
+                if isinstance(value, float):
+                    assert got[key] == pytest.approx(value, abs=REAL_MODEL_TOLERANCE), (case, split, metric, key)
 
 
 def _fixture_case(name: str, tmp_path: Path) -> list[str]:
