@@ -24,6 +24,7 @@ from specrun.metrics.pair_classification import accuracy_at_threshold, average_p
 from specrun.protocols.pair_classification import PairClassificationProtocol, PairOptions, similarities
 from specrun.search.thresholds import best_accuracy, best_f1, best_thresholds
 from tests.conftest import SPECS, plan_of, run_ok
+from tests.protocols.test_similarity import direct  # the four functions written out plainly
 
 
 def brute(scores: np.ndarray, labels: np.ndarray) -> tuple[float, float, float, float]:
@@ -112,18 +113,6 @@ def test_a_split_of_one_label_is_one_line() -> None:
     with pytest.raises(DataError, match="every pair has label 1"):
         PairClassificationProtocol().run(test,
                                          RunContext(lambda t, _field: np.stack([vectors[x] for x in t])), PairOptions())
-
-
-def direct(a: np.ndarray, b: np.ndarray, function: str) -> np.ndarray:
-    """The four functions written out plainly (distances negated: higher is more similar)."""
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if function == "cosine":
-        return (a * b).sum(axis=1) / np.sqrt((a * a).sum(axis=1) * (b * b).sum(axis=1))
-    if function == "dot":
-        return (a * b).sum(axis=1)
-    if function == "euclidean":
-        return -np.sqrt(((a - b) ** 2).sum(axis=1))
-    return -np.abs(a - b).sum(axis=1)
 
 
 def at_thresholds(test: tuple[np.ndarray, np.ndarray], chosen_on: tuple[np.ndarray, np.ndarray]) -> tuple[float,

@@ -29,7 +29,7 @@ RNG = np.random.default_rng(7)
 
 def direct(a: np.ndarray, b: np.ndarray, function: str) -> np.ndarray:
     """The four functions as sentence-transformers defines them (distances negated), written out plainly."""
-    a, b = a.astype(np.float64), b.astype(np.float64)
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if function == "cosine":
         return (a * b).sum(axis=1) / np.sqrt((a * a).sum(axis=1) * (b * b).sum(axis=1))
     if function == "dot":
