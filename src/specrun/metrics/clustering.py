@@ -23,23 +23,82 @@ def draws(clusters: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.where(member, clusters % DRAW_STRIDE, 0), np.where(member, clusters // DRAW_STRIDE + 1, 0)
 
 
-def contingency(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """(..., runs, classes, clusters) weighted counts of each (gold label, cluster) in each run, a document once
-    per draw; documents a run left out (cluster -1) count nowhere in it."""
-    from scipy import sparse  # imported here: scipy.sparse costs a second at start-up
+class Agreement:
+    """What every measure reads of the weighted contingency table of each run (gold label x cluster, a document
+    once per draw; a document a run left out, cluster -1, counts nowhere in it), each (..., runs): the total, the
+    row (class) and column (cluster) sums, their entropies, the mutual information and the pair sums ARI needs.
 
-    ids, times = draws(clusters.reshape(len(gold), -1).astype(np.int64))
-    golds = gold.astype(np.int64).reshape(len(gold), -1)  # one column, or one per run
-    n_classes, n_clusters = int(golds.max()) + 1, int(ids.max()) + 1
-    flat = np.atleast_2d(np.asarray(weights, dtype=np.float64))
-    tables = []
-    for run in range(ids.shape[1]):
-        cells = np.maximum(golds[:, run % golds.shape[1]], 0) * n_clusters + ids[:, run]
-        one_hot = sparse.csr_matrix((times[:, run].astype(np.float64), (np.arange(len(gold)), cells)),
-                                    shape=(len(gold), n_classes * n_clusters))
-        tables.append(np.asarray((one_hot.T @ flat.T).T))
-    stacked = np.stack(tables, axis=-2).reshape(*flat.shape[:-1], ids.shape[1], n_classes, n_clusters)
-    return stacked.reshape(*np.shape(weights)[:-1], ids.shape[1], n_classes, n_clusters)
+    Only the cells the sample fills are counted: a resample draws from the sample's documents, so it fills no
+    other cell. One sparse product per run gives a batch of resamples' cells, (resamples, filled cells), where
+    a dense table of every class x cluster would hold (resamples, classes x clusters) and spend its time on zeros
+    (77 classes: 5,929 cells against at most one per document)."""
+
+    total: np.ndarray
+    h_gold: np.ndarray
+    h_cluster: np.ndarray
+    mi: np.ndarray
+    sum_squares: np.ndarray  # the sum of each cell's count squared
+    by_column: np.ndarray  # the sum of each cell's count times its column's
+    by_row: np.ndarray  # and times its row's
+    rows: list[np.ndarray]  # per run (each run fills its own classes and clusters): (resamples, classes)
+    columns: list[np.ndarray]  # (resamples, clusters)
+
+    def __init__(self, clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> None:
+        from scipy import sparse  # imported here: scipy.sparse costs a second at start-up
+
+        ids, times = draws(clusters.reshape(len(gold), -1).astype(np.int64))
+        golds = np.maximum(gold.astype(np.int64).reshape(len(gold), -1), 0)  # one column, or one per run
+        flat = np.atleast_2d(np.asarray(weights, dtype=np.float64))  # (resamples, documents)
+        parts: dict[str, list[np.ndarray]] = {}
+        for run in range(ids.shape[1]):
+            labels = golds[:, run % golds.shape[1]]
+            stride = int(ids[:, run].max()) + 1
+            cells, cell_of = np.unique(labels * stride + ids[:, run], return_inverse=True)
+            table = np.asarray((sparse.csr_matrix((times[:, run].astype(np.float64),
+                                                   (np.arange(len(gold)), cell_of.ravel())),
+                                                  shape=(len(gold), len(cells))).T @ flat.T).T)
+            class_of = np.unique(cells // stride, return_inverse=True)[1].ravel()
+            cluster_of = np.unique(cells % stride, return_inverse=True)[1].ravel()
+            rows, columns = _sum_by(table, class_of), _sum_by(table, cluster_of)
+            total = table.sum(axis=-1)
+            row_of_cell, column_of_cell = rows[:, class_of], columns[:, cluster_of]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                ratio = table * total[:, None] / np.where(table > 0, row_of_cell * column_of_cell, 1)
+                mi = np.where(table > 0, table * np.log(np.where(table > 0, ratio, 1)), 0.0).sum(axis=-1) / total
+            for name, value in (("total", total), ("rows", rows), ("columns", columns),
+                                ("h_gold", _plogp(rows, total)), ("h_cluster", _plogp(columns, total)),
+                                ("mi", np.clip(np.where(np.abs(mi) < np.finfo(np.float64).eps, 0.0, mi), 0.0, None)),
+                                ("sum_squares", (table ** 2).sum(axis=-1)),
+                                ("by_column", (table * column_of_cell).sum(axis=-1)),
+                                ("by_row", (table * row_of_cell).sum(axis=-1))):
+                parts.setdefault(name, []).append(value)
+        shape = (*np.shape(weights)[:-1], ids.shape[1])
+        for name, values in parts.items():
+            if name in ("rows", "columns"):
+                setattr(self, name, values)
+            else:
+                setattr(self, name, np.stack(values, axis=-1).reshape(shape))
+
+    def margins(self, run: int) -> tuple[np.ndarray, np.ndarray]:
+        """The row and column sums of one run, (..., classes) and (..., clusters) in the shape of the weights."""
+        lead = self.total.shape[:-1]
+        return self.rows[run].reshape(*lead, -1), self.columns[run].reshape(*lead, -1)
+
+    def one_each(self) -> np.ndarray:
+        """Where both labellings put every counted document in one group (scikit-learn's perfect-match case)."""
+        runs = range(self.total.shape[-1])
+        ones = [((self.rows[run] > 0).sum(axis=-1) == 1) & ((self.columns[run] > 0).sum(axis=-1) == 1)
+                for run in runs]
+        return np.stack(ones, axis=-1).reshape(self.total.shape)
+
+
+def _sum_by(table: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """(resamples, groups): the cells' counts added up per group (their class, or their cluster)."""
+    from scipy import sparse
+
+    member = sparse.csr_matrix((np.ones(len(group)), (group, np.arange(len(group)))),
+                               shape=(int(group.max()) + 1, len(group)))
+    return np.asarray((member @ table.T).T)
 
 
 def _plogp(counts: np.ndarray, total: np.ndarray) -> np.ndarray:
@@ -49,19 +108,6 @@ def _plogp(counts: np.ndarray, total: np.ndarray) -> np.ndarray:
         return -np.where(counts > 0, p * np.log(np.where(counts > 0, p, 1)), 0.0).sum(axis=-1)
 
 
-def _parts(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, ...]:
-    table = contingency(clusters, gold, weights)
-    total = table.sum(axis=(-2, -1))
-    rows, columns = table.sum(axis=-1), table.sum(axis=-2)
-    h_gold, h_cluster = _plogp(rows, total), _plogp(columns, total)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        outer = rows[..., :, None] * columns[..., None, :]
-        ratio = table * total[..., None, None] / np.where(outer > 0, outer, 1)
-        mi = (np.where(table > 0, table * np.log(np.where(table > 0, ratio, 1)), 0.0).sum(axis=(-2, -1)) / total)
-    mi = np.clip(np.where(np.abs(mi) < np.finfo(np.float64).eps, 0.0, mi), 0.0, None)
-    return table, total, rows, columns, h_gold, h_cluster, mi
-
-
 def _undefined_when_empty(value: np.ndarray, total: np.ndarray) -> np.ndarray:
     """A run none of whose documents a resample drew has no score (NaN), rather than scikit-learn's 1.0 for an
     empty labelling: the resample is then degenerate, an error, never a number."""
@@ -69,21 +115,21 @@ def _undefined_when_empty(value: np.ndarray, total: np.ndarray) -> np.ndarray:
 
 
 def v_measure(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    _, total, _, _, h_gold, h_cluster, mi = _parts(clusters, gold, weights)
+    parts = Agreement(clusters, gold, weights)
+    mi, h_gold, h_cluster = parts.mi, parts.h_gold, parts.h_cluster
     with np.errstate(invalid="ignore", divide="ignore"):
         homogeneity = np.where(h_gold > 0, mi / h_gold, 1.0)
         completeness = np.where(h_cluster > 0, mi / h_cluster, 1.0)
         return _undefined_when_empty(np.where(homogeneity + completeness > 0,
                                               2 * homogeneity * completeness / (homogeneity + completeness), 0.0),
-                                     total)
+                                     parts.total)
 
 
 def nmi(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    _, total, rows, columns, h_gold, h_cluster, mi = _parts(clusters, gold, weights)
-    one_each = ((rows > 0).sum(axis=-1) == 1) & ((columns > 0).sum(axis=-1) == 1)
+    parts = Agreement(clusters, gold, weights)
     with np.errstate(invalid="ignore", divide="ignore"):
-        value = np.where(mi > 0, mi / ((h_gold + h_cluster) / 2), 0.0)
-    return _undefined_when_empty(np.where(one_each, 1.0, value), total)
+        value = np.where(parts.mi > 0, parts.mi / ((parts.h_gold + parts.h_cluster) / 2), 0.0)
+    return _undefined_when_empty(np.where(parts.one_each(), 1.0, value), parts.total)
 
 
 def expected_mutual_information(rows: np.ndarray, columns: np.ndarray, total: float) -> float:
@@ -109,24 +155,28 @@ def expected_mutual_information(rows: np.ndarray, columns: np.ndarray, total: fl
 
 def ami(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Adjusted mutual information, arithmetic mean (scikit-learn's default): (MI - E[MI]) / (mean H - E[MI])."""
-    _, total, rows, columns, h_gold, h_cluster, mi = _parts(clusters, gold, weights)
-    flat = [array.reshape(-1, *array.shape[len(total.shape):]) for array in (total, rows, columns)]
-    emi = np.array([expected_mutual_information(r, c, t) for t, r, c in zip(*flat, strict=True)]).reshape(
-        total.shape)
-    one_each = ((rows > 0).sum(axis=-1) == 1) & ((columns > 0).sum(axis=-1) == 1)
-    denominator = (h_gold + h_cluster) / 2 - emi
+    parts = Agreement(clusters, gold, weights)
+    total = parts.total
+    emi = np.empty_like(total)
+    for run in range(total.shape[-1]):
+        rows, columns = parts.margins(run)
+        flat = zip(total[..., run].reshape(-1), rows.reshape(-1, rows.shape[-1]),
+                   columns.reshape(-1, columns.shape[-1]), strict=True)
+        emi[..., run] = np.array([expected_mutual_information(r, c, t) for t, r, c in flat]).reshape(
+            total.shape[:-1])
+    denominator = (parts.h_gold + parts.h_cluster) / 2 - emi
     eps = np.finfo(np.float64).eps
     denominator = np.where(denominator < 0, np.minimum(denominator, -eps), np.maximum(denominator, eps))
-    return _undefined_when_empty(np.where(one_each, 1.0, (mi - emi) / denominator), total)
+    return _undefined_when_empty(np.where(parts.one_each(), 1.0, (parts.mi - emi) / denominator), total)
 
 
 def ari(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Adjusted Rand index from the pair counts, as scikit-learn's pair_confusion_matrix formula."""
-    table, total, rows, columns, _, _, _ = _parts(clusters, gold, weights)
-    sum_squares = (table ** 2).sum(axis=(-2, -1))
+    parts = Agreement(clusters, gold, weights)
+    total, sum_squares = parts.total, parts.sum_squares
     tp = sum_squares - total
-    fp = (table * columns[..., None, :]).sum(axis=(-2, -1)) - sum_squares
-    fn = (table * rows[..., :, None]).sum(axis=(-2, -1)) - sum_squares
+    fp = parts.by_column - sum_squares
+    fn = parts.by_row - sum_squares
     tn = total ** 2 - fp - fn - sum_squares
     with np.errstate(invalid="ignore", divide="ignore"):
         value = 2.0 * (tp * tn - fn * fp) / ((tp + fn) * (fn + tn) + (tp + fp) * (fp + tn))
