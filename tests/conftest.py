@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +79,17 @@ def require(module: str, reason: str | None = None) -> Any:
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message, allow_module_level=True)
+
+
+@pytest.fixture(scope="session")
+def at_session_end() -> Iterator[Callable[[Callable[[], None]], None]]:
+    """Checks that need time to pass (processes another library lets exit a minute later): a test registers one,
+    and it runs once the session's other tests have, so no test sleeps through the wait. A failing check is an
+    error at the session's teardown, with its own message."""
+    checks: list[Callable[[], None]] = []
+    yield checks.append
+    for check in checks:
+        check()
 
 
 @pytest.fixture(scope="session")
