@@ -74,6 +74,11 @@ class LocatedYaml:
         return SpecError(message, file=self.file_of(path), line=self.line_of(path), key=dotted(path))
 
 
+# libyaml's parser where PyYAML was built with it (its wheels are): the same nodes and marks as the pure-Python one,
+# about ten times faster (a run reads its spec, suite checks and prompt sets: 2,263 parses in the quick tests)
+COMPOSER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def read_yaml(path: Path, display: str | None = None, what: str = "a spec") -> LocatedYaml:
     """Read one YAML file (a spec, a suite, a prompt set: `what`) into plain dicts/lists/scalars; any defect raises
     a one-line SpecError."""
@@ -92,14 +97,16 @@ def read_yaml(path: Path, display: str | None = None, what: str = "a spec") -> L
 
 def parse_yaml(text: str, name: str) -> LocatedYaml:
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = yaml.compose(text, Loader=COMPOSER)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
         problem = exc.problem or exc.context or "invalid YAML"
         raise SpecError(f"YAML syntax error: {problem}", file=name, line=line) from None
     except yaml.reader.ReaderError as exc:
-        line = text[: exc.position].count("\n") + 1
+        # libyaml counts the position in the UTF-8 bytes it parsed, the pure-Python reader in characters
+        before = text.encode("utf-8")[: exc.position] if COMPOSER is not yaml.SafeLoader else text[: exc.position]
+        line = before.count(b"\n" if isinstance(before, bytes) else "\n") + 1
         raise SpecError(f"YAML syntax error: unacceptable character #x{exc.character:04x}", file=name,
                         line=line) from None
     except yaml.YAMLError as exc:

@@ -109,6 +109,10 @@ CASES = [
     Case("huge spec file", "a spec is at most", raw=b"# " + b"x" * (1 << 20) + b"\n"),
     Case("NUL byte", "YAML syntax error: unacceptable character #x0000",
          raw=SPEC_TEXT.encode().replace(b"title:", b"ti\x00tle:", 1), marker="\x00"),
+    Case("control character below multibyte text (its line counted in characters, not bytes)",
+         "YAML syntax error: unacceptable character #x0007",
+         raw=SPEC_TEXT.encode().replace(b"title:", "# 生物医学の文の類似度、日本語の注釈\n# 二行目\ntitle:".encode(), 1)
+         .replace(b"\nlanguage:", b"\nlang\x07uage:", 1), marker="\x07"),
     Case("null for a required key", "title: Input should be a valid string", "title: Bio",
          "title: null\n# Bio", marker="title: null"),
     Case("list where a mapping is expected", "subset: Input should be a valid dictionary",

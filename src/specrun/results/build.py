@@ -3,6 +3,7 @@ predictions file it pins."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from datetime import datetime, timezone
@@ -92,6 +93,13 @@ def card_examples(plan: Plan, splits: dict[str, SplitData]) -> list[CardExample]
 
 
 def package_versions() -> dict[str, str]:
+    return dict(_installed_versions())
+
+
+@functools.cache
+def _installed_versions() -> dict[str, str]:
+    """Read once a process (each lookup scans the installed distributions): a package upgraded while the process
+    runs is still the version it imported, so the first reading is the true one."""
     versions = {}
     for name in RECORDED_PACKAGES:
         try:
