@@ -5,6 +5,7 @@ settings, devices). torch, transformers and sentence-transformers are imported o
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import io
 import os
@@ -185,9 +186,8 @@ class HashingAdapter:
         features = words + [word[i:i + 3] for word in words for i in range(max(1, len(word) - 2))]
         vector = np.zeros(self.DIMENSIONS, dtype=np.float64)
         for feature in features or [text]:
-            digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
-            value = int.from_bytes(digest, "little")
-            vector[value % self.DIMENSIONS] += 1.0 if value >> 63 else -1.0
+            slot, sign = _feature_slot(feature, self.DIMENSIONS)
+            vector[slot] += sign
         norm = np.linalg.norm(vector)
         return (vector / norm if norm else vector).astype(np.float32)
 
@@ -198,6 +198,13 @@ class HashingAdapter:
 
     def close(self) -> None:
         return None
+
+
+@functools.lru_cache(maxsize=1 << 18)
+def _feature_slot(feature: str, dimensions: int) -> tuple[int, float]:
+    """The hashing adapter's place and sign of one word or trigram; remembered, as words and trigrams recur."""
+    value = int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little")
+    return value % dimensions, 1.0 if value >> 63 else -1.0
 
 
 ADAPTERS = registry.ADAPTERS  # name -> AdapterEntry; plugins add theirs through the `specrun.adapters` entry points
