@@ -22,9 +22,13 @@ data-note:
 	@$(if $(DATA_FLAG),true,echo "no data mirror at $(DATA_DIR)/biosses/all.tsv: reading BIOSSES from the hub at \
 	the spec's pinned revision; offline, point to a mirror: SPECRUN_DATA_DIR=/path/to/data make biosses" >&2)
 
+# the whole suite in two parts: the quick tests on two workers (as `make quick`), then the slow ones (real model,
+# real data, Ray, subprocesses) in one process, which share one session cache (one encode per dataset); the two
+# parts are every test once (-m slow and -m "not slow")
 test: $(VENV)/.installed
 	$(VENV)/bin/ruff check src tests
-	SPECRUN_DATA_DIR=$(DATA_DIR) $(VENV)/bin/python -m pytest
+	SPECRUN_DATA_DIR=$(DATA_DIR) $(VENV)/bin/python -m pytest -m "not slow" -n 2 -q -p no:cacheprovider
+	SPECRUN_DATA_DIR=$(DATA_DIR) $(VENV)/bin/python -m pytest -m slow -p no:cacheprovider
 
 # the quick loop (fixtures, the hashing adapter, every kind's example) on two workers; writes nothing here
 quick: $(VENV)/.installed
