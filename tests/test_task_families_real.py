@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import random
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ from tests.conftest import SPECS, reference_model
 pytestmark = pytest.mark.slow
 
 FOLDER = "sentence-transformers__all-MiniLM-L6-v2+batch-size-64"  # the batch size names the folder
+DEFAULT_FOLDER = "sentence-transformers__all-MiniLM-L6-v2"
 
 
 def encode(texts: list[str]) -> dict[str, np.ndarray]:
@@ -85,52 +87,78 @@ def test_banking77_is_mteb_s_published_accuracy_and_scikit_learn_s(tmp_path: Pat
 TATOEBA_PUBLISHED = {"jpn-eng": 0.0096963, "deu-eng": 0.0789127, "fra-eng": 0.0817245}  # MTEB's Tatoeba F1
 
 
+def predictions(folder: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in (folder / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
 def test_tatoeba_subsets_are_mteb_s_published_f1(tmp_path: Path, data_dir: Path) -> None:
+    """MTEB's published F1 of each pair checks the whole pipeline (vectors and nearest neighbours) to 1e-6;
+    scikit-learn's F1 and accuracy of the run's own matches check the metrics exactly; the matches are the
+    source lines' in the file's order."""
     from specrun.cli import main
 
-    assert main([str(SPECS / "tatoeba.yaml"), "--data-dir", str(data_dir), "--output", str(tmp_path), "-q",
-                 "--batch-size", "64"]) == 0
+    assert main([str(SPECS / "tatoeba.yaml"), "--data-dir", str(data_dir), "--output", str(tmp_path), "-q"]) == 0
     f1s = []
     for pair, published in TATOEBA_PUBLISHED.items():
-        results = Results.model_validate_json((tmp_path / f"tatoeba.{pair}" / FOLDER / "results.json").read_text())
+        folder = tmp_path / f"tatoeba.{pair}" / DEFAULT_FOLDER
+        results = Results.model_validate_json((folder / "results.json").read_text())
         other = pair.split("-")[0]
-        source, english = ((data_dir / "tatoeba" / f"tatoeba.{pair}.{lang}").read_text(encoding="utf-8")
-                           .split("\n")[:-1] for lang in (other, "eng"))
-        vectors = encode(source + english)
-        matched = np.argmax(cosines(np.stack([vectors[t] for t in source]), np.stack([vectors[t] for t in english])),
-                            axis=1)
-        lines = np.arange(len(source))
-        f1 = sk.f1_score(lines, matched, average="weighted", zero_division=0)
+        lines = len((data_dir / "tatoeba" / f"tatoeba.{pair}.{other}").read_text(encoding="utf-8").split("\n")) - 1
+        rows = predictions(folder)
+        assert [r["id"] for r in rows] == [f"{pair}-{i:04d}" for i in range(lines)]
+        assert [r["gold_class"] for r in rows] == list(range(lines))
+        matched = np.array([r["predicted_class"] for r in rows], dtype=int)
+        gold = np.arange(lines)
+        f1 = sk.f1_score(gold, matched, average="weighted", zero_division=0)
         assert results.scores["test"]["f1"].value == pytest.approx(f1, abs=1e-12), pair
-        assert results.scores["test"]["accuracy"].value == pytest.approx(np.mean(matched == lines), abs=1e-12)
+        assert results.scores["test"]["accuracy"].value == pytest.approx(np.mean(matched == gold), abs=1e-12)
         assert results.scores["test"]["f1"].value == pytest.approx(published, abs=1e-6), pair
         f1s.append(results.scores["test"]["f1"].value)
-    means = json.loads((tmp_path / "tatoeba" / FOLDER / "subsets.json").read_text(encoding="utf-8"))
+    means = json.loads((tmp_path / "tatoeba" / DEFAULT_FOLDER / "subsets.json").read_text(encoding="utf-8"))
     (mean,) = [m for m in means["means"] if m["metric"] == "f1"]
     assert mean["value"] == math.fsum(f1s) / 3  # MTEB's Tatoeba main score over these three pairs
 
 
+def direct_cosine(pairs: list[tuple[str, str]]) -> np.ndarray:
+    """The cosine of each pair from a plain sentence-transformers encode (any batches), in float64."""
+    texts = sorted({t for pair in pairs for t in pair})
+    vectors = dict(zip(texts, reference_model().encode(texts, batch_size=32).astype(np.float64), strict=True))
+    a, b = (np.stack([vectors[pair[side]] for pair in pairs]) for side in (0, 1))
+    return np.sum(a * b, axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+
+
 def test_jsick_pairs_ap_and_trial_threshold_f1(tmp_path: Path, data_dir: Path) -> None:
-    results = run("jsick-pairs", tmp_path, data_dir)
+    """At the default settings the test sentences' vectors are the session cache's (the golden JSICK run's).
+    scikit-learn's AP and F1 on the run's per-pair scores and the file's labels give its values exactly; those
+    scores equal a direct encode on 400 seeded pairs, and the F1 threshold is the best on the trial pairs
+    encoded directly."""
+    from specrun.cli import main
+
+    assert main([str(SPECS / "jsick-pairs.yaml"), "--data-dir", str(data_dir), "--output", str(tmp_path), "-q"]) == 0
+    folder = tmp_path / "jsick-pairs" / DEFAULT_FOLDER
+    results = Results.model_validate_json((folder / "results.json").read_text())
     table = rows(data_dir / "jsick" / "jsick.tsv", "\t")
-    split = {name: [r for r in table if r["data"] == name] for name in ("test", "trial")}
-    vectors = encode([r[k] for part in split.values() for r in part for k in ("sentence_A_Ja", "sentence_B_Ja")])
-
-    def scored(part: list[dict[str, str]]) -> tuple[np.ndarray, np.ndarray]:
-        a = np.stack([vectors[r["sentence_A_Ja"]] for r in part])
-        b = np.stack([vectors[r["sentence_B_Ja"]] for r in part])
-        return np.diag(cosines(a, b)), np.array([r["entailment_label_Ja"] == "entailment" for r in part], int)
-
-    test_scores, test_labels = scored(split["test"])
-    trial_scores, trial_labels = scored(split["trial"])
+    split = {name: {f"jsick-{r['pair_ID']}": r for r in table if r["data"] == name} for name in ("test", "trial")}
+    found = {r["id"]: r for r in predictions(folder) if r["split"] == "test"}
+    assert found.keys() == split["test"].keys()
+    ids = sorted(found)
+    labels = np.array([split["test"][i]["entailment_label_Ja"] == "entailment" for i in ids], int)
+    assert [found[i]["pair_label"] for i in ids] == labels.tolist()
+    scores = np.array([found[i]["cosine_score"] for i in ids])
+    sample = random.Random("jsick-pairs").sample(ids, 400)
+    direct = direct_cosine([(split["test"][i]["sentence_A_Ja"], split["test"][i]["sentence_B_Ja"]) for i in sample])
+    assert np.max(np.abs(direct - np.array([found[i]["cosine_score"] for i in sample]))) < 1e-5
+    trial = list(split["trial"].values())
+    trial_scores = np.round(direct_cosine([(r["sentence_A_Ja"], r["sentence_B_Ja"]) for r in trial]), 12)
+    trial_labels = np.array([r["entailment_label_Ja"] == "entailment" for r in trial], int)
     distinct = np.unique(trial_scores)[::-1]
     thresholds = (distinct[:-1] + distinct[1:]) / 2
-    f1s = [sk.f1_score(trial_labels, trial_scores > t) for t in thresholds]
-    threshold = thresholds[int(np.argmax(f1s))]
-    assert results.scores["test"]["ap"].value == pytest.approx(
-        sk.average_precision_score(test_labels, test_scores), abs=1e-12)
-    assert results.scores["test"]["f1"].value == pytest.approx(sk.f1_score(test_labels, test_scores > threshold),
-                                                               abs=1e-9)
+    threshold = thresholds[int(np.argmax([sk.f1_score(trial_labels, trial_scores > t) for t in thresholds]))]
+    assert {found[i]["f1_threshold"] for i in ids} == {found[ids[0]]["f1_threshold"]}
+    assert found[ids[0]]["f1_threshold"] == pytest.approx(threshold, abs=1e-5)
+    assert results.scores["test"]["ap"].value == pytest.approx(sk.average_precision_score(labels, scores), abs=1e-12)
+    assert results.scores["test"]["f1"].value == pytest.approx(
+        sk.f1_score(labels, scores > found[ids[0]]["f1_threshold"]), abs=1e-12)
 
 
 def test_masakhanews_v_measure_is_scikit_learn_s_kmeans(tmp_path: Path, data_dir: Path) -> None:
