@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import sys
 from datetime import datetime, timezone
 from importlib import metadata
 
@@ -93,20 +94,22 @@ def card_examples(plan: Plan, splits: dict[str, SplitData]) -> list[CardExample]
 
 
 def package_versions() -> dict[str, str]:
-    return dict(_installed_versions())
-
-
-@functools.cache
-def _installed_versions() -> dict[str, str]:
-    """Read once a process (each lookup scans the installed distributions): a package upgraded while the process
-    runs is still the version it imported, so the first reading is the true one."""
+    """The installed version of each recorded package. A package this process has imported is read once (each
+    lookup scans the installed distributions): upgraded while the process runs, it is still the version that was
+    imported. One not imported yet is read each time, as the version a later import would load."""
     versions = {}
     for name in RECORDED_PACKAGES:
+        imported = name.replace("-", "_") in sys.modules
         try:
-            versions[name] = metadata.version(name)
+            versions[name] = _imported_version(name) if imported else metadata.version(name)
         except metadata.PackageNotFoundError:
             continue
     return versions
+
+
+@functools.cache
+def _imported_version(name: str) -> str:
+    return metadata.version(name)
 
 
 def results_json(results: Results) -> str:
