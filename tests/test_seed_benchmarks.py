@@ -21,7 +21,7 @@ import pytest
 from scipy import stats
 
 from specrun.results import Results
-from tests.conftest import SPECS, plan_of, reference_model
+from tests.conftest import SPECS, direct_cosine, plan_of, prediction_rows
 
 pytestmark = pytest.mark.slow
 
@@ -68,14 +68,11 @@ def direct_cosines(pairs: dict[tuple[str, str], Pairs]) -> dict[tuple[str, str],
     """The cosine of each sampled pair from a plain sentence-transformers encode, computed in float64."""
     chosen = {key: random.Random(f"{key[0]}-{key[1]}").sample(sorted(split), min(SAMPLE, len(split)))
               for key, split in pairs.items()}
-    texts = sorted({t for key, ids in chosen.items() for i in ids for t in pairs[key][i][:2]})
-    vectors = dict(zip(texts, reference_model().encode(texts, batch_size=32).astype(np.float64), strict=True))
-    out = {}
-    for key, ids in chosen.items():
-        out[key] = {}
-        for i in ids:
-            a, b = vectors[pairs[key][i][0]], vectors[pairs[key][i][1]]
-            out[key][i] = float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+    flat = [(key, i) for key, ids in chosen.items() for i in ids]
+    cosines = direct_cosine([pairs[key][i][:2] for key, i in flat])
+    out: dict[tuple[str, str], dict[str, float]] = {key: {} for key in chosen}
+    for (key, i), cosine in zip(flat, cosines, strict=True):
+        out[key][i] = float(cosine)
     return out
 
 
@@ -94,8 +91,7 @@ def results(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> dict[st
 
 def predictions(folder: Path, split: str) -> dict[str, tuple[float, float]]:
     """id -> (prediction, gold) of one split, as the run wrote them."""
-    rows = [json.loads(line) for line in (folder / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
-    return {r["id"]: (r["prediction"], r["gold"]) for r in rows if r["split"] == split}
+    return {r["id"]: (r["prediction"], r["gold"]) for r in prediction_rows(folder) if r["split"] == split}
 
 
 @pytest.mark.parametrize("spec, split, size", SPLITS)

@@ -17,7 +17,7 @@ from sklearn.cluster import MiniBatchKMeans
 from sklearn.linear_model import LogisticRegression
 
 from specrun.results import Results
-from tests.conftest import SPECS, reference_model
+from tests.conftest import SPECS, direct_cosine, prediction_rows, reference_model
 
 pytestmark = pytest.mark.slow
 
@@ -87,10 +87,6 @@ def test_banking77_is_mteb_s_published_accuracy_and_scikit_learn_s(tmp_path: Pat
 TATOEBA_PUBLISHED = {"jpn-eng": 0.0096963, "deu-eng": 0.0789127, "fra-eng": 0.0817245}  # MTEB's Tatoeba F1
 
 
-def predictions(folder: Path) -> list[dict[str, object]]:
-    return [json.loads(line) for line in (folder / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
-
-
 def test_tatoeba_subsets_are_mteb_s_published_f1(tmp_path: Path, data_dir: Path) -> None:
     """MTEB's published F1 of each pair checks the whole pipeline (vectors and nearest neighbours) to 1e-6;
     scikit-learn's F1 and accuracy of the run's own matches check the metrics exactly; the matches are the
@@ -104,7 +100,7 @@ def test_tatoeba_subsets_are_mteb_s_published_f1(tmp_path: Path, data_dir: Path)
         results = Results.model_validate_json((folder / "results.json").read_text())
         other = pair.split("-")[0]
         lines = len((data_dir / "tatoeba" / f"tatoeba.{pair}.{other}").read_text(encoding="utf-8").split("\n")) - 1
-        rows = predictions(folder)
+        rows = prediction_rows(folder)
         assert [r["id"] for r in rows] == [f"{pair}-{i:04d}" for i in range(lines)]
         assert [r["gold_class"] for r in rows] == list(range(lines))
         matched = np.array([r["predicted_class"] for r in rows], dtype=int)
@@ -119,14 +115,6 @@ def test_tatoeba_subsets_are_mteb_s_published_f1(tmp_path: Path, data_dir: Path)
     assert mean["value"] == math.fsum(f1s) / 3  # MTEB's Tatoeba main score over these three pairs
 
 
-def direct_cosine(pairs: list[tuple[str, str]]) -> np.ndarray:
-    """The cosine of each pair from a plain sentence-transformers encode (any batches), in float64."""
-    texts = sorted({t for pair in pairs for t in pair})
-    vectors = dict(zip(texts, reference_model().encode(texts, batch_size=32).astype(np.float64), strict=True))
-    a, b = (np.stack([vectors[pair[side]] for pair in pairs]) for side in (0, 1))
-    return np.sum(a * b, axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
-
-
 def test_jsick_pairs_ap_and_trial_threshold_f1(tmp_path: Path, data_dir: Path) -> None:
     """At the default settings the test sentences' vectors are the session cache's (the golden JSICK run's).
     scikit-learn's AP and F1 on the run's per-pair scores and the file's labels give its values exactly; those
@@ -139,7 +127,7 @@ def test_jsick_pairs_ap_and_trial_threshold_f1(tmp_path: Path, data_dir: Path) -
     results = Results.model_validate_json((folder / "results.json").read_text())
     table = rows(data_dir / "jsick" / "jsick.tsv", "\t")
     split = {name: {f"jsick-{r['pair_ID']}": r for r in table if r["data"] == name} for name in ("test", "trial")}
-    found = {r["id"]: r for r in predictions(folder) if r["split"] == "test"}
+    found = {r["id"]: r for r in prediction_rows(folder) if r["split"] == "test"}
     assert found.keys() == split["test"].keys()
     ids = sorted(found)
     labels = np.array([split["test"][i]["entailment_label_Ja"] == "entailment" for i in ids], int)
