@@ -452,9 +452,11 @@ def _spawn(data_dir: Path, out: Path, *extra: str, pause_before: float = 0, paus
                             preexec_fn=hears_ctrl_c)
 
 
-# `python -m specrun` with the output writer's pauses set first (outputs.PAUSES: production code reads no variable)
-PAUSED_SPECRUN = ("import sys\nfrom specrun import outputs\n"
+# `python -m specrun` with the output writer's pauses set first (outputs.PAUSES: production code reads no variable);
+# SIGUSR1 releases a pause (_release)
+PAUSED_SPECRUN = ("import signal, sys\nfrom specrun import outputs\n"
                   "outputs.PAUSES.before_swap, outputs.PAUSES.during_swap = map(float, sys.argv[1:3])\n"
+                  "signal.signal(signal.SIGUSR1, lambda *_: setattr(outputs.PAUSES, 'released', True))\n"
                   "from specrun.cli import main\nsys.exit(main(sys.argv[3:]))\n")
 
 
@@ -504,10 +506,11 @@ def test_ctrl_c_during_the_swaps_is_held_back_and_the_new_sets_are_whole(tmp_pat
     """Ctrl-C after the first of two swaps: both new sets go in, then exit 130 saying they were written whole."""
     out = tmp_path / "out"
     assert _spawn(data_dir, out, "--prompt", "old: ", specs=(BIOSSES, JACSTS)).wait(timeout=120) == 0
-    proc = _spawn(data_dir, out, "--prompt", "new: ", pause_during=3, specs=(BIOSSES, JACSTS))
+    proc = _spawn(data_dir, out, "--prompt", "new: ", pause_during=60, specs=(BIOSSES, JACSTS))
     _wait_for_prompt(out / "biosses" / SLUG, "new: ")
     check_whole(out / "jacsts" / SLUG, prompt="old: ")  # mid-commit: the first set is new, the second still old
     proc.send_signal(signal.SIGINT)
+    proc.send_signal(signal.SIGUSR1)  # ends the pause; SIGINT (the lower number) is handled first
     stdout, stderr = proc.communicate(timeout=60)
     assert_one_line_error(proc.returncode, stderr, 130,
                           contains=f"interrupted while writing results; they were written whole to {out}/biosses")
@@ -521,8 +524,9 @@ def test_ctrl_c_during_the_swaps_is_held_back_and_the_new_sets_are_whole(tmp_pat
 def test_ctrl_c_while_waiting_for_another_writer(tmp_path: Path, data_dir: Path) -> None:
     """A second run waiting on the lock stops at once on Ctrl-C, writes nothing; the first finishes whole."""
     out = tmp_path / "out"
-    # the second run must start, load the model and reach the lock within the first's pause
-    first = _spawn(data_dir, out, "--prompt", "first: ", pause_before=20)
+    # the second run must start, load the model and reach the lock within the first's pause; the test then
+    # releases the first (SIGUSR1) instead of waiting its pause out
+    first = _spawn(data_dir, out, "--prompt", "first: ", pause_before=120)
     _wait_for_staged(out / "biosses")
     second = _spawn(data_dir, out, "--prompt", "second: ")
     deadline = time.monotonic() + 60
@@ -533,6 +537,7 @@ def test_ctrl_c_while_waiting_for_another_writer(tmp_path: Path, data_dir: Path)
     assert_one_line_error(second.returncode, stderr, 130, contains="interrupted while waiting for another specrun")
     assert stdout == ""
     assert first.poll() is None  # the first still holds the lock, in its pause
+    first.send_signal(signal.SIGUSR1)
     assert first.wait(timeout=60) == 0
     check_whole(out / "biosses" / SLUG, prompt="first: ")
     assert temporaries(out) == []

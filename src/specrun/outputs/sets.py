@@ -56,10 +56,12 @@ from specrun.outputs.preflight import preflight_output_folders
 class Pauses:
     """Seconds the writer sleeps once every set is staged (before the first swap) and after the first swap (Ctrl-C
     held back): 0 in every run. Tests set them in the process they start (tests/test_trust_outputs.py launches
-    specrun through a few lines that set these first), to signal a writer at exactly those moments."""
+    specrun through a few lines that set these first), to signal a writer at exactly those moments; setting
+    `released` (from a signal handler there) ends a pause at once, so a test waits on its own event, not a clock."""
 
     before_swap: float = 0.0
     during_swap: float = 0.0
+    released: bool = False
 
 
 PAUSES = Pauses()
@@ -302,9 +304,9 @@ def _discard_staging(units: Sequence[_Set]) -> None:
 
 
 def _pause(seconds: float, sigint: _Sigint) -> None:
-    """Test-only (see Pauses): sleep, ending early on Ctrl-C."""
+    """Test-only (see Pauses): sleep, ending early on Ctrl-C or once released."""
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and not sigint.received:
+    while time.monotonic() < deadline and not sigint.received and not PAUSES.released:
         time.sleep(0.02)
 
 
