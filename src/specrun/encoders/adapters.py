@@ -23,6 +23,7 @@ from specrun.core.contracts import AdapterEntry
 from specrun.core.errors import ModelError, SpecrunError, first_line, os_error_text
 from specrun.core.settings import EncoderSettings
 from specrun.core.types import Role
+from specrun.encoders.batch_threads import BatchThreads
 from specrun.encoders.devices import DTYPES, check_dtype, torch_dtype
 from specrun.encoders.models import ModelRef, check_model, check_special_tokens, remote_code_error
 from specrun.encoders.prompts import ModelPrompts, resolve_flags
@@ -98,6 +99,8 @@ class SentenceTransformersAdapter:
                      for k, v in pooling.get_config_dict().items() if k.startswith("pooling_mode_") and v is True)
             if pooling is not None else "model-defined")
         self.pool = self.model.start_multi_process_pool(devices) if len(devices) > 1 else None
+        self.threads = BatchThreads(devices[0] if self.pool is None else "pool")
+        self.model.preprocess = self.threads.locked(self.model.preprocess)  # encode tokenizes through it
         applied = settings.with_values(max_length=int(self.model.max_seq_length),
                                        dtype=str(next(self.model.parameters()).dtype).removeprefix("torch."))
         self.info = EncoderInfo(settings=applied, pooling=str(mode), normalize="Normalize" in modules,
@@ -112,13 +115,15 @@ class SentenceTransformersAdapter:
         options = {"convert_to_numpy": True, "show_progress_bar": False, "prompt": prompt}
         if self.pool is not None:  # chunks of batch_size, in order: each worker encodes exactly our batches
             return encode(list(texts), batch_size=batch_size, pool=self.pool, chunk_size=batch_size, **options)
-        return np.concatenate([encode(list(texts[i:i + batch_size]), batch_size=batch_size, **options)
-                               for i in range(0, len(texts), batch_size)])
+        return np.concatenate(self.threads.run(lambda batch: encode(batch, batch_size=batch_size, **options),
+                                               [list(texts[i:i + batch_size])
+                                                for i in range(0, len(texts), batch_size)]))
 
     def close(self) -> None:
         if self.pool is not None:
             self.model.stop_multi_process_pool(self.pool)
             self.pool = None
+        self.threads.close()
 
 
 class TransformersAdapter:
@@ -147,10 +152,12 @@ class TransformersAdapter:
         applied = settings.with_values(max_length=self.max_length,
                                        dtype=str(self.model.dtype).removeprefix("torch."))
         self.info = EncoderInfo(settings=applied, pooling="mean", normalize=False, device=self.device)
+        self.threads = BatchThreads(self.device)
+        self.tokenize = self.threads.locked(self.tokenizer)
 
     def _encode_batch(self, texts: Sequence[str], prompt: str) -> np.ndarray:
-        batch = self.tokenizer([prompt + text for text in texts], padding=True, truncation=True,
-                               max_length=self.max_length, return_tensors="pt").to(self.device)
+        batch = self.tokenize([prompt + text for text in texts], padding=True, truncation=True,
+                              max_length=self.max_length, return_tensors="pt").to(self.device)
         with self.torch.inference_mode():
             hidden = self.model(**batch).last_hidden_state.float()  # pooled in float32 whatever --dtype
         # Mean pooling by hand: transformers has no pooling helper; this is the formula ST's Pooling uses.
@@ -161,11 +168,11 @@ class TransformersAdapter:
     def encode_group(self, texts: Sequence[str], batch_size: int, role: Role = "symmetric",
                      prompt: str = "") -> np.ndarray:
         """One model for every role: a role differs by its prompt only."""
-        return np.concatenate([self._encode_batch(texts[i:i + batch_size], prompt)
-                               for i in range(0, len(texts), batch_size)])
+        return np.concatenate(self.threads.run(lambda batch: self._encode_batch(batch, prompt),
+                                               [texts[i:i + batch_size] for i in range(0, len(texts), batch_size)]))
 
     def close(self) -> None:
-        return None
+        self.threads.close()
 
 
 class HashingAdapter:

@@ -1,0 +1,101 @@
+"""On a CPU each batch is computed by torch on one thread, several batches at once (encoders/batch_threads.py): the
+vectors are those of a plain single-thread encode, byte for byte, whatever torch's thread count, and the count is
+given back when the model is closed."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from specrun.core.settings import EncoderSettings
+from specrun.encoders.adapters import load_adapter
+from specrun.encoders.batch_threads import BatchThreads
+from specrun.encoders.models import resolve_model
+from tests.conftest import reference_model
+
+pytestmark = pytest.mark.slow  # the real model: the full suite (CI) runs this module
+
+# 74 texts of many lengths, in batches of 16: the last batch (10 texts) has a shape of its own
+TEXTS = [" ".join(["word"] * (1 + i % 23)) + f" number {i}." for i in range(74)]
+
+
+def _plain_single_thread(batch_size: int) -> np.ndarray:
+    """sentence-transformers' own encode, batch by batch, torch on one thread: the reference."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return np.concatenate([reference_model().encode(TEXTS[i:i + batch_size], batch_size=batch_size)
+                               for i in range(0, len(TEXTS), batch_size)])
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_vectors_equal_a_single_thread_encode_whatever_the_thread_count(threads: int) -> None:
+    import torch
+
+    expected = _plain_single_thread(16)
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        adapter = load_adapter(resolve_model(None), EncoderSettings(adapter="sentence-transformers"), ["cpu"])
+        try:
+            assert adapter.threads.workers == threads and torch.get_num_threads() == 1  # type: ignore[attr-defined]
+            vectors = adapter.encode_group(TEXTS, 16)
+        finally:
+            adapter.close()
+        assert torch.get_num_threads() == threads  # given back
+    finally:
+        torch.set_num_threads(before)
+    assert vectors.dtype == np.float32 and vectors.shape == expected.shape
+    assert np.array_equal(vectors, expected)
+
+
+def test_the_transformers_adapter_gives_the_same_vectors_on_one_and_on_two_threads() -> None:
+    import torch
+
+    before = torch.get_num_threads()
+    found = []
+    for threads in (1, 2):
+        torch.set_num_threads(threads)
+        adapter = load_adapter(resolve_model(None), EncoderSettings(adapter="transformers"), ["cpu"])
+        try:
+            found.append(adapter.encode_group(TEXTS, 16, prompt="query: "))
+        finally:
+            adapter.close()
+    torch.set_num_threads(before)
+    assert np.array_equal(found[0], found[1]) and not np.isnan(found[0]).any()
+
+
+def test_batches_come_back_in_order_and_close_drops_those_not_begun() -> None:
+    """Results in the batches' order whatever finishes first; after an error the batches not begun never run."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    layout = BatchThreads("cpu")
+    try:
+        assert layout.run(lambda n: (time.sleep(0.05 * (n % 3)), n)[1], list(range(9))) == list(range(9))
+        started: list[int] = []
+        gate = threading.Event()
+
+        def encode(n: int) -> int:
+            started.append(n)
+            if n == 0:
+                raise ValueError("batch 0 failed")
+            gate.wait(5)
+            return n
+
+        with pytest.raises(ValueError, match="batch 0 failed"):
+            layout.run(encode, list(range(50)))
+        gate.set()
+    finally:
+        layout.close()
+    assert torch.get_num_threads() == 2
+    torch.set_num_threads(before)
+    assert len(started) < 50  # the rest were cancelled, not computed after the error
