@@ -153,11 +153,11 @@ def test_killed_mid_encode_then_rerun_encodes_only_what_was_missing(tmp_path: Pa
         stored += rows(path)
     assert 0 < stored < 183
     rerun = cli([*args, "--output", str(tmp_path / "rerun")], cache)
+    fresh = cli([*args, "--output", str(tmp_path / "fresh"), "--no-cache"], cache)  # beside it: it reads no cache
     out, err = rerun.communicate(timeout=600)
     assert rerun.returncode == 0, err
     resumed = Results.model_validate_json(Path(out.strip()).read_text())
     assert resumed.texts.encoded == 183 - stored
-    fresh = cli([*args, "--output", str(tmp_path / "fresh"), "--no-cache"], cache)
     out, err = fresh.communicate(timeout=600)
     assert fresh.returncode == 0, err
     assert Results.model_validate_json(Path(out.strip()).read_text()).scores == resumed.scores
