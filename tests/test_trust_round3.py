@@ -120,7 +120,7 @@ def test_a_regression_fit_subsample_of_equal_targets_is_named_as_such() -> None:
     options = RegressionOptions(fit_split="train", n_samples=2, n_experiments=3, seed=1)
     with pytest.raises(DataError, match=r"experiment \d's 2 fit items all have target 1\.0, so its regression "
                                         r"predicts a constant; raise n_samples"):
-        list(RegressionProtocol().texts([], options, {"train": fit}))
+        RegressionProtocol().validate_items([], options, "f", {"train": fit})
 
 
 def test_a_hashing_run_is_never_pushed_and_a_dry_run_says_what_it_is(tmp_path: Path, data_dir: Path,
@@ -189,9 +189,10 @@ def test_samples_per_label_above_every_class_is_refused_as_all_is() -> None:
     test = [Item(id=f"t{i}", fields={"text": f"u{i}", "label": "ab"[i % 2]}) for i in range(4)]
     options = ClassificationOptions(fit_split="train", samples_per_label=5, short_classes="take_what_there_is")
     with pytest.raises(DataError, match="every experiment fits on the whole split"):
-        list(ClassificationProtocol().texts(test, options, {"train": fit}))
+        ClassificationProtocol().validate_items(test, options, "f", {"train": fit})
     options = ClassificationOptions(fit_split="train", samples_per_label=4, short_classes="take_what_there_is")
-    assert list(ClassificationProtocol().texts(test, options, {"train": fit}))  # below one class's count: draws
+    ClassificationProtocol().validate_items(test, options, "f", {"train": fit})  # below one class's count: draws
+    assert list(ClassificationProtocol().texts(test, options, {"train": fit}))
 
 
 def test_publish_benchmark_uploads_and_names_the_split_a_protocol_fits_on(tmp_path: Path, data_dir: Path,

@@ -26,7 +26,7 @@ from specrun.core.options import RunOptions
 from specrun.core.registry import ADAPTERS
 from specrun.core.types import View
 from specrun.core.workspace import Workspace
-from specrun.data import SplitData, load_split, resolve_data_dir
+from specrun.data import SplitData, check_scorable, load_split, resolve_data_dir
 from specrun.encoders.adapters import describe
 from specrun.encoders.cached import CachedEncoder
 from specrun.encoders.derived import DerivedCache
@@ -342,12 +342,13 @@ def load_data(plan: Plan, data_dir: Path | None, workspace: Workspace) -> Loaded
     checked whole (pins, fingerprint, subset)."""
     splits = {split.name: limited(load_split(plan, split.name, data_dir, workspace=workspace), plan.limit)
               for split in (*plan.splits, *plan.support_splits)}
+    with limit_hint(plan.limit):  # a kind refuses the items the run scores, before anything is encoded
+        check_scorable(plan, splits)
     texts: list[tuple[View, str]] = []
     corpora: list[tuple[View, SharedCorpus]] = []
     for split in plan.splits:
         for protocol in plan.protocols:
             support = {name: splits[name].items for name in protocol.support}
-            # a kind checks its splits against each other here, before anything is encoded
             with SpecrunError.named(f"{plan.id}, split {split.name}, protocol {protocol.name}"), limit_hint(plan.limit):
                 items = splits[split.name].items
                 texts.extend((protocol.view(text_field), text) for text_field, text in

@@ -132,7 +132,7 @@ def test_one_experiment_has_no_run_spread_but_keeps_its_interval() -> None:
     ("k too large", "knn: k = 50 but an experiment fits on 24 items"),
 ])
 def test_bad_inputs_are_one_line(case: str, expected: str) -> None:
-    fit, test, embed, _ = toy(n_fit=60, n_test=30)
+    fit, test, _, _ = toy(n_fit=60, n_test=30)
     opts = options()
     if case == "test label not in fit":
         test = [*test, Item(id="x", fields={"text": "t0", "label": "c9"})]
@@ -146,7 +146,7 @@ def test_bad_inputs_are_one_line(case: str, expected: str) -> None:
     elif case == "k too large":
         opts = options(classifier="knn", k=50)
     with pytest.raises(DataError) as caught:
-        PROTOCOL.run(test, RunContext(embed, {"train": fit}), opts)
+        PROTOCOL.validate_items(test, opts, "f", {"train": fit})
     assert expected in caught.value.message and "\n" not in caught.value.message
 
 

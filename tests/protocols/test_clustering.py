@@ -67,7 +67,7 @@ def test_runs_are_mini_batch_kmeans_as_mteb_configures_it() -> None:
 def test_degenerate_label_sets_are_one_line(labels: list[str], expected: str) -> None:
     items = [Item(id=str(i), fields={"text": str(i), "label": label}) for i, label in enumerate(labels)]
     with pytest.raises(DataError, match=expected):
-        ClusteringProtocol().run(items, RunContext(lambda texts, _field: np.ones((len(texts), 3))), ClusteringOptions())
+        ClusteringProtocol().validate_items(items, ClusteringOptions(), "f")
 
 
 def test_sets_cluster_their_own_documents_and_score_only_them() -> None:
@@ -247,8 +247,7 @@ def test_bad_label_paths_and_options_are_one_line() -> None:
                             "f")
     few = [Item(id=str(i), fields={"text": str(i), "label": "ab"[i % 2]}) for i in range(20)]
     with pytest.raises(DataError, match=r"embed_fraction 0\.04 of 20 documents embeds 0"):
-        protocol.run(few, RunContext(lambda texts, _field: np.ones((len(texts), 2))),
-                     mteb2.model_copy(update={"embed_fraction": 0.04}))
+        protocol.validate_items(few, mteb2.model_copy(update={"embed_fraction": 0.04}), "f")
     for bad, expected in (({"procedure": "mteb2", "set_size": 5}, "set_size: only for procedure: legacy"),
                           ({"draws": 5}, "draws: only for procedure: mteb2"),
                           ({"procedure": "mteb2", "embed_fraction": 0.5, "embed_documents": 5}, "not both")):

@@ -70,11 +70,9 @@ def test_template_fills_once() -> None:
     ([CSTS_ROWS[0], (CSTS_ROWS[1][0], "Another sentence.", "the colour", 1)], "differ in text2"),
 ])
 def test_malformed_pairs(rows, expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    good = tmp_path / "good"
-    make_csts(good)
-    spec = fixture_spec("csts", tmp_path, good)
     bad = tmp_path / "bad"
     make_csts(bad, rows)
+    spec = fixture_spec("csts", tmp_path, bad)  # pinned to the bad rows: the kind's refusal is what is left
     code, _, err = run_cli([str(spec), "--data-dir", str(bad), "--output", str(tmp_path / "out")], capsys)
     assert code == 2 and err.count("\n") == 1 and expected in err, err
     assert not (tmp_path / "out").exists()

@@ -38,9 +38,9 @@ def run_example(kind: str) -> tuple[Outputs, dict[str, object]]:
     items = list(example.items)
     for item in items:
         assert set(protocol.info.item_fields) <= set(item.fields), f"{kind}: example item {item.id} lacks fields"
-    protocol.validate_items(items, options, "example")
     support = dict(example.support)
     assert set(support) == set(protocol.support_splits(options)), f"{kind}: the example's support splits"
+    protocol.validate_items(items, options, "example", support)
     declared = set(protocol.texts(items, options, support))
     declared |= {(text_field, text) for text_field, corpus in protocol.corpora(items, options)
                  for text in corpus.texts()}

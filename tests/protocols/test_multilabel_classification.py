@@ -119,7 +119,7 @@ def test_bad_label_sets_and_data_are_one_line() -> None:
     one = [Item(id=f"t{i}", fields={"text": f"t{i}", "labels": ["a"]}) for i in range(6)]
     ctx = RunContext(embed=lambda texts, field: np.ones((len(texts), 2)), support={"train": one})
     with pytest.raises(DataError, match="holds 1 label"):
-        MultilabelClassificationProtocol().run(one, ctx, MultilabelOptions(fit_split="train"))
+        MultilabelClassificationProtocol().validate_items(one, MultilabelOptions(fit_split="train"), "f", ctx.support)
 
 
 def test_a_constant_prediction_is_an_error() -> None:

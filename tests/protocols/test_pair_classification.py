@@ -108,11 +108,13 @@ def test_the_threshold_split_chooses_and_the_evaluated_split_is_scored() -> None
 
 
 def test_a_split_of_one_label_is_one_line() -> None:
-    test, vectors = pairs(10, 1)
+    test, _ = pairs(10, 1)
     test = [Item(id=i.id, fields={**i.fields, "label": 1}) for i in test]
-    with pytest.raises(DataError, match="every pair has label 1"):
-        PairClassificationProtocol().run(test,
-                                         RunContext(lambda t, _field: np.stack([vectors[x] for x in t])), PairOptions())
+    with pytest.raises(DataError, match="the evaluated split: every pair has label 1"):
+        PairClassificationProtocol().validate_items(test, PairOptions(), "f")
+    good, _ = pairs(10, 1)
+    with pytest.raises(DataError, match="threshold split 'dev': every pair has label 1"):
+        PairClassificationProtocol().validate_items(good, PairOptions(threshold_split="dev"), "f", {"dev": test})
 
 
 def at_thresholds(test: tuple[np.ndarray, np.ndarray], chosen_on: tuple[np.ndarray, np.ndarray]) -> tuple[float,

@@ -66,11 +66,10 @@ def test_measures_equal_scikit_learn_and_scipy_on_repeated_items(seed: int) -> N
 
 
 def test_a_constant_fit_target_is_one_line() -> None:
-    fit, vectors = embedded(10, 0, "f")
+    fit, _ = embedded(10, 0, "f")
     fit = [Item(id=i.id, fields={**i.fields, "target": 2.0}) for i in fit]
     with pytest.raises(DataError, match=r"every target is 2\.0"):
-        embed = lambda texts, _field: np.stack([vectors[t] for t in texts])  # noqa: E731
-        RegressionProtocol().run(fit, RunContext(embed, {"train": fit}), RegressionOptions(fit_split="train"))
+        RegressionProtocol().validate_items(fit, RegressionOptions(fit_split="train"), "f", {"train": fit})
 
 
 def test_the_supervised_sts_probe_is_senteval_s_features_and_a_linear_regression() -> None:
@@ -100,4 +99,4 @@ def test_experiments_that_would_all_fit_the_same_regression_are_refused() -> Non
     fit, _ = embedded(10, 0, "f")
     options = RegressionOptions(fit_split="train", n_samples=20, n_experiments=3)
     with pytest.raises(DataError, match="every experiment would fit the same regression"):
-        list(RegressionProtocol().texts(fit, options, {"train": fit}))
+        RegressionProtocol().validate_items(fit, options, "f", {"train": fit})

@@ -172,6 +172,8 @@ def test_malformed_query_folders(damage, expected: str, tmp_path: Path, capsys: 
     dataset = make_qabot(data)
     spec = fixture_spec("qabot", tmp_path, data)
     damage(dataset)
+    if expected.startswith("query qabot-"):  # rows the reader takes and the kind refuses: pinned, the refusal is left
+        spec = fixture_spec("qabot", tmp_path, data)
     code, _, err = run_cli([str(spec), "--data-dir", str(data), "--output", str(tmp_path / "out")], capsys)
     assert code == 2 and err.count("\n") == 1 and expected in err, err
     assert str(dataset) in err and not (tmp_path / "out").exists()

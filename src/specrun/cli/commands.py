@@ -216,8 +216,8 @@ def cmd_fingerprint(args: argparse.Namespace, console: Console) -> int:
     plan = make_plan(loaded)
     data_dir = resolve_data_dir(args.data_dir)
     found = {}
-    for name in (split.name for split in (*plan.splits, *plan.support_splits)):
-        split = load_split(plan, name, data_dir, check=False, workspace=workspace_of(args))
+    for name in (split.name for split in (*plan.splits, *plan.support_splits)):  # identity only: a run refuses
+        split = load_split(plan, name, data_dir, check=False, workspace=workspace_of(args))  # what it cannot score
         found[name] = split.fingerprint
         print(f"{name}: {split.fingerprint}  ({split.n_source} items from {split.origin})")
     if args.write:
@@ -342,7 +342,7 @@ def cmd_publish(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_publish_benchmark(args: argparse.Namespace, console: Console) -> int:
-    from specrun.data import example_items, load_split, resolve_data_dir
+    from specrun.data import example_items, load_splits, resolve_data_dir
     from specrun.plan import make_plan
     from specrun.publish import Confirmation, benchmark_publication, card_gate, data_withheld, licence_gate
     from specrun.spec import load_spec
@@ -356,8 +356,7 @@ def cmd_publish_benchmark(args: argparse.Namespace, console: Console) -> int:
     data_dir, workspace = resolve_data_dir(args.data_dir), workspace_of(args)
     splits = None
     if data_withheld(spec) is None:  # the evaluated splits and the ones protocols fit on go up as Parquet
-        splits = {split.name: load_split(plan, split.name, data_dir, workspace=workspace).items
-                  for split in (*plan.splits, *plan.support_splits)}
+        splits = {name: split.items for name, split in load_splits(plan, data_dir, workspace=workspace).items()}
         examples = splits[plan.splits[0].name]
     else:
         examples = example_items(plan, data_dir, workspace)

@@ -126,9 +126,12 @@ class ProtocolKind(ABC, Generic[OptionsT]):
         named = (getattr(options, key) for key in self.info.split_options)
         return tuple(dict.fromkeys(name for name in named if name))
 
-    def validate_items(self, items: Sequence[Item], options: OptionsT, origin: str) -> None:
-        """Refuse a split's items the kind cannot score (DataError naming `origin`), called for every split as it
-        is loaded, before anything is encoded; default: nothing to check."""
+    def validate_items(self, items: Sequence[Item], options: OptionsT, origin: str,
+                       support: Support = NO_SUPPORT) -> None:
+        """The one place a kind refuses data it cannot score (a DataError; `file=origin` for a fault of the rows):
+        called for each evaluated split on the items the run scores (the subset drawn, --limit applied), with
+        the support splits' items, before anything is encoded; `texts` and `run` may then take the data as
+        sound. Default: nothing to check."""
 
     def texts(self, items: Sequence[Item], options: OptionsT, support: Support = NO_SUPPORT) -> Iterable[FieldText]:
         """Every (field, text) `run` will embed, the support splits' included (the encoder embeds each unique text
@@ -283,7 +286,7 @@ def _problems_of_protocol(entry: Any, field_kinds: Container[str]) -> list[str]:
         if unknown_options:
             problems.append(f"info.split_options {unknown_options} are not options of the kind")
     called = {"run": (entry.run, ("items", "ctx", "options")), "texts": (entry.texts, ("items", "options", "support")),
-              "validate_items": (entry.validate_items, ("items", "options", "origin"))}  # as the stages call them
+              "validate_items": (entry.validate_items, ("items", "options", "origin", "support"))}  # as called
     for method, (bound, expected) in called.items():
         if len(inspect.signature(bound).parameters) != len(expected):
             problems.append(f"{method} must take ({', '.join(expected)})")

@@ -9,16 +9,19 @@ A split may read several source splits (files), concatenated in the declared ord
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from specrun.core.errors import SpecrunError
 from specrun.core.types import Item
 from specrun.core.workspace import Workspace
 from specrun.data.items import RawRow, WhereFilter, fingerprint, map_items, select
 from specrun.data.sources import DATA_DIR_ENV, read_source_split, resolve_data_dir
 from specrun.plan import Plan, PlannedSplit
 
-__all__ = ["DATA_DIR_ENV", "SplitData", "example_items", "fingerprint", "load_split", "resolve_data_dir"]
+__all__ = ["DATA_DIR_ENV", "SplitData", "check_scorable", "example_items", "fingerprint", "load_split",
+           "load_splits", "resolve_data_dir"]
 
 
 @dataclass(frozen=True)
@@ -71,8 +74,6 @@ def load_split(plan: Plan, split_name: str, data_dir: Path | None, *, check: boo
     if not items:
         raise plan.error(("splits", split_name), f"split is empty: {origin} has no rows"
                          + (" that match `where`" if split.where and read else ""))
-    for protocol in plan.protocols:
-        protocol.entry.validate_items(items, protocol.options, origin)
     found = fingerprint(items)
     if check and split.fingerprint is not None and split.fingerprint != found:
         raise plan.error(("splits", split_name, "fingerprint"),
@@ -83,6 +84,27 @@ def load_split(plan: Plan, split_name: str, data_dir: Path | None, *, check: boo
     selected = select(items, split.selection, plan.seed)
     return SplitData(name=split_name, source=split.source.name, origin=origin, items=selected,
                      n_source=len(items), fingerprint=found, files=files)
+
+
+def check_scorable(plan: Plan, splits: Mapping[str, SplitData]) -> None:
+    """Every protocol's `validate_items` on each evaluated split, with the items of the splits it fits on: the
+    one place a kind refuses data, before anything is encoded."""
+    for split in plan.splits:
+        data = splits[split.name]
+        for protocol in plan.protocols:
+            support = {name: splits[name].items for name in protocol.support}
+            with SpecrunError.named(f"{plan.id}, split {split.name}, protocol {protocol.name}"):
+                protocol.entry.validate_items(data.items, protocol.options, data.origin, support)
+
+
+def load_splits(plan: Plan, data_dir: Path | None, *, check: bool = True,
+                workspace: Workspace | None = None) -> dict[str, SplitData]:
+    """The evaluated splits and the splits protocols fit on, each checked against the plan, then refused by the
+    protocols where they cannot score them (`check_scorable`)."""
+    splits = {split.name: load_split(plan, split.name, data_dir, check=check, workspace=workspace)
+              for split in (*plan.splits, *plan.support_splits)}
+    check_scorable(plan, splits)
+    return splits
 
 
 def example_items(plan: Plan, data_dir: Path | None, workspace: Workspace | None = None) -> list[Item]:

@@ -97,17 +97,9 @@ class ClassificationProtocol(ProtocolKind[ClassificationOptions]):
     def _fit_items(self, options: ClassificationOptions, support: Support) -> list[Item]:
         return list(support[options.fit_split])
 
-    def texts(self, items: Sequence[Item], options: ClassificationOptions,
-              support: Support = NO_SUPPORT) -> Iterator[FieldText]:
+    def validate_items(self, items: Sequence[Item], options: ClassificationOptions, origin: str,
+                       support: Support = NO_SUPPORT) -> None:
         fit = self._fit_items(options, support)
-        self._check(fit, items, options)  # before anything is encoded
-        used = sorted(set().union(*undersamples([item.fields["label"] for item in fit], options)))
-        for index in used:  # only the fit items some experiment uses, as MTEB encodes them
-            yield "text", fit[index].fields["text"]
-        for item in items:
-            yield "text", item.fields["text"]
-
-    def _check(self, fit: Sequence[Item], items: Sequence[Item], options: ClassificationOptions) -> list[Any]:
         fit_labels = {item.fields["label"] for item in fit}
         labels = {item.fields["label"] for item in items}
         where = f"fit split {options.fit_split!r}"
@@ -119,6 +111,19 @@ class ClassificationProtocol(ProtocolKind[ClassificationOptions]):
         if fit_labels - labels:
             raise DataError(f"{where} has label(s) {shown(fit_labels - labels)} that the evaluated split lacks; "
                             "restrict both to the same labels (`where`)")
+        sorted_labels(fit_labels, where)  # texts and numbers mixed are refused
+        self._check_sampling(fit, options, where)
+
+    def texts(self, items: Sequence[Item], options: ClassificationOptions,
+              support: Support = NO_SUPPORT) -> Iterator[FieldText]:
+        fit = self._fit_items(options, support)
+        used = sorted(set().union(*undersamples([item.fields["label"] for item in fit], options)))
+        for index in used:  # only the fit items some experiment uses, as MTEB encodes them
+            yield "text", fit[index].fields["text"]
+        for item in items:
+            yield "text", item.fields["text"]
+
+    def _check_sampling(self, fit: Sequence[Item], options: ClassificationOptions, where: str) -> None:
         counts = Counter(item.fields["label"] for item in fit)
         short = {label for label, count in counts.items()
                  if options.samples_per_label != "all" and count < options.samples_per_label}
@@ -137,11 +142,10 @@ class ClassificationProtocol(ProtocolKind[ClassificationOptions]):
             fewest = min(len(chosen) for chosen in undersamples([item.fields["label"] for item in fit], options))
             if options.k > fewest:
                 raise DataError(f"knn: k = {options.k} but an experiment fits on {fewest} items")
-        return sorted_labels(fit_labels, where)
 
     def run(self, items: Sequence[Item], ctx: RunContext, options: ClassificationOptions) -> Outputs:
         fit = self._fit_items(options, ctx.support)
-        classes = self._check(fit, items, options)
+        classes = sorted_labels({item.fields["label"] for item in fit}, f"fit split {options.fit_split!r}")
         fit_y = label_numbers(fit, classes)
         gold = label_numbers(items, classes)
         chosen = undersamples([item.fields["label"] for item in fit], options)

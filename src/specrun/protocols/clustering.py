@@ -97,12 +97,9 @@ def cluster_runs(vectors: np.ndarray, gold: np.ndarray, options: ClusteringOptio
     from sklearn.cluster import MiniBatchKMeans
 
     out = np.full((len(vectors), options.n_runs), -1.0)
-    for run, members in enumerate(run_sets(len(vectors), options)):
-        k = len(np.unique(gold[members]))
-        if k < 2:
-            raise DataError(f"run {run}'s {len(members)} documents hold a single label; raise set_size")
-        model = MiniBatchKMeans(n_clusters=k, batch_size=options.kmeans_batch, n_init="auto", compute_labels=True,
-                                random_state=options.seed + run)
+    for run, members in enumerate(run_sets(len(vectors), options)):  # each holds two labels or more (validate_items)
+        model = MiniBatchKMeans(n_clusters=len(np.unique(gold[members])), batch_size=options.kmeans_batch,
+                                n_init="auto", compute_labels=True, random_state=options.seed + run)
         out[members, run] = model.fit(vectors[members]).labels_
     return out
 
@@ -206,9 +203,23 @@ class ClusteringProtocol(ProtocolKind[ClusteringOptions]):
     )
     Options = ClusteringOptions
 
-    def validate_items(self, items: Sequence[Item], options: ClusteringOptions, origin: str) -> None:
-        if items:
-            check_levels(*level_numbers(items, origin), options, origin)
+    def validate_items(self, items: Sequence[Item], options: ClusteringOptions, origin: str,
+                       support: Support = NO_SUPPORT) -> None:
+        levels, classes = level_numbers(items, origin)
+        check_levels(levels, classes, options, origin)
+        if options.set_size is not None and options.set_size > len(items):
+            raise DataError(f"set_size {options.set_size} is more than the {len(items)} documents")
+        if options.procedure == "legacy":
+            for run, members in enumerate(run_sets(len(items), options)):
+                if len(np.unique(levels[members, 0])) < 2:
+                    raise DataError(f"run {run}'s {len(members)} documents hold a single label; raise set_size")
+            return
+        order = embedded(len(items), options)[0]
+        if len(order) < 2:
+            raise DataError(f"embed_fraction {options.embed_fraction} of {len(items)} documents embeds "
+                            f"{len(order)}; k-means needs more")
+        check_levels(*level_numbers([items[i] for i in order], "the documents embedded"), options,
+                     "the documents embedded")
 
     def texts(self, items: Sequence[Item], options: ClusteringOptions,
               support: Support = NO_SUPPORT) -> Iterable[FieldText]:
@@ -217,12 +228,9 @@ class ClusteringProtocol(ProtocolKind[ClusteringOptions]):
         return [("text", items[i].fields["text"]) for i in embedded(len(items), options)[0]]
 
     def run(self, items: Sequence[Item], ctx: RunContext, options: ClusteringOptions) -> Outputs:
-        if options.set_size is not None and options.set_size > len(items):
-            raise DataError(f"set_size {options.set_size} is more than the {len(items)} documents")
         if options.procedure == "mteb2":
             return self._mteb2(items, ctx, options)
-        levels, classes = level_numbers(items, "the evaluated split")
-        check_levels(levels, classes, options, "the evaluated split")
+        levels = level_numbers(items, "the evaluated split")[0]
         vectors = check_vectors(ctx.embed([item.fields["text"] for item in items], "text"), "k-means cannot place it")
         gold = levels[:, 0]
         clusters = cluster_runs(vectors, gold, options)
@@ -231,12 +239,8 @@ class ClusteringProtocol(ProtocolKind[ClusteringOptions]):
 
     def _mteb2(self, items: Sequence[Item], ctx: RunContext, options: ClusteringOptions) -> Outputs:
         order, rng = embedded(len(items), options)
-        if len(order) < 2:
-            raise DataError(f"embed_fraction {options.embed_fraction} of {len(items)} documents embeds "
-                            f"{len(order)}; k-means needs more")
         chosen = [items[i] for i in order]
-        levels, classes = level_numbers(chosen, "the documents embedded")
-        check_levels(levels, classes, options, "the documents embedded")
+        levels = level_numbers(chosen, "the documents embedded")[0]
         vectors = check_vectors(ctx.embed([item.fields["text"] for item in chosen], "text"), "k-means cannot place it")
         clusters, gold = mteb2_runs(vectors, levels, rng, options)
         rows = np.argsort(order)  # the outputs in the split's order

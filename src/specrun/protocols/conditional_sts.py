@@ -55,7 +55,8 @@ class ConditionalStsProtocol(ProtocolKind[ConditionalOptions]):
     )
     Options = ConditionalOptions
 
-    def validate_items(self, items: Sequence[Item], options: ConditionalOptions, origin: str) -> None:
+    def validate_items(self, items: Sequence[Item], options: ConditionalOptions, origin: str,
+                       support: Support = NO_SUPPORT) -> None:
         if len(items) % 2:
             raise DataError(f"{len(items)} rows; conditional rows come in adjacent pairs", file=origin)
         for first, second in zip(items[::2], items[1::2], strict=True):

@@ -29,9 +29,11 @@ from specrun.core.errors import DataError, FieldError, SpecrunError
 from specrun.core.registry import FIELD_KINDS, PROTOCOLS
 from specrun.core.types import (
     CORPUS_CUTOFFS,
+    NO_SUPPORT,
     TREC_MEASURES,
     Item,
     Outputs,
+    Support,
     trec_output,
 )
 from specrun.protocols.ranking import corpus_measures, reranked
@@ -81,7 +83,8 @@ class CorpusRetrievalProtocol(ProtocolKind[CorpusOptions]):
     )
     Options = CorpusOptions
 
-    def validate_items(self, items: Sequence[Item], options: CorpusOptions, origin: str) -> None:
+    def validate_items(self, items: Sequence[Item], options: CorpusOptions, origin: str,
+                       support: Support = NO_SUPPORT) -> None:
         corpus = items[0].fields["corpus"] if items else None
         for item in items:
             if item.fields["corpus"] != corpus:

@@ -69,7 +69,8 @@ class InstructionRetrievalProtocol(ProtocolKind[NoOptions]):
     )
     Options = NoOptions
 
-    def validate_items(self, items: Sequence[Item], options: NoOptions, origin: str) -> None:
+    def validate_items(self, items: Sequence[Item], options: NoOptions, origin: str,
+                       support: Support = NO_SUPPORT) -> None:
         """Labels align with candidates; each query has a relevant candidate under both instructions (AP is
         undefined otherwise) and a changed document (p-MRR has nothing to score otherwise)."""
         for item in items:

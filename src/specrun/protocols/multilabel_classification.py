@@ -19,7 +19,7 @@ from pydantic import Field
 from specrun.core.contracts import KindExample, KindInfo, KindOptions, ProtocolKind, RunContext
 from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import Item, Outputs
+from specrun.core.types import NO_SUPPORT, Item, Outputs, Support
 from specrun.protocols.labels import shown, sorted_labels
 from specrun.search.cosine import check_vectors
 
@@ -78,8 +78,10 @@ class MultilabelClassificationProtocol(ProtocolKind[MultilabelOptions]):
     )
     Options = MultilabelOptions
 
-    def _classes(self, fit: Sequence[Item], items: Sequence[Item], options: MultilabelOptions) -> list[Any]:
-        classes = sorted_labels({label for item in items for label in item.fields["labels"]}, "the evaluated split")
+    def validate_items(self, items: Sequence[Item], options: MultilabelOptions, origin: str,
+                       support: Support = NO_SUPPORT) -> None:
+        fit = list(support[options.fit_split])
+        classes = self._classes(items)
         fit_labels = {label for item in fit for label in item.fields["labels"]}
         if len(classes) < 2:
             raise DataError(f"the evaluated split holds {len(classes)} label(s); multilabel classification needs "
@@ -92,13 +94,16 @@ class MultilabelClassificationProtocol(ProtocolKind[MultilabelOptions]):
         fewest = min(len(chosen) for chosen in undersamples([item.fields["labels"] for item in fit], options))
         if options.k > fewest:
             raise DataError(f"k = {options.k} but an experiment fits on {fewest} items")
-        return classes
+
+    @staticmethod
+    def _classes(items: Sequence[Item]) -> list[Any]:
+        return sorted_labels({label for item in items for label in item.fields["labels"]}, "the evaluated split")
 
     def run(self, items: Sequence[Item], ctx: RunContext, options: MultilabelOptions) -> Outputs:
         from sklearn.neighbors import KNeighborsClassifier
 
         fit = list(ctx.support[options.fit_split])
-        classes = self._classes(fit, items, options)
+        classes = self._classes(items)
         chosen = undersamples([item.fields["labels"] for item in fit], options)
         used = sorted(set().union(*chosen))
         undefined = "a classifier cannot be fitted or applied"

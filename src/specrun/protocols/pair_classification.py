@@ -14,7 +14,7 @@ from pydantic import Field
 from specrun.core.contracts import KindExample, KindInfo, KindOptions, ProtocolKind, RunContext
 from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import Embed, Item, Outputs
+from specrun.core.types import NO_SUPPORT, Embed, Item, Outputs, Support
 from specrun.search.cosine import cosine_rows
 from specrun.search.similarity import SIMILARITIES
 from specrun.search.thresholds import FUNCTIONS, THRESHOLD_SCORE, best_thresholds, score_output
@@ -54,21 +54,28 @@ class PairClassificationProtocol(ProtocolKind[PairOptions]):
     )
     Options = PairOptions
 
-    def _scored(self, items: Sequence[Item], embed: Embed, where: str) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    def validate_items(self, items: Sequence[Item], options: PairOptions, origin: str,
+                       support: Support = NO_SUPPORT) -> None:
+        named = [("the evaluated split", items)]
+        if options.threshold_split is not None:
+            named.append((f"threshold split {options.threshold_split!r}", support[options.threshold_split]))
+        for where, group in named:
+            labels = {item.fields["label"] for item in group}
+            if len(labels) < 2:
+                raise DataError(f"{where}: every pair has label {int(next(iter(labels)))}; pair classification "
+                                "needs both positive and negative pairs")
+
+    def _scored(self, items: Sequence[Item], embed: Embed) -> tuple[dict[str, np.ndarray], np.ndarray]:
         labels = np.array([item.fields["label"] for item in items], dtype=np.float64)
-        if len(set(labels)) < 2:
-            raise DataError(f"{where}: every pair has label {int(labels[0])}; pair classification needs both "
-                            "positive and negative pairs")
         left = embed([item.fields["text1"] for item in items], "text1")
         right = embed([item.fields["text2"] for item in items], "text2")
         return similarities(left, right), labels
 
     def run(self, items: Sequence[Item], ctx: RunContext, options: PairOptions) -> Outputs:
-        scores, labels = self._scored(items, ctx.embed, "the evaluated split")
+        scores, labels = self._scored(items, ctx.embed)
         function = ctx.similarity  # the thresholds' scores: the same numbers as that function's own column
         if options.threshold_split is not None:
-            chosen, chosen_labels = self._scored(ctx.support[options.threshold_split], ctx.embed,
-                                                 f"threshold split {options.threshold_split!r}")
+            chosen, chosen_labels = self._scored(ctx.support[options.threshold_split], ctx.embed)
             accuracy_threshold, f1_threshold = best_thresholds(chosen[function], chosen_labels)
         else:
             accuracy_threshold, f1_threshold = best_thresholds(scores[function], labels)

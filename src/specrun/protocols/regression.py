@@ -55,20 +55,27 @@ class RegressionProtocol(ProtocolKind[RegressionOptions]):
     )
     Options = RegressionOptions
 
-    def texts(self, items: Sequence[Item], options: RegressionOptions,
-              support: Support = NO_SUPPORT) -> Iterator[FieldText]:
+    def validate_items(self, items: Sequence[Item], options: RegressionOptions, origin: str,
+                       support: Support = NO_SUPPORT) -> None:
         fit = support[options.fit_split]
+        targets = np.array([item.fields["target"] for item in fit], dtype=np.float64)
+        if np.ptp(targets) == 0:
+            raise DataError(f"fit split {options.fit_split!r}: every target is {float(targets[0])!r}; a regression "
+                            "fitted on it predicts a constant")
         if isinstance(options.n_samples, int) and options.n_samples >= len(fit) and options.n_experiments > 1:
             raise DataError(f"n_samples {options.n_samples} >= the {len(fit)} items of fit split "
                             f"{options.fit_split!r}: every experiment would fit the same regression; set "
                             "n_samples: all and n_experiments: 1")
-        chosen = subsamples(len(fit), options)
-        targets = np.array([item.fields["target"] for item in fit], dtype=np.float64)
-        for run, indices in enumerate(chosen):  # before anything is encoded: a constant fit is not a metric's fault
-            if len(indices) and np.ptp(targets[indices]) == 0 and np.ptp(targets) > 0:
+        for run, indices in enumerate(subsamples(len(fit), options)):  # a constant fit is not a metric's fault
+            if len(indices) and np.ptp(targets[indices]) == 0:
                 raise DataError(f"fit split {options.fit_split!r}: experiment {run}'s {len(indices)} fit items all "
                                 f"have target {float(targets[indices][0])!r}, so its regression predicts a constant; "
                                 "raise n_samples (or n_samples: all)")
+
+    def texts(self, items: Sequence[Item], options: RegressionOptions,
+              support: Support = NO_SUPPORT) -> Iterator[FieldText]:
+        fit = support[options.fit_split]
+        chosen = subsamples(len(fit), options)
         used = sorted(set().union(*(set(indices.tolist()) for indices in chosen)))
         for index in used:
             yield "text", fit[index].fields["text"]
@@ -80,9 +87,6 @@ class RegressionProtocol(ProtocolKind[RegressionOptions]):
 
         fit = ctx.support[options.fit_split]
         targets = np.array([item.fields["target"] for item in fit], dtype=np.float64)
-        if np.ptp(targets) == 0:
-            raise DataError(f"fit split {options.fit_split!r}: every target is {float(targets[0])!r}; a regression "
-                            "fitted on it predicts a constant")
         chosen = subsamples(len(fit), options)
         used = sorted(set().union(*(set(c.tolist()) for c in chosen)))
         position = {index: row for row, index in enumerate(used)}

@@ -13,9 +13,11 @@ from specrun.core.contracts import KindExample, KindInfo, NoOptions, ProtocolKin
 from specrun.core.registry import PROTOCOLS
 from specrun.core.types import (
     CORPUS_CUTOFFS,
+    NO_SUPPORT,
     TREC_MEASURES,
     Item,
     Outputs,
+    Support,
     trec_output,
 )
 from specrun.protocols.ranking import candidate_order, check_candidate_lists, trec_measures
@@ -39,7 +41,8 @@ class RerankingProtocol(ProtocolKind[NoOptions]):
     )
     Options = NoOptions
 
-    def validate_items(self, items: Sequence[Item], options: NoOptions, origin: str) -> None:
+    def validate_items(self, items: Sequence[Item], options: NoOptions, origin: str,
+                       support: Support = NO_SUPPORT) -> None:
         check_candidate_lists(items, origin)
 
     def run(self, items: Sequence[Item], ctx: RunContext, options: NoOptions) -> Outputs:

@@ -9,7 +9,7 @@ import numpy as np
 
 from specrun.core.contracts import KindExample, KindInfo, NoOptions, ProtocolKind, RunContext
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import RANK_CUTOFFS, Item, Outputs
+from specrun.core.types import NO_SUPPORT, RANK_CUTOFFS, Item, Outputs, Support
 from specrun.protocols.ranking import candidate_order, check_candidate_lists, rank_measures
 from specrun.search.similarity import SIMILARITIES
 
@@ -32,7 +32,8 @@ class RetrievalProtocol(ProtocolKind[NoOptions]):
     )
     Options = NoOptions
 
-    def validate_items(self, items: Sequence[Item], options: NoOptions, origin: str) -> None:
+    def validate_items(self, items: Sequence[Item], options: NoOptions, origin: str,
+                       support: Support = NO_SUPPORT) -> None:
         check_candidate_lists(items, origin)
 
     def run(self, items: Sequence[Item], ctx: RunContext, options: NoOptions) -> Outputs:

@@ -13,7 +13,7 @@ from pydantic import Field
 from specrun.core.contracts import KindExample, KindInfo, KindOptions, ProtocolKind, RunContext
 from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import Embed, Item, Outputs
+from specrun.core.types import NO_SUPPORT, Embed, Item, Outputs, Support
 from specrun.search.cosine import cosine_rows
 from specrun.search.similarity import SIMILARITIES, similarity_rows
 
@@ -52,6 +52,14 @@ class StsProtocol(ProtocolKind[StsOptions]):
         return (embed([item.fields["text1"] for item in items], "text1"),
                 embed([item.fields["text2"] for item in items], "text2"))
 
+    def validate_items(self, items: Sequence[Item], options: StsOptions, origin: str,
+                       support: Support = NO_SUPPORT) -> None:
+        if options.fit_split is not None:
+            fit_gold = np.array([item.fields["gold"] for item in support[options.fit_split]], dtype=np.float64)
+            if np.ptp(fit_gold) == 0:
+                raise DataError(f"fit split {options.fit_split!r}: every gold score is {float(fit_gold[0])!r}; a probe "
+                                "fitted on it predicts a constant")
+
     def run(self, items: Sequence[Item], ctx: RunContext, options: StsOptions) -> Outputs:
         left, right = self._embedded(items, ctx.embed)
         prediction = similarity_rows(left, right, ctx.similarity)  # cosine also refuses a zero vector
@@ -63,9 +71,6 @@ class StsProtocol(ProtocolKind[StsOptions]):
             fit_left, fit_right = self._embedded(fit, ctx.embed)
             cosine_rows(fit_left, fit_right)  # only to refuse a zero or non-finite vector of the fit split
             fit_gold = np.array([item.fields["gold"] for item in fit], dtype=np.float64)
-            if np.ptp(fit_gold) == 0:
-                raise DataError(f"fit split {options.fit_split!r}: every gold score is {float(fit_gold[0])!r}; a probe "
-                                "fitted on it predicts a constant")
             probe = LinearRegression().fit(pair_features(fit_left, fit_right), fit_gold)
             prediction = probe.predict(pair_features(left, right))
         return Outputs(unit=self.info.unit, ids=[item.id for item in items],

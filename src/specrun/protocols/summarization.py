@@ -11,7 +11,7 @@ import numpy as np
 from specrun.core.contracts import KindExample, KindInfo, NoOptions, ProtocolKind, RunContext
 from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
-from specrun.core.types import Item, Outputs
+from specrun.core.types import NO_SUPPORT, Item, Outputs, Support
 from specrun.search.cosine import COSINE_DECIMALS, check_norms
 from specrun.search.similarity import SIMILARITIES, similarity_matrix
 
@@ -44,7 +44,8 @@ class SummarizationProtocol(ProtocolKind[NoOptions]):
     )
     Options = NoOptions
 
-    def validate_items(self, items: Sequence[Item], options: NoOptions, origin: str) -> None:
+    def validate_items(self, items: Sequence[Item], options: NoOptions, origin: str,
+                       support: Support = NO_SUPPORT) -> None:
         for item in items:
             if len(item.fields["machine_summaries"]) != len(item.fields["human_scores"]):
                 raise DataError(f"text {item.id}: {len(item.fields['machine_summaries'])} machine summaries but "

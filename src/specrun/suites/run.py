@@ -17,7 +17,7 @@ from specrun import __version__
 from specrun.core.errors import MissingDataError, OfflineError, SpecrunError, SuiteError
 from specrun.core.options import RunOptions
 from specrun.core.workspace import Workspace
-from specrun.data import load_split, resolve_data_dir
+from specrun.data import load_splits, resolve_data_dir
 from specrun.encoders.models import ModelRef, resolve_model
 from specrun.metrics.aggregate import MemberDraws, aggregate_interval, aggregate_method, member_draws
 from specrun.outputs import write_output_sets
@@ -158,8 +158,7 @@ def _missing_data(loaded: LoadedSuite, reused: set[int], options: RunOptions,
         if m.spec_id not in checked:
             plan = make_plan(m.loaded)
             try:
-                for split in (*plan.splits, *plan.support_splits):
-                    load_split(plan, split.name, data_dir, workspace=workspace)
+                load_splits(plan, data_dir, workspace=workspace)
                 checked[m.spec_id] = None
             except (MissingDataError, OfflineError) as exc:  # a wrong sha256 or a bad row is still an error
                 if not m.member.optional:
