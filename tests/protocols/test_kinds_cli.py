@@ -157,3 +157,21 @@ def test_a_fit_split_with_a_label_the_test_split_lacks_is_one_line(tmp_path: Pat
     assert code == 2 and not (tmp_path / "out").exists()
     assert "encoding" not in err  # refused before anything is encoded
     assert err.count("\n") == 1 and "fit split 'train' has label(s) 'd' that the evaluated split lacks" in err
+
+
+def test_constant_fit_targets_are_refused_before_anything_is_encoded(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """validate_items is the one place a kind refuses data: regression's constant fit split was refused in `run`,
+    after its texts were encoded; now the run ends first, nothing encoded or cached."""
+    rng = np.random.default_rng(5)
+    for split, n in (("train", 20), ("test", 10)):
+        write_jsonl(tmp_path / "data" / "toy" / f"{split}.jsonl",
+                    [{"text": sentence(rng), "target": 3.0 if split == "train" else float(i)} for i in range(n)])
+    path = spec(tmp_path, "regression", {"text": "text", "target": "target"}, {"rmse": "rmse"},
+                options={"fit_split": "train"}, fit=True)
+    cache = tmp_path / "cache"
+    code, _, err = run_cli([str(path), "--data-dir", str(tmp_path / "data"), "--adapter", "hashing",
+                            "--cache-dir", str(cache), "--output", str(tmp_path / "out")], capsys)
+    assert code == 2 and not (tmp_path / "out").exists()
+    assert err.count("\n") == 1 and "fit split 'train': every target is 3.0" in err, err
+    assert not list(cache.glob("embeddings/*/*.shard"))  # nothing was encoded
