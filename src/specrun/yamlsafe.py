@@ -124,6 +124,7 @@ class _Builder:
         self.lines: dict[KeyPath, int] = {}
         self.count = 0
         self.constructor = yaml.SafeLoader("")
+        self.open: set[int] = set()  # the lists and mappings being built around the current node
 
     def fail(self, node: yaml.Node, path: KeyPath, message: str) -> SpecError:
         return SpecError(message, file=self.name, line=node.start_mark.line + 1, key=dotted(path))
@@ -133,6 +134,22 @@ class _Builder:
         if self.count > MAX_NODES:
             raise self.fail(node, path, f"more than {MAX_NODES} YAML nodes (alias expansion?); a spec is small")
         self.lines.setdefault(path, node.start_mark.line + 1)
+        if isinstance(node, yaml.CollectionNode):
+            if id(node) in self.open:
+                raise self.fail(node, path, "an alias to a list or mapping that holds it (a recursive alias); "
+                                            "a spec is a tree")
+            self.open.add(id(node))
+            try:
+                return self._collection(node, path)
+            finally:
+                self.open.discard(id(node))
+        if node.tag == _TIMESTAMP:
+            return str(node.value)  # a date is kept as the text the author wrote
+        if node.tag not in _SCALAR_TAGS:
+            raise self.fail(node, path, f"tag {node.tag} is not allowed; only strings, numbers, booleans and null")
+        return self.constructor.construct_object(node)
+
+    def _collection(self, node: yaml.CollectionNode, path: KeyPath) -> Any:
         if isinstance(node, yaml.MappingNode):
             if node.tag != _MAP:
                 raise self.fail(node, path, f"tag {node.tag} is not allowed; only plain mappings")
@@ -150,12 +167,6 @@ class _Builder:
                 self.lines[child] = key_node.start_mark.line + 1
                 out[key] = self.build(value_node, child)
             return out
-        if isinstance(node, yaml.SequenceNode):
-            if node.tag != _SEQ:
-                raise self.fail(node, path, f"tag {node.tag} is not allowed; only plain lists")
-            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
-        if node.tag == _TIMESTAMP:
-            return str(node.value)  # a date is kept as the text the author wrote
-        if node.tag not in _SCALAR_TAGS:
-            raise self.fail(node, path, f"tag {node.tag} is not allowed; only strings, numbers, booleans and null")
-        return self.constructor.construct_object(node)
+        if node.tag != _SEQ:  # a sequence
+            raise self.fail(node, path, f"tag {node.tag} is not allowed; only plain lists")
+        return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]

@@ -53,6 +53,8 @@ def test_duplicate_key_names_both_lines() -> None:
     ("a: !!python/name:os.system ''\n", "is not allowed"),
     ("base: &b {x: 1}\nother:\n  <<: *b\n", "merge keys (<<) are not allowed"),
     ("a: !custom 3\n", "tag !custom is not allowed"),
+    ("a: &x [*x]\n", "a recursive alias"),  # was a RecursionError traceback
+    ("b:\n  c: &m\n    d: *m\n", "a recursive alias"),
     ("a: [1, 2\n", "YAML syntax error"),
     ("", "file is empty"),
 ])
