@@ -13,7 +13,7 @@ from scipy import stats
 
 from specrun.results import Results
 from specrun.results.verify import verified_with_spec
-from tests.conftest import SPECS, assert_one_line_error, run_cli, run_ok
+from tests.conftest import SPECS, assert_one_line_error, prediction_rows, run_cli, run_ok
 
 FOLDER = "sentence-transformers__all-MiniLM-L6-v2+adapter-hashing"
 
@@ -23,7 +23,7 @@ def run_args(spec: Path | str, data_dir: Path, output: Path, *extra: str) -> lis
 
 
 def predictions(results_path: Path) -> list[dict]:
-    return [json.loads(line) for line in (results_path.parent / "predictions.jsonl").read_text().splitlines()]
+    return prediction_rows(results_path.parent)
 
 
 def limited_run(tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str], n: int = 20) -> Path:
