@@ -131,6 +131,23 @@ def direct_cosine(pairs: list[tuple[str, str]]) -> Any:
     return np.sum(a * b, axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
 
 
+def cached_vectors(cache: Path) -> dict[bytes, Any]:
+    """Every vector in a cache (or one key's folder of it), by text digest, read straight from the shards' bytes."""
+    import numpy as np
+
+    from specrun.encoders.shards import read_shard_header
+
+    found: dict[bytes, Any] = {}
+    for path in cache.rglob("*.shard"):
+        header, start = read_shard_header(path)
+        raw = path.read_bytes()
+        count, dim = header["count"], header["dim"]
+        vectors = np.frombuffer(raw, dtype="<f4", offset=start + 32 * count).reshape(count, dim)
+        for row in range(count):
+            found[raw[start + 32 * row:start + 32 * row + 32]] = vectors[row]
+    return found
+
+
 def prediction_rows(folder: Path) -> list[dict[str, Any]]:
     """A run's predictions.jsonl, one dict per evaluated unit."""
     import json

@@ -20,9 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from specrun.encoders.shards import read_shard_header
 from specrun.results import Results
-from tests.conftest import ROOT, SPECS, hears_ctrl_c, require
+from tests.conftest import ROOT, SPECS, cached_vectors, hears_ctrl_c, require
 
 ray = require("ray", "Ray is not installed here (pip install 'specrun[ray]')")
 psutil = pytest.importorskip("psutil")  # Ray ships it
@@ -264,19 +263,6 @@ def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, Resul
     results = Results.model_validate_json(Path(captured.out.strip().splitlines()[-1]).read_text()) if code == 0 \
         else None
     return code, results, captured.err
-
-
-def cached_vectors(cache: Path) -> dict[bytes, np.ndarray]:
-    """Every vector in a cache, by text digest, read straight from the shards."""
-    found: dict[bytes, np.ndarray] = {}
-    for path in cache.rglob("*.shard"):
-        header, start = read_shard_header(path)
-        raw = path.read_bytes()
-        count, dim = header["count"], header["dim"]
-        vectors = np.frombuffer(raw, dtype="<f4", offset=start + 32 * count).reshape(count, dim)
-        for row in range(count):
-            found[raw[start + 32 * row:start + 32 * row + 32]] = vectors[row]
-    return found
 
 
 @pytest.mark.parametrize("adapter", ["hashing", "sentence-transformers"])
