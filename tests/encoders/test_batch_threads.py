@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -111,3 +112,41 @@ def test_batches_come_back_in_order_and_close_drops_those_not_begun() -> None:
     assert torch.get_num_threads() == 2
     torch.set_num_threads(before)
     assert len(started) < 50  # the rest were cancelled, not computed after the error
+
+
+def test_ctrl_c_while_batch_threads_encode_ends_at_once_and_writes_nothing(tmp_path: Path, data_dir: Path) -> None:
+    """Ctrl-C while the batch threads encode (the main thread waits on them): exit 130 in one line within
+    seconds, no results; the groups finished before it stay cached whole, and a rerun completes from them."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from specrun.encoders.shards import read_shard_header
+    from tests.conftest import ROOT, SPECS, assert_one_line_error, hears_ctrl_c
+
+    cache, out = tmp_path / "cache", tmp_path / "out"
+    command = [sys.executable, "-m", "specrun", str(SPECS / "biosses.yaml"), "--data-dir", str(data_dir), "-q",
+               "--batch-size", "2", "--cache-dir", str(cache), "--output", str(out)]  # 92 batches, groups of 32 texts
+    env = {key: value for key, value in os.environ.items() if key != "OMP_NUM_THREADS"}  # torch's 2 threads
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, preexec_fn=hears_ctrl_c)
+    deadline = time.monotonic() + 300
+    while not list(cache.rglob("*.shard")) and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert process.poll() is None, process.communicate()
+    process.send_signal(signal.SIGINT)
+    clock = time.monotonic()
+    stdout, stderr = process.communicate(timeout=60)
+    took = time.monotonic() - clock
+    assert_one_line_error(process.returncode, stderr, 130, contains="interrupted")
+    assert stdout == "" and took < 10, took
+    assert not out.exists()  # nothing written
+    stored = sum(read_shard_header(shard)[0]["count"] for shard in cache.rglob("*.shard"))
+    assert 0 < stored < 183
+    rerun = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert rerun.returncode == 0, rerun.stderr
+    from specrun.results import Results
+
+    resumed = Results.model_validate_json(Path(rerun.stdout.strip().splitlines()[-1]).read_text())
+    assert resumed.texts.encoded == 183 - stored  # the cached groups were whole and used
