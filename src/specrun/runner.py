@@ -7,11 +7,10 @@ plots; files are written only once every spec of the invocation has succeeded, e
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from specrun.core.options import RunOptions
 from specrun.core.registry import ADAPTERS
 from specrun.core.types import View
 from specrun.core.workspace import Workspace
-from specrun.data import SplitData, check_scorable, load_split, resolve_data_dir
+from specrun.data import SplitData, limit_hint, load_splits, resolve_data_dir
 from specrun.encoders.adapters import describe
 from specrun.encoders.cached import CachedEncoder
 from specrun.encoders.derived import DerivedCache
@@ -340,10 +339,7 @@ def load_data(plan: Plan, data_dir: Path | None, workspace: Workspace) -> Loaded
     """The evaluated splits and the splits protocols fit on (checked alike), and every text the protocols ask for.
     With --limit, each split's first N items (fitted-on splits too: a smoke run is quick) once it is read and
     checked whole (pins, fingerprint, subset)."""
-    splits = {split.name: limited(load_split(plan, split.name, data_dir, workspace=workspace), plan.limit)
-              for split in (*plan.splits, *plan.support_splits)}
-    with limit_hint(plan.limit):  # a kind refuses the items the run scores, before anything is encoded
-        check_scorable(plan, splits)
+    splits = load_splits(plan, data_dir, workspace=workspace, limit=plan.limit)
     texts: list[tuple[View, str]] = []
     corpora: list[tuple[View, SharedCorpus]] = []
     for split in plan.splits:
@@ -356,24 +352,6 @@ def load_data(plan: Plan, data_dir: Path | None, workspace: Workspace) -> Loaded
                 corpora.extend((protocol.view(text_field), corpus) for text_field, corpus in
                                protocol.entry.corpora(items, protocol.options))
     return Loaded(plan=plan, splits=splits, texts=texts, corpora=corpora)
-
-
-@contextmanager
-def limit_hint(limit: int | None) -> Iterator[None]:
-    """A protocol's refusal of a --limit run's items (one label, a constant score) says that only the first N were
-    read: the full split may be fine."""
-    try:
-        yield
-    except SpecrunError as exc:
-        if limit is None:
-            raise
-        raise type(exc)(f"{exc.message} (--limit {limit}: the first {limit} items only; a larger --limit may hold "
-                        "more)", file=exc.file, line=exc.line, key=exc.key) from None
-
-
-def limited(split: SplitData, limit: int | None) -> SplitData:
-    """A split's first `limit` items (a smoke run); its fingerprint and n_source stay those of the whole split."""
-    return split if limit is None else dataclasses.replace(split, items=split.items[:limit])
 
 
 def texts_by_encoding(pairs: set[tuple[Encoding, str]], block: int = 16_384) -> Iterator[tuple[Encoding, list[str]]]:

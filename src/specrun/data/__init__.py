@@ -9,7 +9,9 @@ A split may read several source splits (files), concatenated in the declared ord
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,8 +22,8 @@ from specrun.data.items import RawRow, WhereFilter, fingerprint, map_items, sele
 from specrun.data.sources import DATA_DIR_ENV, read_source_split, resolve_data_dir
 from specrun.plan import Plan, PlannedSplit
 
-__all__ = ["DATA_DIR_ENV", "SplitData", "check_scorable", "example_items", "fingerprint", "load_split",
-           "load_splits", "resolve_data_dir"]
+__all__ = ["DATA_DIR_ENV", "SplitData", "check_scorable", "example_items", "fingerprint", "limit_hint", "limited",
+           "load_split", "load_splits", "resolve_data_dir"]
 
 
 @dataclass(frozen=True)
@@ -97,14 +99,34 @@ def check_scorable(plan: Plan, splits: Mapping[str, SplitData]) -> None:
                 protocol.entry.validate_items(data.items, protocol.options, data.origin, support)
 
 
-def load_splits(plan: Plan, data_dir: Path | None, *, check: bool = True,
-                workspace: Workspace | None = None) -> dict[str, SplitData]:
-    """The evaluated splits and the splits protocols fit on, each checked against the plan, then refused by the
-    protocols where they cannot score them (`check_scorable`)."""
-    splits = {split.name: load_split(plan, split.name, data_dir, check=check, workspace=workspace)
+def load_splits(plan: Plan, data_dir: Path | None, *, check: bool = True, workspace: Workspace | None = None,
+                limit: int | None = None) -> dict[str, SplitData]:
+    """The evaluated splits and the splits protocols fit on, each checked whole against the plan (pins,
+    fingerprint, subset), cut to their first `limit` items (--limit: fitted-on splits too, a smoke run is quick),
+    then refused by the protocols where they cannot score them (`check_scorable`)."""
+    splits = {split.name: limited(load_split(plan, split.name, data_dir, check=check, workspace=workspace), limit)
               for split in (*plan.splits, *plan.support_splits)}
-    check_scorable(plan, splits)
+    with limit_hint(limit):
+        check_scorable(plan, splits)
     return splits
+
+
+@contextmanager
+def limit_hint(limit: int | None) -> Iterator[None]:
+    """A protocol's refusal of a --limit run's items (one label, a constant score) says that only the first N were
+    read: the full split may be fine."""
+    try:
+        yield
+    except SpecrunError as exc:
+        if limit is None:
+            raise
+        raise type(exc)(f"{exc.message} (--limit {limit}: the first {limit} items only; a larger --limit may hold "
+                        "more)", file=exc.file, line=exc.line, key=exc.key) from None
+
+
+def limited(split: SplitData, limit: int | None) -> SplitData:
+    """A split's first `limit` items (a smoke run); its fingerprint and n_source stay those of the whole split."""
+    return split if limit is None else dataclasses.replace(split, items=split.items[:limit])
 
 
 def example_items(plan: Plan, data_dir: Path | None, workspace: Workspace | None = None) -> list[Item]:
