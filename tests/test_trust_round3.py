@@ -160,6 +160,36 @@ def test_a_damaged_hash_memo_entry_is_said_once_and_replaced(tmp_path: Path,
     assert files.memo_sha256(weights, memo) == expected and "damaged" not in capsys.readouterr().err  # replaced
 
 
+def test_a_file_state_hashed_in_this_process_is_not_read_again_and_a_write_is(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new memo folder (a suite's members, a new --cache-dir) takes the digest this process read of the same
+    file state; a damaged entry, or any write to the file (a new ctime: a new state), reads the file again."""
+    import hashlib
+    import os
+
+    from specrun.core import files
+
+    weights = tmp_path / "model.bin"
+    weights.write_bytes(b"w" * (files.MEMO_MIN_BYTES + 10))
+    reads: list[Path] = []
+    real = files.sha256_file
+    monkeypatch.setattr(files, "sha256_file", lambda path: reads.append(path) or real(path))
+    first, second, third = (tmp_path / name for name in ("a", "b", "c"))
+    for memo in (first, second, third):
+        memo.mkdir()
+    expected = hashlib.sha256(weights.read_bytes()).hexdigest()
+    assert files.memo_sha256(weights, first) == expected and len(reads) == 1
+    assert files.memo_sha256(weights, second) == expected and len(reads) == 1  # remembered, and written there
+    assert len(list(second.iterdir())) == 1
+    (entry,) = second.iterdir()
+    entry.write_text("0" * 64 + " forged", encoding="utf-8")
+    assert files.memo_sha256(weights, second) == expected and len(reads) == 2  # damaged: read again
+    stat = weights.stat()
+    weights.write_bytes(b"v" * (files.MEMO_MIN_BYTES + 10))  # the same size and times: only ctime tells
+    os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert files.memo_sha256(weights, third) == hashlib.sha256(weights.read_bytes()).hexdigest() and len(reads) == 3
+
+
 def test_pair_best_measures_with_every_similarity_tied_are_undefined_not_zero() -> None:
     """They read 0.0, below the trivial classifier and the same run's at-threshold figures."""
     import numpy as np

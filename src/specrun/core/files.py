@@ -109,6 +109,7 @@ def sha256_file(path: Path) -> str:
 
 
 _SAID_DAMAGED: set[Path] = set()
+_HASHED_HERE: dict[str, str] = {}  # file state -> the digest this process read: a memo that no disk fault reaches
 
 
 def _damaged(memo: Path, path: Path) -> None:
@@ -123,8 +124,9 @@ def memo_sha256(path: Path, memo_dir: Path | None) -> str:
     """sha256 of a file, remembered in `memo_dir` per file state (device, inode, size, mtime, ctime, path) as git's
     index does, so a fully cached run does not read 100 MB of weights again. Any write to the file changes its
     ctime, hence its state. An entry holds the digest and a checksum over state and digest, so a damaged entry is
-    said once and hashed again, never read as another digest. Without a memo folder (--no-cache) the
-    file is simply read."""
+    said once and hashed again, never read as another digest. A file state this process hashed already (a
+    suite's members, a new cache folder) is not read again. Without a memo folder (--no-cache) the file is simply
+    read."""
     stat = path.stat()
     if memo_dir is None or stat.st_size < MEMO_MIN_BYTES:
         return sha256_file(path)
@@ -134,6 +136,7 @@ def memo_sha256(path: Path, memo_dir: Path | None) -> str:
     def checked(digest: str) -> str:
         return digest + " " + hashlib.sha256(f"{state}\n{digest}".encode()).hexdigest()
 
+    remembered = None
     try:
         with open_regular_file(memo) as handle:
             known = handle.read(200).decode().strip()
@@ -142,10 +145,10 @@ def memo_sha256(path: Path, memo_dir: Path | None) -> str:
             return digest
         _damaged(memo, path)
     except FileNotFoundError:
-        pass
+        remembered = _HASHED_HERE.get(state)  # no entry (a new memo folder): this process read this state before
     except (OSError, UnicodeDecodeError):
         _damaged(memo, path)
-    digest = sha256_file(path)
+    digest = _HASHED_HERE[state] = remembered or sha256_file(path)
     with contextlib.suppress(OSError):  # a full cache only costs the hash again next time
         write_atomic(memo, checked(digest))
     return digest
