@@ -6,6 +6,8 @@ Bad input of any kind ends in one line on stderr and exit code 2; a traceback me
 
 from __future__ import annotations
 
+import argparse
+import functools
 import gc
 import os
 import sys
@@ -16,11 +18,19 @@ from rich.console import Console
 from specrun.cli.commands import COMMAND_FUNCTIONS
 from specrun.cli.parser import DEBUG_ENV, build_parser, run_options
 from specrun.core.errors import SpecrunError, Terminated, os_error_text
+from specrun.core.registry import ADAPTERS
 
 __all__ = ["DEBUG_ENV", "build_parser", "entry", "main", "run_options"]
 
 
 LOG_WIDTH = 1000  # columns of stderr when it is not a terminal
+
+
+@functools.cache
+def _parser(adapters: tuple[str, ...]) -> argparse.ArgumentParser:
+    """One grammar per registry state: a caller running `main` many times (a notebook, the tests) builds it once,
+    and again only when an adapter was registered since (`--adapter` lists them)."""
+    return build_parser()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -30,7 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = [arg for arg in args_list if arg != "--traceback"]
     if args_list and args_list[0] not in COMMAND_FUNCTIONS and not args_list[0].startswith("-"):
         args_list.insert(0, "run")
-    parser = build_parser()
+    parser = _parser(tuple(ADAPTERS))
     try:
         args = parser.parse_args(args_list)
         if args.command is None:
