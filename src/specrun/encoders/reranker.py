@@ -38,7 +38,7 @@ class PairScorer:
 
     model: ModelRef
     settings: EncoderSettings  # the run's: batch size, max length, dtype, trust_remote_code
-    device: str
+    device: str  # as requested (`auto`: cuda when there is one), resolved on loading: a cached rerun imports no torch
     cache: EmbeddingCache | None
     pairs: int = 0
     scored: int = 0
@@ -75,7 +75,7 @@ class PairScorer:
 
             from specrun.encoders.devices import torch_dtype
 
-            model = CrossEncoder(self.model.path, device=self.device, local_files_only=True,
+            model = CrossEncoder(self.model.path, device=parse_devices(self.device)[0], local_files_only=True,
                                  trust_remote_code=self.settings.trust_remote_code,
                                  max_length=self.settings.max_length)
             model.to(torch_dtype(self.settings.dtype))
@@ -113,7 +113,7 @@ def open_reranker(settings: EncoderSettings, workspace: Workspace, device: str) 
         key = CacheKey(model=model.weights_sha256, model_files=model_files_hash(Path(model.path), workspace.memo),
                        settings=key_settings, role=PAIR_ROLE)
         cache = EmbeddingCache(root, key, warn=workspace.warn, writer=workspace.writer)
-    return PairScorer(model=model, settings=settings, device=parse_devices(device)[0], cache=cache)
+    return PairScorer(model=model, settings=settings, device=device, cache=cache)
 
 
 def check_reranks(plans: Sequence[Plan], settings: EncoderSettings) -> None:
