@@ -27,13 +27,13 @@ data-note:
 # parts are every test once (-m slow and -m "not slow")
 test: $(VENV)/.installed
 	$(VENV)/bin/ruff check src tests
-	SPECRUN_DATA_DIR=$(DATA_DIR) $(VENV)/bin/python -m pytest -m "not slow" -n 2 -q -p no:cacheprovider
+	SPECRUN_DATA_DIR=$(DATA_DIR) $(VENV)/bin/python -m pytest -m "not slow" -n 2 --dist loadgroup -q -p no:cacheprovider
 	SPECRUN_DATA_DIR=$(DATA_DIR) $(VENV)/bin/python -m pytest -m slow -p no:cacheprovider
 
 # the quick loop (fixtures, the hashing adapter, every kind's example) on two workers; writes nothing here
 quick: $(VENV)/.installed
 	$(VENV)/bin/ruff check src tests
-	SPECRUN_DATA_DIR=$(DATA_DIR) $(VENV)/bin/python -m pytest -m "not slow" -n 2 -q -p no:cacheprovider
+	SPECRUN_DATA_DIR=$(DATA_DIR) $(VENV)/bin/python -m pytest -m "not slow" -n 2 --dist loadgroup -q -p no:cacheprovider
 
 schema: $(VENV)/.installed
 	$(VENV)/bin/python -m specrun.spec > schema/spec.schema.json

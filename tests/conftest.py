@@ -46,6 +46,9 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
         os.environ.setdefault(_name, "1")
 
 ROOT = Path(__file__).resolve().parent.parent
+# The quick tests that import torch, transformers and sentence-transformers (5 s of a worker's time, once) run on
+# one worker (`--dist loadgroup`), so only one pays for it.
+LOADS_TORCH = pytest.mark.xdist_group("torch")
 SPECS = ROOT / "specs"
 SEEDS = ROOT.parent / "shared" / "seeds"
 

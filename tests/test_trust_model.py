@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from specrun.results import Results
-from tests.conftest import SPECS, assert_one_line_error, files_under, run_cli, run_ok, run_subprocess
+from tests.conftest import LOADS_TORCH, SPECS, assert_one_line_error, files_under, run_cli, run_ok, run_subprocess
 
 BIOSSES = str(SPECS / "biosses.yaml")
 UNIQUE = 183  # unique BIOSSES sentences
@@ -260,6 +260,7 @@ def test_remote_code_never_runs_even_when_y_is_piped(kind: str, adapter: str, tm
     assert files_under(tmp_path / "out") == []
 
 
+@LOADS_TORCH
 @pytest.mark.parametrize(("kind", "adapter"), [("tf-config", "transformers"), ("st-module", "sentence-transformers")])
 def test_the_libraries_own_refusal_is_one_line(kind: str, adapter: str, tmp_path: Path, data_dir: Path,
                                                capsys: pytest.CaptureFixture[str],
@@ -286,6 +287,7 @@ DEVICE_FAULTS = [  # --device, text the one line holds
 ]
 
 
+@LOADS_TORCH
 @pytest.mark.parametrize(("device", "expected"), DEVICE_FAULTS)
 def test_a_device_that_is_not_there_is_refused_even_when_every_vector_is_cached(
         device: str, expected: str, tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -333,6 +335,7 @@ LOAD_FAULTS = {  # files of a model folder the libraries cannot load, adapter
 }
 
 
+@LOADS_TORCH
 @pytest.mark.parametrize("case", list(LOAD_FAULTS))
 def test_any_failure_while_loading_is_one_model_error_line(case: str, tmp_path: Path, data_dir: Path,
                                                            capsys: pytest.CaptureFixture[str]) -> None:

@@ -13,10 +13,11 @@ from scipy import stats
 
 from specrun.core.settings import EncoderSettings
 from specrun.encoders.adapters import HashingAdapter
-from tests.conftest import SPECS, assert_one_line_error, reference_model, run_cli, run_ok
+from tests.conftest import LOADS_TORCH, SPECS, assert_one_line_error, reference_model, run_cli, run_ok
 from tests.test_biosses_real import read_biosses
 
 BIOSSES = str(SPECS / "biosses.yaml")
+pytestmark = LOADS_TORCH  # sentence-transformers' quantize_embeddings, in the references and quantised runs
 
 
 def hashing(tmp_path: Path, data_dir: Path, out: str, *flags: str) -> list[str]:
