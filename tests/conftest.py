@@ -76,6 +76,15 @@ def isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
         os.environ["SPECRUN_CACHE_DIR"] = previous
 
 
+def biosses_twin(folder: Path, spec_id: str = "biosses-twin") -> Path:
+    """BIOSSES under another id (`extends`, relative to `folder`): a second spec of 100 pairs, for the tests that
+    need two specs, not a second dataset's size."""
+    folder.mkdir(parents=True, exist_ok=True)
+    twin = folder / f"{spec_id}.yaml"
+    twin.write_text(f"extends: {os.path.relpath(SPECS / 'biosses.yaml', folder)}\nid: {spec_id}\n", encoding="utf-8")
+    return twin
+
+
 def require(module: str, reason: str | None = None) -> Any:
     """An optional package a test needs (faiss, ray, matplotlib, ...): skipped where it is not installed on a
     developer's machine, a failure in CI (CI is set), where the test extra installs every one of them."""

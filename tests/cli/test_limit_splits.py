@@ -5,6 +5,7 @@ limited run is refused by compare, the leaderboard, publish and export in one li
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from scipy import stats
 
 from specrun.results import Results
 from specrun.results.verify import verified_with_spec
-from tests.conftest import SPECS, assert_one_line_error, prediction_rows, run_cli, run_ok
+from tests.conftest import SPECS, assert_one_line_error, biosses_twin, prediction_rows, run_cli, run_ok
 
 FOLDER = "sentence-transformers__all-MiniLM-L6-v2+adapter-hashing"
 
@@ -154,17 +155,24 @@ def test_limit_is_a_positive_integer(value: str, capsys: pytest.CaptureFixture[s
 
 def test_a_suite_takes_limit_in_its_own_folder_and_refuses_splits(tmp_path: Path, data_dir: Path,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    suite = str(SPECS.parent / "suites" / "english-sts.yaml")
+    folder = tmp_path / "suites"
+    twin = biosses_twin(folder)  # two members of 100 pairs: the suite's rules, not its members' sizes, are tested
+    suite = folder / "pair.yaml"
+    suite.write_text(yaml.safe_dump({
+        "id": "pair", "title": "Two members", "version": "1", "description": "BIOSSES and its twin.",
+        "members": [{"spec": os.path.relpath(SPECS / "biosses.yaml", folder), "metric": "spearman_zero_shot"},
+                    {"spec": twin.name, "metric": "spearman_zero_shot"}],
+        "aggregates": ["mean_task"]}), encoding="utf-8")
     code, out, err = run_cli(run_args(suite, data_dir, tmp_path, "--limit", "30"), capsys)
     assert code == 0, err
     path = Path(out.strip().splitlines()[-1])
-    assert path == tmp_path / "english-sts" / f"{FOLDER}+limit-30" / "suite.json"
+    assert path == tmp_path / "pair" / f"{FOLDER}+limit-30" / "suite.json"
     data = json.loads(path.read_text())
     assert data["provenance"]["limit"] == 30 and all(m["n"] == 30 for m in data["members"])
     assert "Limited to 30 items per split" in (path.parent / "suite.md").read_text()
     code, out, err = run_cli(run_args(suite, data_dir, tmp_path), capsys)  # the full suite reuses nothing limited
     assert code == 0, err
-    full = json.loads((tmp_path / "english-sts" / FOLDER / "suite.json").read_text())
+    full = json.loads((tmp_path / "pair" / FOLDER / "suite.json").read_text())
     assert full["provenance"]["limit"] is None and not any(m["reused"] for m in full["members"])
     assert {m["request_sha256"] for m in full["members"]}.isdisjoint(m["request_sha256"] for m in data["members"])
     code, _, err = run_cli(run_args(suite, data_dir, tmp_path, "--splits", "test"), capsys)

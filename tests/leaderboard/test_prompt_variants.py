@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from specrun.results.verify import load_verified
-from tests.conftest import SPECS, assert_one_line_error, run_cli
+from tests.conftest import SPECS, assert_one_line_error, biosses_twin, run_cli
 from tests.leaderboard.test_leaderboard import loop_indices, plain_statistic
 
 BIOSSES = str(SPECS / "biosses.yaml")
@@ -64,13 +64,13 @@ def test_a_spec_without_one_of_the_variants_is_refused(variant_runs: Path, tmp_p
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     from specrun.cli import main
 
-    other = tmp_path / "jsick"
-    common = [str(SPECS / "jsick.yaml"), "-q", "--adapter", "hashing", "--data-dir", str(data_dir), "--no-cache",
-              "--output", str(other)]
+    other = tmp_path / "twin"
+    common = [str(biosses_twin(tmp_path / "specs")), "-q", "--adapter", "hashing", "--data-dir", str(data_dir),
+              "--no-cache", "--output", str(other)]
     assert main([*common, "--prompt", "protein gene cell: "]) == 0 and main(common) == 0
     code, _, err = run_cli(["leaderboard", str(variant_runs), str(other), "-o", str(tmp_path / "b"),
                             "--prompt-variants", "worst"], capsys)
-    line = assert_one_line_error(code, err, contains="jsick: --prompt-variants worst ranks")
+    line = assert_one_line_error(code, err, contains="biosses-twin: --prompt-variants worst ranks")
     assert "zzz qqq" in line  # the variant it lacks
 
 
