@@ -163,7 +163,8 @@ def test_a_damaged_hash_memo_entry_is_said_once_and_replaced(tmp_path: Path,
 def test_a_file_state_hashed_in_this_process_is_not_read_again_and_a_write_is(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A new memo folder (a suite's members, a new --cache-dir) takes the digest this process read of the same
-    file state; a damaged entry, or any write to the file (a new ctime: a new state), reads the file again."""
+    file state; a damaged entry, any write to the file (a new ctime: a new state) and a file that had just
+    changed when it was read (a rewrite within one tick of a coarse clock keeps its state) read it again."""
     import hashlib
     import os
 
@@ -174,20 +175,24 @@ def test_a_file_state_hashed_in_this_process_is_not_read_again_and_a_write_is(
     reads: list[Path] = []
     real = files.sha256_file
     monkeypatch.setattr(files, "sha256_file", lambda path: reads.append(path) or real(path))
-    first, second, third = (tmp_path / name for name in ("a", "b", "c"))
-    for memo in (first, second, third):
+    memos = [tmp_path / f"memo{i}" for i in range(5)]
+    for memo in memos:
         memo.mkdir()
     expected = hashlib.sha256(weights.read_bytes()).hexdigest()
-    assert files.memo_sha256(weights, first) == expected and len(reads) == 1
-    assert files.memo_sha256(weights, second) == expected and len(reads) == 1  # remembered, and written there
-    assert len(list(second.iterdir())) == 1
-    (entry,) = second.iterdir()
+    assert files.memo_sha256(weights, memos[0]) == expected and len(reads) == 1
+    assert files.memo_sha256(weights, memos[1]) == expected and len(reads) == 2  # written just now: read again
+    monkeypatch.setattr(files, "RACY_NS", -10**18)  # as if the file were old
+    assert files.memo_sha256(weights, memos[2]) == expected and len(reads) == 3
+    assert files.memo_sha256(weights, memos[3]) == expected and len(reads) == 3  # remembered, and written there
+    (entry,) = memos[3].iterdir()
     entry.write_text("0" * 64 + " forged", encoding="utf-8")
-    assert files.memo_sha256(weights, second) == expected and len(reads) == 2  # damaged: read again
-    stat = weights.stat()
-    weights.write_bytes(b"v" * (files.MEMO_MIN_BYTES + 10))  # the same size and times: only ctime tells
-    os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    assert files.memo_sha256(weights, third) == hashlib.sha256(weights.read_bytes()).hexdigest() and len(reads) == 3
+    assert files.memo_sha256(weights, memos[3]) == expected and len(reads) == 4  # damaged: read again
+    before = weights.stat()
+    while weights.stat().st_ctime_ns == before.st_ctime_ns:  # a write in a later tick of the file clock
+        weights.write_bytes(b"v" * (files.MEMO_MIN_BYTES + 10))
+    os.utime(weights, ns=(before.st_atime_ns, before.st_mtime_ns))  # the same size and mtime: only ctime tells
+    assert files.memo_sha256(weights, memos[4]) == hashlib.sha256(weights.read_bytes()).hexdigest()
+    assert len(reads) == 5
 
 
 def test_pair_best_measures_with_every_similarity_tied_are_undefined_not_zero() -> None:

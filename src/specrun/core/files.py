@@ -11,6 +11,7 @@ import re
 import stat
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
@@ -110,6 +111,10 @@ def sha256_file(path: Path) -> str:
 
 _SAID_DAMAGED: set[Path] = set()
 _HASHED_HERE: dict[str, str] = {}  # file state -> the digest this process read: a memo that no disk fault reaches
+# A file changed less than this before it was read is not remembered in the process: a rewrite within one tick of
+# a coarse file clock (4 ms on many kernels) keeps its size, times and inode, so its state would not tell (git's
+# "racy" entries). Files of a model folder are older than this by the time a run reads them.
+RACY_NS = 2_000_000_000
 
 
 def _damaged(memo: Path, path: Path) -> None:
@@ -125,8 +130,9 @@ def memo_sha256(path: Path, memo_dir: Path | None) -> str:
     index does, so a fully cached run does not read 100 MB of weights again. Any write to the file changes its
     ctime, hence its state. An entry holds the digest and a checksum over state and digest, so a damaged entry is
     said once and hashed again, never read as another digest. A file state this process hashed already (a
-    suite's members, a new cache folder) is not read again. Without a memo folder (--no-cache) the file is simply
-    read."""
+    suite's members, a new cache folder) is not read again, unless the file had just changed when it was read
+    (RACY_NS). Without a memo folder (--no-cache) the file is simply read."""
+    stated_at = time.time_ns()
     stat = path.stat()
     if memo_dir is None or stat.st_size < MEMO_MIN_BYTES:
         return sha256_file(path)
@@ -148,7 +154,9 @@ def memo_sha256(path: Path, memo_dir: Path | None) -> str:
         remembered = _HASHED_HERE.get(state)  # no entry (a new memo folder): this process read this state before
     except (OSError, UnicodeDecodeError):
         _damaged(memo, path)
-    digest = _HASHED_HERE[state] = remembered or sha256_file(path)
+    digest = remembered or sha256_file(path)
+    if stated_at - max(stat.st_mtime_ns, stat.st_ctime_ns) > RACY_NS:
+        _HASHED_HERE[state] = digest
     with contextlib.suppress(OSError):  # a full cache only costs the hash again next time
         write_atomic(memo, checked(digest))
     return digest
