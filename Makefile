@@ -38,5 +38,6 @@ quick: $(VENV)/.installed
 schema: $(VENV)/.installed
 	$(VENV)/bin/python -m specrun.spec > schema/spec.schema.json
 
+# the test process's bytecode (tests/conftest.py) lives outside the checkout: removed here too
 clean:
-	rm -rf $(VENV) results
+	rm -rf $(VENV) results "$${XDG_CACHE_HOME:-$$HOME/.cache}/specrun-tests"

@@ -20,14 +20,31 @@ import hypothesis
 import hypothesis.configuration
 import pytest
 
+
+def _bytecode_folder() -> str | None:
+    """~/.cache/specrun-tests/pycache (or under an absolute $XDG_CACHE_HOME) when this user owns it and nobody else
+    may write there (Python runs a .pyc it finds without asking whose it is); None when there is no home."""
+    try:
+        cache = os.environ.get("XDG_CACHE_HOME", "")
+        base = Path(cache) if os.path.isabs(cache) else Path.home() / ".cache"
+        folder = base / "specrun-tests"
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        state = folder.stat()
+    except (OSError, RuntimeError):
+        return None
+    if state.st_uid != os.getuid() or state.st_mode & 0o022:
+        return None
+    return str(folder / "pycache")
+
+
 # The tests write nothing into the checkout. This process keeps the bytecode of what it imports from here on
 # (specrun, the test modules as pytest rewrites them, the libraries not yet loaded) in a per-user folder outside
 # it, so the next run compiles none of it again (pytest's rewrite of every test module was 4 s of each worker's
-# start). Subprocesses write no bytecode: they read the libraries' own and compile specrun (0.2 s). hypothesis
+# start; the folder takes about 130 MB per checkout, `make clean` removes it). Without such a folder, no bytecode
+# is written. Subprocesses write none: they read the libraries' own and compile specrun (0.2 s). hypothesis
 # keeps its files (no example database) elsewhere too. A prefix the caller set (PYTHONPYCACHEPREFIX) wins.
-sys.pycache_prefix = sys.pycache_prefix or str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-                                               / "specrun-tests" / "pycache")
-sys.dont_write_bytecode = False
+sys.pycache_prefix = sys.pycache_prefix or _bytecode_folder()
+sys.dont_write_bytecode = sys.pycache_prefix is None
 os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
 hypothesis.configuration.set_hypothesis_home_dir(tempfile.mkdtemp(prefix="specrun-hypothesis-"))
 hypothesis.settings.register_profile("specrun", database=None)
