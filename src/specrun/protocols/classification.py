@@ -97,6 +97,11 @@ class ClassificationProtocol(ProtocolKind[ClassificationOptions]):
     def _fit_items(self, options: ClassificationOptions, support: Support) -> list[Item]:
         return list(support[options.fit_split])
 
+    @staticmethod
+    def _classes(fit: Sequence[Item], options: ClassificationOptions) -> list[Any]:
+        """The fit split's labels in order; texts and numbers mixed are refused."""
+        return sorted_labels({item.fields["label"] for item in fit}, f"fit split {options.fit_split!r}")
+
     def validate_items(self, items: Sequence[Item], options: ClassificationOptions, origin: str,
                        support: Support = NO_SUPPORT) -> None:
         fit = self._fit_items(options, support)
@@ -111,7 +116,7 @@ class ClassificationProtocol(ProtocolKind[ClassificationOptions]):
         if fit_labels - labels:
             raise DataError(f"{where} has label(s) {shown(fit_labels - labels)} that the evaluated split lacks; "
                             "restrict both to the same labels (`where`)")
-        sorted_labels(fit_labels, where)  # texts and numbers mixed are refused
+        self._classes(fit, options)
         self._check_sampling(fit, options, where)
 
     def texts(self, items: Sequence[Item], options: ClassificationOptions,
@@ -145,7 +150,7 @@ class ClassificationProtocol(ProtocolKind[ClassificationOptions]):
 
     def run(self, items: Sequence[Item], ctx: RunContext, options: ClassificationOptions) -> Outputs:
         fit = self._fit_items(options, ctx.support)
-        classes = sorted_labels({item.fields["label"] for item in fit}, f"fit split {options.fit_split!r}")
+        classes = self._classes(fit, options)
         fit_y = label_numbers(fit, classes)
         gold = label_numbers(items, classes)
         chosen = undersamples([item.fields["label"] for item in fit], options)
