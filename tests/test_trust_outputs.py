@@ -22,6 +22,7 @@ from specrun import outputs
 from specrun.core.errors import OutputError, OutputInterrupted, SpecrunError
 from specrun.outputs import fs as _fs  # noqa: F401  (outputs.fs, outputs.sets: patched below)
 from specrun.results import Results
+from specrun.runner import RUN_FILES
 from tests.conftest import (
     ROOT,
     SPECS,
@@ -332,14 +333,14 @@ def test_an_old_set_left_aside_is_put_back(tmp_path: Path, data_dir: Path, capsy
     folder.rename(aside)
     (out / "biosses" / f".{SLUG}.tmp-0badf00d").mkdir()  # the staged set the killed writer had not swapped in
     with pytest.raises(ValueError, match="not a plain file name"):
-        outputs.write_output_sets([(folder, {"../escape": "x"})])  # refused before touching anything
+        outputs.write_output_sets([(folder, {"../escape": "x"}, RUN_FILES)])  # refused before touching anything
 
     def full(unit: outputs.sets._Set, sigint: object) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(outputs.sets, "_stage", full)
     with pytest.raises(OutputError, match="the previous results are unchanged"):
-        outputs.write_output_sets([(folder, {"results.json": "x", "report.md": "r"})])
+        outputs.write_output_sets([(folder, {"results.json": "x", "report.md": "r"}, RUN_FILES)])
     assert snapshot(folder) == before
     assert sorted(os.listdir(out / "biosses")) == [SLUG]
     check_whole(folder, prompt="old: ")
@@ -367,12 +368,13 @@ def test_killed_before_the_swap_leaves_the_old_set_and_the_next_run_cleans_up(tm
 
 # --- swaps that fail, and the fallback without RENAME_EXCHANGE ---------------------------------------------------
 
-def _two_old_sets(tmp_path: Path) -> list[tuple[Path, dict[str, str | bytes]]]:
-    sets: list[tuple[Path, dict[str, str | bytes]]] = []
+def _two_old_sets(tmp_path: Path) -> list[outputs.OutputSet]:
+    sets: list[outputs.OutputSet] = []
     for spec in ("a", "b"):
         folder = tmp_path / "out" / spec / "m"
-        outputs.write_output_sets([(folder, {"results.json": f"old {spec}", "report.md": "old"})])
-        sets.append((folder, {"results.json": f"new {spec}", "report.md": "new", "predictions.jsonl": "{}\n"}))
+        outputs.write_output_sets([(folder, {"results.json": f"old {spec}", "report.md": "old"}, RUN_FILES)])
+        sets.append((folder, {"results.json": f"new {spec}", "report.md": "new", "predictions.jsonl": "{}\n"},
+                     RUN_FILES))
     return sets
 
 
@@ -386,7 +388,7 @@ def test_a_failed_second_swap_undoes_the_first(tmp_path: Path, monkeypatch: pyte
 
     def failing_swap(unit: outputs.sets._Set) -> None:
         calls.append(unit.folder)
-        assert all((folder.parent / f".{folder.name}.lock").exists() for folder, _ in sets)  # both held
+        assert all((folder.parent / f".{folder.name}.lock").exists() for folder, _, _ in sets)  # both held
         assert len(list(unit.folder.parent.glob(".m.tmp-*"))) == 1  # staged before the swaps began
         if len(calls) == 2:
             raise OSError(5, "Input/output error")
@@ -423,7 +425,7 @@ def test_without_rename_exchange_the_two_rename_swap_is_used(tmp_path: Path, mon
 
     monkeypatch.setattr(outputs.sets.os, "rename", rename)
     with pytest.raises(OutputError, match="nothing was written, the previous results are unchanged"):
-        outputs.write_output_sets([(folder, {"results.json": "newer"}) for folder, _ in sets])
+        outputs.write_output_sets([(folder, {"results.json": "newer"}, RUN_FILES) for folder, _, _ in sets])
     assert snapshot(tmp_path) == before
 
 

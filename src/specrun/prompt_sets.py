@@ -34,6 +34,7 @@ from specrun.core.options import RunOptions
 from specrun.core.settings import PROMPT_FLAGS, EncoderSettings
 from specrun.core.types import Strict
 from specrun.evaluation import ProtocolRun
+from specrun.outputs import OutputSet, SetKind
 from specrun.results import Results, confidence_percent
 from specrun.spec.errors import first_error
 from specrun.spec.model import Name
@@ -116,19 +117,22 @@ def variants_of(options: RunOptions) -> tuple[LoadedPromptSet | None, dict[str, 
                         for name, variant in prompt_set.prompt_set.variants.items()}
 
 
+PROMPT_SET_FILES = SetKind("a prompt set's table", ("prompt-set.md", "prompt-set.json"))
+
+
 def summary_sets(loaded: LoadedPromptSet, evaluated: Mapping[str, Mapping[str, tuple[Results, Sequence[ProtocolRun]]]],
                  folders: Mapping[str, Mapping[str, Path]],
-                 summaries: Mapping[str, Path]) -> list[tuple[Path, dict[str, str | bytes]]]:
+                 summaries: Mapping[str, Path]) -> list[OutputSet]:
     """Per spec, the prompt-set table beside its variants' folders: `prompt-set.md` and `prompt-set.json`.
     evaluated: spec id -> variant -> (results, runs); folders: variant -> spec id -> folder."""
-    sets: list[tuple[Path, dict[str, str | bytes]]] = []
+    sets: list[OutputSet] = []
     for spec_id, summary in summaries.items():
         by_variant = evaluated[spec_id]
         names = {name: folders[name][spec_id].name for name in by_variant}
         rows = spreads(by_variant)
         first = next(iter(by_variant.values()))[0]
         sets.append((summary, {"prompt-set.md": summary_markdown(loaded, first, names, rows),
-                               "prompt-set.json": summary_json(loaded, spec_id, names, rows)}))
+                               "prompt-set.json": summary_json(loaded, spec_id, names, rows)}, PROMPT_SET_FILES))
     return sets
 
 

@@ -38,7 +38,7 @@ from specrun.encoders.ray_map import chunks_on
 from specrun.encoders.reranker import PairScorer, check_reranks, open_reranker
 from specrun.encoders.vectors import CorpusVectors, Embeddings, Encoding, ViewedEmbeddings, shaped, truncated_view
 from specrun.evaluation import ProtocolRun, evaluate
-from specrun.outputs import RunFolders, preflight_output_root, write_output_sets
+from specrun.outputs import OutputSet, RunFolders, SetKind, preflight_output_root, write_output_sets
 from specrun.outputs.folders import output_folder
 from specrun.plan import Plan, choose, make_plan
 from specrun.prompt_sets import summary_sets, variants_of
@@ -61,6 +61,9 @@ __all__ = ["RunOptions", "RunOutput", "run"]
 
 NAME_BYTES = 255  # the longest file name most filesystems take
 DERIVED_VERSIONS = ("specrun", "numpy", "scipy", "matplotlib")  # the libraries an estimate or a plot depends on
+# what a spec's run and a subsets' mean write in their folders (and nothing else there is replaced)
+RUN_FILES = SetKind("a spec's run", ("results.json", "report.md", "predictions.jsonl", "scatter-*.png"))
+SUBSET_MEAN_FILES = SetKind("the mean over subsets", ("subsets.json", "subsets.md"))
 
 
 @dataclass(frozen=True)
@@ -72,10 +75,10 @@ class RunOutput:
     files: dict[str, str | bytes] = field(default_factory=dict)
     has_card: bool = True  # False: the spec has no `card`, so the report has no card sections
 
-    def file_set(self) -> tuple[Path, dict[str, str | bytes]]:
+    def file_set(self) -> OutputSet:
         """The folder and every file of it, written as one unit."""
         return self.results_path.parent, {**self.files, self.report_path.name: self.report,
-                                          self.results_path.name: results_json(self.results)}
+                                          self.results_path.name: results_json(self.results)}, RUN_FILES
 
 
 @dataclass(frozen=True)
@@ -140,7 +143,7 @@ def _run(paths: Sequence[str | LoadedSpec], options: RunOptions, console: Consol
         sets += summary_sets(prompt_set, evaluated, folders.by_variant, folders.summaries)
     means = subset_mean_sets(loaded, evaluated, variants, folders, model.slug)
     write_output_sets([*sets, *means])
-    for folder, _ in means:  # stderr, as the prompt-set table: standard output lists results.json files only
+    for folder, _, _ in means:  # stderr, as the prompt-set table: standard output lists results.json files only
         console.print(f"subset means: {folder / 'subsets.md'}", markup=False, highlight=False, soft_wrap=True)
     for summary in folders.summaries.values():  # stderr: standard output lists results.json files only
         console.print(f"prompt set: {summary / 'prompt-set.md'}", markup=False, highlight=False, soft_wrap=True)
@@ -315,13 +318,13 @@ def load_specs(paths: Sequence[str | LoadedSpec], subsets: Sequence[str] | None 
 
 def subset_mean_sets(loaded: Sequence[Loaded], evaluated: dict[str, dict[str, tuple[Results, list[ProtocolRun]]]],
                      variants: dict[str, RunOptions], folders: RunFolders,
-                     model_slug: str) -> list[tuple[Path, dict[str, str | bytes]]]:
+                     model_slug: str) -> list[OutputSet]:
     """For each spec of which two or more subsets ran: the mean over them, per variant, beside their folders."""
     groups: dict[str, list[Loaded]] = {}
     for item in loaded:
         if item.plan.loaded.parent is not None:
             groups.setdefault(item.plan.loaded.parent.id, []).append(item)
-    sets: list[tuple[Path, dict[str, str | bytes]]] = []
+    sets: list[OutputSet] = []
     for parent_id, items in groups.items():
         if len(items) < 2:
             continue
@@ -331,7 +334,8 @@ def subset_mean_sets(loaded: Sequence[Loaded], evaluated: dict[str, dict[str, tu
                     for item in items]
             means = subset_means(runs, Path(opts.output))
             sets.append((output_folder(opts, parent_id, model_slug),
-                         {"subsets.json": subsets_json(means), "subsets.md": subsets_markdown(means)}))
+                         {"subsets.json": subsets_json(means), "subsets.md": subsets_markdown(means)},
+                         SUBSET_MEAN_FILES))
     return sets
 
 

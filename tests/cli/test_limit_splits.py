@@ -166,13 +166,13 @@ def test_a_suite_takes_limit_in_its_own_folder_and_refuses_splits(tmp_path: Path
     code, out, err = run_cli(run_args(suite, data_dir, tmp_path, "--limit", "30"), capsys)
     assert code == 0, err
     path = Path(out.strip().splitlines()[-1])
-    assert path == tmp_path / "pair" / f"{FOLDER}+limit-30" / "suite.json"
+    assert path == tmp_path / "suite+pair" / f"{FOLDER}+limit-30" / "suite.json"
     data = json.loads(path.read_text())
     assert data["provenance"]["limit"] == 30 and all(m["n"] == 30 for m in data["members"])
     assert "Limited to 30 items per split" in (path.parent / "suite.md").read_text()
     code, out, err = run_cli(run_args(suite, data_dir, tmp_path), capsys)  # the full suite reuses nothing limited
     assert code == 0, err
-    full = json.loads((tmp_path / "pair" / FOLDER / "suite.json").read_text())
+    full = json.loads((tmp_path / "suite+pair" / FOLDER / "suite.json").read_text())
     assert full["provenance"]["limit"] is None and not any(m["reused"] for m in full["members"])
     assert {m["request_sha256"] for m in full["members"]}.isdisjoint(m["request_sha256"] for m in data["members"])
     code, _, err = run_cli(run_args(suite, data_dir, tmp_path, "--splits", "test"), capsys)

@@ -239,7 +239,7 @@ def test_a_suite_run_shows_published_beside(tmp_path: Path, data_dir: Path, publ
     code, out, err = run_cli([str(suite), "--data-dir", str(data_dir), "--output", str(tmp_path / "out"),
                               "--adapter", "hashing", "--published", str(published)], capsys)
     assert code == 0, err
-    report = next((tmp_path / "out" / "sts2").glob("*/suite.md")).read_text()
+    report = next((tmp_path / "out" / "suite+sts2").glob("*/suite.md")).read_text()
     assert "## Published (MTEB result files)" in report
     assert "| stsb test spearman_zero_shot |" in report.split("## Published")[1]
     assert "not computed (1 of 2 members published)" in report

@@ -26,7 +26,7 @@ def run_suite(world: Path, suite: Path, capsys: pytest.CaptureFixture[str]) -> t
                               "--adapter", "hashing"], capsys)
     assert code == 0, err
     path = Path(out.strip().splitlines()[-1])
-    assert path == world / "out" / "mini" / FOLDER / "suite.json"
+    assert path == world / "out" / "suite+mini" / FOLDER / "suite.json"
     return json.loads(path.read_text(encoding="utf-8")), err
 
 
@@ -100,7 +100,7 @@ def test_an_optional_member_without_data_makes_the_aggregates_partial(world: Pat
     assert "member 3/3 qabot test map: missing:" in err and "does not exist in the data mirror" in err
     assert results["members"][2]["status"] == "missing" and results["members"][2]["value"] is None
     assert all(a["partial"] and a["members"] == 2 for a in results["aggregates"])
-    markdown = (world / "out" / "mini" / FOLDER / "suite.md").read_text(encoding="utf-8")
+    markdown = (world / "out" / "suite+mini" / FOLDER / "suite.md").read_text(encoding="utf-8")
     assert "(partial: 2 of 3)" in markdown and "Partial: qabot is missing" in markdown
     card = markdown.split("## For the model's hub card", 1)[1]  # the section to paste into a model card
     assert "| Mean (task), partial (2 of 3 members) |" in card and "| qabot" not in card
@@ -117,7 +117,6 @@ def test_an_optional_member_without_data_makes_the_aggregates_partial(world: Pat
      "members[0].split: qabot does not evaluate split 'dev'"),
     ({"members": [MEMBERS[2], MEMBERS[2]]}, "members[1]: the same score as member 0"),
     ({"members": [{**MEMBERS[2], "optional": True}]}, "members: every member is optional"),
-    ({"id": "qabot", "members": MEMBERS}, "id: the suite's id is also member 2's spec id"),
     ({"members": MEMBERS, "aggregates": ["median"]}, "aggregates[0]"),
     ({"members": MEMBERS, "extra": 1}, "extra: unknown key"),
     ({"members": [{**MEMBERS[2], "weight": 0}]}, "members[0].weight"),

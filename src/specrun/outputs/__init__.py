@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from specrun.outputs.folders import RunFolders, output_folder
 from specrun.outputs.fs import LOCK_SUFFIX, OLD_TAG, STAGING_TAG
+from specrun.outputs.owned import SetKind
 from specrun.outputs.preflight import preflight_output_folders, preflight_output_root
-from specrun.outputs.sets import PAUSES, Pauses, write_output_sets
+from specrun.outputs.sets import PAUSES, OutputSet, Pauses, write_output_sets
 from specrun.outputs.tree import write_file_tree
 
-__all__ = ["LOCK_SUFFIX", "OLD_TAG", "PAUSES", "STAGING_TAG", "Pauses", "RunFolders", "output_folder",
-           "preflight_output_folders", "preflight_output_root", "write_file_tree", "write_output_sets"]
+__all__ = ["LOCK_SUFFIX", "OLD_TAG", "PAUSES", "STAGING_TAG", "OutputSet", "Pauses", "RunFolders", "SetKind",
+           "output_folder", "preflight_output_folders", "preflight_output_root", "write_file_tree",
+           "write_output_sets"]

@@ -4,6 +4,8 @@ prompt-set table's folder beside its variants', every name within a filesystem's
 from __future__ import annotations
 
 import hashlib
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +15,8 @@ from specrun.core.options import RunOptions
 from specrun.outputs.preflight import preflight_output_folders
 
 NAME_BYTES = 255  # the longest file name most filesystems take
+SUITE_PREFIX = "suite+"  # a suite's folders lie under ROOT/suite+<suite id>/: never a spec's id
+PART_CHARS = 40  # the longest readable part of a folder name (a setting, the splits chosen)
 
 
 def output_folder(options: RunOptions, spec_id: str, model_slug: str) -> Path:
@@ -25,9 +29,16 @@ def output_folder(options: RunOptions, spec_id: str, model_slug: str) -> Path:
     return Path(options.output) / spec_id / within_name_limit(name)
 
 
+def suite_folder(options: RunOptions, suite_id: str, model_slug: str) -> Path:
+    """ROOT/suite+<suite id>/<model>[+<setting>...]: suites have a namespace of their own ('+' is in no spec id),
+    so a suite and a spec (or a subsets' parent) of one id never write, and so replace, one folder."""
+    name = model_slug + "".join(f"+{p}" for p in settings_parts(options))
+    return Path(options.output) / f"{SUITE_PREFIX}{suite_id}" / within_name_limit(name)
+
+
 def prompt_set_folder(options: RunOptions, spec_id: str, model_slug: str, stem: str) -> Path:
     """ROOT/<spec id>/<model>[+<setting>...]+prompt-set-<file stem>: the variants' table beside their folders."""
-    parts = [*settings_parts(options), folder_safe(f"prompt-set-{stem}")[:40]]
+    parts = [*settings_parts(options), readable_part(f"prompt-set-{stem}")]
     return Path(options.output) / spec_id / within_name_limit(model_slug + "".join(f"+{part}" for part in parts))
 
 
@@ -52,11 +63,38 @@ def within_name_limit(name: str) -> str:
 def settings_parts(options: RunOptions) -> list[str]:
     """The settings given away from their defaults that can change a vector, each `name-value` in folder-safe
     characters; a prompt (any text) as the first 8 hex digits of its sha256. Then what changes which items are
-    scored (--splits, --limit), so that a run of some splits or a smoke run never replaces the full run."""
-    parts = [f"revision-{options.model_revision[:12]}"] if options.model_revision else []
-    chosen = [f"splits-{'-'.join(sorted(options.splits))}"] if options.splits else []
+    scored (--splits, --limit), so that a run of some splits or a smoke run never replaces the full run. Each part
+    is a run's identity: where its readable form loses anything, a digest of the whole keeps it (readable_part)."""
+    parts = [f"revision-{_revision(options.model_revision)}"] if options.model_revision else []
     limit = [f"limit-{options.limit}"] if options.limit is not None else []
-    return [folder_safe(part)[:40] for part in parts + options.encoder.folder_parts() + chosen + limit]
+    chosen = [_splits_part(options.splits)] if options.splits else []
+    return [readable_part(part) for part in parts + options.encoder.folder_parts()] + chosen + \
+        [readable_part(part) for part in limit]
+
+
+def _revision(revision: str) -> str:
+    """A commit hash by its first 12 hex digits (as git abbreviates); any other revision (a branch, a tag) whole."""
+    return revision[:12] if re.fullmatch(r"[0-9a-f]{40}", revision) else revision
+
+
+def _splits_part(splits: Sequence[str]) -> str:
+    """`splits-a-b`: the names joined by '-'; where a name holds '-' itself that join is ambiguous ({a-b} and
+    {a, b}), so the part carries a digest of the names joined by ','."""
+    names = sorted(splits)
+    part = "splits-" + "-".join(names)
+    return readable_part(part, whole=",".join(names) if any("-" in name for name in names) else None)
+
+
+def readable_part(part: str, limit: int = PART_CHARS, whole: str | None = None) -> str:
+    """A folder-name part: `part` itself when it is folder-safe and at most `limit` characters; otherwise its
+    folder-safe prefix and `~` and the first 8 hex digits of the sha256 of the whole (`whole`, when the part
+    itself is an ambiguous rendering of it), so that two settings that differ only beyond the cut, or only in
+    characters a folder name cannot hold, never share a folder (and a second run never replaces the first)."""
+    safe = folder_safe(part)
+    if safe == part and len(part) <= limit and whole is None:
+        return part
+    digest = hashlib.sha256((part if whole is None else whole).encode("utf-8")).hexdigest()[:8]
+    return safe[:limit - 9] + "~" + digest
 
 
 @dataclass(frozen=True)

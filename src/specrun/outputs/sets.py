@@ -17,6 +17,10 @@ Several specs in one run: every set is staged first; only when all are staged ar
 other. A swap that fails undoes the swaps before it, so a run's sets go in all together or not at all (a process
 killed between two swaps leaves some folders new and some old, each whole).
 
+A folder is replaced only when every entry in it is a file its writer could have written there (each set names
+its kind: `SetKind`, the names it owns): a folder that holds anything else (a suite's files where a spec's run
+goes, a user's notes) is refused before anything is staged, so no run deletes a file it did not write.
+
 Concurrent writers are serialised by `fcntl.flock` on `ROOT/<spec>/.<model>.lock` (several folders are locked in
 path order, so two runs never deadlock); the last writer wins, whole. Under the lock, temporaries left by killed
 writers (`.<model>.tmp-*`, `.<model>.old-*`, and the older `.NAME.*.tmp` files inside the folder) are removed. The
@@ -49,6 +53,7 @@ from typing import Any
 
 from specrun.core.errors import OutputError, OutputInterrupted
 from specrun.outputs import fs
+from specrun.outputs.owned import SetKind, check_owned
 from specrun.outputs.preflight import preflight_output_folders
 
 
@@ -113,6 +118,7 @@ class _Sigint:
 class _Set:
     folder: Path
     files: dict[str, str | bytes]
+    kind: SetKind
     existed: bool = False
     lock_fd: int | None = None
     created: list[Path] = field(default_factory=list)  # parent folders this run made, deepest last
@@ -121,16 +127,21 @@ class _Set:
     swapped: str = ""  # "", "renamed" (no old set), "exchanged", "aside"
 
 
-def write_output_sets(sets: Sequence[tuple[Path, dict[str, str | bytes]]]) -> None:
-    """Write each (folder, name -> content) set as one unit; see the module's docstring for how and why."""
-    units = sorted({Path(os.path.abspath(folder)): _Set(Path(os.path.abspath(folder)), dict(files))
-                    for folder, files in sets}.values(), key=lambda unit: str(unit.folder))
+OutputSet = tuple[Path, dict[str, str | bytes], SetKind]
+
+
+def write_output_sets(sets: Sequence[OutputSet]) -> None:
+    """Write each (folder, name -> content, kind) set as one unit; see the module's docstring for how and why."""
+    units = sorted({Path(os.path.abspath(folder)): _Set(Path(os.path.abspath(folder)), dict(files), kind)
+                    for folder, files, kind in sets}.values(), key=lambda unit: str(unit.folder))
     if not units:
         return
     for unit in units:
         for name in unit.files:
             if Path(name).name != name or name.startswith("."):
                 raise ValueError(f"not a plain file name: {name!r}")
+            if not unit.kind.owns(name):
+                raise ValueError(f"{name!r} is not a name {unit.kind.what} owns")
     preflight_output_folders([unit.folder for unit in units])
     sigint = _Sigint()
     with sigint.installed():
@@ -254,6 +265,8 @@ def _write_locked(units: Sequence[_Set], sigint: _Sigint) -> None:
             if unit.existed and not unit.folder.is_dir():
                 raise OutputError(f"cannot write results to {unit.folder}: a file is there, not a folder; "
                                   "nothing was written")
+            if unit.existed:
+                check_owned(unit.folder, unit.kind)
         for unit in units:
             _stage(unit, sigint)
         _pause(PAUSES.before_swap, sigint)

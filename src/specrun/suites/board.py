@@ -25,11 +25,12 @@ from specrun.core.errors import CompareError
 from specrun.core.markdown import md_text
 from specrun.leaderboard.ranking import Ranking, borda_points, min_ranks, rank_interval, rank_scores
 from specrun.metrics.aggregate import AGGREGATE_LABELS, aggregate_method, over_resamples, point
-from specrun.outputs import write_output_sets
+from specrun.outputs import SetKind, write_output_sets
 from specrun.suites.joint import SuiteRun, display_labels, is_suite_json, read_suite_runs
 from specrun.suites.results import read_suite_results
 
 SUITE_BOARD_FORMAT = "specrun.suite-leaderboard/1"
+SUITE_BOARD_FILES = SetKind("a suites' leaderboard", ("leaderboard.md", "leaderboard.json"))
 
 
 @dataclass(frozen=True)
@@ -159,5 +160,5 @@ def build_suite_leaderboard(paths: Sequence[Path], output: Path, *, title: str |
     text = f"# {md_text(heading)}\n\n" + "\n".join(board_markdown(b) for b in boards)
     document = {"format": SUITE_BOARD_FORMAT, "title": heading, "suites": [board_json(b) for b in boards]}
     files = {"leaderboard.md": text, "leaderboard.json": json.dumps(document, indent=1, ensure_ascii=False) + "\n"}
-    write_output_sets([(output, files)])
+    write_output_sets([(output, files, SUITE_BOARD_FILES)])
     return [output / name for name in files]

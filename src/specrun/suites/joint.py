@@ -64,7 +64,7 @@ def is_suite_json(path: Path) -> bool:
 
 
 def output_root(path: Path) -> Path:
-    """suite.json lies at ROOT/<suite id>/<run>/suite.json; members' results paths are relative to ROOT."""
+    """suite.json lies at ROOT/suite+<suite id>/<run>/suite.json; members' results paths are relative to ROOT."""
     return path.resolve().parent.parent.parent
 
 

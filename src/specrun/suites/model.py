@@ -147,9 +147,6 @@ def _resolve(loaded: LoadedSuite, index: int, member: Member) -> ResolvedMember:
 def _check_members(loaded: LoadedSuite, members: list[ResolvedMember]) -> None:
     seen: dict[tuple[str, str, str], int] = {}
     for m in members:
-        if m.spec_id == loaded.suite.id:
-            raise loaded.error(("id",), f"the suite's id is also member {m.index}'s spec id; results of both would "
-                                        "share one folder")
         where = (m.spec_id, m.split, m.member.metric)
         if where in seen:
             raise loaded.error(("members", m.index), f"the same score as member {seen[where]} ({m.label})")

@@ -20,8 +20,8 @@ from specrun.core.workspace import Workspace
 from specrun.data import load_splits, resolve_data_dir
 from specrun.encoders.models import ModelRef, resolve_model
 from specrun.metrics.aggregate import MemberDraws, aggregate_interval, aggregate_method, member_draws
-from specrun.outputs import write_output_sets
-from specrun.outputs.folders import output_folder
+from specrun.outputs import SetKind, write_output_sets
+from specrun.outputs.folders import output_folder, suite_folder
 from specrun.plan import make_plan
 from specrun.published import PublishedDir
 from specrun.results.verify import Verified, verified_with_spec
@@ -45,6 +45,8 @@ class SuiteOutput:
     path: Path  # suite.json
     published: list[MemberPublished] | None = None  # with --published: each member's published value
 
+
+SUITE_FILES = SetKind("a suite's run", ("suite.json", "suite.md"))
 
 def request_sha256(member: ResolvedMember, model: ModelRef, options: RunOptions) -> str:
     """What a member's numbers depend on beyond its data (pinned by its spec): the spec's bytes, the weights, every
@@ -70,7 +72,7 @@ def run_suite(path: str, options: RunOptions, console: Console,
     workspace = Workspace.resolve(options.cache_dir, options.no_cache)
     try:
         model = resolve_model(options.model, options.model_revision, memo_dir=workspace.memo)
-        folder = output_folder(options, loaded.suite.id, model.slug)
+        folder = suite_folder(options, loaded.suite.id, model.slug)
         requests = {m.index: request_sha256(m, model, options) for m in loaded.members}
         reused = _reusable(loaded, folder / "suite.json", requests, options, model, console)
         missing = _missing_data(loaded, set(reused), options, workspace)
@@ -100,7 +102,7 @@ def run_suite(path: str, options: RunOptions, console: Console,
     results = _suite_results(loaded, members, draws, model, folder.name, options.limit)
     beside = members_published(loaded, published, model.name, model.revision) if published is not None else None
     report = suite_markdown(results) + (published_markdown(results, beside) if beside is not None else "")
-    write_output_sets([(folder, {"suite.json": suite_json(results), "suite.md": report})])
+    write_output_sets([(folder, {"suite.json": suite_json(results), "suite.md": report}, SUITE_FILES)])
     return SuiteOutput(results=results, path=folder / "suite.json", published=beside)
 
 

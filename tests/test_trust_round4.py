@@ -1,0 +1,145 @@
+"""Trust, round four: a run's identity in every file that names it. Each test names the item of the round it
+answers and failed before the change it tests (the round's reproducers, made small)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from specrun.core.options import RunOptions
+from specrun.core.settings import EncoderSettings
+from specrun.outputs import SetKind, write_output_sets
+from specrun.outputs.folders import output_folder, prompt_set_folder, suite_folder
+from specrun.results.verify import verified_with_spec
+from tests.conftest import SPECS, assert_one_line_error, biosses_twin, run_cli, run_ok
+
+SLUG = "sentence-transformers__all-MiniLM-L6-v2"
+FOLDER = f"{SLUG}+adapter-hashing"
+
+
+def _args(target: Path | str, data_dir: Path, output: Path, *extra: str) -> list[str]:
+    return [str(target), "--data-dir", str(data_dir), "--output", str(output), "--adapter", "hashing", "-q", *extra]
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _suite(folder: Path, suite_id: str, *members: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{suite_id}.yaml"
+    lines = [f"id: {suite_id}", "title: t", "version: '1'", "description: d", "members:"]
+    lines += [f"  - {{spec: {member}, metric: spearman_zero_shot}}" for member in members]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+# --- item 1: a suite and a spec of one id never share (and so never delete) a folder ---------------------------
+
+def test_a_suite_and_a_spec_of_one_id_keep_each_others_files(tmp_path: Path, data_dir: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Item 1: `specrun specs/biosses.yaml; specrun suites/X.yaml` with a suite of id `biosses` left only suite.json
+    and suite.md in ROOT/biosses/<run>/. Suites now write under ROOT/suite+<id>/; each run's files survive the
+    other, in either order, and the spec's run still verifies against its spec."""
+    out = tmp_path / "out"
+    twin = biosses_twin(tmp_path / "specs")
+    suite = _suite(tmp_path / "suites", "biosses", twin)
+    run_ok(_args(SPECS / "biosses.yaml", data_dir, out), capsys)
+    spec_files = _digests(out / "biosses" / FOLDER)
+    code, stdout, err = run_cli(_args(suite, data_dir, out), capsys)
+    assert code == 0, err
+    assert Path(stdout.strip().splitlines()[-1]) == out / "suite+biosses" / FOLDER / "suite.json"
+    assert _digests(out / "biosses" / FOLDER) == spec_files  # untouched by the suite
+    suite_files = _digests(out / "suite+biosses" / FOLDER)
+    assert set(suite_files) == {"suite.json", "suite.md"}
+    run_ok(_args(SPECS / "biosses.yaml", data_dir, out), capsys)  # the spec again: the suite's files stay
+    assert _digests(out / "suite+biosses" / FOLDER) == suite_files
+    verified_with_spec(out / "biosses" / FOLDER / "results.json", str(SPECS / "biosses.yaml"))
+
+
+def test_a_suite_named_like_a_subsets_parent_keeps_its_mean(tmp_path: Path) -> None:
+    """Item 1: a suite named `tatoeba` deleted the spec's subsets.json (ROOT/tatoeba/<run>/). The two folders
+    differ now, and a writer never replaces a folder holding a file of another kind: a suite's files where a
+    subsets' mean goes (a run of an older specrun) are refused in one line, nothing written."""
+    options = RunOptions(output=str(tmp_path))
+    assert suite_folder(options, "tatoeba", SLUG) != output_folder(options, "tatoeba", SLUG)
+    means = SetKind("the mean over subsets", ("subsets.json", "subsets.md"))
+    suites = SetKind("a suite's run", ("suite.json", "suite.md"))
+    folder = output_folder(options, "tatoeba", SLUG)
+    write_output_sets([(folder, {"subsets.json": "{}", "subsets.md": "m"}, means)])
+    with pytest.raises(Exception) as caught:
+        write_output_sets([(folder, {"suite.json": "{}", "suite.md": "s"}, suites)])
+    assert "holds 'subsets.json' (and 1 more), which a suite's run does not write" in str(caught.value)
+    assert _digests(folder) == {"subsets.json": hashlib.sha256(b"{}").hexdigest(),
+                                "subsets.md": hashlib.sha256(b"m").hexdigest()}
+
+
+def test_no_run_deletes_a_file_it_did_not_write(tmp_path: Path, data_dir: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """Item 1: a run replaced its folder whole, so anything else in it (a suite's files from before the separate
+    namespace, a user's notes) was deleted. Now: one line naming the file, exit 2, nothing changed; with the file
+    moved away the run goes through, and the files a run writes itself (plots, predictions) are replaced."""
+    out = tmp_path / "out"
+    run_ok(_args(SPECS / "biosses.yaml", data_dir, out), capsys)
+    folder = out / "biosses" / FOLDER
+    (folder / "suite.json").write_text("{}", encoding="utf-8")  # what a suite of id biosses left here before
+    before = _digests(out)
+    code, _, err = run_cli(_args(SPECS / "biosses.yaml", data_dir, out), capsys)
+    line = assert_one_line_error(code, err, contains="'suite.json'")
+    assert "a spec's run does not write" in line and "nothing was written" in line
+    assert _digests(out) == before
+    (folder / "suite.json").unlink()
+    (folder / "scatter-old-sts.png").write_bytes(b"an older run's plot")  # a name this kind of run writes
+    run_ok(_args(SPECS / "biosses.yaml", data_dir, out), capsys)
+    assert not (folder / "scatter-old-sts.png").exists()
+
+
+# --- item 2: every part of a folder name keeps the run's identity ----------------------------------------------
+
+LONG = "x" * 60
+
+
+def _folder(**options: object) -> str:
+    encoder = options.pop("encoder", {})
+    opts = RunOptions(output="/r", encoder=EncoderSettings(**encoder), **options)  # type: ignore[arg-type]
+    return output_folder(opts, "spec", SLUG).name
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ({"splits": ("dev", "test", "test_matched", "test_mismatched")},
+     {"splits": ("dev", "test", "test_matched", "test_mismatched", "validation")}),
+    ({"encoder": {"prompt_name": "AmazonCounterfactualClassification_en"}},
+     {"encoder": {"prompt_name": "AmazonCounterfactualClassification_de"}}),
+    ({"splits": ("a-b",)}, {"splits": ("a", "b")}),  # names joined by '-' met names holding '-'
+    ({"encoder": {"prompt_name": "a b"}}, {"encoder": {"prompt_name": "a/b"}}),  # both folder-safe as 'a-b'
+    ({"model_revision": "release/" + LONG + "1"}, {"model_revision": "release/" + LONG + "2"}),
+    ({"encoder": {"reranker": LONG + "1"}}, {"encoder": {"reranker": LONG + "2"}}),
+    ({"limit": 10**45}, {"limit": 10**45 + 1}),
+])
+def test_settings_that_differ_anywhere_write_two_folders(a: dict, b: dict) -> None:
+    """Item 2: each setting was cut at 40 characters, so `--splits dev,test,test_matched,test_mismatched` and the
+    same plus `,validation` (or MTEB-style prompt names `..._en` and `..._de`) wrote one folder, the second run
+    replacing the first. A shortened or lossy part now ends in a digest of the whole."""
+    first, second = _folder(**a), _folder(**b)
+    assert first != second
+    assert all(len(part) <= 40 for part in first.split("+")[1:])
+
+
+def test_every_string_setting_at_its_longest_keeps_its_identity() -> None:
+    """Item 2, every setting a folder names by its value: two values that differ only in their last character
+    (beyond any cut) name two folders; a short, folder-safe value is named as it is (the folders of earlier runs
+    keep their names)."""
+    fields = [name for name, info in EncoderSettings.model_fields.items()
+              if EncoderSettings.meta(name)["folder"] in ("value", "digest") and info.annotation in (str, str | None)]
+    assert {"prompt_name", "adapter", "reranker", "prompt"} <= set(fields)
+    for name in fields:
+        assert _folder(encoder={name: LONG + "a"}) != _folder(encoder={name: LONG + "b"}), name
+    assert _folder(encoder={"prompt_name": "query"}) == f"{SLUG}+prompt-name-query"
+    assert _folder(splits=("dev", "test")) == f"{SLUG}+splits-dev-test"
+    assert _folder(model_revision="a" * 40) == f"{SLUG}+revision-{'a' * 12}"
+    stems = {prompt_set_folder(RunOptions(output="/r"), "spec", SLUG, LONG + end).name for end in "ab"}
+    assert len(stems) == 2
+
