@@ -19,7 +19,7 @@ from rich.console import Console
 
 from specrun.core.errors import SpecrunError, UsageError
 
-FORMATS = {".tsv": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl"}
+FORMATS = {".tsv": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl", ".parquet": "parquet"}
 TODO = "TODO"
 PLACEHOLDER_REVISION = "0" * 40  # a well-formed commit hash that names no commit: the TODO beside it says so
 FIELD_KINDS_READ = ("text", "number", "label", "binary", "label_path")  # one column each (a label path: a plain
