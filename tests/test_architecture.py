@@ -27,7 +27,7 @@ RANKS = {
     "encoders": 6,
     "evaluation": 7,
     "results": 8,
-    "compare": 9, "published": 9,
+    "compare": 9, "published": 9, "mteb": 9,
     "reports": 10, "publish": 10, "leaderboard": 10, "outputs": 10, "prompt_sets": 10,
     "subset_means": 10,
     "runner": 11,
