@@ -389,4 +389,5 @@ def test_compare_names_the_settings_in_which_two_runs_of_one_model_differ(runs: 
     assert code == 0, err
     header = out.splitlines()[0]
     name = "sentence-transformers/all-MiniLM-L6-v2"
-    assert header == f'Paired comparison on biosses: A = {name} (no prompt), B = {name} (prompt "x: ")'
+    assert header == (f'Paired comparison on biosses: A = {name} (adapter hashing, no prompt), '
+                      f'B = {name} (adapter hashing, prompt "x: ")')  # never the model's bare name: round 4

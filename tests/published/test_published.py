@@ -55,6 +55,28 @@ def runs(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> dict[str, 
     return found
 
 
+@pytest.fixture(scope="module")
+def plain_runs(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> dict[str, Path]:
+    """Runs of the model as it is (the real model: what export --format mteb takes; a hashing run is refused) of
+    stsb and sickr; the session cache serves their vectors to the other real-model tests."""
+    from specrun.cli import main
+
+    out = tmp_path_factory.mktemp("plain")
+    found = {}
+    for spec in ("stsb", "sickr"):
+        assert main([str(SPECS / f"{spec}.yaml"), "--data-dir", str(data_dir), "--output", str(out), "-q"]) == 0
+        found[spec] = out / spec / FOLDER / "results.json"
+    return found
+
+
+def runs_of_hashing(tmp_path: Path, data_dir: Path) -> Path:
+    from specrun.cli import main
+
+    assert main([str(SPECS / "stsb.yaml"), "--data-dir", str(data_dir), "--output", str(tmp_path / "h"), "--adapter",
+                 "hashing", "-q"]) == 0
+    return tmp_path / "h" / "stsb" / f"{FOLDER}+adapter-hashing" / "results.json"
+
+
 def scores_of(path: Path) -> dict[str, float]:
     results = json.loads(path.read_text())
     return {metric: score["value"] for metric, score in results["scores"]["test"].items()}
@@ -164,9 +186,10 @@ def test_compare_shows_published_values_never_paired(runs: dict[str, Path], publ
     assert beside.count("| test | spearman_zero_shot |") == 2 and "-1.000e-09" in beside
 
 
-def test_export_writes_what_the_2x_fixture_holds(runs: dict[str, Path], tmp_path: Path,
+@pytest.mark.slow  # export takes a run of the model as it is: the real model
+def test_export_writes_what_the_2x_fixture_holds(plain_runs: dict[str, Path], tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run_cli(["export", "--format", "mteb", str(runs["stsb"]), str(runs["sickr"]), "-o",
+    code, out, err = run_cli(["export", "--format", "mteb", str(plain_runs["stsb"]), str(plain_runs["sickr"]), "-o",
                               str(tmp_path / "export")], capsys)
     assert code == 0, err
     path = tmp_path / "export" / FOLDER / "no_revision_available" / "STSBenchmark.json"
@@ -177,7 +200,7 @@ def test_export_writes_what_the_2x_fixture_holds(runs: dict[str, Path], tmp_path
     assert set(written) - {"specrun"} == set(fixture) - {"evaluation_phases"}
     entry = written["scores"]["test"][0]
     assert set(entry) == set(fixture["scores"]["test"][0]) - {"mteb_version"}
-    ours = json.loads(runs["stsb"].read_text())["scores"]["test"]
+    ours = json.loads(plain_runs["stsb"].read_text())["scores"]["test"]
     assert entry["cosine_spearman"] == entry["main_score"] == ours["spearman_zero_shot"]["value"]
     assert entry["languages"] == ["eng-Latn"] and entry["hf_subset"] == "default"
     block = {s["metric"]: s for s in written["specrun"]["runs"][0]["scores"]}
@@ -185,20 +208,25 @@ def test_export_writes_what_the_2x_fixture_holds(runs: dict[str, Path], tmp_path
     assert block["pearson_zero_shot"]["ci_high"] == ours["pearson_zero_shot"]["ci_high"]
     assert (tmp_path / "export" / FOLDER / "no_revision_available" / "SICK-R.json").is_file()
     # read back by our own reader, the export is a published folder whose values are exactly ours
-    code, out, err = run_cli(["check-published", str(runs["stsb"]), "--published", str(tmp_path / "export"),
+    code, out, err = run_cli(["check-published", str(plain_runs["stsb"]), "--published", str(tmp_path / "export"),
                               "--tolerance", "1e-15"], capsys)
     assert code == 0, err
     assert out.count("+0.000e+00") == 2
 
 
-def test_export_refuses_what_it_cannot_write(runs: dict[str, Path], tmp_path: Path, data_dir: Path,
+@pytest.mark.slow  # export takes a run of the model as it is: the real model
+def test_export_refuses_what_it_cannot_write(plain_runs: dict[str, Path], tmp_path: Path, data_dir: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
-    code, _out, err = run_cli(["export", "--format", "mteb", str(runs["stsb"]), str(runs["stsb"]), "-o",
+    code, _out, err = run_cli(["export", "--format", "mteb", str(plain_runs["stsb"]), str(plain_runs["stsb"]), "-o",
                                str(tmp_path / "twice")], capsys)
     assert "comes from both" in assert_one_line_error(code, err)
     assert not (tmp_path / "twice").exists()  # nothing half-written
+    code, _out, err = run_cli(["export", "--format", "mteb", str(runs_of_hashing(tmp_path, data_dir)), "-o",
+                               str(tmp_path / "hashing")], capsys)
+    assert "not sentence-transformers/all-MiniLM-L6-v2 as it is (adapter hashing)" in assert_one_line_error(code, err)
+    assert not (tmp_path / "hashing").exists()
     (tmp_path / "file").write_text("x")
-    code, _out, err = run_cli(["export", "--format", "mteb", str(runs["stsb"]), "-o", str(tmp_path / "file")],
+    code, _out, err = run_cli(["export", "--format", "mteb", str(plain_runs["stsb"]), "-o", str(tmp_path / "file")],
                               capsys)
     assert_one_line_error(code, err, contains="not a folder")
     code, _out, err = run_cli([str(SPECS / "jsick.yaml"), "--data-dir", str(data_dir), "--output",
@@ -255,19 +283,20 @@ def test_published_on_a_spec_run_is_refused(capsys: pytest.CaptureFixture[str], 
 
 
 
-def test_export_writes_model_meta_from_our_provenance(runs: dict[str, Path], tmp_path: Path,
+@pytest.mark.slow  # export takes a run of the model as it is: the real model
+def test_export_writes_model_meta_from_our_provenance(plain_runs: dict[str, Path], tmp_path: Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     """model_meta.json sits beside the task files (mteb's ResultCache layout); its fields are mteb's
     ModelMeta.to_dict keys, and each one we record equals provenance.model_meta (absent: null, never guessed)."""
     from specrun.publish.mteb_export import model_meta_json
     from specrun.results import read_results
 
-    code, out, err = run_cli(["export", "--format", "mteb", str(runs["stsb"]), "-o", str(tmp_path / "e")], capsys)
+    code, out, err = run_cli(["export", "--format", "mteb", str(plain_runs["stsb"]), "-o", str(tmp_path / "e")], capsys)
     assert code == 0, err
     path = tmp_path / "e" / FOLDER / "no_revision_available" / "model_meta.json"
     assert str(path) in out
     written = json.loads(path.read_text())
-    results = read_results(runs["stsb"])
+    results = read_results(plain_runs["stsb"])
     meta, model = results.provenance.model_meta, results.provenance.model
     assert written["name"] == model.name and written["revision"] == model.revision
     assert written["embed_dim"] == meta.embed_dim

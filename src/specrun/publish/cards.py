@@ -28,7 +28,7 @@ from specrun.publish.schema import (
     split_check,
     task_ids,
 )
-from specrun.results import Results, confidence_percent
+from specrun.results import Results, confidence_percent, configuration
 from specrun.spec import GitSource, Spec
 
 # spec licence id -> hub licence id
@@ -72,7 +72,9 @@ def model_index(results: Results, dataset_id: str, *, spec: Spec, revision: str 
                 metric_type=hub_metric(info.metric), metric_value=round(score.value, 6),
                 metric_name=f"{metric_id} ({info.label})", source_name=source.name or "specrun",
                 source_url=source.url))
-    return eval_results_to_model_index(results.provenance.model.name, entries)
+    changed = configuration(results)  # a dry run's files never credit the model as it is with another setup
+    name = results.provenance.model.name + (f" ({', '.join(changed)})" if changed else "")
+    return eval_results_to_model_index(name, entries)
 
 
 def run_date(results: Results) -> str:

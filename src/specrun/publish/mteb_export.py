@@ -20,7 +20,7 @@ from specrun import __version__
 from specrun.core.errors import PublishError
 from specrun.core.files import sha256_file
 from specrun.published.files import NO_REVISION, checked_part, model_folder_name
-from specrun.results import Results, run_identity, run_labels
+from specrun.results import Results, refuse_configured, run_identity, run_labels
 from specrun.results.verify import refuse_limited, verified_with_spec
 
 EXPORT_FORMAT = "specrun.mteb-export/1"
@@ -87,6 +87,8 @@ def mteb_files(paths: list[Path], spec: str | None = None) -> tuple[dict[str, st
         if not by_task:
             notes.append(f"{path}: no metric of spec {results.spec_id} names an MTEB counterpart; nothing exported")
             continue
+        if by_task:  # what goes into a file that names the model alone
+            refuse_configured(results, path, "export --format mteb", "MTEB's result files")
         for task, scores in by_task.items():
             _add_run(tasks[(*folder, task)], results, path, scores)
     if not tasks:

@@ -24,6 +24,7 @@ from specrun.publish.cards import (
 from specrun.publish.dataset import data_layout, guess_language
 from specrun.publish.licence import Confirmation, card_gate, licence_gate, licence_refusal
 from specrun.publish.schema import HubCheck, check_revision, spec_task_ids
+from specrun.results import refuse_configured
 from specrun.spec import Spec
 
 
@@ -91,6 +92,8 @@ def results_publication(results_path: str, spec_path: str | None, benchmark: str
         licence_gate(spec.licence.publication, spec.licence.data, what, confirmation)
     if push and hashing:
         raise PublishError(f"{what}: {hashing}; a push is refused")
+    if push:  # a model card's model-index names the model alone: a run of another configuration is not its score
+        refuse_configured(results, results_path, "publish --push", "the model card's model-index")
     refusal = licence_refusal(spec.licence.publication, spec.licence.data, what, confirmation)
     spec_task_ids(spec)  # the same task ids (and collision check) as publish-benchmark's eval.yaml
     source = source or default_source(benchmark)

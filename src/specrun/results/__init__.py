@@ -8,7 +8,9 @@ from specrun.results.build import build_results, package_versions, predictions_j
 from specrun.results.labels import (
     IDENTITY_FIELDS,
     confidence_percent,
+    configuration,
     describe_setting,
+    refuse_configured,
     run_identity,
     run_labels,
     shown_name,
@@ -37,8 +39,7 @@ from specrun.results.read import is_plain_file_name, read_predictions, read_resu
 
 __all__ = ["IDENTITY_FIELDS", "PREDICTIONS_FILE", "PREDICTIONS_LIMIT", "RESULTS_FORMAT", "RESULTS_LIMIT",
            "FieldStatistics", "MetricInfo", "ModelMeta", "ModelProvenance", "PredictionsRef", "Provenance",
-           "RerankerProvenance", "Results",
-           "SplitProvenance", "SplitStatistics", "Spread", "TextCounts", "Uncertainty", "Unit", "build_results",
-           "confidence_percent", "describe_setting", "is_plain_file_name", "package_versions",
-           "predictions_jsonl", "read_predictions", "read_results", "results_json", "run_identity", "run_labels",
-           "shown_name"]
+           "RerankerProvenance", "Results", "SplitProvenance", "SplitStatistics", "Spread", "TextCounts",
+           "Uncertainty", "Unit", "build_results", "confidence_percent", "configuration", "describe_setting",
+           "is_plain_file_name", "package_versions", "predictions_jsonl", "read_predictions", "read_results",
+           "refuse_configured", "results_json", "run_identity", "run_labels", "shown_name"]

@@ -40,12 +40,17 @@ def published_mean(rows: list[MemberPublished]) -> float | None:
     return math.fsum(values) / len(values) if values and len(values) == len(rows) else None
 
 
-def published_markdown(results: SuiteResults, rows: list[MemberPublished]) -> str:
-    """suite.md's published section: ours, published, the difference per member; then the published mean."""
+def published_markdown(results: SuiteResults, rows: list[MemberPublished], changed: list[str] | None = None) -> str:
+    """suite.md's published section: ours, published, the difference per member; then the published mean.
+    `changed`: what our run changed about the model (results.configuration), said first: the published files
+    describe the model as it is."""
     ours = {m.index: m.value for m in results.members}
-    lines = ["", "## Published (MTEB result files)", "",
-             "Shown beside, never resampled: a published value has no interval, and the aggregates' intervals do "
-             "not use it.", "", "| member | ours | published | ours − published |", "| --- | --- | --- | --- |"]
+    lines = ["", "## Published (MTEB result files)", ""]
+    if changed:
+        lines += [f"Ours is not the model as it is ({md_text(', '.join(changed))}); the published values are the "
+                  "model's own: the difference is the configuration's, not a check of the run.", ""]
+    lines += ["Shown beside, never resampled: a published value has no interval, and the aggregates' intervals do "
+              "not use it.", "", "| member | ours | published | ours − published |", "| --- | --- | --- | --- |"]
     reasons = []
     for r in rows:
         value = ours.get(r.index)

@@ -24,6 +24,7 @@ from specrun.outputs import SetKind, write_output_sets
 from specrun.outputs.folders import output_folder, suite_folder
 from specrun.plan import make_plan
 from specrun.published import PublishedDir
+from specrun.results import configuration
 from specrun.results.verify import Verified, verified_with_spec
 from specrun.runner import run
 from specrun.suites.model import LoadedSuite, ResolvedMember, load_suite
@@ -86,13 +87,14 @@ def run_suite(path: str, options: RunOptions, console: Console,
                  f"missing: {missing[m.index]}" if m.index in missing else "to run")
         _say(console, f"suite {loaded.suite.id}: member {m.index + 1}/{count} {m.label}: {state}")
     outputs = {out.results.spec_id: out for out in run(pending, options, console)} if pending else {}
-    members, draws = [], []
+    members, draws, changed = [], [], []
     for m in loaded.members:
         if m.index in missing:
             members.append(_missing_score(m, requests[m.index], missing[m.index]))
             continue
         results_path = output_folder(options, m.spec_id, model.slug) / "results.json"
         verified = reused.get(m.index) or verified_with_spec(results_path, str(m.loaded.path))[0]
+        changed = changed or configuration(verified.results)
         score, drawn = _member_score(loaded, m, verified, options, requests[m.index],
                                      reused=m.index in reused,
                                      encoded=outputs[m.spec_id].results.texts.encoded
@@ -101,7 +103,7 @@ def run_suite(path: str, options: RunOptions, console: Console,
         draws.append(drawn)
     results = _suite_results(loaded, members, draws, model, folder.name, options.limit)
     beside = members_published(loaded, published, model.name, model.revision) if published is not None else None
-    report = suite_markdown(results) + (published_markdown(results, beside) if beside is not None else "")
+    report = suite_markdown(results) + (published_markdown(results, beside, changed) if beside is not None else "")
     write_output_sets([(folder, {"suite.json": suite_json(results), "suite.md": report}, SUITE_FILES)])
     return SuiteOutput(results=results, path=folder / "suite.json", published=beside)
 
