@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -33,7 +34,8 @@ def _suite(folder: Path, suite_id: str, *members: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{suite_id}.yaml"
     lines = [f"id: {suite_id}", "title: t", "version: '1'", "description: d", "members:"]
-    lines += [f"  - {{spec: {member}, metric: spearman_zero_shot}}" for member in members]
+    lines += [f"  - {{spec: {os.path.relpath(member, folder)}, metric: spearman_zero_shot}}"
+              for member in members]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
@@ -236,3 +238,47 @@ def test_a_reranker_folder_without_a_trained_head_is_refused(tmp_path: Path,
     trained = make_cross_encoder(tmp_path / "ce")
     assert newly_initialised(trained) == []
     assert run_ok([*args, "--reranker", str(trained)], capsys).provenance.model.reranker_model is not None
+
+
+# --- item 8: intervals stay inside the metric's range -----------------------------------------------------------
+
+def test_an_interval_is_clipped_to_the_range_and_says_so() -> None:
+    """Item 8: basic and centred intervals shift the resamples and left the range (Spearman 0.9847 [0.9730,
+    1.0176] basic). estimate clips to the spec's range and marks the score; the unclipped interval is the same
+    method's on the same resamples (so coverage can only stay or grow: the true value lies in the range)."""
+    import numpy as np
+    from scipy import stats
+
+    from specrun.metrics.estimate import clip, estimate
+
+    rng = np.random.default_rng(4)
+    gold = rng.normal(size=40)
+    prediction = gold + rng.normal(scale=0.08, size=40)
+    arrays = {"prediction": prediction, "gold": gold}
+    settings = {"resamples": 2000, "confidence": 0.95, "seed": 7, "interval": "basic"}
+    free = estimate("spearman", arrays, **settings)
+    bounded = estimate("spearman", arrays, **settings, bounds=(-1.0, 1.0))
+    assert free.value == bounded.value == pytest.approx(stats.spearmanr(prediction, gold).statistic, abs=1e-12)
+    assert free.ci_high > 1.0 and free.clipped is None  # the reproducer: basic leaves the range
+    assert bounded.ci_high == 1.0 and bounded.ci_low == free.ci_low and bounded.clipped is True
+    assert "clipped" not in free.model_dump() and bounded.model_dump()["clipped"] is True
+    assert clip(-0.2, 0.5, 0.1, (0.0, 1.0)) == (0.0, 0.5, True)
+    assert clip(-0.2, 0.5, -0.1, (0.0, 1.0)) == (-0.1, 0.5, True)  # never past the value itself
+    assert clip(0.1, 0.5, 0.3, (0.0, 1.0)) == (0.1, 0.5, False)
+
+
+def test_the_shipped_tatoeba_f1_interval_stays_at_or_above_zero(tmp_path: Path, data_dir: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """Item 8's shipped reproducer: Tatoeba jpn-eng F1 0.0016 [-0.00018, 0.0051] with the hashing adapter
+    (centred, the default). Now the low end is 0, the score and the report say it was clipped, and the run
+    verifies (verify recomputes the clipped interval from the predictions)."""
+    from specrun.results.verify import verified_with_spec
+
+    code, out, err = run_cli(_args(SPECS / "tatoeba.yaml", data_dir, tmp_path, "--subsets", "jpn-eng"), capsys)
+    assert code == 0, err
+    path = Path(out.strip().splitlines()[-1])
+    results = verified_with_spec(path, str(SPECS / "tatoeba.yaml"))[0].results
+    f1 = results.scores["test"]["f1"]
+    assert f1.ci_low == 0.0 < f1.value and f1.clipped is True
+    assert results.metrics["f1"].range == (0.0, 1.0)
+    assert "centred, clipped to the range" in (path.parent / "report.md").read_text(encoding="utf-8")

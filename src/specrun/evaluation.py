@@ -80,10 +80,11 @@ def cached_estimate(derived: DerivedCache | None, metric: PlannedMetric, arrays:
     """metrics.estimate by the metric's interval method, through the derived cache when there is one (a damaged
     entry is reported, recomputed)."""
     settings = {"resamples": plan.resamples, "confidence": plan.confidence, "seed": plan.seed,
-                "interval": metric.interval}
+                "interval": metric.interval, "bounds": metric.range}
     if derived is None:
         return estimate(metric.metric, arrays, **settings)
     key = derived.key("estimate", metric.metric, plan.resamples, plan.confidence, plan.seed, metric.interval,
+                      *(() if metric.range is None else ("range", *metric.range)),
                       arrays=[arrays[k] for k in metric.entry.inputs])
     stored = derived.get(key, "estimate")
     if stored is not None:

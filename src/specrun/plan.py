@@ -33,6 +33,7 @@ class PlannedMetric:
     direction: str
     interval: str = "percentile"  # the interval method: the spec's for this metric, else uncertainty.interval;
     # auto resolved to the metric's own (MetricEntry.interval)
+    range: tuple[float, float] | None = None  # the spec's: the values the metric can take; intervals stay inside
 
 
 @dataclass(frozen=True)
@@ -185,7 +186,7 @@ def make_plan(loaded: LoadedSpec) -> Plan:
         fields.update(entry.info.item_fields)
         metrics = tuple(PlannedMetric(id=metric_id, metric=m.metric, entry=registry.METRICS[m.metric], protocol=name,
                                       label=m.label, direction=m.direction,
-                                      interval=interval_method(spec, metric_id))
+                                      interval=interval_method(spec, metric_id), range=tuple(m.range))
                         for metric_id, m in spec.metrics.items() if m.protocol == name)
         options = protocol.options  # typed and checked by the spec model itself (a union discriminated by kind)
         if protocol.similarity != "model" and protocol.similarity not in entry.info.similarities:

@@ -68,7 +68,7 @@ class Outputs:
     arrays: dict[str, np.ndarray]
 
 
-_RUN_FIELDS = ("runs", "run_sd")
+_RUN_FIELDS = ("runs", "run_sd", "clipped")  # written only when set: older files read and write as before
 IntervalMethod = Literal["percentile", "basic", "centred", "bca"]  # how resamples become an interval
 INTERVAL_METHODS: tuple[str, ...] = get_args(IntervalMethod)  # (metrics.intervals); a metric declares its own
 IntervalChoice = Literal["auto", "percentile", "basic", "centred", "bca"]  # what a spec names; auto: the metric's
@@ -86,6 +86,8 @@ class Score(Strict):
                                      "(results written before there were methods: percentile).")
     runs: int | None = Field(None, description="Fits or random runs the value is the mean of (None: one).")
     run_sd: float | None = Field(None, description="Standard deviation of the value across those runs.")
+    clipped: bool | None = Field(None, description="True when an end of the interval was moved back into the "
+                                                   "metric's range (written only then).")
 
     @model_serializer(mode="wrap")
     def _runs_only_when_there_are(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

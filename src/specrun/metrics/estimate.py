@@ -77,12 +77,24 @@ class Resampled:
         except MetricError as exc:
             raise exc.prefixed(self.name) from None
 
-    def score(self, method: str, confidence: float) -> Score:
+    def score(self, method: str, confidence: float, bounds: tuple[float, float] | None = None) -> Score:
         low, high = self.interval(method, confidence)
-        if self.each.size < 2:  # one fit, or none: nothing varies across runs
-            return Score(value=self.point, ci_low=low, ci_high=high, n=self.n, interval=method)
-        return Score(value=self.point, ci_low=low, ci_high=high, n=self.n, interval=method, runs=int(self.each.size),
-                     run_sd=float(np.std(self.each)))
+        low, high, clipped = clip(low, high, self.point, bounds)
+        runs = {"runs": int(self.each.size), "run_sd": float(np.std(self.each))} if self.each.size >= 2 else {}
+        return Score(value=self.point, ci_low=low, ci_high=high, n=self.n, interval=method,
+                     clipped=True if clipped else None, **runs)
+
+
+def clip(low: float, high: float, point: float, bounds: tuple[float, float] | None) -> tuple[float, float, bool]:
+    """The interval moved back inside the values the metric can take (a Spearman above 1, an accuracy above 1, a
+    V-measure below 0: basic and centred intervals shift the resamples and can leave the range). Clipping never
+    loses coverage: the true value lies in the range, so an interval that held it still does. The value itself
+    is never left outside (a spec's range narrower than the value's is not the value's fault)."""
+    if bounds is None:
+        return low, high, False
+    lowest, highest = min(bounds[0], point), max(bounds[1], point)
+    clipped_low, clipped_high = max(low, lowest), min(high, highest)
+    return clipped_low, clipped_high, (clipped_low, clipped_high) != (low, high)
 
 
 def resample(name: str, arrays: dict[str, np.ndarray], *, resamples: int, seed: int) -> Resampled:
@@ -128,7 +140,8 @@ def method_of(name: str, interval: str) -> str:
 
 
 def estimate(name: str, arrays: dict[str, np.ndarray], *, resamples: int, confidence: float,
-             seed: int, interval: str = "auto") -> Score:
-    """The metric on all units plus its bootstrap interval by the named method (`auto`: the metric's own); the
-    same seed gives the same interval."""
-    return resample(name, arrays, resamples=resamples, seed=seed).score(method_of(name, interval), confidence)
+             seed: int, interval: str = "auto", bounds: tuple[float, float] | None = None) -> Score:
+    """The metric on all units plus its bootstrap interval by the named method (`auto`: the metric's own),
+    clipped to `bounds` (the spec's range); the same seed gives the same interval."""
+    return resample(name, arrays, resamples=resamples, seed=seed).score(method_of(name, interval), confidence,
+                                                                       bounds)

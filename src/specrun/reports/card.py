@@ -263,8 +263,9 @@ def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
     for split, scores in results.scores.items():
         for metric, s in scores.items():
             unit = u.unit.get(results.metrics[metric].protocol, "units")
+            shown = f"{s.interval}, clipped to the range" if s.clipped else s.interval
             rows.append(table_row([md_cell(split), md_cell(metric), f"{s.value:.4f}",
-                                   f"[{s.ci_low:.4f}, {s.ci_high:.4f}]", s.interval, md_cell(f"{s.n} {unit}")]))
+                                   f"[{s.ci_low:.4f}, {s.ci_high:.4f}]", shown, md_cell(f"{s.n} {unit}")]))
     header = ["split", "metric", "value", f"{confidence_percent(u.confidence)} CI", "interval", "n"]
     units = ", ".join(f"{protocol}: {unit}" for protocol, unit in u.unit.items())
     lines = [f"spec {PurePath(p.spec_path).name} sha256 {p.spec_sha256}",

@@ -71,7 +71,7 @@ def build_results(plan: Plan, splits: dict[str, SplitData], runs: list[ProtocolR
             (run.similarity for run in runs if run.protocol == p.name), p.similarity)) for p in plan.protocols},
         packages=versions, timings_s={k: round(v, 3) for k, v in timings.items()})
     metrics = {m.id: MetricInfo(metric=m.metric, protocol=p.name, protocol_kind=p.kind, label=m.label,
-                                direction=m.direction)
+                                direction=m.direction, range=m.range)
                for p in plan.protocols for m in p.metrics}
     metrics = {name: metrics[name] for name in plan.metric_ids}  # in the spec's order
     results = Results(spec_id=spec.id, title=spec.title, licence=spec.licence.data,

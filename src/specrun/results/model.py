@@ -33,6 +33,8 @@ class MetricInfo(Strict):
     protocol_kind: str
     label: str
     direction: Literal["higher", "lower"]
+    range: tuple[float, float] | None = Field(None, description="The spec's range of the metric: every interval is "
+                                                                "clipped to it (absent in older results).")
 
 
 class PredictionsRef(Strict):

@@ -184,7 +184,7 @@ def recompute(results: Results, units: Units, path: Path) -> tuple[Results, list
             if score.n != n:
                 raise _fail(path, f"n {score.n} differs from the {n} units its predictions give; "
                                   "refusing edited results", f"{key}.n")
-            low, high = _recompute_interval(results, arrays, info.metric, score.interval, path, key)
+            low, high = _recompute_interval(results, arrays, info.metric, score.interval, path, key, info.range)
             if not (_close(score.ci_low, low) and _close(score.ci_high, high)):
                 if recorded == here:
                     raise _fail(path, f"interval [{score.ci_low!r}, {score.ci_high!r}] differs from the [{low!r}, "
@@ -212,11 +212,11 @@ def _runs_of(metric: MetricEntry, data: list[np.ndarray], path: Path, key: str) 
 
 
 def _recompute_interval(results: Results, arrays: dict[str, np.ndarray], metric: str, method: str, path: Path,
-                        key: str) -> tuple[float, float]:
+                        key: str, bounds: tuple[float, float] | None = None) -> tuple[float, float]:
     u = results.provenance.uncertainty
     try:
         again = estimate(metric, arrays, resamples=u.resamples, confidence=u.confidence, seed=u.seed,
-                         interval=method)
+                         interval=method, bounds=bounds)
     except SpecrunError as exc:
         raise _fail(path, f"the interval cannot be recomputed from the predictions ({exc.message})", key) from None
     return again.ci_low, again.ci_high
