@@ -42,6 +42,20 @@ def _run(spec: Path, data_dir: Path, output: Path, *extra: str) -> Path:
     return folder / "results.json"
 
 
+def _without_mteb(text: str) -> str:
+    """The spec's text less each metric's `mteb:` block (its line and the deeper-indented lines under it)."""
+    kept, dropping = [], False
+    for line in text.splitlines(keepends=True):
+        if line.startswith("    mteb:"):
+            dropping = True
+            continue
+        if dropping and line.startswith("      "):
+            continue
+        dropping = False
+        kept.append(line)
+    return "".join(kept)
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Runs:
     out = tmp_path_factory.mktemp("trust-runs")
@@ -52,7 +66,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Runs:
     collision = out / "collide" / "biosses.yaml"
     collision.parent.mkdir()
     # without the metrics' MTEB counterparts: with two evaluated splits each would have to name its split
-    plain = "".join(line for line in text.splitlines(keepends=True) if not line.startswith("    mteb:"))
+    plain = _without_mteb(text)
     test_split = plain.split("splits:\n  test:\n")[1].split("  train:\n")[0]
     metric = plain.split("metrics:\n  pearson_zero_shot:\n")[1].split("  spearman_zero_shot:\n")[0]
     # split test + metric x-pearson and split test-x + metric pearson: both 'test-x-pearson' on the hub

@@ -6,6 +6,7 @@ differences are known exactly."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -261,9 +262,10 @@ def test_a_suite_run_shows_published_beside(tmp_path: Path, data_dir: Path, publ
                                             capsys: pytest.CaptureFixture[str]) -> None:
     suite = tmp_path / "suites" / "sts2.yaml"
     suite.parent.mkdir()
+    stsb, biosses = (os.path.relpath(SPECS / name, suite.parent) for name in ("stsb.yaml", "biosses.yaml"))
     suite.write_text(f"id: sts2\ntitle: two\nversion: '1'\ndescription: d\nmembers:\n"
-                     f"  - {{spec: {SPECS / 'stsb.yaml'}, metric: spearman_zero_shot}}\n"
-                     f"  - {{spec: {SPECS / 'biosses.yaml'}, metric: spearman_zero_shot}}\n")
+                     f"  - {{spec: {stsb}, metric: spearman_zero_shot}}\n"
+                     f"  - {{spec: {biosses}, metric: spearman_zero_shot}}\n")
     code, out, err = run_cli([str(suite), "--data-dir", str(data_dir), "--output", str(tmp_path / "out"),
                               "--adapter", "hashing", "--published", str(published)], capsys)
     assert code == 0, err

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 from pathlib import Path
 
@@ -127,7 +128,9 @@ def test_an_optional_member_without_data_makes_the_aggregates_partial(world: Pat
     ({"members": [{"spec": str(SPECS / "tatoeba.yaml"), "metric": "f1"}]}, "members[0]: tatoeba has subsets"),
 ])
 def test_a_bad_suite_is_one_line(world: Path, edit: dict, expected: str, capsys: pytest.CaptureFixture[str]) -> None:
-    suite = write_suite(world, **edit)
+    members = [{**m, "spec": os.path.relpath(m["spec"], world / "suites")} if Path(m["spec"]).is_absolute() else m
+               for m in edit["members"]]  # a member's spec is relative to the suite's folder
+    suite = write_suite(world, **{**edit, "members": members})
     for command in (["validate", str(suite)], [str(suite), "--adapter", "hashing", "--output", str(world / "o")]):
         code, _, err = run_cli(command, capsys)
         line = assert_one_line_error(code, err, contains=expected)

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from specrun.cli.exchange import cmd_check_published, cmd_export
+from specrun.cli.importing import cmd_import
 from specrun.cli.listing import cmd_list
 from specrun.cli.new import cmd_new
 from specrun.cli.parser import run_options
@@ -82,6 +83,9 @@ def _run_suite(paths: list[str], suites: list[str], options: RunOptions, console
 
     if len(paths) != 1:
         raise UsageError(f"{suites[0]} is a suite: run it on its own (one suite, no specs beside it)")
+    if options.subsets is not None:
+        raise UsageError(f"--subsets is for a spec's run: {suites[0]} is a suite, whose members name their own "
+                         "`subset`")
     published = None
     if published_dir is not None:  # checked before anything runs
         from specrun.published import PublishedDir
@@ -132,6 +136,8 @@ def cmd_verify(args: argparse.Namespace, console: Console) -> int:
     from specrun.results.rederive import rederive
     from specrun.results.verify import verified_with_spec
 
+    if args.no_data and args.data_dir is not None:
+        raise UsageError("--data-dir is where --no-data would not look: give one or the other")
     for path in args.results:
         verified, loaded = verified_with_spec(path, args.spec)
         scores = sum(len(scores) for scores in verified.results.scores.values())
@@ -368,10 +374,10 @@ def cmd_publish_benchmark(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_leaderboard(args: argparse.Namespace, console: Console) -> int:
-    from specrun.leaderboard import build_leaderboard
+    from specrun.leaderboard import build_leaderboard, said_mode
     from specrun.suites.board import build_suite_leaderboard, suite_inputs
 
-    suites = suite_inputs([Path(p) for p in args.results])
+    suites = said_mode(args.results, suite_inputs([Path(p) for p in args.results]))  # a suite board is said
     if suites is not None:
         if args.published or args.prompt_variants != "each" or args.resample_specs:
             raise SpecrunError("--published, --prompt-variants and --resample-specs are not supported for suite "
@@ -388,7 +394,7 @@ def cmd_leaderboard(args: argparse.Namespace, console: Console) -> int:
 
 
 # the one command table: the parser's subcommands and the dispatch both read it
-COMMAND_FUNCTIONS = {"run": cmd_run, "validate": cmd_validate, "verify": cmd_verify, "show": cmd_show,
-                     "card": cmd_card, "fingerprint": cmd_fingerprint, "list": cmd_list, "new": cmd_new,
-                     "compare": cmd_compare, "publish": cmd_publish, "publish-benchmark": cmd_publish_benchmark,
-                     "leaderboard": cmd_leaderboard, "check-published": cmd_check_published, "export": cmd_export}
+COMMAND_FUNCTIONS = {"run": cmd_run, "validate": cmd_validate, "verify": cmd_verify, "show": cmd_show, "card": cmd_card,
+                     "fingerprint": cmd_fingerprint, "list": cmd_list, "new": cmd_new, "compare": cmd_compare,
+                     "publish": cmd_publish, "publish-benchmark": cmd_publish_benchmark, "leaderboard": cmd_leaderboard,
+                     "check-published": cmd_check_published, "export": cmd_export, "import": cmd_import}

@@ -13,14 +13,33 @@ from specrun.cli.paths import output_folder
 from specrun.core.errors import SpecrunError
 
 
+def run_files(names: list[str]) -> list[Path]:
+    """Each RESULTS named: a results.json, or a run's folder (the one `specrun RUN` prints the results.json of),
+    taken as the results.json it holds; a folder without one is one line."""
+    paths = []
+    for name in names:
+        path = Path(name)
+        if path.is_dir():
+            if not (path / "results.json").is_file():
+                raise SpecrunError("a run's folder holds results.json; this folder has none (name a run's folder "
+                                   "or its results.json)", file=name)
+            path = path / "results.json"
+        paths.append(path)
+    return paths
+
+
 def cmd_check_published(args: argparse.Namespace, console: Console) -> int:
-    """Ours, published, the difference; exit 1 past --tolerance (what a CI job checks)."""
+    """Ours, published, the difference; exit 1 past --tolerance (what a CI job checks; 0: exactly equal)."""
     from specrun.published import PublishedDir, check_published, check_text
 
-    rows = check_published([Path(p) for p in args.results], PublishedDir(Path(args.published)), args.spec)
-    if not rows:
-        raise SpecrunError("no metric of these runs' specs names an MTEB counterpart (`metrics.NAME.mteb`)",
-                           file=args.results[0])
+    paths = run_files(args.results)
+    notes: list[str] = []
+    rows = check_published(paths, PublishedDir(Path(args.published)), args.spec, notes)
+    if not rows:  # one line: why there is nothing to check (the first run's note, where it has one)
+        raise SpecrunError("no metric of these runs' specs names an MTEB counterpart (`metrics.NAME.mteb`) on a "
+                           "split they scored" + (f" ({notes[0]})" if notes else ""), file=args.results[0])
+    for note in notes:
+        print(f"specrun: note: {note}", file=sys.stderr)
     sys.stdout.write(check_text(rows))
     if args.tolerance is not None:
         over = [r for r in rows if r.difference is not None and abs(r.difference) > args.tolerance]
@@ -37,7 +56,7 @@ def cmd_export(args: argparse.Namespace, console: Console) -> int:
 
     folder = output_folder(args.output)
     assert folder is not None
-    files, notes = mteb_files([Path(p) for p in args.runs], args.spec)
+    files, notes = mteb_files(run_files(args.runs), args.spec, args.model_name)
     write_file_tree(folder, files, f"-o {args.output}")
     for note in notes:
         print(f"specrun: note: {note}", file=sys.stderr)
@@ -46,4 +65,4 @@ def cmd_export(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-__all__ = ["cmd_check_published", "cmd_export"]
+__all__ = ["cmd_check_published", "cmd_export", "run_files"]

@@ -5,13 +5,20 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 import rich.markup
 from rich.console import Console
 from rich.table import Table
 
 from specrun.core.errors import SpecrunError
+
+if TYPE_CHECKING:
+    from specrun.spec import Spec
+
+T = TypeVar("T")
 
 
 def cmd_list(args: argparse.Namespace, console: Console) -> int:
@@ -38,7 +45,9 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
             metrics.add_row(name, ", ".join(entry.inputs), entry.direction, entry.interval, entry.hub_id or name)
         Console(width=200).print(metrics)
         return 0
-    from specrun.spec import matches, task_types
+    if args.mteb:
+        return _list_mteb(args.type)
+    from specrun.spec import matches
     from specrun.suites import is_suite_file
 
     paths = sorted(Path(args.folder).glob("*.yaml"))
@@ -47,37 +56,57 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
     filters = {"language": args.language, "task_type": args.type, "domain": args.domain}
     filtered = any(value is not None for value in filters.values())
     suites = [path for path in paths if is_suite_file(path)]
-    shown = _list_suites(args.folder, suites, filters) if suites else 0
-    paths = [path for path in paths if path not in suites]
-    specs = [spec for spec in (load_spec(path).spec for path in paths) if matches(spec, **filters)]
+    bad: list[str] = []  # one line per file that cannot be read: the others are listed all the same
+    shown = _list_suites(args.folder, suites, filters, bad) if suites else 0
+    specs = [spec for spec in _loaded([path for path in paths if path not in suites], load_spec, bad)
+             if matches(spec.spec, **filters)]
     if specs:
-        table = Table(title=f"specs in {args.folder}")
-        for column in ("id", "protocols", "task types", "languages", "domains", "evaluated splits", "metrics",
-                       "licence"):
-            table.add_column(column)
-        for spec in specs:
-            meta = spec.metadata
-            table.add_row(spec.id, ", ".join(f"{name} ({p.kind})" for name, p in spec.protocols.items()),
-                          ", ".join(task_types(spec)),
-                          ", ".join(meta.languages if meta and meta.languages else spec.language or []),
-                          ", ".join(meta.domains or []) if meta else "",
-                          ", ".join(spec.evaluated_splits), ", ".join(spec.metrics),
-                          f"{spec.licence.data}, publication {spec.licence.publication}")
-        Console(width=240).print(table)
+        _specs_table(args.folder, [loaded.spec for loaded in specs])
     if filtered and not specs and not shown:
         asked = ", ".join(f"--{'type' if key == 'task_type' else key} {value}" for key, value in filters.items()
                           if value is not None)
         print(f"specrun: no spec or suite in {args.folder} matches {asked}", file=sys.stderr)
-    return 0
+    for line in bad:
+        print(f"specrun: error: {line}", file=sys.stderr)
+    return 2 if bad else 0
 
 
-def _list_suites(folder: str, paths: list[Path], filters: dict[str, str | None]) -> int:
+def _loaded(paths: list[Path], load: Callable[[Path], T], bad: list[str]) -> list[T]:
+    """Each file loaded; one that cannot be is left out, its error's line added to `bad`."""
+    out = []
+    for path in paths:
+        try:
+            out.append(load(path))
+        except SpecrunError as exc:
+            bad.append(exc.one_line())
+    return out
+
+
+def _specs_table(folder: str, specs: list[Spec]) -> None:
+    from specrun.spec import task_types
+
+    table = Table(title=f"specs in {folder}")
+    for column in ("id", "protocols", "task types", "languages", "domains", "evaluated splits", "metrics",
+                   "licence"):
+        table.add_column(column)
+    for spec in specs:
+        meta = spec.metadata
+        table.add_row(spec.id, ", ".join(f"{name} ({p.kind})" for name, p in spec.protocols.items()),
+                      ", ".join(task_types(spec)),
+                      ", ".join(meta.languages if meta and meta.languages else spec.language or []),
+                      ", ".join(meta.domains or []) if meta else "",
+                      ", ".join(spec.evaluated_splits), ", ".join(spec.metrics),
+                      f"{spec.licence.data}, publication {spec.licence.publication}")
+    Console(width=240).print(table)
+
+
+def _list_suites(folder: str, paths: list[Path], filters: dict[str, str | None], bad: list[str]) -> int:
     """The suites table; a suite is listed when any of its members' specs passes the filters (a suite that holds
     a Japanese member is found by --language jpn). Returns how many were listed."""
     from specrun.spec import matches
     from specrun.suites import load_suite
 
-    loaded_suites = [load_suite(path) for path in paths]
+    loaded_suites = _loaded(paths, load_suite, bad)
     loaded_suites = [loaded for loaded in loaded_suites
                      if any(matches(m.loaded.spec, **filters) for m in loaded.members)]
     if not loaded_suites:
@@ -91,3 +120,29 @@ def _list_suites(folder: str, paths: list[Path], filters: dict[str, str | None])
                       ", ".join(dict.fromkeys(m.task_type for m in loaded.members)), ", ".join(loaded.suite.aggregates))
     Console(width=200).print(table)
     return len(loaded_suites)
+
+
+def _list_mteb(task_type: str | None) -> int:
+    """MTEB's active text tasks per type: how many `specrun import mteb` converts, and how many each missing
+    piece blocks (a task missing several counts under each)."""
+    from specrun.mteb import load
+    from specrun.mteb.importer import coverage
+
+    catalogue = load()
+    tasks = list(catalogue.active_text_tasks().values())
+    types = sorted({task.type for task in tasks})
+    if task_type is not None:
+        chosen = [name for name in types if name.lower() == task_type.lower()]
+        if not chosen:
+            raise SpecrunError(f"--type {task_type}: no active text task of that type in MTEB "
+                               f"{catalogue.provenance.mteb_version}; types: {', '.join(types)}")
+        tasks = [task for task in tasks if task.type == chosen[0]]
+    table = Table(title=f"MTEB {catalogue.provenance.mteb_version}: active text tasks `specrun import mteb` converts")
+    for column in ("type", "tasks", "import", "blocked by (tasks)"):
+        table.add_column(column, justify="right" if column in ("tasks", "import") else "left")
+    for name, counts in sorted(coverage(tasks).items(), key=lambda item: -item[1]["tasks"]):
+        pieces = {key: value for key, value in counts.items() if key not in ("tasks", "imports")}
+        blocked = ", ".join(f"{piece}: {count}" for piece, count in sorted(pieces.items(), key=lambda i: -i[1]))
+        table.add_row(name, str(counts["tasks"]), str(counts["imports"]), rich.markup.escape(blocked))
+    Console(width=240).print(table)
+    return 0

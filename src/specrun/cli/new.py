@@ -214,6 +214,11 @@ def cmd_new(args: argparse.Namespace, console: Console) -> int:
         os.link(temporary, target)  # fails if the name appeared meanwhile: never overwrites
     except FileExistsError:
         raise UsageError(f"{target}: exists; `new` never overwrites a spec") from None
+    except SpecrunError as exc:  # named by the spec it would be, not by the temporary file deleted below
+        if exc.file != str(temporary):
+            raise
+        raise type(exc)(f"{exc.message}; {target} was not written", file=str(target), line=exc.line,
+                        key=exc.key) from None
     finally:
         temporary.unlink(missing_ok=True)
     if guessed:

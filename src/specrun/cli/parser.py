@@ -10,6 +10,7 @@ import typing
 from typing import Any
 
 from specrun import __version__
+from specrun.cli.importing import add_import_parser
 from specrun.core.errors import UsageError
 from specrun.core.options import DEFAULTS, RAY_WAIT_FACTOR, RunOptions
 from specrun.core.registry import did_you_mean
@@ -38,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
                              f"{DEBUG_ENV}=1); may stand anywhere on the command line")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     for add in (_run, _validate, _verify, _show, _card, _list, _new, _leaderboard, _compare, _check_published, _export,
-                _publish, _publish_benchmark, _fingerprint):
+                _publish, _publish_benchmark, _fingerprint, add_import_parser):
         add(sub)
     return parser
 
@@ -172,6 +173,9 @@ def _list(sub: Any) -> None:
     listing.add_argument("--metrics", action="store_true",
                          help="list the registered metrics instead: inputs, direction, and the interval method "
                               "`uncertainty.interval: auto` gives each")
+    listing.add_argument("--mteb", action="store_true",
+                         help="list MTEB's active text tasks per type instead (with --type: of that type): how many "
+                              "`specrun import mteb` converts, and how many each missing piece blocks")
     listing.add_argument("--language", metavar="LANG",
                          help="only specs in this language: ISO 639-3 (jpn), with its script (jpn-Jpan), or as the "
                               "spec's `language` key writes it (ja); suites with such a member")
@@ -228,25 +232,31 @@ def _compare(sub: Any) -> None:
 def _check_published(sub: Any) -> None:
     check = sub.add_parser("check-published", help="our value, the published MTEB value and the difference, per "
                                                    "metric with an `mteb` counterpart")
-    check.add_argument("results", nargs="+", metavar="RESULTS", help="results.json of a run (or several)")
+    check.add_argument("results", nargs="+", metavar="RESULTS",
+                       help="results.json of a run, or the run's folder (or several)")
     check.add_argument("--published", metavar="DIR", required=True,
                        help="a folder in MTEB's results layout: <org>__<model>/<revision>/<TaskName>.json")
     check.add_argument("--spec", metavar="SPEC", help="the spec the run used, when not at its recorded path or in "
                                                       "specs/ (found by sha256)")
-    check.add_argument("--tolerance", type=_positive_float, metavar="T",
-                       help="exit 1 when some |ours − published| exceeds T (a missing value is not a failure)")
+    check.add_argument("--tolerance", type=_tolerance, metavar="T",
+                       help="exit 1 when some |ours − published| exceeds T (0: exactly equal; a missing value is "
+                            "not a failure)")
 
 
 def _export(sub: Any) -> None:
     export = sub.add_parser("export", help="write runs as result files of another framework (MTEB's results "
                                            "repository layout)")
-    export.add_argument("runs", nargs="+", metavar="RUN", help="results.json of a run (or several)")
+    export.add_argument("runs", nargs="+", metavar="RUN",
+                        help="results.json of a run, or the run's folder (or several)")
     export.add_argument("--format", choices=("mteb",), required=True,
                         help="mteb: <org>__<model>/<revision>/<TaskName>.json, as mteb's TaskResult.from_disk reads "
                              "them, our interval in an extra `specrun` block")
     export.add_argument("-o", "--output", metavar="DIR", required=True, help="folder for the files (all or none)")
     export.add_argument("--spec", metavar="SPEC", help="the spec the runs used, when not at their recorded path or "
                                                        "in specs/")
+    export.add_argument("--model-name", metavar="ORG/NAME",
+                        help="the name the files give a local model folder's runs (--model DIR names no model); "
+                             "recorded beside the run's own in the `specrun` block")
 
 
 def _publish(sub: Any) -> None:
@@ -344,6 +354,17 @@ def _positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def _tolerance(text: str) -> float:
+    """A finite number >= 0: 0 asks for exact equality."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
     return value
 
 

@@ -168,36 +168,40 @@ def folder_files(directory: Path) -> list[Path]:
     links into a blob store) and to folders (a loader reads through them, so a key must too), wherever they point:
     what counts is what a loader would read. Each real folder is walked once (a second link to it adds nothing a
     change could hide behind: its files are the same files), and a link back to a folder above it (a loop) is
-    one line. The walk is iterative, so no depth of folders exhausts the stack."""
+    one line. The walk is iterative, so no depth of folders exhausts the stack, and it lists each folder by its
+    real path, so no lookup crosses more than one entry's links: a path through a web of folder links crosses one
+    link per folder, and Linux refuses more than 40 links in one lookup, counted across its retries (a lookup
+    retried under concurrent file activity counts the links of its first try again), so a walk by such paths
+    failed now and then on a loaded machine."""
     found: list[Path] = []
     top = directory.stat()
     walked = {(top.st_dev, top.st_ino)}
-    pending: list[tuple[Path, frozenset[tuple[int, int]]]] = [(directory, frozenset(walked))]
+    pending: list[tuple[str, Path, frozenset[tuple[int, int]]]] = [(str(directory), Path(), frozenset(walked))]
     while pending:
-        folder, ancestors = pending.pop()
+        real, logical, ancestors = pending.pop()
         try:
-            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+            entries = sorted(os.scandir(real), key=lambda entry: entry.name)
         except OSError as exc:
-            raise SpecrunError(f"cannot list a folder ({exc.strerror})", file=str(folder)) from None
+            raise SpecrunError(f"cannot list a folder ({exc.strerror})", file=str(directory / logical)) from None
         for entry in entries:
-            path = Path(entry.path)
+            relative = logical / entry.name
             try:
                 is_dir = entry.is_dir()  # follows links
                 is_file = not is_dir and entry.is_file()
+                state = os.stat(entry.path) if is_dir else None
             except OSError as exc:  # e.g. more links in a row than the system follows: no loader reads it either
-                raise SpecrunError(f"cannot follow {path.relative_to(directory).as_posix()} ({exc.strerror})",
+                raise SpecrunError(f"cannot follow {relative.as_posix()} ({exc.strerror})",
                                    file=str(directory)) from None
             if is_file:
-                found.append(path.relative_to(directory))
-            elif is_dir and entry.name not in VCS_FOLDERS:
-                state = path.stat()
+                found.append(relative)
+            elif state is not None and entry.name not in VCS_FOLDERS:
                 node = (state.st_dev, state.st_ino)
                 if node in ancestors:
-                    raise SpecrunError(f"{path.relative_to(directory).as_posix()} links back to a folder above it "
-                                       f"(a loop); remove the link", file=str(directory))
+                    raise SpecrunError(f"{relative.as_posix()} links back to a folder above it (a loop); remove "
+                                       "the link", file=str(directory))
                 if node not in walked:
                     walked.add(node)
-                    pending.append((path, ancestors | {node}))
+                    pending.append((os.path.realpath(entry.path), relative, ancestors | {node}))
     return sorted(found, key=lambda p: p.as_posix())
 
 

@@ -21,6 +21,7 @@ from specrun.core.workspace import Workspace
 from specrun.data.items import RawRow, WhereFilter, fingerprint, map_items, select
 from specrun.data.sources import DATA_DIR_ENV, read_source_split, resolve_data_dir
 from specrun.plan import Plan, PlannedSplit
+from specrun.spec import HubDataset
 
 __all__ = ["DATA_DIR_ENV", "SplitData", "check_scorable", "example_items", "fingerprint", "limit_hint", "limited",
            "load_split", "load_splits", "resolve_data_dir"]
@@ -70,6 +71,12 @@ def load_split(plan: Plan, split_name: str, data_dir: Path | None, *, check: boo
                workspace: Workspace | None = None) -> SplitData:
     """One split's items, checked against the plan (fingerprint, subset); downloads go to the workspace."""
     split = plan.split(split_name)
+    if check and split.fingerprint is None and data_dir is not None and _hub_read(split):
+        raise plan.error(("splits", split_name),
+                         f"has no fingerprint, and a local copy of the hub dataset in {data_dir / split.source.name} "
+                         "is checked only against one (the hub's commit pins the hub alone): run `specrun "
+                         "fingerprint SPEC --write`, without --data-dir to take it from the hub, or with it to "
+                         "accept this copy")
     rows, origins, read, files = _rows(plan, split, data_dir, workspace)
     origin = "; ".join(origins)
     items = map_items(rows, plan, split.source)
@@ -86,6 +93,12 @@ def load_split(plan: Plan, split_name: str, data_dir: Path | None, *, check: boo
     selected = select(items, split.selection, plan.seed)
     return SplitData(name=split_name, source=split.source.name, origin=origin, items=selected,
                      n_source=len(items), fingerprint=found, files=files)
+
+
+def _hub_read(split: PlannedSplit) -> bool:
+    """The split is a hub dataset read by `datasets` (no `mirror` files): pinned by its commit on the hub only."""
+    source = split.source.declared
+    return isinstance(source, HubDataset) and source.mirror is None
 
 
 def check_scorable(plan: Plan, splits: Mapping[str, SplitData]) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from specrun.core.errors import DataError, OfflineError, first_line
+from specrun.core.errors import DataError, MissingDataError, OfflineError, first_line
 from specrun.core.files import sha256_file
 from specrun.core.registry import Rows
 from specrun.core.workspace import Workspace
@@ -142,9 +142,10 @@ def _readable(plan: Plan, planned: PlannedSource, source_split: str, data_dir: P
             # the mirror may hold the member extracted from the archive, under its own name
             extracted_path = mirror_path(data_dir, source_name, PurePosixPath(ref.member).name, plan, key,
                                          must_exist=False)
-            if not extracted_path.exists():
-                raise plan.error(key, f"neither the archive {data_dir / source_name / ref.mirror} nor its member "
-                                        f"{PurePosixPath(ref.member).name} is in the data mirror")
+            if not extracted_path.exists():  # missing data, as a missing plain file is (an optional member's)
+                at = plan.error(key, f"neither the archive {data_dir / source_name / ref.mirror} nor its member "
+                                     f"{PurePosixPath(ref.member).name} is in the data mirror")
+                raise MissingDataError(at.message, file=at.file, line=at.line, key=at.key)
             if ref.member_sha256 is None:
                 raise plan.error(pins, f"the mirror holds the extracted member {extracted_path.name}; pin it with "
                                          "`member_sha256` (the archive's `sha256` cannot check it)")

@@ -49,9 +49,23 @@ def count_parameters(directory: Path) -> int | None:
     headers = [safetensors_header(path) for path in files]
     if not files or any(header is None for header in headers):
         return None
-    return sum(math.prod(tensor["shape"]) for header in headers if header
-               for name, tensor in header.items()
-               if name != "__metadata__" and isinstance(tensor, dict) and tensor.get("dtype") not in INTEGER_DTYPES)
+    counts = [_elements(tensor) for header in headers if header for name, tensor in header.items()
+              if name != "__metadata__"]
+    if any(count is None for count in counts):  # a malformed header (a stray file): the count is left out
+        return None
+    return sum(count for count in counts if count is not None)
+
+
+def _elements(tensor: Any) -> int | None:
+    """A floating-point tensor's element count (0 for an integer buffer); None when the entry is not a tensor's
+    (no dtype, a shape that is not a list of whole numbers)."""
+    if not isinstance(tensor, dict) or not isinstance(tensor.get("dtype"), str):
+        return None
+    shape = tensor.get("shape")
+    if not isinstance(shape, list) or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0
+                                              for n in shape):
+        return None
+    return 0 if tensor["dtype"] in INTEGER_DTYPES else math.prod(shape)
 
 
 def weights_bytes(directory: Path) -> int | None:

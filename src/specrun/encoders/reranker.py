@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from specrun.core.errors import ModelError, UsageError
+from specrun.core.errors import ModelError, OfflineError, UsageError
 from specrun.core.registry import PROTOCOLS
 from specrun.core.settings import EncoderSettings
 from specrun.core.workspace import Workspace
@@ -145,8 +145,8 @@ def open_reranker(settings: EncoderSettings, workspace: Workspace, device: str) 
         return None
     try:
         model = resolve_model(settings.reranker, memo_dir=workspace.memo)
-    except ModelError as exc:  # resolve_model speaks of --model
-        raise ModelError(exc.message.replace("--model ", "--reranker ")) from None
+    except (ModelError, OfflineError) as exc:  # resolve_model speaks of --model (a hub id's too)
+        raise type(exc)(exc.message.replace("--model ", "--reranker ")) from None
     check_model(model, "sentence-transformers", None, settings.trust_remote_code)
     root = workspace.embeddings or workspace.scratch_vectors()
     cache = None

@@ -106,6 +106,9 @@ def shaped(vectors: np.ndarray, truncate_dim: int | None, normalize: bool) -> np
         return vectors
     if vectors.shape[1] < truncate_dim:
         raise ModelError(f"--truncate-dim {truncate_dim}: the model's vectors have {vectors.shape[1]} dimensions")
+    if vectors.shape[1] == truncate_dim:  # a second folder and leaderboard row of the same scores
+        raise ModelError(f"--truncate-dim {truncate_dim}: the model's vectors have {truncate_dim} dimensions "
+                         "already, so nothing would be cut; drop --truncate-dim (or keep fewer dimensions)")
     kept = np.ascontiguousarray(vectors[:, :truncate_dim], dtype=np.float32)
     norms = np.linalg.norm(kept, axis=1, keepdims=True)
     zero = np.flatnonzero(norms[:, 0] == 0)

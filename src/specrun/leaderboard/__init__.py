@@ -5,7 +5,9 @@ interval): the resampled ranking (`ranking`, where every formula is written), th
 from __future__ import annotations
 
 from specrun.leaderboard.board import build_leaderboard, check_same_items, compute
+from specrun.leaderboard.inputs import said_mode
 from specrun.leaderboard.model import Leaderboard
 from specrun.leaderboard.ranking import rank_board, rank_overall
 
-__all__ = ["Leaderboard", "build_leaderboard", "check_same_items", "compute", "rank_board", "rank_overall"]
+__all__ = ["Leaderboard", "build_leaderboard", "check_same_items", "compute", "rank_board", "rank_overall",
+           "said_mode"]

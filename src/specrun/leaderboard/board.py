@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
-from specrun.core.errors import CompareError
+from specrun.core.errors import CompareError, SpecrunError
 from specrun.core.files import write_atomic
 from specrun.core.settings import PROMPT_FLAGS
 from specrun.leaderboard.model import (
@@ -44,7 +44,8 @@ from specrun.results import (
     run_identity,
     run_labels,
 )
-from specrun.results.verify import Verified, load_verified, refuse_limited
+from specrun.results.verify import Verified, find_spec, load_verified, refuse_limited
+from specrun.spec.model import Spec
 
 
 def find_results(paths: Sequence[Path]) -> list[Path]:
@@ -104,11 +105,32 @@ def check_same_items(first: Verified, other: Verified) -> None:
                                f"{ids[where] if where < len(ids) else 'none'}); refusing to rank them together")
 
 
-def headline(results: Results) -> tuple[str, str]:
-    """The (split, metric id) a spec contributes across specs: its first metric, on `test` if scored, else on
-    its last scored split."""
+MAIN_DECLARED = "the spec's main metric (its `mteb` counterpart's `main: true`)"
+
+
+def headline(results: Results, spec: Spec | None = None) -> tuple[str, str, str]:
+    """The (split, metric id) a spec contributes across specs, and why: the metric the spec declares its main one
+    (`mteb.main`), on the split of its counterpart; where it declares none (or is not found), its first metric on
+    `test` if scored, else on its last scored split, and the reason says so. A mean of one spec's Pearson with
+    other specs' Spearmans is what a silent first metric gave."""
+    if spec is not None:
+        mains = [(spec.mteb_split(m), m) for m, metric in spec.metrics.items() if metric.mteb and metric.mteb.main]
+        scored = [(split, m) for split, m in mains if split is not None and m in results.scores.get(split, {})]
+        if scored:
+            split, metric_id = next((key for key in scored if key[0] == "test"), scored[0])
+            return split, metric_id, MAIN_DECLARED
     split = "test" if "test" in results.scores else list(results.scores)[-1]
-    return split, next(m for m in results.metrics if m in results.scores[split])
+    why = ("the spec declares no main metric (no `mteb` counterpart with `main: true` on a scored split): its first "
+           "metric" if spec is not None else "the spec was not found (its main metric is unknown): its first metric")
+    return split, next(m for m in results.metrics if m in results.scores[split]), why
+
+
+def spec_of(run: Verified) -> Spec | None:
+    """The spec a run used, found by the sha256 it records; None where it is not found (no longer loadable)."""
+    try:
+        return find_spec(run.results, run.path).spec
+    except (SpecrunError, OSError):
+        return None
 
 
 VARIANT_MODES = ("each", "worst", "mean")
@@ -158,7 +180,7 @@ def board_method(runs: Sequence[Verified], split: str, metric_id: str, combined_
 
 
 def spec_board(groups: Sequence[Sequence[Verified]], names: Sequence[str],
-               prompt_variants: str = "each") -> tuple[SpecBoard, Ranking]:
+               prompt_variants: str = "each", spec: Spec | None = None) -> tuple[SpecBoard, Ranking]:
     """Every board of one spec (an entry: one run, or a model's prompt variants reduced to their worst or mean);
     returns the headline board's ranking too, for the across-spec level."""
     runs = [run for group in groups for run in group]
@@ -168,7 +190,8 @@ def spec_board(groups: Sequence[Sequence[Verified]], names: Sequence[str],
         start += len(group)
     first = runs[0].results
     u = first.provenance.uncertainty
-    head = headline(first)
+    head_split, head_metric, why = headline(first, spec)
+    head = (head_split, head_metric)
     boards, head_ranking = [], None
     for split, scores in first.scores.items():
         for metric_id in first.metrics:
@@ -204,7 +227,7 @@ def spec_board(groups: Sequence[Sequence[Verified]], names: Sequence[str],
     boards.sort(key=lambda board: not board.headline)
     assert head_ranking is not None
     return SpecBoard(spec_id=first.spec_id, title=first.title, resamples=u.resamples, confidence=u.confidence,
-                     seed=u.seed, unit=dict(u.unit), boards=boards), head_ranking
+                     seed=u.seed, unit=dict(u.unit), boards=boards, headline_choice=why), head_ranking
 
 
 @dataclass(frozen=True)
@@ -255,7 +278,7 @@ def compute(runs: Sequence[Verified], *, title: str = "specrun leaderboard", res
     for spec_id, entries in entries_of.items():
         ordered = sorted(entries, key=labels.of_entry)  # ties for best: first label
         board, ranking = spec_board([entries[ident] for ident in ordered], [labels.of_entry(i) for i in ordered],
-                                    prompt_variants)
+                                    prompt_variants, spec_of(by_spec[spec_id][0]))
         spec_boards.append(board)
         columns = [labels.idents.index(ident) for ident in ordered]
         observed.append(np.full(len(labels.idents), np.nan))

@@ -85,6 +85,9 @@ class SpecBoard(Strict):
     seed: int
     unit: dict[str, str]
     boards: list[Board]
+    headline_choice: str = Field("", description=(
+        "Why the headline board is the one the across-spec level reads: the spec's main metric (its `mteb.main`), "
+        "or its first metric where it declares none or the spec is not found."))
     languages: list[str] = Field(default_factory=list, description=(
         "The spec's languages (metadata.languages, else its `language` key); empty: spec not found or none stated."))
     task_types: list[str] = Field(default_factory=list, description=(

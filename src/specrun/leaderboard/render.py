@@ -10,7 +10,7 @@ import jinja2
 from specrun.core.errors import printable
 from specrun.core.markdown import md_text
 from specrun.leaderboard.facets import FACETS, filter_options, shown_values, size_bucket
-from specrun.leaderboard.model import META_COLUMNS, BoardRow, Leaderboard, PublishedRow
+from specrun.leaderboard.model import META_COLUMNS, BoardRow, Leaderboard, PublishedRow, SpecBoard
 from specrun.results import (
     IDENTITY_FIELDS,
     confidence_percent,
@@ -48,6 +48,13 @@ def _md(text: str) -> str:
     """Text from results files (labels, titles) made inert in a GFM table cell: control characters shown as
     escapes, then the one Markdown escaper."""
     return md_text(printable(str(text)))
+
+
+def headline_line(spec: SpecBoard) -> str:
+    """`spec`: split metric (why that one): which score of each benchmark the across-benchmark level reads."""
+    head = next((b for b in spec.boards if b.headline), spec.boards[0])
+    why = f" ({spec.headline_choice})" if spec.headline_choice else ""
+    return f"{spec.spec_id}: {head.split} {head.metric}{why}"
 
 
 def _ci(low: float, high: float) -> str:
@@ -90,6 +97,8 @@ def render_markdown(board: Leaderboard) -> str:
              f"## Across benchmarks ({len(o.specs)}: {', '.join(_md(s) for s in o.specs)})", "",
              f"Rank intervals: {percent}, {o.resamples} joint resamples"
              + (", benchmarks resampled too" if o.resample_specs else "") + ".", "",
+             "Each benchmark's headline score (what Borda points and the mean read): "
+             + "; ".join(headline_line(spec) for spec in board.specs) + ".", "",
              "| Borda rank (interval) | model | Borda points | benchmarks | mean score | mean rank (interval) | "
              + " | ".join(META_HEADERS) + " |",
              "| --- | --- | --- | --- | --- | --- |" + " ---: |" * len(META_HEADERS)]
@@ -166,7 +175,8 @@ def render_html(board: Leaderboard) -> str:
         board=board, specs=specs, percent=percent, fmt=fmt, separable=_separable, configs=configs, short=_short,
         metas=meta_cells(board), meta_headers=META_HEADERS,
         meta_values={m.label: [getattr(m, name) for name in META_COLUMNS] for m in board.models},
-        published_label=published_label, published_rule=PUBLISHED_RULE, options=filter_options(board),
+        published_label=published_label, published_rule=PUBLISHED_RULE,
+        headlines=[headline_line(spec) for spec in board.specs], options=filter_options(board),
         facets={spec.spec_id: {facet: shown_values(getattr(spec, facet)) for facet in FACETS} for spec in board.specs},
         sizes={m.label: size_bucket(m.n_parameters) for m in board.models},
         how_to_read=HOW_TO_READ.format(percent=percent, resamples=board.overall.resamples))

@@ -125,7 +125,7 @@ def level_numbers(items: Sequence[Item], origin: str) -> tuple[np.ndarray, list[
 
 def check_levels(levels: np.ndarray, classes: list[list[Any]], options: ClusteringOptions, origin: str) -> None:
     """Refuse, in one line, labels no k-means run can score: one label at a scored level, as many labels as
-    documents, or (legacy) paths of several levels."""
+    documents, more labels than an mteb2 run draws, or (legacy) paths of several levels."""
     if options.procedure == "legacy" and levels.shape[1] > 1:
         raise DataError(f"label paths of {levels.shape[1]} levels: procedure legacy clusters one set of labels; "
                         "set procedure: mteb2 to score them level by level", file=origin)
@@ -138,6 +138,9 @@ def check_levels(levels: np.ndarray, classes: list[list[Any]], options: Clusteri
         if len(classes[level]) >= present:
             raise DataError(f"{where}k = {len(classes[level])} labels for {present} items; k-means needs more "
                             "items than clusters", file=origin)
+        if options.procedure == "mteb2" and options.draws < len(classes[level]):
+            raise DataError(f"{where}k = {len(classes[level])} labels, more than the {options.draws} documents "
+                            "each run draws (`draws`); k-means needs at least k: raise draws", file=origin)
 
 
 def embedded(n_items: int, options: ClusteringOptions) -> tuple[list[int], random.Random]:

@@ -32,9 +32,12 @@ class CheckRow:
         return None if self.found.value is None else self.ours - self.found.value.value
 
 
-def check_published(paths: list[Path], published: PublishedDir, spec: str | None = None) -> list[CheckRow]:
-    """Every metric with an `mteb` counterpart, of every run named, looked up for the run's model and revision."""
+def check_published(paths: list[Path], published: PublishedDir, spec: str | None = None,
+                    notes: list[str] | None = None) -> list[CheckRow]:
+    """Every metric with an `mteb` counterpart, of every run named, looked up for the run's model and revision;
+    a counterpart on a split the run did not score (a --splits run) is a note in `notes`, not a row."""
     rows = []
+    notes = [] if notes is None else notes
     checked = [(path, *verified_with_spec(path, spec)) for path in paths]  # every run verified before any lookup
     for _, verified, _ in checked:  # a smoke run's numbers say nothing against a published value
         refuse_limited(verified, "check-published")
@@ -48,6 +51,10 @@ def check_published(paths: list[Path], published: PublishedDir, spec: str | None
         for metric_id, metric in loaded.spec.metrics.items():
             split = loaded.spec.mteb_split(metric_id)
             if metric.mteb is None or split is None:
+                continue
+            if metric_id not in results.scores.get(split, {}):
+                notes.append(f"{path}: {metric_id} is not checked: its MTEB counterpart is on split {split}, which "
+                             "this run did not score (--splits)")
                 continue
             ours = results.scores[split][metric_id].value
             rows.append(CheckRow(results=path, spec_id=results.spec_id, split=split, metric=metric_id,
@@ -68,10 +75,17 @@ def check_text(rows: list[CheckRow]) -> str:
                      f"{published} | {difference} |")
     notes = dict.fromkeys(r.found.note for r in rows if r.found.note)
     lines += [""] if notes or any(r.found.value is None for r in rows) else []
-    lines += [f"Note: {note}." for note in notes]
-    lines += [f"Not published: {r.spec_id} {r.metric}: {r.found.reason}." for r in rows if r.found.value is None]
-    sources = dict.fromkeys(f"{r.found.value.file} (mteb {r.found.value.mteb_version})" for r in rows
-                            if r.found.value is not None)
+    lines += [f"Note: {md_text(note)}." for note in notes]
+    lines += [f"Not published: {r.spec_id} {r.metric}: {md_text(r.found.reason)}." for r in rows
+              if r.found.value is None]
+    caveats: dict[str, list[str]] = {}  # one line per caveat, naming every metric it is the spec's caveat of
+    for r in rows:
+        if r.ref.caveat and f"{r.spec_id} {r.metric}" not in caveats.setdefault(r.ref.caveat, []):
+            caveats[r.ref.caveat].append(f"{r.spec_id} {r.metric}")
+    lines += [""] if caveats else []
+    lines += [f"Caveat ({', '.join(names)}): {md_text(caveat)}." for caveat, names in caveats.items()]
+    sources = dict.fromkeys(f"{md_text(r.found.value.file)} ({md_text(f'mteb {r.found.value.mteb_version}')})"
+                            for r in rows if r.found.value is not None)
     lines += ["", "Published values read from: " + "; ".join(sources) + "."] if sources else []
     return "\n".join(lines) + "\n"
 

@@ -112,10 +112,23 @@ def score_of(task_file: TaskFile, path: Path, split: str, subset: str, score: st
     value: Any = getattr(found[0], score, None) if score == "main_score" else (found[0].model_extra or {}).get(score)
     if value is None:
         return f"{shown}: split {split!r}, hf_subset {subset!r} has no score {score!r}"
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise PublishedError(f"score {score!r} is {value!r}, not a finite number", file=str(path),
+    number = _finite(value)
+    if number is None:
+        shown_value = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:20]}... ({len(repr(value))} chars)"
+        raise PublishedError(f"score {score!r} is {shown_value}, not a finite number", file=str(path),
                              key=f"scores.{split}.{subset}.{score}")
-    return float(value)
+    return number
+
+
+def _finite(value: Any) -> float | None:
+    """The value as a finite float, or None: a JSON integer too large for a float (400 digits) is not one."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 __all__ = ["NO_REVISION", "PUBLISHED_LIMIT", "PublishedValue", "ScoreEntry", "TaskFile", "checked_part",

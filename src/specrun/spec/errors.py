@@ -54,6 +54,11 @@ def first_error(exc: ValidationError, located: LocatedYaml, model: type[BaseMode
         return located.error((*loc, "kind"), f"unknown protocol kind {tag!r}"
                                              f"{registry.did_you_mean(tag, list(registry.PROTOCOLS))}; expected "
                                              f"one of: {', '.join(registry.PROTOCOLS)}")
+    if kind == "union_tag_not_found":  # e.g. an override (`extends`, a subset) of a protocol the parent lacks
+        tag = str(err.get("ctx", {}).get("discriminator", "")).strip("'")
+        known = f"; expected one of: {', '.join(registry.PROTOCOLS)}" if tag == "kind" else ""
+        return located.error(loc, f"required key `{tag}` is missing (nothing to inherit it from: a new entry is "
+                                  f"written whole){known}")
     if kind == "extra_forbidden" and _given_twice(loc, located.data):
         return located.error(loc, "given twice: here and under the source's `options`; keep the one in `options`")
     if kind == "extra_forbidden":

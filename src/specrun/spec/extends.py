@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from specrun.core.errors import SpecrunError
-from specrun.yamlsafe import KeyPath, LocatedYaml, read_yaml
+from specrun.core.errors import SpecrunError, first_line
+from specrun.yamlsafe import MAX_NODES, MAX_SPEC_BYTES, KeyPath, LocatedYaml, read_yaml
 
 EXTENDS = "extends"
 MAX_CHAIN = 32  # files in one chain: far beyond any real reuse, short of a runaway
@@ -50,12 +50,16 @@ def _read(path: Path, display: str, below: tuple[tuple[Path, str], ...]) -> tupl
         raise located.error(key, f"{value}: an absolute path; give the path relative to this file's folder")
     if not value.lower().endswith(_SUFFIXES):
         raise located.error(key, f"{value}: expected a .yaml or .yml file")
-    chain = (*below, (_identity(path), display))
     parent_path = path.parent / value
     parent_display = os.path.normpath(os.path.join(os.path.dirname(display), value))
+    try:
+        chain = (*below, (_identity(path), display))
+        parent_identity = _identity(parent_path)
+    except (OSError, RuntimeError) as exc:  # a symlink loop: RuntimeError before Python 3.13, OSError after
+        raise located.error(key, f"{value}: {parent_display} cannot be resolved ({first_line(exc)})") from None
     seen = [identity for identity, _ in chain]
-    if _identity(parent_path) in seen:
-        start = seen.index(_identity(parent_path))
+    if parent_identity in seen:
+        start = seen.index(parent_identity)
         cycle = " -> ".join([shown for _, shown in chain[start:]] + [parent_display])
         raise located.error(key, f"a cycle ({cycle}); a spec cannot extend itself, directly or through others")
     if not parent_path.exists():
@@ -64,6 +68,9 @@ def _read(path: Path, display: str, below: tuple[tuple[Path, str], ...]) -> tupl
         raise located.error(key, f"{value}: {parent_display} is not a regular file")
     if len(chain) >= MAX_CHAIN:
         raise located.error(key, f"a chain of more than {MAX_CHAIN} files; flatten some of them")
+    if sum(_size(identity) for identity, _ in chain) + _size(parent_identity) > MAX_SPEC_BYTES:
+        raise located.error(key, f"the chain's files hold more than {MAX_SPEC_BYTES} bytes together, the most one "
+                                 "spec may hold; a spec is small")
     parent, parents = _read(parent_path, parent_display, chain)
     if not isinstance(parent.data, dict):
         raise located.error(key, f"{value}: {parent_display} holds a {type(parent.data).__name__}, not a mapping "
@@ -72,6 +79,9 @@ def _read(path: Path, display: str, below: tuple[tuple[Path, str], ...]) -> tupl
     files: dict[KeyPath, str] = {}
     child = {name: item for name, item in data.items() if name != EXTENDS}
     merged = _merge(parent.data, child, (), parent, located, lines, files)
+    if len(lines) > MAX_NODES:
+        raise located.error(key, f"the merged spec holds more than {MAX_NODES} keys and values, the most one spec "
+                                 "may hold; a spec is small")
     out = LocatedYaml(merged, lines, display, {p: f for p, f in files.items() if f != display})
     out.sha256 = hashlib.sha256(f"specrun extends\n{located.sha256}\n{parent.sha256}\n".encode()).hexdigest()
     return out, (parent_display, *parents)
@@ -91,6 +101,14 @@ def merge_located(base: LocatedYaml, over: LocatedYaml) -> LocatedYaml:
 def _identity(path: Path) -> Path:
     """One file however it is named (a relative path, a link): what a cycle is found by."""
     return path.resolve()
+
+
+def _size(identity: Path) -> int:
+    """A file's size in bytes (0 where it cannot be read: reading it then says why)."""
+    try:
+        return identity.stat().st_size
+    except OSError:
+        return 0
 
 
 def _merge(base: Any, over: Any, path: KeyPath, parent: LocatedYaml, child: LocatedYaml,

@@ -34,5 +34,8 @@ class MtebRef(Strict):
     languages: list[MtebLanguage] = Field(default_factory=list, description=(
         "The subset's languages as MTEB writes them (ISO 639-3 and script, e.g. eng-Latn), written on export: "
         "mteb's get_score selects entries by them."))
+    caveat: Annotated[str, Field(min_length=1, max_length=1000)] | None = Field(None, description=(
+        "Why ours may differ from MTEB's published number (MTEB's copy of the data is not the one read here, say); "
+        "check-published shows it beside the difference."))
     spec_split: Annotated[str, Field(pattern=SPEC_NAME_PATTERN, max_length=MAX_NAME)] | None = Field(None, description=(
         "The spec's evaluated split that is MTEB's `split`; needed only when the spec evaluates several."))

@@ -8,7 +8,7 @@ from pathlib import PurePosixPath
 from pydantic import ValidationError
 
 from specrun.core import registry
-from specrun.spec.model import MAX_PATH_PART, GitSource, HubDataset, Spec
+from specrun.spec.model import MAX_PATH_PART, GitSource, HubDataset, Source, Spec
 from specrun.yamlsafe import KeyPath, LocatedYaml
 
 
@@ -64,7 +64,7 @@ def _check_splits(spec: Spec, located: LocatedYaml, require_fingerprints: bool) 
                                     f"it has: {', '.join(source.split_names)}")
         if len(set(split.source_split_names)) != len(split.source_split_names):
             raise located.error(("splits", name, key), "a source split is listed twice")
-        pinned = all(source.file_for(part).pinned for part in split.source_split_names)
+        pinned = _pinned(source, split.source_split_names)
         if require_fingerprints and split.evaluate and split.fingerprint is None and not pinned:
             raise located.error(("splits", name),
                                 "an evaluated split needs a fingerprint (run `specrun fingerprint SPEC`) "
@@ -72,6 +72,15 @@ def _check_splits(spec: Spec, located: LocatedYaml, require_fingerprints: bool) 
     if not spec.evaluated_splits:
         raise located.error(("splits",), "no split is evaluated (every split has `evaluate: false`); "
                                          "a spec scores at least one split")
+
+
+def _pinned(source: Source, source_splits: list[str]) -> bool:
+    """Every file the split reads is pinned by sha256, or the split is a hub dataset read by `datasets` at its
+    commit (no `mirror`): the commit pins what the hub serves. A local copy of it is checked only by a
+    fingerprint, which the data stage then requires (data.load_split)."""
+    if isinstance(source, HubDataset) and source.mirror is None:
+        return True
+    return all(source.file_for(part).pinned for part in source_splits)
 
 
 def _check_subset(spec: Spec, located: LocatedYaml) -> None:
@@ -94,6 +103,10 @@ def _check_protocols(spec: Spec, located: LocatedYaml, require_fingerprints: boo
     item field it reads is mapped."""
     for name, protocol in spec.protocols.items():
         kind = registry.PROTOCOLS[protocol.kind]  # options were typed and checked by the spec model itself
+        if protocol.similarity != "model" and protocol.similarity not in kind.info.similarities:  # as make_plan
+            raise located.error(("protocols", name, "similarity"),
+                                f"protocol kind {protocol.kind} compares vectors by "
+                                f"{', '.join(kind.info.similarities)} only, not {protocol.similarity}")
         for option in kind.info.split_options:
             named = getattr(protocol.options, option)
             if named is not None and named not in spec.splits:
@@ -111,7 +124,7 @@ def _check_protocols(spec: Spec, located: LocatedYaml, require_fingerprints: boo
         support = kind.support_splits(protocol.options)
         for split_name in support:
             split = spec.splits[split_name]
-            pinned = all(spec.sources[split.source].file_for(part).pinned for part in split.source_split_names)
+            pinned = _pinned(spec.sources[split.source], split.source_split_names)
             if require_fingerprints and split.fingerprint is None and not pinned:
                 raise located.error(("splits", split_name),
                                     f"protocol {name!r} fits on this split, so it needs a fingerprint (run "

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, ValidationError
 
@@ -19,6 +19,10 @@ from specrun.yamlsafe import LocatedYaml, read_yaml
 
 Aggregate = Literal["mean_task", "mean_task_type", "weighted_mean"]
 SUITE_SEED = 20261203  # the default seed of a suite's joint resamples
+# A weight is a finite number (not a YAML `true` or a quoted "2") within twelve orders of magnitude: a weighted
+# mean of at most a few hundred members then neither overflows nor loses a member to a subnormal product.
+Weight = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=1e-6, le=1e6)]
+Resamples = Annotated[int, Field(strict=True, ge=100, le=100_000)]  # as a spec's `uncertainty.resamples`
 
 
 class Member(Strict):
@@ -27,13 +31,13 @@ class Member(Strict):
     split: str | None = Field(None, description="The evaluated split scored; may be left out when the spec "
                                                 "evaluates one split.")
     subset: str | None = Field(None, description="The subset of a spec with `subsets` (required there).")
-    weight: float = Field(1.0, gt=0, description="The member's weight in `weighted_mean`.")
+    weight: Weight = Field(1.0, description="The member's weight in `weighted_mean`: a number from 1e-6 to 1e6.")
     optional: bool = Field(False, description="A member whose data may be missing here: the suite then runs "
                                               "without it and marks every aggregate partial.")
 
 
 class SuiteUncertainty(Strict):
-    resamples: int = Field(1000, ge=100, description="Joint resamples of the members' units.")
+    resamples: Resamples = Field(1000, description="Joint resamples of the members' units (100 to 100,000).")
     confidence: float = Field(0.95, gt=0, lt=1)
     seed: int = Field(SUITE_SEED, ge=0, description="Member i's resamples are seeded by [seed, i]: independent.")
 
@@ -111,6 +115,9 @@ def load_suite(path: Path | str) -> LoadedSuite:
 
 def _resolve(loaded: LoadedSuite, index: int, member: Member) -> ResolvedMember:
     key = ("members", index)
+    if Path(member.spec).is_absolute():
+        raise loaded.error((*key, "spec"), f"{member.spec}: an absolute path; give the path relative to the "
+                                           "suite file's folder")
     spec_path = loaded.path.parent / member.spec
     if not spec_path.is_file():
         raise loaded.error((*key, "spec"), f"{member.spec} is not a file (read relative to the suite's folder "
@@ -146,7 +153,13 @@ def _resolve(loaded: LoadedSuite, index: int, member: Member) -> ResolvedMember:
 
 def _check_members(loaded: LoadedSuite, members: list[ResolvedMember]) -> None:
     seen: dict[tuple[str, str, str], int] = {}
+    files: dict[str, ResolvedMember] = {}  # spec id -> its first member: one id is one file (one results folder)
     for m in members:
+        other = files.setdefault(m.spec_id, m)
+        if _spec_file(loaded, other) != _spec_file(loaded, m):
+            raise loaded.error(("members", m.index, "spec"),
+                               f"{m.member.spec} has the id {m.spec_id!r}, as member {other.index}'s "
+                               f"{other.member.spec} has: their runs would write one folder; give them distinct ids")
         where = (m.spec_id, m.split, m.member.metric)
         if where in seen:
             raise loaded.error(("members", m.index), f"the same score as member {seen[where]} ({m.label})")
@@ -158,3 +171,8 @@ def _check_members(loaded: LoadedSuite, members: list[ResolvedMember]) -> None:
                                f"{first.direction}: a mean of the two means nothing")
     if all(m.member.optional for m in members):
         raise loaded.error(("members",), "every member is optional; at least one must be required")
+
+
+def _spec_file(loaded: LoadedSuite, m: ResolvedMember) -> Path:
+    """The member's spec file however it is named (a relative path, a link)."""
+    return (loaded.path.parent / m.member.spec).resolve()

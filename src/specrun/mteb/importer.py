@@ -1,0 +1,334 @@
+"""`specrun import mteb`: an MTEB task of the catalogue as an ordinary spec (a dict, then YAML text): an
+`hf_dataset` source at MTEB's dataset path and revision, its eval splits, the columns its abstask reads, and the
+main score and its companion with their `mteb:` mappings. What YAML cannot say (Python of the task's own, a
+revision that is not a commit, several hf_subsets for now, a task type not supported yet) is refused, one line per
+task naming the piece. Task names come from the catalogue only; nothing here knows a benchmark by name."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from specrun.core.errors import UsageError
+from specrun.mteb.catalogue import Catalogue, Task, load
+from specrun.spec.metadata import ANNOTATIONS_CREATORS, DOMAINS, SAMPLE_CREATION, Metadata
+from specrun.spec.model import MAX_NAME
+
+SEED = 20261006  # the seed every shipped spec uses: it seeds the subset draw (none here: `all`) and the bootstrap
+ID_UNSAFE = re.compile(r"[^a-z0-9_.-]+")
+# a dataset_transform the generator read as plain steps: renames are columns named differently; these change rows
+ROW_CHANGING_STEPS = ("sampling", "class_encode", "explode")
+
+
+@dataclass(frozen=True)
+class Scores:
+    """How a task type's scores become spec metrics: the protocol, the item fields its columns feed, and per MTEB
+    score key its metric and label. The main score comes first."""
+
+    kind: str
+    description: str
+    metrics: dict[str, tuple[str, str]]  # MTEB score key -> (spec metric, label)
+
+
+STS = Scores(
+    kind="sts",
+    description="Each sentence is embedded on its own with the model's own pooling and the prediction is the "
+                "cosine of the two vectors. Nothing is fit: the correlation is computed between raw cosines and "
+                "the gold scores, as MTEB's AbsTaskSTS does (its scaling of the gold to [0, 1] changes no "
+                "correlation).",
+    metrics={"cosine_spearman": ("spearman", "Spearman ρ (embedding cosine)"),
+             "cosine_pearson": ("pearson", "Pearson r (embedding cosine)")})
+SUPPORTED = {"STS": STS}
+
+
+@dataclass(frozen=True)
+class Imported:
+    task: str
+    spec_id: str
+    text: str  # the spec as YAML
+
+
+def spec_id(task_name: str) -> str:
+    """The spec id of a task: its name in lower case, runs of other characters as '-' (stable, a valid NAME)."""
+    text = ID_UNSAFE.sub("-", task_name.lower()).strip("-._")
+    return text[:MAX_NAME] or "task"
+
+
+CHECKS: list[Callable[[Task], str | None]] = []  # filled below: type, dataset, hooks, shape
+
+
+def refusals(task: Task) -> list[str]:
+    """Why the task cannot be written as a spec: the missing piece each check finds (none: it imports)."""
+    return [reason for check in CHECKS if (reason := check(task)) is not None]
+
+
+def _type_refusal(task: Task) -> str | None:
+    if task.type not in SUPPORTED:
+        return f"task type {task.type} is not supported yet (supported: {', '.join(SUPPORTED)})"
+    if task.modalities != ["text"]:
+        return f"modalities {task.modalities} (text only is supported)"
+    if task.is_aggregate:
+        return f"an aggregate of {len(task.aggregate_of)} tasks, not a task of its own (import its members)"
+    scores = SUPPORTED[task.type].metrics
+    if task.main_score not in scores:
+        return f"main score {task.main_score}, which the import does not map (for {task.type}: {', '.join(scores)})"
+    return None
+
+
+def _dataset_refusal(task: Task) -> str | None:
+    if not task.dataset.is_commit:
+        return (f"dataset revision {task.dataset.revision!r} is not a 40-hex commit "
+                f"({task.revision_note or 'no pin'})")
+    other = sorted(set(task.dataset.options) - {"name"})
+    if other:
+        return f"load_dataset argument(s) {', '.join(other)} (not expressible as an hf_dataset source yet)"
+    if len(task.hf_subsets) != 1:
+        return f"{len(task.hf_subsets)} hf_subsets (a spec's `subsets:` are not written by the import yet)"
+    return None
+
+
+def _hook_refusal(task: Task) -> str | None:
+    """Python of the task's own: an overridden method other than a plain dataset_transform."""
+    hooks = [hook for hook in task.hooks if hook != "dataset_transform"]
+    if hooks:
+        owner = task.hooks[hooks[0]].rsplit(".", 1)[-1]
+        return f"overrides {', '.join(hooks)} ({owner}): custom Python that YAML cannot say"
+    transform = task.transform
+    if "dataset_transform" in task.hooks and transform is None:
+        return "overrides dataset_transform, and its steps were not read"
+    if transform is None:
+        return None
+    if transform.kind == "custom" or transform.other:
+        return f"a custom dataset_transform ({', '.join(transform.other) or 'unread steps'})"
+    steps = [step for step in ROW_CHANGING_STEPS if getattr(transform, step)]
+    if steps:
+        return f"a dataset_transform with {', '.join(steps)} (not expressible in a spec yet)"
+    return None
+
+
+def _shape_refusal(task: Task) -> str | None:
+    if task.type not in SUPPORTED:  # the columns and splits of a type are read once the type is supported
+        return None
+    columns = task.attributes.get("column_names")
+    if not (isinstance(columns, list) and len(columns) == 2 and all(isinstance(c, str) for c in columns)):
+        return f"column_names {columns!r} are not two text columns"
+    if not task.eval_splits:
+        return "no eval split"
+    bad = [split for split in task.eval_splits if spec_id(split) != split]
+    if bad:
+        return f"eval split {bad[0]!r} is not a valid spec name"
+    return None
+
+
+CHECKS.extend([_type_refusal, _dataset_refusal, _hook_refusal, _shape_refusal])
+
+
+def source_columns(task: Task) -> dict[str, str]:
+    """Item field -> column of the hub data: the abstask's column names (and its `score`), named as the data
+    names them before a dataset_transform's renames."""
+    renamed = {new: old for old, new in (task.transform.renames if task.transform else {}).items()}
+    text1, text2 = task.attributes["column_names"]
+    return {"text1": renamed.get(text1, text1), "text2": renamed.get(text2, text2),
+            "gold": renamed.get("score", "score")}
+
+
+def _languages(task: Task) -> list[str]:
+    return list(dict.fromkeys(code for subset in task.hf_subsets for code in task.languages.get(subset, [])))
+
+
+def _metadata(task: Task) -> dict[str, Any]:
+    """MTEB's metadata keys the spec's `metadata` holds, each only where its value is one the spec accepts."""
+    found: dict[str, Any] = {"languages": _languages(task)}
+    domains = [domain for domain in task.domains or [] if domain in DOMAINS]
+    if domains:
+        found["domains"] = domains
+    if task.annotations_creators in ANNOTATIONS_CREATORS:
+        found["annotations_creators"] = task.annotations_creators
+    if task.sample_creation in SAMPLE_CREATION:
+        found["sample_creation"] = task.sample_creation
+    if task.date:
+        found["date"] = list(task.date)
+    if task.reference:
+        found["reference"] = task.reference
+    return {key: value for key, value in found.items() if value and _accepted(key, value)}
+
+
+def _accepted(key: str, value: Any) -> bool:
+    """The spec's `metadata` takes this value of this key (a date out of order or a reference that is not a URL
+    is left out, not guessed at)."""
+    try:
+        Metadata.model_validate({key: value})
+    except ValueError:  # pydantic's ValidationError is a ValueError
+        return False
+    return True
+
+
+def _counts(task: Task) -> dict[str, int]:
+    """MTEB's descriptive statistics' number of samples per eval split, where it has them."""
+    found = {}
+    for split in task.eval_splits:
+        stats = (task.stats or {}).get(split)
+        if isinstance(stats, dict) and isinstance(stats.get("num_samples"), int):
+            found[split] = stats["num_samples"]
+    return found
+
+
+def _metrics(task: Task, scores: Scores) -> dict[str, Any]:
+    """The main score and its companions, per eval split, each with its `mteb:` counterpart."""
+    several = len(task.eval_splits) > 1
+    ordered = [task.main_score, *(score for score in scores.metrics if score != task.main_score)]
+    metrics: dict[str, Any] = {}
+    for split in task.eval_splits:
+        for score in ordered:
+            metric, label = scores.metrics[score]
+            name = f"{metric}_zero_shot" + (f"_{split}" if several else "")
+            ref: dict[str, Any] = {"task": task.name, "split": split, "subset": task.hf_subsets[0], "score": score}
+            if score == task.main_score:
+                ref["main"] = True
+            ref["languages"] = _languages(task)
+            if several:
+                ref["spec_split"] = split
+            metrics[name] = {"metric": metric, "protocol": "zero_shot", "label": label + (f", {split}" if several
+                                                                                          else ""),
+                             "direction": "higher", "range": [-1.0, 1.0], "mteb": Flow(ref)}
+    return metrics
+
+
+def _notice(task: Task, version: str) -> str:
+    return (f"Imported from MTEB {version}'s metadata of task {task.name}: the licence is MTEB's statement "
+            f"({task.license or 'none stated'}), not confirmed against the data's own terms. Local evaluation is "
+            "fine; confirm what the data's licence allows before publishing results or rows on the hub.")
+
+
+def _card(task: Task, version: str, counts: dict[str, int]) -> dict[str, Any]:
+    splits = ", ".join(f"{split} ({counts[split]:,} pairs)" if split in counts else split
+                       for split in task.eval_splits)
+    superseded = f" MTEB marks this task superseded by {task.superseded_by}." if task.superseded_by else ""
+    return {
+        "what_is_measured": f"{task.description.strip() or task.name} (MTEB's {task.type} task {task.name}.)",
+        "data": f"The hub dataset {task.dataset.path} at revision {task.dataset.revision}, as MTEB {version} loads "
+                f"it for task {task.name}.",
+        "items": f"Every pair of the evaluated split(s): {splits}, the counts MTEB's descriptive statistics state.",
+        "uncertainty": "95 % bootstrap interval over the pairs, 1,000 resamples.",
+        "caveats": f"Written by `specrun import mteb` from MTEB {version}'s task metadata, not reviewed by hand: "
+                   f"check the description and licence before publishing.{superseded}",
+        "examples": {"count": 3, "heading": "Three pairs (input: two texts; expected output: a similarity that ranks "
+                                            "pairs like the gold score):",
+                     "columns": {"id": "item_id", "text1": "text 1", "text2": "text 2", "gold": "gold"}},
+    }
+
+
+def build_spec(task: Task, version: str) -> dict[str, Any]:
+    """The spec of a task that `refusal` accepts, as a plain dict in the order a spec is read."""
+    scores, name, counts = SUPPORTED[task.type], spec_id(task.name), _counts(task)
+    source: dict[str, Any] = {"type": "hf_dataset", "path": task.dataset.path, "revision": task.dataset.revision,
+                              "licence": task.license or "none-stated"}
+    if "name" in task.dataset.options:
+        source["config"] = str(task.dataset.options["name"])
+    source["splits"] = list(task.eval_splits)
+    source["columns"] = source_columns(task)
+    width = len(str(max(counts.values()) - 1)) if counts else 0
+    source["ids"] = {"prefix": f"{name}-", "width": width}
+    spec: dict[str, Any] = {
+        "id": name,
+        "title": f"{task.name} (MTEB {task.type})",
+        "language": list(dict.fromkeys(code.split("-")[0] for code in _languages(task))),
+        "metadata": _metadata(task),
+        "licence": {"data": task.license or "none-stated", "publication": "unconfirmed",
+                    "notice": _notice(task, version)},
+        "sources": {name: source},
+        "splits": {split: {"source": name, "source_split": split} for split in task.eval_splits},
+        "subset": {"seed": SEED, "splits": dict.fromkeys(task.eval_splits, "all")},
+        "protocols": {"zero_shot": {"kind": scores.kind, "label": "Zero-shot", "capability": "embed.text.pooled",
+                                    "similarity": "cosine", "description": scores.description}},
+        "metrics": _metrics(task, scores),
+        "uncertainty": {"method": "bootstrap", "interval": "auto", "resamples": 1000, "confidence": 0.95},
+        "card": _card(task, version, counts),
+    }
+    if task.citation and task.citation.strip():
+        spec["citation"] = task.citation.strip()
+    return spec
+
+
+class _Dumper(yaml.SafeDumper):
+    """Multi-line texts (citations) as literal blocks, so the file reads as written."""
+
+
+def _text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value and not any(line != line.rstrip() for line in value.splitlines()) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+class Flow(dict):  # type: ignore[type-arg]
+    """A mapping written on one line (an `mteb:` counterpart, as the hand-written specs write it)."""
+
+
+def _list(dumper: yaml.SafeDumper, value: list[Any]) -> yaml.SequenceNode:
+    flow = all(isinstance(item, (str, int, float)) and "\n" not in str(item) for item in value)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flow)
+
+
+_Dumper.add_representer(str, _text)
+_Dumper.add_representer(list, _list)
+_Dumper.add_representer(Flow, lambda dumper, value: dumper.represent_mapping("tag:yaml.org,2002:map", value.items(),
+                                                                            flow_style=True))
+
+
+def spec_text(task: Task, version: str) -> str:
+    header = (f"# MTEB {version} task {task.name} ({task.type}), written by `specrun import mteb` from the "
+              "catalogue's metadata.\n# No fingerprint: the hub is read at its commit; a local copy (--data-dir) is "
+              "checked against one, which `specrun fingerprint SPEC --write` adds.\n")
+    body = yaml.dump(build_spec(task, version), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=118)
+    return header + body
+
+
+def import_tasks(names: Iterable[str], catalogue: Catalogue | None = None) -> list[Imported]:
+    """Every named task as spec text, or one UsageError naming each task refused and why (nothing half done)."""
+    catalogue = catalogue or load()
+    version = catalogue.provenance.mteb_version
+    tasks = [catalogue.task(name) for name in dict.fromkeys(names)]
+    refused = [f"{task.name}: {', '.join(reasons)}" for task in tasks if (reasons := refusals(task))]
+    if refused:
+        raise UsageError(f"cannot import from MTEB {version}: {'; '.join(refused)}; nothing was written")
+    imported = [Imported(task.name, spec_id(task.name), spec_text(task, version)) for task in tasks]
+    ids: dict[str, str] = {}
+    for entry in imported:
+        if entry.spec_id in ids:
+            raise UsageError(f"tasks {ids[entry.spec_id]} and {entry.task} would both be spec {entry.spec_id!r}; "
+                             "import them separately")
+        ids[entry.spec_id] = entry.task
+    return imported
+
+
+def coverage(tasks: Iterable[Task]) -> dict[str, dict[str, int]]:
+    """Per task type: how many tasks it has, how many import, and how many each missing piece blocks (a task
+    missing several counts under each)."""
+    found: dict[str, dict[str, int]] = {}
+    for task in tasks:
+        counts = found.setdefault(task.type, {"tasks": 0, "imports": 0})
+        counts["tasks"] += 1
+        reasons = refusals(task)
+        if not reasons:
+            counts["imports"] += 1
+        for kind in dict.fromkeys(kind for reason in reasons for kind in _reason_kinds(reason)):
+            counts[kind] = counts.get(kind, 0) + 1
+    return found
+
+
+def _reason_kinds(reason: str) -> list[str]:
+    """A refusal's kinds, for counts: each overridden method on its own, else the text before its details."""
+    if reason.startswith("overrides ") and not reason.startswith("overrides dataset_transform, and"):
+        return [f"overrides {hook}" for hook in reason.removeprefix("overrides ").split(" (")[0].split(", ")]
+    for prefix, kind in (("task type", "task type not supported"), ("modalities", "modalities other than text"),
+                         ("an aggregate", "aggregate task"), ("column_names", "column_names not two texts"),
+                         ("overrides dataset_transform, and", "unread dataset_transform"),
+                         ("a custom dataset_transform", "custom dataset_transform"),
+                         ("a dataset_transform with", "dataset_transform steps"), ("dataset revision", "revision"),
+                         ("load_dataset argument", "load_dataset arguments"), ("main score", "main score")):
+        if reason.startswith(prefix):
+            return [kind]
+    return [re.sub(r"^\d+ ", "", reason.split(" (")[0])]
