@@ -217,7 +217,8 @@ def assert_one_line_error(code: int, err: str, expected_code: int = 2, *, contai
     """A fault ends in exactly one `specrun: error:` line (warnings may precede it), that exit code, no traceback."""
     assert code == expected_code, err
     assert "Traceback" not in err, err
-    lines = [line for line in err.splitlines() if line.strip() and not line.startswith("specrun: warning:")]
+    lines = [line for line in err.splitlines()
+             if line.strip() and not line.startswith(("specrun: warning:", "specrun: note:"))]
     assert len(lines) == 1, err
     assert lines[0].startswith("specrun: error:") or (expected_code == 130 and "interrupted" in lines[0]), err
     if contains is not None:

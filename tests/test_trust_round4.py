@@ -282,3 +282,79 @@ def test_the_shipped_tatoeba_f1_interval_stays_at_or_above_zero(tmp_path: Path, 
     assert f1.ci_low == 0.0 < f1.value and f1.clipped is True
     assert results.metrics["f1"].range == (0.0, 1.0)
     assert "centred, clipped to the range" in (path.parent / "report.md").read_text(encoding="utf-8")
+
+
+# --- items 5, 6, 7: suites trust what they recorded, and only that -----------------------------------------------
+
+def _suite_run(tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str], suite_id: str = "pair",
+               *extra: str) -> Path:
+    suite = tmp_path / "suites" / f"{suite_id}.yaml"
+    if not suite.exists():
+        _suite(tmp_path / "suites", suite_id, SPECS / "biosses.yaml", biosses_twin(tmp_path / "specs"))
+    code, out, err = run_cli(_args(suite, data_dir, tmp_path / "out", *extra), capsys)
+    assert code == 0, err
+    return Path(out.strip().splitlines()[-1])
+
+
+def test_a_finished_suite_survives_other_runs_of_its_members(tmp_path: Path, data_dir: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """Item 5: after one suite, another suite sharing its members (or a plain run of one into the same folder)
+    rewrote the member files, and compare/leaderboard then refused the finished suite ("sha256 differs"). A
+    member file rewritten by a run of the same spec, model and settings, whose score is the recorded one, is
+    taken (and said); a member whose numbers changed is still refused."""
+    first = _suite_run(tmp_path, data_dir, capsys, "pair", "--prompt", "a: ")
+    other = _suite_run(tmp_path, data_dir, capsys, "pair", "--prompt", "b: ")
+    _suite(tmp_path / "suites", "another", SPECS / "biosses.yaml")
+    _suite_run(tmp_path, data_dir, capsys, "another", "--prompt", "a: ")  # rewrites first's biosses member
+    run_ok(_args(SPECS / "biosses.yaml", data_dir, tmp_path / "out", "--prompt", "a: "), capsys)  # and again
+    code, _, err = run_cli(["compare", str(first), str(other)], capsys)
+    assert code == 0, err
+    assert "rewritten by another run of the same spec, model and settings" in err
+    code, _, err = run_cli(["leaderboard", str(first), str(other), "-o", str(tmp_path / "board")], capsys)
+    assert code == 0, err
+
+
+def test_suite_compare_reads_weights_and_task_types_from_the_suite_file(tmp_path: Path, data_dir: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Item 6: editing a member's weight or task type in suite.json flipped the paired difference and the ranks,
+    and nothing refused it. The suite file (found by the sha256 suite.json records) is what counts: an edit is
+    one line; a member's direction comes from its spec (an edited results.json is refused by its verification)."""
+    first = _suite_run(tmp_path, data_dir, capsys, "pair", "--prompt", "a: ")
+    other = _suite_run(tmp_path, data_dir, capsys, "pair", "--prompt", "b: ")
+    for field, value in (("weight", 5.0), ("task_type", "Clustering")):
+        record = json.loads(other.read_text(encoding="utf-8"))
+        kept = other.read_text(encoding="utf-8")
+        record["members"][0][field] = value
+        other.write_text(json.dumps(record), encoding="utf-8")
+        for command in (["compare", str(first), str(other)],
+                        ["leaderboard", str(first), str(other), "-o", str(tmp_path / f"b-{field}")]):
+            code, _, err = run_cli(command, capsys)
+            assert_one_line_error(code, err, contains="suite.json was edited")
+        other.write_text(kept, encoding="utf-8")
+    code, _, err = run_cli(["compare", str(first), str(other)], capsys)
+    assert code == 0, err
+
+
+def test_limited_suite_runs_are_refused_and_a_folder_ranks_its_full_runs(tmp_path: Path, data_dir: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """Item 7: suite compare and leaderboard ranked --limit smoke runs with no mention of the limit, and a spec
+    leaderboard over a folder holding one limited run refused the whole folder. Now a limited suite run is one
+    line; a limited spec run found below a folder is left out with a line and the rest are ranked; subsets.json
+    and subsets.md of a limited run say so."""
+    full = _suite_run(tmp_path, data_dir, capsys, "pair", "--prompt", "a: ")
+    limited = _suite_run(tmp_path, data_dir, capsys, "pair", "--prompt", "b: ", "--limit", "30")
+    code, _, err = run_cli(["compare", str(full), str(limited)], capsys)
+    assert_one_line_error(code, err, contains="a --limit 30 suite run")
+    runs = tmp_path / "runs"
+    for extra in (("--prompt", "a: "), ("--prompt", "b: "), ("--limit", "20")):
+        run_ok(_args(SPECS / "biosses.yaml", data_dir, runs, *extra), capsys)
+    code, _, err = run_cli(["leaderboard", str(runs), "-o", str(tmp_path / "board")], capsys)
+    assert code == 0, err
+    assert "left out:" in err and "a --limit 20 smoke run" in err
+    board = json.loads((tmp_path / "board" / "leaderboard.json").read_text(encoding="utf-8"))
+    assert len(board["models"]) == 2  # the two full runs, ranked
+    code, _, err = run_cli(_args(SPECS / "tatoeba.yaml", data_dir, tmp_path / "t", "--limit", "25"), capsys)
+    assert code == 0, err
+    means = next((tmp_path / "t" / "tatoeba").glob("*/subsets.json"))
+    assert json.loads(means.read_text(encoding="utf-8"))["limit"] == 25
+    assert "Limited to 25 items per split" in (means.parent / "subsets.md").read_text(encoding="utf-8")

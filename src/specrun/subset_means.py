@@ -54,6 +54,7 @@ class SubsetMeans(Strict):
     resamples: int
     confidence: float
     seed: int
+    limit: int | None = None  # --limit: each subset read the first N items of each split (a smoke run)
 
 
 @dataclass(frozen=True)
@@ -96,16 +97,19 @@ def subset_means(runs: Sequence[SubsetRun], output_root: Path) -> SubsetMeans:
                                     interval=method, subsets=[str(r.plan.loaded.subset) for r in runs]))
     return SubsetMeans(spec_id=parent.id, title=parent.title, spec_sha256=first.sha256,
                        subsets=[str(r.plan.loaded.subset) for r in runs], scores=scores, means=means,
-                       resamples=u.resamples, confidence=u.confidence, seed=runs[0].plan.seed)
+                       resamples=u.resamples, confidence=u.confidence, seed=runs[0].plan.seed,
+                       limit=runs[0].results.provenance.limit)
 
 
 def subsets_json(means: SubsetMeans) -> str:
-    return json.dumps(means.model_dump(mode="json"), indent=1, ensure_ascii=False) + "\n"
+    return json.dumps(means.model_dump(mode="json", exclude_none=True), indent=1, ensure_ascii=False) + "\n"
 
 
 def subsets_markdown(means: SubsetMeans) -> str:
     percent = f"{means.confidence * 100:g} %"
-    lines = [f"# {md_text(means.title)}: the mean over its subsets", "",
+    limited = [] if means.limit is None else [
+        f"Limited to {means.limit} items per split (--limit): a smoke run, not the benchmark's numbers.", ""]
+    lines = [f"# {md_text(means.title)}: the mean over its subsets", "", *limited,
              f"| split | metric | subset | value | {percent} CI | n |", "| --- | --- | --- | --- | --- | --- |"]
     for mean in means.means:
         for s in (s for s in means.scores if (s.split, s.metric) == (mean.split, mean.metric)):

@@ -14,6 +14,7 @@ from rich.console import Console
 from specrun.core.errors import CompareError, SpecrunError
 from specrun.core.files import write_atomic
 from specrun.core.settings import PROMPT_FLAGS
+from specrun.leaderboard.inputs import full_runs
 from specrun.leaderboard.model import (
     META_COLUMNS,
     Board,
@@ -44,7 +45,7 @@ from specrun.results import (
     run_identity,
     run_labels,
 )
-from specrun.results.verify import Verified, find_spec, load_verified, refuse_limited
+from specrun.results.verify import Verified, find_spec, load_verified
 from specrun.spec.model import Spec
 
 
@@ -363,11 +364,9 @@ def build_leaderboard(paths: list[Path], output: Path, *, title: str | None = No
     if output.exists() and not output.is_dir():
         raise CompareError("the leaderboard output must be a folder", file=str(output))
     published_dir = PublishedDir(published) if published is not None else None
-    runs = [load_verified(path) for path in find_results(paths)]
-    for run in runs:  # a smoke run is never ranked: refused, naming it, before anything is computed
-        refuse_limited(run, "the leaderboard")
     progress = (lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True)) \
         if console is not None else None
+    runs = full_runs([load_verified(path) for path in find_results(paths)], paths)
     board = compute(runs, title=title or "specrun leaderboard", resample_specs=resample_specs,
                     prompt_variants=prompt_variants, progress=progress)
     if published_dir is not None:

@@ -8,6 +8,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from specrun.core.errors import CompareError
+from specrun.core.workspace import warn_stderr
+from specrun.results.verify import Verified, refuse_limited
+
 SUITE_FOLDER_PREFIX = "suite+"  # a suite's folder under the output root (no spec id holds a '+')
 
 
@@ -30,4 +34,21 @@ def said_mode(names: Sequence[str], suites: list[Path] | None) -> list[Path] | N
     return suites
 
 
-__all__ = ["SUITE_FOLDER_PREFIX", "said_mode", "spec_runs_below"]
+def full_runs(runs: list[Verified], named: Sequence[Path]) -> list[Verified]:
+    """A smoke run (--limit) is never ranked: one named as a file is refused, naming it; one found below a folder
+    is left out with a line (a folder holding one smoke run still ranks the rest)."""
+    files = {path.resolve() for path in named if path.is_file()}
+    kept = []
+    for run in runs:
+        if run.results.provenance.limit is not None and Path(run.path).resolve() not in files:
+            warn_stderr(f"left out: {run.path} (a --limit {run.results.provenance.limit} smoke run; the leaderboard "
+                 "ranks full runs only)")
+            continue
+        refuse_limited(run, "the leaderboard")
+        kept.append(run)
+    if not kept:
+        raise CompareError("every run found is a --limit smoke run; nothing to rank", file=str(named[0]))
+    return kept
+
+
+__all__ = ["SUITE_FOLDER_PREFIX", "full_runs", "said_mode", "spec_runs_below"]

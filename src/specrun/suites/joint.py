@@ -14,9 +14,12 @@ from pathlib import Path
 import numpy as np
 
 from specrun.core.errors import CompareError, SpecrunError
+from specrun.core.workspace import warn_stderr
 from specrun.metrics.aggregate import MemberDraws, member_draws
 from specrun.results import run_identity, run_labels
-from specrun.results.verify import Verified, load_verified
+from specrun.results.verify import Verified, verified_with_spec
+from specrun.spec.model import Spec
+from specrun.suites.model import ResolvedMember, load_suite
 from specrun.suites.results import SUITE_FORMAT, MemberScore, SuiteResults, read_suite_results
 
 
@@ -85,39 +88,85 @@ def read_suite_runs(paths: Sequence[Path]) -> list[SuiteRun]:
 
 
 def read_suite_run(path: Path, results: SuiteResults) -> SuiteRun:
-    """Every scored member of a suite.json read back verified; a missing or changed member file is one line."""
+    """Every scored member of a suite.json read back verified; a missing or changed member file is one line.
+    What the aggregates read is never taken from suite.json alone: each member's weight and task type come from
+    the suite file (found by the sha256 suite.json records) and its direction from its spec (found by sha256,
+    the results checked against it); a smoke run (--limit) is refused, as a run's readers refuse one."""
     root = output_root(path)
     u = results.provenance
+    if u.limit is not None:
+        raise CompareError(f"a --limit {u.limit} suite run (the first {u.limit} items of each split, a smoke run); "
+                           "compare and the leaderboard take full runs only: rerun without --limit", file=str(path))
+    declared = suite_file_members(path, results)
     members = []
     for m in results.members:
         if m.status != "scored":
             continue
         where = f"member {m.index + 1} ({m.spec_id} {m.split} {m.metric})"
-        results_path = root / str(m.results)
-        try:
-            data = results_path.read_bytes()
-        except OSError as exc:
-            raise CompareError(f"{where}: cannot read {results_path} ({exc.strerror or exc})", file=str(path)) from None
-        if hashlib.sha256(data).hexdigest() != m.results_sha256:
-            raise CompareError(f"{where}: {results_path} is not the file suite.json records (sha256 differs); "
-                               "refusing to use it", file=str(path))
-        try:
-            verified = load_verified(results_path)
-        except SpecrunError as exc:
-            raise exc.prefixed(where) from None
-        run = verified.results
-        if run.provenance.spec_sha256 != m.spec_sha256 or m.metric not in run.scores.get(m.split, {}):
-            raise CompareError(f"{where}: {results_path} is not a run of the member's spec and score", file=str(path))
-        info = run.metrics[m.metric]
+        verified, spec = _member_results(root / str(m.results), m, where, path)
+        own = declared[m.index]
+        info = verified.results.metrics[m.metric]
         ids, arrays = verified.units[(m.split, info.protocol)]
         try:
             drawn = member_draws(info.metric, arrays, resamples=u.resamples, seed=u.seed, index=m.index,
-                                 weight=m.weight, task_type=m.task_type)
+                                 weight=own.member.weight, task_type=own.task_type)
         except SpecrunError as exc:
             raise exc.prefixed(where) from None
         members.append(ReadMember(score=m, verified=verified, ids=list(ids), arrays=arrays, draws=drawn,
-                                  direction=info.direction))
+                                  direction=spec.metrics[m.metric].direction))
     return SuiteRun(path=path, results=results, members=members)
+
+
+def suite_file_members(path: Path, results: SuiteResults) -> dict[int, ResolvedMember]:
+    """The suite file suite.json was made from, found by its sha256 (the recorded path, else suites/*.yaml of the
+    current folder), its members by index; suite.json's own record of each member (spec, split, metric, weight,
+    task type) must agree with it, else one line: an edited weight would move every aggregate and rank."""
+    wanted = results.provenance.suite_sha256
+    recorded = Path(results.provenance.suite_path)
+    candidates = [recorded, *(sorted(Path("suites").glob("*.yaml")) if Path("suites").is_dir() else [])]
+    found = next((c for c in candidates if c.is_file()
+                  and hashlib.sha256(c.read_bytes()).hexdigest() == wanted), None)
+    if found is None:
+        raise CompareError(f"the suite file it was run from (sha256 {wanted[:12]}) is neither at {recorded} nor in "
+                           "suites/ here; its weights and task types are read from that file, never from suite.json "
+                           "alone: run from the folder the suite was run from", file=str(path))
+    loaded = load_suite(found)
+    declared = {m.index: m for m in loaded.members}
+    for m in results.members:
+        own = declared.get(m.index)
+        mine = None if own is None else (own.spec_id, own.split, own.member.metric, own.member.weight, own.task_type)
+        said = (m.spec_id, m.split, m.metric, m.weight, m.task_type)
+        if mine != said:
+            raise CompareError(f"member {m.index + 1}: suite.json records {said} where the suite file {found} says "
+                               f"{mine}; suite.json was edited", file=str(path))
+    return declared
+
+
+def _member_results(results_path: Path, m: MemberScore, where: str, path: Path) -> tuple[Verified, Spec]:
+    """The member's results.json, verified against its spec. A file other than the one suite.json records (by
+    sha256) is taken only when it answers the same request with the same numbers: another run of the same spec
+    (same version), model and settings (it lies in the same folder, whose name is the settings) rewrote it, and
+    its member score equals the recorded one; else one line."""
+    try:
+        data = results_path.read_bytes()
+    except OSError as exc:
+        raise CompareError(f"{where}: cannot read {results_path} ({exc.strerror or exc})", file=str(path)) from None
+    try:
+        verified, loaded = verified_with_spec(results_path)
+    except SpecrunError as exc:
+        raise exc.prefixed(where) from None
+    run = verified.results
+    if run.provenance.spec_sha256 != m.spec_sha256 or m.metric not in run.scores.get(m.split, {}):
+        raise CompareError(f"{where}: {results_path} is not a run of the member's spec and score", file=str(path))
+    if hashlib.sha256(data).hexdigest() != m.results_sha256:
+        score = run.scores[m.split][m.metric]
+        if (score.value, score.ci_low, score.ci_high, score.n) != (m.value, m.ci_low, m.ci_high, m.n):
+            raise CompareError(f"{where}: {results_path} is not the file suite.json records (sha256 differs) and "
+                               f"its score is not the recorded one ({score.value!r} vs {m.value!r}); refusing",
+                               file=str(path))
+        warn_stderr(f"{where}: {results_path} was rewritten by another run of the same spec, model and settings; "
+                    "its score is the one suite.json records")
+    return verified, loaded.spec
 
 
 def _check_suite(path_a: Path, a: SuiteResults, path_b: Path, b: SuiteResults) -> None:
