@@ -358,3 +358,20 @@ def test_limited_suite_runs_are_refused_and_a_folder_ranks_its_full_runs(tmp_pat
     means = next((tmp_path / "t" / "tatoeba").glob("*/subsets.json"))
     assert json.loads(means.read_text(encoding="utf-8"))["limit"] == 25
     assert "Limited to 25 items per split" in (means.parent / "subsets.md").read_text(encoding="utf-8")
+
+
+def test_a_suite_whose_own_write_fails_says_its_members_were_written(tmp_path: Path, data_dir: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Item 20: a suite whose own write failed said "nothing was written" after its members' runs were written.
+    The line now says what was and was not written, and the members' results are there, whole."""
+    suite = _suite(tmp_path / "suites", "pair", SPECS / "biosses.yaml", biosses_twin(tmp_path / "specs"))
+    blocked = tmp_path / "out" / "suite+pair" / FOLDER
+    blocked.parent.mkdir(parents=True)
+    blocked.write_text("a file where the suite's folder goes", encoding="utf-8")
+    code, _, err = run_cli(_args(suite, data_dir, tmp_path / "out"), capsys)
+    line = assert_one_line_error(code, err, contains="the suite's files were not written")
+    assert "nothing was written" not in line and "the 2 member run(s) of this call were written whole" in line
+    for spec_id in ("biosses", "biosses-twin"):
+        verified_with_spec(tmp_path / "out" / spec_id / FOLDER / "results.json",
+                           str(SPECS / "biosses.yaml") if spec_id == "biosses" else str(tmp_path / "specs" /
+                                                                                         "biosses-twin.yaml"))

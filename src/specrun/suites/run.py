@@ -14,7 +14,7 @@ from pathlib import Path
 from rich.console import Console
 
 from specrun import __version__
-from specrun.core.errors import MissingDataError, OfflineError, SpecrunError, SuiteError
+from specrun.core.errors import MissingDataError, OfflineError, OutputError, SpecrunError, SuiteError
 from specrun.core.options import RunOptions
 from specrun.core.workspace import Workspace
 from specrun.data import load_splits, resolve_data_dir
@@ -104,7 +104,13 @@ def run_suite(path: str, options: RunOptions, console: Console,
     results = _suite_results(loaded, members, draws, model, folder.name, options.limit)
     beside = members_published(loaded, published, model.name, model.revision) if published is not None else None
     report = suite_markdown(results) + (published_markdown(results, beside, changed) if beside is not None else "")
-    write_output_sets([(folder, {"suite.json": suite_json(results), "suite.md": report}, SUITE_FILES)])
+    try:
+        write_output_sets([(folder, {"suite.json": suite_json(results), "suite.md": report}, SUITE_FILES)])
+    except OutputError as exc:  # the members' runs were written before: "nothing was written" is the suite's own
+        ran = f"; the {len(outputs)} member run(s) of this call were written whole" if outputs else ""
+        said = exc.message.replace("nothing was written", "the suite's files were not written")
+        said += "" if said != exc.message else "; the suite's files were not written"
+        raise OutputError(said + ran, file=exc.file, line=exc.line, key=exc.key) from None
     return SuiteOutput(results=results, path=folder / "suite.json", published=beside)
 
 
