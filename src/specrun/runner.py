@@ -24,7 +24,7 @@ from specrun.core.mapping import ChunkMap
 from specrun.core.options import RunOptions
 from specrun.core.registry import ADAPTERS
 from specrun.core.types import View
-from specrun.core.workspace import Workspace
+from specrun.core.workspace import Workspace, warn_stderr
 from specrun.data import SplitData, limit_hint, load_splits, resolve_data_dir
 from specrun.encoders.adapters import describe
 from specrun.encoders.cached import CachedEncoder
@@ -54,6 +54,7 @@ from specrun.results import (
     package_versions,
     results_json,
 )
+from specrun.results.identity import identity_notes
 from specrun.spec import LoadedSpec, load_spec, subset_specs
 from specrun.subset_means import SubsetRun, subset_means, subsets_json, subsets_markdown
 
@@ -285,6 +286,8 @@ def evaluate_one(item: Loaded, embeddings: ViewedEmbeddings, model: ModelRef, op
     results, predictions = build_results(item.plan, item.splits, runs, provenance, texts, plot_names,
                                          context.versions, timings, meta)
     report = render_card(item.plan.spec, next(iter(item.splits.values())).items, results)
+    for note in identity_notes(item.plan.spec, results):  # the report says it too
+        warn_stderr(f"{item.plan.id}: {note}")
     return RunOutput(results=results, results_path=folder / "results.json", report_path=folder / "report.md",
                      report=report, files={**plots, "predictions.jsonl": predictions},
                      has_card=item.plan.spec.card is not None), runs

@@ -18,6 +18,7 @@ from specrun.core.settings import AppliedPrompt
 from specrun.core.types import Item, Score
 from specrun.plan import interval_method
 from specrun.results import ModelMeta, Results, SplitStatistics, Spread, confidence_percent
+from specrun.results.identity import identity_notes
 from specrun.spec import GitSource, Spec
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("specrun", "templates"), trim_blocks=True,
@@ -299,7 +300,8 @@ def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
                  "interval resamples the runs as well as the units.") if spread else ""
     return {"model_line": md_text(model_line), "header": table_row(header), "runs_line": md_text(runs_line),
             "rule": table_row(["---", "---", "---:", "---", "---", "---:"]), "rows": rows,
-            "notes": [md_text(note) for note in (*choice_notes(results), *outside_notes(results))],
+            "notes": [md_text(note) for note in (*choice_notes(results), *outside_notes(results),
+                                                              *identity_notes(spec, results))],
             "texts_line": md_text(f"{texts.total} asked for, {texts.unique} unique, {texts.encoded} encoded in "
                                   "this run."),
             "provenance_lines": [md_text(line) for line in lines], "plots": plots,

@@ -15,6 +15,7 @@ from pydantic import AfterValidator, BaseModel, Field, ValidationInfo, create_mo
 from specrun.core import registry
 from specrun.core.types import IntervalChoice, Strict
 from specrun.spec.compat import move_reader_options
+from specrun.spec.expect import Expected
 from specrun.spec.metadata import PATTERN_MEANINGS, Metadata
 from specrun.spec.mteb_ref import MTEB_PATTERN_MEANINGS, MtebRef
 
@@ -214,6 +215,8 @@ class Split(Strict):
     fingerprint: Fingerprint | None = Field(
         None, description="sha256 of the mapped items; required for an evaluated split unless its file is pinned "
                           "by sha256.")
+    expect: Expected | None = Field(
+        None, description="The split's statistics as a reference states them; a run says where its own differ.")
 
     @model_validator(mode="after")
     def _one_way_to_name_files(self) -> Split:
