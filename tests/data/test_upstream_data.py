@@ -297,7 +297,9 @@ def test_hub_dataset_folder_with_a_config(tmp_path: Path, capsys: pytest.Capture
               "ids": {"prefix": "up-", "width": 3}}
     spec = write_spec(tmp_path, sts_spec(source, {"test": {"source": "up", "source_split": "test",
                                                            "where": {"split_tag": {"not": "drop"}}}}))
-    split = load_split(plan_of(spec, require_fingerprints=False), "test", data)
+    # what `specrun fingerprint` does (identity only): a local copy of a hub dataset is checked against a
+    # fingerprint, which it first has to give
+    split = load_split(plan_of(spec, require_fingerprints=False), "test", data, check=False)
     kept = [row for index, row in enumerate(SENTENCES) if index != 3]
     assert len(split.items) == len(kept) and split.items[3].id == "up-004"  # ids keep the row numbers
     document = yaml.safe_load(spec.read_text(encoding="utf-8"))

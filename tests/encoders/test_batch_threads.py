@@ -43,8 +43,10 @@ def test_vectors_equal_a_single_thread_encode_whatever_the_thread_count(threads:
     import torch
 
     expected = _plain_encode(16)
-    if threads == 2:  # two threads split this last batch's sums otherwise: the comparison below can fail
-        assert not np.array_equal(_plain_encode(16, threads=2), expected)
+    if threads == 2 and np.array_equal(_plain_encode(16, threads=2), expected):
+        # on some processors (MKL's kernels differ by CPU) two threads compute this batch as one does: the equality
+        # below could not tell the layouts apart, so it proves nothing here (the 1- and 3-thread cases still run)
+        pytest.skip("two torch threads give this batch the one-thread bytes on this processor")
     before = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
