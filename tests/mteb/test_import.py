@@ -85,7 +85,7 @@ def test_a_task_of_another_type_is_refused_naming_it_and_nothing_is_written(
     out_dir = tmp_path / "imported"
     code, _out, err = run_cli(["import", "mteb", "STS12", "Banking77Classification.v2", "-o", str(out_dir)], capsys)
     line = assert_one_line_error(code, err, contains="Banking77Classification.v2: task type Classification is "
-                                                     "not supported yet (supported: STS)")
+                                                     "not supported yet (supported: STS, Retrieval)")
     assert "nothing was written" in line and "STS12:" not in line
     assert not out_dir.exists()
 
@@ -107,7 +107,7 @@ def test_other_missing_pieces_name_themselves() -> None:
     assert refusals(catalogue.task("KLUE-STS")) == ["a custom dataset_transform (lambda, map)"]
     assert refusals(catalogue.task("SICK-BR-STS")) == ["a dataset_transform with sampling (not expressible in a "
                                                        "spec yet)"]
-    assert refusals(catalogue.task("PublicHealthQA"))[1].startswith("dataset revision")  # after its type
+    assert refusals(catalogue.task("PublicHealthQA"))[0].startswith("dataset revision")  # a Retrieval task
 
 
 def test_an_existing_file_is_not_overwritten_and_nothing_else_is_written(

@@ -15,6 +15,7 @@ import yaml
 
 from specrun.core.errors import UsageError
 from specrun.mteb.catalogue import Catalogue, Task, load
+from specrun.mteb.import_retrieval import RETRIEVAL_DESCRIPTION, RETRIEVAL_METRICS, retrieval_card, retrieval_refusal
 from specrun.spec.metadata import ANNOTATIONS_CREATORS, DOMAINS, SAMPLE_CREATION, Metadata
 from specrun.spec.model import MAX_NAME
 
@@ -42,7 +43,11 @@ STS = Scores(
                 "correlation).",
     metrics={"cosine_spearman": ("spearman", "Spearman ρ (embedding cosine)"),
              "cosine_pearson": ("pearson", "Pearson r (embedding cosine)")})
-SUPPORTED = {"STS": STS}
+RETRIEVAL = Scores(kind="corpus_retrieval", description=RETRIEVAL_DESCRIPTION, metrics=RETRIEVAL_METRICS)
+SUPPORTED = {"STS": STS, "Retrieval": RETRIEVAL}
+COMPANIONS = {"STS": ["cosine_spearman", "cosine_pearson"],  # the scores written beside the main one
+              "Retrieval": ["ndcg_at_10", "map_at_10", "mrr_at_10", "recall_at_100"]}
+PROTOCOL = {"STS": "zero_shot", "Retrieval": "search"}  # the spec's protocol name per task type
 
 
 @dataclass(frozen=True)
@@ -114,7 +119,11 @@ def _shape_refusal(task: Task) -> str | None:
     if task.type not in SUPPORTED:  # the columns and splits of a type are read once the type is supported
         return None
     columns = task.attributes.get("column_names")
-    if not (isinstance(columns, list) and len(columns) == 2 and all(isinstance(c, str) for c in columns)):
+    if task.type == "Retrieval":
+        reason = retrieval_refusal(task)
+        if reason:
+            return reason
+    elif not (isinstance(columns, list) and len(columns) == 2 and all(isinstance(c, str) for c in columns)):
         return f"column_names {columns!r} are not two text columns"
     if not task.eval_splits:
         return "no eval split"
@@ -180,21 +189,23 @@ def _counts(task: Task) -> dict[str, int]:
 def _metrics(task: Task, scores: Scores) -> dict[str, Any]:
     """The main score and its companions, per eval split, each with its `mteb:` counterpart."""
     several = len(task.eval_splits) > 1
-    ordered = [task.main_score, *(score for score in scores.metrics if score != task.main_score)]
+    ordered = list(dict.fromkeys([task.main_score, *COMPANIONS[task.type]]))
+    protocol = PROTOCOL[task.type]
     metrics: dict[str, Any] = {}
     for split in task.eval_splits:
         for score in ordered:
             metric, label = scores.metrics[score]
-            name = f"{metric}_zero_shot" + (f"_{split}" if several else "")
+            name = (f"{metric}_zero_shot" if task.type == "STS" else score) + (f"_{split}" if several else "")
             ref: dict[str, Any] = {"task": task.name, "split": split, "subset": task.hf_subsets[0], "score": score}
             if score == task.main_score:
                 ref["main"] = True
             ref["languages"] = _languages(task)
             if several:
                 ref["spec_split"] = split
-            metrics[name] = {"metric": metric, "protocol": "zero_shot", "label": label + (f", {split}" if several
-                                                                                          else ""),
-                             "direction": "higher", "range": [-1.0, 1.0], "mteb": Flow(ref)}
+            metrics[name] = {"metric": metric, "protocol": protocol, "label": label + (f", {split}" if several
+                                                                                       else ""),
+                             "direction": "higher", "range": [-1.0 if task.type == "STS" else 0.0, 1.0],
+                             "mteb": Flow(ref)}
     return metrics
 
 
@@ -205,6 +216,8 @@ def _notice(task: Task, version: str) -> str:
 
 
 def _card(task: Task, version: str, counts: dict[str, int]) -> dict[str, Any]:
+    if task.type == "Retrieval":
+        return retrieval_card(task, version)
     splits = ", ".join(f"{split} ({counts[split]:,} pairs)" if split in counts else split
                        for split in task.eval_splits)
     superseded = f" MTEB marks this task superseded by {task.superseded_by}." if task.superseded_by else ""
@@ -222,17 +235,39 @@ def _card(task: Task, version: str, counts: dict[str, int]) -> dict[str, Any]:
     }
 
 
-def build_spec(task: Task, version: str) -> dict[str, Any]:
-    """The spec of a task that `refusal` accepts, as a plain dict in the order a spec is read."""
-    scores, name, counts = SUPPORTED[task.type], spec_id(task.name), _counts(task)
+def _source(task: Task, name: str, counts: dict[str, int]) -> dict[str, Any]:
+    """The hf_dataset source: read by `datasets` (STS), or a local copy of the repo by `mteb_retrieval`."""
     source: dict[str, Any] = {"type": "hf_dataset", "path": task.dataset.path, "revision": task.dataset.revision,
                               "licence": task.license or "none-stated"}
+    if task.type == "Retrieval":
+        mirror: dict[str, Any] = {"format": "mteb_retrieval", "files": dict.fromkeys(task.eval_splits, ".")}
+        if task.hf_subsets[0] != "default":
+            mirror["options"] = {"subset": task.hf_subsets[0]}
+        source.update(mirror=mirror, columns={"query": "query", "qrels": "qrels", "corpus": "corpus"},
+                      ids={"column": "query_id"})
+        return source
     if "name" in task.dataset.options:
         source["config"] = str(task.dataset.options["name"])
     source["splits"] = list(task.eval_splits)
     source["columns"] = source_columns(task)
     width = len(str(max(counts.values()) - 1)) if counts else 0
     source["ids"] = {"prefix": f"{name}-", "width": width}
+    return source
+
+
+def _protocol(task: Task, scores: Scores) -> dict[str, Any]:
+    if task.type == "STS":
+        return {"kind": scores.kind, "label": "Zero-shot", "capability": "embed.text.pooled", "similarity": "cosine",
+                "description": scores.description}
+    cutoffs = [int(score.rsplit("_", 1)[1]) for score in [task.main_score, *COMPANIONS[task.type]]]
+    return {"kind": scores.kind, "label": "Corpus retrieval", "capability": "embed.text.pooled",
+            "similarity": "cosine", "description": scores.description, "options": {"top_k": max(cutoffs)}}
+
+
+def build_spec(task: Task, version: str) -> dict[str, Any]:
+    """The spec of a task that `refusal` accepts, as a plain dict in the order a spec is read."""
+    scores, name, counts = SUPPORTED[task.type], spec_id(task.name), _counts(task)
+    source = _source(task, name, counts)
     spec: dict[str, Any] = {
         "id": name,
         "title": f"{task.name} (MTEB {task.type})",
@@ -243,8 +278,7 @@ def build_spec(task: Task, version: str) -> dict[str, Any]:
         "sources": {name: source},
         "splits": {split: {"source": name, "source_split": split} for split in task.eval_splits},
         "subset": {"seed": SEED, "splits": dict.fromkeys(task.eval_splits, "all")},
-        "protocols": {"zero_shot": {"kind": scores.kind, "label": "Zero-shot", "capability": "embed.text.pooled",
-                                    "similarity": "cosine", "description": scores.description}},
+        "protocols": {PROTOCOL[task.type]: _protocol(task, scores)},
         "metrics": _metrics(task, scores),
         "uncertainty": {"method": "bootstrap", "interval": "auto", "resamples": 1000, "confidence": 0.95},
         "card": _card(task, version, counts),
@@ -279,9 +313,12 @@ _Dumper.add_representer(Flow, lambda dumper, value: dumper.represent_mapping("ta
 
 
 def spec_text(task: Task, version: str) -> str:
+    pins = ("No fingerprint: the hub is read at its commit; a local copy (--data-dir) is checked against one, "
+            "which `specrun fingerprint SPEC --write` adds.") if task.type == "STS" else (
+        f"Read from a local copy of the dataset repo in <data-dir>/{spec_id(task.name)}/ only; `specrun "
+        "fingerprint SPEC --data-dir DIR --write` pins it before a run.")
     header = (f"# MTEB {version} task {task.name} ({task.type}), written by `specrun import mteb` from the "
-              "catalogue's metadata.\n# No fingerprint: the hub is read at its commit; a local copy (--data-dir) is "
-              "checked against one, which `specrun fingerprint SPEC --write` adds.\n")
+              f"catalogue's metadata.\n# {pins}\n")
     body = yaml.dump(build_spec(task, version), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=118)
     return header + body
 

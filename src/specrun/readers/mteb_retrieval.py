@@ -1,0 +1,137 @@
+"""MTEB's hub retrieval layout (`mteb_retrieval`): a local copy of the dataset repo whose README `configs:` name
+`corpus` (_id, title, text), `queries` (_id, text) and `default` or `qrels` (query-id, corpus-id, score), or their
+`<subset>-corpus`, `<subset>-queries`, `<subset>-qrels` forms, each a split of parquet or JSON Lines files. Rows as
+`beir_corpus` gives them (one per query with qrels, the corpus held once as a `SharedCorpus` of digests and
+positions), read the way MTEB's `RetrievalDatasetLoader` reads the repo, so the items are MTEB's."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from specrun.core.contracts import ReaderEntry, Rows
+from specrun.core.errors import DataError
+from specrun.core.registry import register_reader
+from specrun.core.types import Strict
+from specrun.readers.beir import _WHOLE, MAX_SCORE, _record_id, _text_field
+from specrun.readers.corpus_file import JudgedPositions
+from specrun.readers.corpus_files import locate_all, read_corpus_files
+from specrun.readers.hub_snapshot import Snapshot, read_snapshot, records
+
+QRELS_COLUMNS = ("query-id", "corpus-id", "score")
+NOT_YET = {"top_ranked": "per-query candidates (MTEB evaluates it as reranking)",
+           "instruction": "per-query instructions (MTEB evaluates it as instruction retrieval)"}
+
+
+class MtebRetrievalOptions(Strict):
+    subset: str | None = Field(None, min_length=1, description=(
+        "The subset whose `<subset>-corpus`, `<subset>-queries` and `<subset>-qrels` configs are read (MTEB's "
+        "hf_subset); `default` or none: the `corpus`, `queries` and `default`/`qrels` configs."))
+
+
+def config_names(snapshot: Snapshot, subset: str | None) -> dict[str, str]:
+    """Which config holds each part, as MTEB's loader picks them (a `query` config, where there is one, holds
+    the queries of every subset; unprefixed qrels are `default`, else `qrels`); a missing one is one line."""
+    prefix = "" if subset in (None, "default") else f"{subset}-"
+    names = {"corpus": f"{prefix}corpus", "queries": "query" if "query" in snapshot.configs else f"{prefix}queries",
+             "qrels": f"{prefix}qrels" if prefix or "default" not in snapshot.configs else "default"}
+    for part, name in names.items():
+        if name not in snapshot.configs:
+            raise DataError(f"has no config {name!r} for the {part} (its configs: "
+                            f"{', '.join(map(repr, snapshot.configs))})", file=str(snapshot.root / "README.md"))
+    for part, what in NOT_YET.items():
+        if f"{prefix}{part}" in snapshot.configs:
+            raise DataError(f"config {prefix}{part!r} holds {what}; format mteb_retrieval reads full-corpus "
+                            "retrieval only, and ranking the whole corpus instead would not be MTEB's task",
+                            file=str(snapshot.root / "README.md"))
+    return names
+
+
+def mteb_document(record: Any, file: Path, line: int) -> tuple[str, str]:
+    """A corpus record's id and the text MTEB embeds for it: title and text joined by a space and stripped, or
+    the text stripped where the title is empty (MTEB strips there, `beir` does not); a null title is none."""
+    doc_id = _record_id(record, "corpus", file, line)
+    what = f"document {doc_id!r}"
+    text = _text_field(record, "text", what, file, line)
+    title = _text_field(record, "title", what, file, line, required=False)
+    return doc_id, (f"{title} {text}" if title else text).strip()
+
+
+def _queries(snapshot: Snapshot, config: str, split: str) -> dict[str, str]:
+    """Query id -> text, in file order; an id given twice is one line."""
+    queries: dict[str, str] = {}
+    for file, number, record in records(snapshot.files(config, split)):
+        query_id = _record_id(record, "query", file, number)
+        if query_id in queries:
+            raise DataError(f"query id {query_id!r} appears twice", file=str(file), line=number, key="_id")
+        queries[query_id] = _text_field(record, "text", f"query {query_id!r}", file, number)
+    return queries
+
+
+def qrels_score(value: Any, file: Path, number: int) -> int:
+    """A relevance grade as MTEB casts it (int32): a whole number, also written 2.0 or "2"; a fraction, a
+    negative grade or anything else is one line (a fraction would be truncated silently)."""
+    if isinstance(value, str) and _WHOLE.fullmatch(value.strip()) and len(value.strip()) <= 16:
+        value = int(value.strip())
+    elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SCORE:
+        raise DataError(f"score {value!r} is not a whole number from 0 to {MAX_SCORE}", file=str(file),
+                        line=number, key="score")
+    return value
+
+
+def _ids(record: Any, file: Path, number: int) -> tuple[str, str]:
+    if not isinstance(record, dict) or any(name not in record for name in QRELS_COLUMNS):
+        raise DataError(f"a qrels record needs {', '.join(QRELS_COLUMNS)}", file=str(file), line=number)
+    ids = []
+    for key in QRELS_COLUMNS[:2]:
+        value = record[key]
+        if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
+            raise DataError(f"{key} must be a non-empty string, got {value!r}", file=str(file), line=number, key=key)
+        ids.append(str(value))
+    return ids[0], ids[1]
+
+
+def _qrels(snapshot: Snapshot, config: str, split: str, queries: dict[str, str],
+           position: JudgedPositions) -> dict[str, dict[str, int]]:
+    """query -> document -> score, every line checked against the queries and the corpus (the qrels are read
+    twice: once to find their documents in one pass over the corpus, once to check and keep them)."""
+    files = snapshot.files(config, split)
+    locate_all(position, (_ids(record, file, number)[1] for file, number, record in records(files)))
+    qrels: dict[str, dict[str, int]] = {}
+    for file, number, record in records(files):
+        query_id, doc_id = _ids(record, file, number)
+        if query_id not in queries:
+            raise DataError(f"query {query_id!r} is not in the queries", file=str(file), line=number)
+        if doc_id not in position:
+            raise DataError(f"document {doc_id!r} is not in the corpus", file=str(file), line=number)
+        judged = qrels.setdefault(query_id, {})
+        if doc_id in judged:
+            raise DataError(f"query {query_id!r} judges document {doc_id!r} twice", file=str(file), line=number)
+        judged[doc_id] = qrels_score(record["score"], file, number)
+    return qrels
+
+
+def read_mteb_retrieval(path: Path, layout: Any, split: str) -> Rows:
+    """One row per query that has qrels, in the queries' order (MTEB drops the others): `query_id`, `query`,
+    `qrels` (document id -> whole-number score) and `corpus`, one `SharedCorpus` shared by every row. Each config
+    reads the evaluated split, or its only split when it has one."""
+    options = MtebRetrievalOptions.model_validate(dict(getattr(layout, "options", None) or {}))
+    snapshot = read_snapshot(path)
+    names = config_names(snapshot, options.subset)
+    corpus, judged = read_corpus_files(snapshot.files(names["corpus"], split), mteb_document)
+    queries = _queries(snapshot, names["queries"], split)
+    qrels = _qrels(snapshot, names["qrels"], split, queries, judged)
+    judged.seal()
+    return [{"query_id": query_id, "query": text, "qrels": qrels[query_id], "corpus": corpus}
+            for query_id, text in queries.items() if query_id in qrels]
+
+
+register_reader(ReaderEntry(
+    "mteb_retrieval", read_mteb_retrieval, folder=True, options=MtebRetrievalOptions,
+    description="MTEB's hub retrieval repo: README configs corpus, queries, default/qrels (or <subset>-...), "
+                "parquet or jsonl; one row per query with its graded qrels, the corpus held once"))

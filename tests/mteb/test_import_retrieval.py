@@ -1,0 +1,95 @@
+"""`specrun import mteb` for Retrieval tasks on MTEB's hub retrieval layout: a `corpus_retrieval` spec whose
+`hf_dataset` source reads a local copy of the repo with `mteb_retrieval`, MTEB's scores mapped; what the protocol
+does not do yet refused by name; and an imported spec run end to end on a local snapshot with the hashing adapter,
+equal to pytrec_eval on the same vectors. mteb is never imported and the hub is never asked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from specrun.mteb import catalogue
+from specrun.mteb.importer import coverage, refusals
+from specrun.spec import load_spec
+from tests.conftest import assert_one_line_error, run_cli, run_ok
+from tests.protocols.test_corpus_retrieval import GRADED, independent, texts_in_order
+from tests.readers.test_mteb_retrieval_run import make_mteb_repo
+
+ENG_V2 = ["SCIDOCS", "TRECCOVID", "CQADupstackGamingRetrieval"]  # MTEB(eng, v2) members without a hook
+
+
+def imported(tmp_path: Path, capsys: pytest.CaptureFixture[str], *tasks: str) -> dict[str, Path]:
+    out_dir = tmp_path / "imported"
+    code, out, err = run_cli(["import", "mteb", *tasks, "-o", str(out_dir)], capsys)
+    assert code == 0, err
+    return dict(zip(tasks, map(Path, out.split()), strict=True))
+
+
+def test_retrieval_tasks_import_as_corpus_retrieval_specs(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    for task_name, path in imported(tmp_path, capsys, "SciFact", *ENG_V2).items():
+        task = catalogue.task(task_name)
+        spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+        load_spec(path, require_fingerprints=False)  # valid, but for the fingerprint a local copy needs
+        (source,) = spec["sources"].values()
+        assert (source["path"], source["revision"]) == (task.dataset.path, task.dataset.revision)
+        assert source["mirror"] == {"format": "mteb_retrieval", "files": {"test": "."}}
+        assert source["columns"] == {"query": "query", "qrels": "qrels", "corpus": "corpus"}
+        assert spec["protocols"]["search"]["kind"] == "corpus_retrieval"
+        assert spec["protocols"]["search"]["options"] == {"top_k": 100}
+        main = spec["metrics"]["ndcg_at_10"]
+        assert main["metric"] == "ndcg_cut_10" and main["mteb"] == {
+            "task": task_name, "split": "test", "subset": "default", "score": "ndcg_at_10", "main": True,
+            "languages": ["eng-Latn"]}
+        assert list(spec["metrics"]) == ["ndcg_at_10", "map_at_10", "mrr_at_10", "recall_at_100"]
+    code, _out, err = run_cli(["validate", str(tmp_path / "imported" / "scifact.yaml")], capsys)
+    assert_one_line_error(code, err, contains="an evaluated split needs a fingerprint")
+
+
+def test_a_named_subset_reads_its_prefixed_configs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    task = catalogue.task("TurkishRAGEvalRetrieval")
+    assert task.hf_subsets != ["default"] and not refusals(task)
+    spec = yaml.safe_load(imported(tmp_path, capsys, task.name)[task.name].read_text(encoding="utf-8"))
+    (source,) = spec["sources"].values()
+    assert source["mirror"]["options"] == {"subset": task.hf_subsets[0]}
+
+
+def test_what_corpus_retrieval_lacks_is_refused_by_name(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    assert refusals(catalogue.task("ArguAna")) == [
+        "ignore_identical_ids (dropping a document whose id is the query's is not in corpus_retrieval yet)"]
+    assert refusals(catalogue.task("BrightBiologyRetrieval"))[-1].startswith("top_ranked candidates")
+    code, _out, err = run_cli(["import", "mteb", "ArguAna", "-o", str(tmp_path / "x")], capsys)
+    assert_one_line_error(code, err, contains="ArguAna: ignore_identical_ids")
+    assert not (tmp_path / "x").exists()
+
+
+def test_coverage_of_the_active_retrieval_tasks() -> None:
+    tasks = [task for task in catalogue.active_text_tasks().values() if task.type == "Retrieval"]
+    counts = coverage(tasks)["Retrieval"]
+    assert (counts["tasks"], counts["imports"]) == (456, 244)
+    assert (counts["ignore_identical_ids"], counts["top_ranked candidates"]) == (52, 36)
+
+
+def test_an_imported_spec_runs_on_a_local_snapshot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """SciFact's imported spec, its data replaced by the graded fixture in MTEB's layout at <data>/scifact/."""
+    from specrun.cli import main
+    from specrun.core.settings import EncoderSettings
+    from specrun.encoders.adapters import HashingAdapter
+
+    spec = imported(tmp_path, capsys, "SciFact")["SciFact"]
+    data = tmp_path / "data"
+    make_mteb_repo(data).rename(data / "scifact")
+    assert main(["fingerprint", str(spec), "--data-dir", str(data), "--no-cache", "--write"]) == 0
+    capsys.readouterr()
+    results = run_ok([str(spec), "--data-dir", str(data), "--adapter", "hashing", "--output", str(tmp_path / "o"),
+                      "-q"], capsys)
+    vectors = HashingAdapter(None, EncoderSettings(adapter="hashing"), ["cpu"]).encode_group(texts_in_order(), 32)
+    reference = independent(np.asarray(vectors), 100)
+    for metric in ("ndcg_at_10", "map_at_10", "mrr_at_10"):
+        assert results.scores["test"][metric].value == pytest.approx(reference[metric], abs=1e-9), metric
+    assert results.scores["test"]["recall_at_100"].value == 1.0  # 17 documents: every relevant one is found
+    assert results.scores["test"]["ndcg_at_10"].n == len(GRADED)

@@ -1,0 +1,64 @@
+"""Imported STS12-STS16 (`specrun import mteb`), run in one call on local hub-style snapshots built from SentEval's
+files (MTEB's column names), equal MTEB's published all-MiniLM-L6-v2 files: to 1e-6, STS12 within 2e-5 (its float32
+cosines tie, and the tied order differs between encodes: ../shared/data/senteval-sts/PROVENANCE.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+
+MODEL = "sentence-transformers__all-MiniLM-L6-v2"
+PUBLISHED = Path("mteb-results") / MODEL / "8b3219a92973c328a8e22fadcfa821b5dc75636a"
+YEARS = {"STS12": 3108, "STS13": 1500, "STS14": 3750, "STS15": 3000, "STS16": 1186}
+
+
+def senteval_snapshot(data_dir: Path, year: str, target: Path) -> int:
+    """A local copy of MTEB's dataset repo for one year, as `datasets` reads it offline: README.md with `configs:`
+    front matter and the test split as parquet (sentence1, sentence2, score), from the SentEval files."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from specrun.core.contracts import ReadLayout
+    from specrun.readers.senteval_sts import read_senteval_sts
+
+    rows = read_senteval_sts(data_dir / "senteval-sts" / f"{year}-en-test", ReadLayout("senteval_sts"), "test")
+    (target / "data").mkdir(parents=True)
+    pq.write_table(pa.table({"sentence1": [row["sentence1"] for row in rows],
+                             "sentence2": [row["sentence2"] for row in rows],
+                             "score": [float(row["score"]) for row in rows]}), target / "data" / "test.parquet")
+    (target / "README.md").write_text("---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n"
+                                      "    path: data/test.parquet\n---\n", encoding="utf-8")
+    return len(rows)
+
+
+@pytest.mark.slow  # the real model on 12,544 pairs (one model load, each unique text once)
+def test_imported_sts12_to_16_equal_mteb_published(tmp_path: Path, data_dir: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(["import", "mteb", *YEARS, "-o", str(tmp_path / "imported")], capsys)
+    assert code == 0, err
+    specs = [Path(line) for line in out.split()]
+    assert [spec.name for spec in specs] == [f"{year.lower()}.yaml" for year in YEARS]
+    snapshot = tmp_path / "data"
+    for year, pairs in YEARS.items():
+        assert senteval_snapshot(data_dir, year, snapshot / year.lower()) == pairs
+    for spec in specs:
+        code, _, err = run_cli(["fingerprint", str(spec), "--data-dir", str(snapshot), "--write"], capsys)
+        assert code == 0, err
+    code, out, err = run_cli([*map(str, specs), "--data-dir", str(snapshot), "--output", str(tmp_path / "runs"),
+                              "-q"], capsys)
+    assert code == 0, err
+    runs = [Path(line) for line in out.split()]
+    assert len(runs) == len(YEARS)
+    for (year, pairs), run in zip(YEARS.items(), runs, strict=True):
+        results = json.loads(run.read_text(encoding="utf-8"))
+        (entry,) = json.loads((data_dir / PUBLISHED / f"{year}.json").read_text(encoding="utf-8"))["scores"]["test"]
+        score = results["scores"]["test"]["spearman_zero_shot"]
+        assert score["n"] == pairs
+        assert score["value"] == pytest.approx(entry["cosine_spearman"], abs=2e-5 if year == "STS12" else 1e-6), year
+        assert score["ci_low"] <= score["value"] <= score["ci_high"]
+        pearson = results["scores"]["test"]["pearson_zero_shot"]["value"]
+        assert pearson == pytest.approx(entry["cosine_pearson"], abs=1e-6), year
