@@ -15,7 +15,9 @@ import yaml
 
 from specrun.core.errors import UsageError
 from specrun.mteb.catalogue import Catalogue, Task, load
+from specrun.mteb.expect import expected_split
 from specrun.mteb.import_retrieval import RETRIEVAL_DESCRIPTION, RETRIEVAL_METRICS, retrieval_card, retrieval_refusal
+from specrun.mteb.import_subset import one_subset, split_stats, subset_reading
 from specrun.spec.metadata import ANNOTATIONS_CREATORS, DOMAINS, SAMPLE_CREATION, Metadata
 from specrun.spec.model import MAX_NAME
 
@@ -48,6 +50,7 @@ SUPPORTED = {"STS": STS, "Retrieval": RETRIEVAL}
 COMPANIONS = {"STS": ["cosine_spearman", "cosine_pearson"],  # the scores written beside the main one
               "Retrieval": ["ndcg_at_10", "map_at_10", "mrr_at_10", "recall_at_100"]}
 PROTOCOL = {"STS": "zero_shot", "Retrieval": "search"}  # the spec's protocol name per task type
+EXPECT_FIELDS = {"STS": {"text1": "text1_statistics", "text2": "text2_statistics"}}  # our field -> MTEB's stats
 
 
 @dataclass(frozen=True)
@@ -180,8 +183,8 @@ def _counts(task: Task) -> dict[str, int]:
     """MTEB's descriptive statistics' number of samples per eval split, where it has them."""
     found = {}
     for split in task.eval_splits:
-        stats = (task.stats or {}).get(split)
-        if isinstance(stats, dict) and isinstance(stats.get("num_samples"), int):
+        stats = split_stats(task, split)
+        if stats is not None and isinstance(stats.get("num_samples"), int):
             found[split] = stats["num_samples"]
     return found
 
@@ -248,6 +251,7 @@ def _source(task: Task, name: str, counts: dict[str, int]) -> dict[str, Any]:
         return source
     if "name" in task.dataset.options:
         source["config"] = str(task.dataset.options["name"])
+    source.update(subset_reading(task)[0])
     source["splits"] = list(task.eval_splits)
     source["columns"] = source_columns(task)
     width = len(str(max(counts.values()) - 1)) if counts else 0
@@ -270,13 +274,14 @@ def build_spec(task: Task, version: str) -> dict[str, Any]:
     source = _source(task, name, counts)
     spec: dict[str, Any] = {
         "id": name,
-        "title": f"{task.name} (MTEB {task.type})",
+        "title": f"{task.name} (MTEB {task.type}{', ' + subset if (subset := one_subset(task)) else ''})",
         "language": list(dict.fromkeys(code.split("-")[0] for code in _languages(task))),
         "metadata": _metadata(task),
         "licence": {"data": task.license or "none-stated", "publication": "unconfirmed",
                     "notice": _notice(task, version)},
         "sources": {name: source},
-        "splits": {split: {"source": name, "source_split": split} for split in task.eval_splits},
+        "splits": {split: {"source": name, "source_split": split, **subset_reading(task)[1],
+                           **_expect(task, split, version)} for split in task.eval_splits},
         "subset": {"seed": SEED, "splits": dict.fromkeys(task.eval_splits, "all")},
         "protocols": {PROTOCOL[task.type]: _protocol(task, scores)},
         "metrics": _metrics(task, scores),
@@ -286,6 +291,15 @@ def build_spec(task: Task, version: str) -> dict[str, Any]:
     if task.citation and task.citation.strip():
         spec["citation"] = task.citation.strip()
     return spec
+
+
+def _expect(task: Task, split: str, version: str) -> dict[str, Any]:
+    """`expect`: MTEB's descriptive statistics of the split, where the task type's fields map onto ours (STS's
+    text1 and text2), so a run on a local copy says where that copy is not MTEB's data."""
+    fields = EXPECT_FIELDS.get(task.type)
+    found = expected_split(split_stats(task, split), fields, source=f"MTEB {version}'s descriptive "
+                           "statistics") if fields else None
+    return {"expect": found} if found else {}
 
 
 class _Dumper(yaml.SafeDumper):

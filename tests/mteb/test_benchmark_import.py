@@ -1,0 +1,80 @@
+"""`specrun import mteb --benchmark NAME`: the members that convert as specs, a suite file of them with the
+benchmark's own splits and subsets and MTEB's Mean(Task) and Mean(TaskType), every member left out named with its
+reason (exit status 1), nothing half-written. Counts from the checked-in catalogue (MTEB 2.26.24)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from specrun.mteb.catalogue import benchmark, task
+from specrun.mteb.importer import refusals
+from specrun.suites.model import Suite
+from tests.conftest import assert_one_line_error, run_cli
+
+
+def _import(tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, list[Path], str]:
+    code, out, err = run_cli(["import", "mteb", "--benchmark", name, "-o", str(tmp_path / "b")], capsys)
+    return code, [Path(line) for line in out.split("\n") if line], err
+
+
+@pytest.mark.parametrize(("name", "written"), [("MTEB(eng, v2)", 16), ("JMTEB(v2)", 9)])
+def test_a_benchmark_imports_what_converts_and_names_the_rest(name: str, written: int, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    code, paths, err = _import(tmp_path, name, capsys)
+    members = benchmark(name).members
+    assert code == 1  # some members left out: the suite is not the whole benchmark
+    specs = [p for p in paths if not p.name.endswith(".suite.yaml")]
+    (suite_path,) = [p for p in paths if p.name.endswith(".suite.yaml")]
+    assert len(specs) == written and sorted(p.name for p in (tmp_path / "b").iterdir()) == sorted(
+        p.name for p in paths)
+    left = [line for line in err.splitlines() if line.startswith("specrun: note: left out: ")]
+    assert len(left) == len(members) - written
+    # independently of the importer's own bookkeeping: a member is left out exactly when its task (restricted to
+    # the one subset the benchmark takes, for a multilingual task) is refused
+    for member in members:
+        one = task(member.task)
+        if one.is_multilingual and len(member.hf_subsets) == 1:
+            one = one.model_copy(update={"hf_subsets": list(member.hf_subsets)})
+        refused = bool(refusals(one))
+        assert refused == any(line.startswith(f"specrun: note: left out: {member.task}: ") for line in left), member
+    suite = Suite.model_validate(yaml.safe_load(suite_path.read_text(encoding="utf-8")))
+    assert suite.aggregates == ["mean_task", "mean_task_type"]
+    assert {m.spec for m in suite.members} == {p.name for p in specs}
+    assert all(reason.split(": ", 1)[0] in suite.description for reason in (line[25:] for line in left))
+    for member in suite.members:  # each member scores MTEB's main score on the benchmark's split
+        spec = yaml.safe_load((suite_path.parent / member.spec).read_text(encoding="utf-8"))
+        ref = spec["metrics"][member.metric]["mteb"]
+        assert ref["main"] is True and ref["split"] == member.split
+
+
+def test_one_subset_of_a_multilingual_task_is_read_as_mteb_reads_it(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """MTEB(eng, v2) takes STS17's en-en only: a fast-loading task, whose subset MTEB takes from the default
+    config's rows of that `lang`; the spec says so, and its expected statistics are the subset's own."""
+    _import(tmp_path, "MTEB(eng, v2)", capsys)
+    spec = yaml.safe_load((tmp_path / "b" / "sts17.yaml").read_text(encoding="utf-8"))
+    assert task("STS17").attributes["fast_loading"] is True
+    split = spec["splits"]["test"]
+    assert split["where"] == {"lang": "en-en"} and "config" not in spec["sources"]["sts17"]
+    own = task("STS17").stats["test"]["hf_subset_descriptive_stats"]["en-en"]
+    assert split["expect"]["n"] == own["num_samples"] == 250
+    assert split["expect"]["fields"]["text1"] == {"unique": own["text1_statistics"]["unique_texts"],
+                                                  "characters": own["text1_statistics"]["total_text_length"]}
+
+
+def test_nothing_is_written_when_a_file_is_there_and_tasks_or_benchmark_not_both(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "sts12.yaml").write_text("mine\n", encoding="utf-8")
+    code, _, err = _import(tmp_path, "MTEB(eng, v2)", capsys)
+    assert_one_line_error(code, err, contains="sts12.yaml already exists")
+    assert [p.name for p in (tmp_path / "b").iterdir()] == ["sts12.yaml"]
+    code, _, err = run_cli(["import", "mteb", "STS12", "--benchmark", "MTEB(eng, v2)", "-o", str(tmp_path / "c")],
+                           capsys)
+    assert_one_line_error(code, err, contains="not both")
+    code, _, err = run_cli(["import", "mteb", "--benchmark", "MTEB(eng, v3)", "-o", str(tmp_path / "c")], capsys)
+    assert_one_line_error(code, err)
+    assert not (tmp_path / "c").exists()
