@@ -18,7 +18,8 @@ Two truths are reported where they differ:
 Per family, metric, size and method it prints coverage of the expected value with its Clopper-Pearson interval,
 coverage of the population value, the mean width and the share of samples whose value lies outside its own
 interval. `--part paired` does the same for `compare`'s paired difference (coverage of the true difference and
-the calibration of P(A better) in deciles), `--part ranks` for the leaderboard's rank intervals.
+the calibration of P(A better) in deciles), `--part ranks` for the leaderboard's rank intervals, `--part suites`
+for a suite's aggregate over two members scored on the same units (their draws independent, and shared).
 
     .venv/bin/python bench/coverage.py                      # everything, 1,000 repetitions (about an hour, 2 cores)
     .venv/bin/python bench/coverage.py --reps 200 --families sts clustering --json out.json
@@ -843,6 +844,103 @@ def measure_ranks(settings: Settings, jobs: int) -> list[dict[str, Any]]:
     return summary
 
 
+# ------------------------------------------------------------------------------------------------ suites
+
+
+@dataclass
+class SuiteCase:
+    """Two suite members scored on the same n units (two metrics of one set of pairs, as JSICK's relatedness
+    Spearman and entailment AP in suites/japanese.yaml): `sample(rng, n)` gives both members' arrays."""
+
+    name: str
+    metrics: tuple[str, str]
+    n: int
+    sample: Callable[[np.random.Generator, int], tuple[Arrays, Arrays]]
+
+
+def _correlated_means(rho: float) -> Callable[[np.random.Generator, int], tuple[Arrays, Arrays]]:
+    """Per-unit scores of two members correlated `rho` (a mean over units, so their values correlate `rho` too)."""
+    def sample(rng: np.random.Generator, n: int) -> tuple[Arrays, Arrays]:
+        x = rng.standard_normal((n, 2)) @ np.linalg.cholesky(np.array([[1.0, rho], [rho, 1.0]])).T
+        return {"ap": 0.6 + 0.2 * x[:, 0]}, {"ap": 0.4 + 0.2 * x[:, 1]}
+    return sample
+
+
+def _spearman_and_ap(rng: np.random.Generator, n: int) -> tuple[Arrays, Arrays]:
+    """One model's cosine on n pairs, scored against a relatedness gold (Spearman) and an entailment label (AP)."""
+    latent = rng.standard_normal(n)
+    gold = latent + 0.6 * rng.standard_normal(n)
+    score = latent + 0.8 * rng.standard_normal(n)
+    label = (gold + 0.5 * rng.standard_normal(n) > 0.8).astype(float)
+    return {"prediction": score, "gold": gold}, {"cosine_score": score, "pair_label": label}
+
+
+SUITE_CASES = [SuiteCase("means_rho_0.35", ("map", "map"), 300, _correlated_means(0.35)),
+               SuiteCase("means_rho_0.85", ("map", "map"), 300, _correlated_means(0.85)),
+               SuiteCase("spearman_and_ap", ("spearman", "pair_ap"), 300, _spearman_and_ap)]
+
+
+def _suite_expected(job: tuple[str, int, int, Settings]) -> list[tuple[float, float]]:
+    """Both members' values on fresh samples (draws start..stop): the truth and the members' correlation."""
+    from specrun.metrics import value
+
+    name, start, stop, settings = job
+    case = next(c for c in SUITE_CASES if c.name == name)
+    out = []
+    for draw in range(start, stop):
+        a, b = case.sample(_rng(settings, name, "suite-expected", draw), case.n)
+        out.append((value(case.metrics[0], a), value(case.metrics[1], b)))
+    return out
+
+
+def _suite_reps(job: tuple[str, int, int, Settings]) -> list[dict[str, Any]]:
+    """The suite's Mean (task) interval (metrics.aggregate: joint_draws, aggregate_interval) on repetitions
+    start..stop, the two members drawn independently (two units keys) and sharing one draw (one key)."""
+    from specrun.metrics import METRICS
+    from specrun.metrics.aggregate import MemberUnits, aggregate_interval, aggregate_method, joint_draws
+
+    name, start, stop, settings = job
+    case = next(c for c in SUITE_CASES if c.name == name)
+    method = aggregate_method([METRICS[m].interval for m in case.metrics])
+    out = []
+    for rep in range(start, stop):
+        arrays = case.sample(_rng(settings, name, "suite", rep), case.n)
+        row = {}
+        for mode, keys in (("independent", ("a", "b")), ("shared", ("units", "units"))):
+            units = [MemberUnits(i, case.metrics[i], arrays[i], keys[i], 1.0, "") for i in (0, 1)]
+            draws = joint_draws(units, resamples=settings.resamples, seed=settings.seed + rep)
+            row[mode] = aggregate_interval("mean_task", draws, CONFIDENCE, method)[1:]
+        out.append(row)
+    return out
+
+
+def measure_suites(settings: Settings, jobs: int) -> list[dict[str, Any]]:
+    """Coverage of the expected Mean (task) of two members on the same units, independent draws vs shared."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    summary = []
+    with context.Pool(jobs) as pool:
+        for case in SUITE_CASES:
+            draws = min(4000, settings.expected_draws)
+            values = np.array([v for part in pool.map(_suite_expected, [(case.name, a, b, settings)
+                                                                        for a, b in _chunks(draws, 250)])
+                               for v in part])
+            truth = float(values.mean())  # the mean of the two members' expected values
+            reps = [row for chunk in pool.map(_suite_reps, [(case.name, a, b, settings)
+                                                            for a, b in _chunks(settings.reps, 50)]) for row in chunk]
+            entry: dict[str, Any] = {"case": case.name, "metrics": list(case.metrics), "n": case.n,
+                                     "reps": len(reps), "expected": truth,
+                                     "correlation": float(np.corrcoef(values[:, 0], values[:, 1])[0, 1])}
+            for mode in ("independent", "shared"):
+                low, high = (np.array([r[mode][i] for r in reps]) for i in (0, 1))
+                k = int(np.sum((low <= truth) & (truth <= high)))
+                entry[mode] = {"coverage": k / len(reps), "coverage_ci": _binomial(k, len(reps)),
+                               "width": float(np.mean(high - low))}
+            summary.append(entry)
+    return summary
+
+
 # ------------------------------------------------------------------------------------------------ output
 
 
@@ -892,6 +990,14 @@ def markdown(report: dict[str, Any]) -> str:
             lines.append(f"| {case['case']} | {case['n']} | {case['grid']} ({spread:.1f}) | {case['method']} | "
                          f"{case['coverage']:.3f} [{case['coverage_ci'][0]:.3f}, "
                          f"{case['coverage_ci'][1]:.3f}] | {deciles} |")
+    if report.get("suites"):
+        lines += ["", "| suite: two members on the same units | metrics | n | members' correlation | independent draws "
+                      "| shared draws |", "| --- | --- | --- | --- | --- | --- |"]
+        for row in report["suites"]:
+            cells = [f"{row[m]['coverage']:.3f} [{row[m]['coverage_ci'][0]:.3f}, {row[m]['coverage_ci'][1]:.3f}], "
+                     f"width {row[m]['width']:.4f}" for m in ("independent", "shared")]
+            lines.append(f"| {row['case']} | {' + '.join(row['metrics'])} | {row['n']} | {row['correlation']:.2f} | "
+                         f"{cells[0]} | {cells[1]} |")
     if report.get("ranks"):
         lines += ["", "| ranks: items | true accuracies | coverage of each model's true rank | all six covered |",
                   "| --- | --- | --- | --- |"]
@@ -909,7 +1015,7 @@ def merged(paths: Sequence[str]) -> dict[str, Any]:
         with open(path, encoding="utf-8") as handle:
             reports.append(json.load(handle))
     out = dict(reports[0])
-    for key in ("table", "paired", "ranks"):
+    for key in ("table", "paired", "ranks", "suites"):
         out[key] = [row for report in reports for row in report.get(key, [])]
     order = list(BY_NAME)  # the families in their own order; a renamed one (a second seed) after its own
     out["table"].sort(key=lambda e: (order.index(e["family"].split(" ")[0]) if e["family"].split(" ")[0] in order
@@ -923,7 +1029,7 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000, as specs)")
     parser.add_argument("--families", nargs="*", choices=sorted(BY_NAME), help="default: every family")
     parser.add_argument("--sizes", nargs="*", type=int, help="only these sizes (default: each family's own)")
-    parser.add_argument("--part", choices=("intervals", "paired", "ranks", "all"), default="all")
+    parser.add_argument("--part", choices=("intervals", "paired", "ranks", "suites", "all"), default="all")
     parser.add_argument("--bca-max", type=int, default=1000, help="measure bca up to this many units")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--seed", type=int, default=Settings.seed, help="the repetitions' seed (default: the figures')")
@@ -949,6 +1055,8 @@ def main() -> None:
         report["paired"] = measure_paired(settings, args.jobs)
     if args.part in ("ranks", "all"):
         report["ranks"] = measure_ranks(settings, args.jobs)
+    if args.part in ("suites", "all"):
+        report["suites"] = measure_suites(settings, args.jobs)
     report.setdefault("settings", {"reps": settings.reps, "resamples": settings.resamples,
                                    "confidence": CONFIDENCE, "bca_max": settings.bca_max, "seed": settings.seed})
     report["total_seconds"] = round(time.time() - started, 1)

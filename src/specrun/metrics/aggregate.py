@@ -1,7 +1,9 @@
-"""Aggregates over independent members (a suite's members, a spec's subsets) and their intervals. Each member is
-resampled over its own units (and its runs) through the one resampling driver, seeded by [seed, member index],
-so members are independent; the aggregate of each joint resample (row b holds every member's b-th resample)
-makes its distribution, read by the members' common interval method."""
+"""Aggregates over members (a suite's members, a spec's subsets) and their intervals. Each member is resampled
+over its own units (and its runs) through the one resampling driver, seeded by [seed, member index]; members over
+the same units (the same items, in the same order) share the first such member's seed, so resample b draws the
+same items for all of them and their correlation reaches the aggregate; other members are independent. The
+aggregate of each joint resample (row b holds every member's b-th resample) makes its distribution, read by the
+members' common interval method."""
 
 from __future__ import annotations
 
@@ -35,8 +37,37 @@ def member_seed(seed: int, index: int) -> int:
 
 def member_draws(metric: str, arrays: dict[str, np.ndarray], *, resamples: int, seed: int, index: int,
                  weight: float, task_type: str) -> MemberDraws:
+    """One member's draws on the seed of member `index` (its own, or the first member's over the same units)."""
     drawn = resample(metric, arrays, resamples=resamples, seed=member_seed(seed, index))
     return MemberDraws(value=drawn.point, values=drawn.values, weight=weight, task_type=task_type)
+
+
+@dataclass(frozen=True)
+class MemberUnits:
+    """A member's units before they are drawn: `key` says which items they are (equal keys: the same items in
+    the same order), so that `joint_draws` can give members over the same items one draw."""
+
+    index: int
+    metric: str
+    arrays: dict[str, np.ndarray]
+    key: str
+    weight: float
+    task_type: str
+
+
+def draw_groups(keys: Sequence[tuple[int, str]]) -> dict[int, int]:
+    """(member index, units key) -> member index -> the member whose seed its draws take: the first with the same
+    key. Members scored on the same items drawn independently would let their errors cancel in the mean that in
+    truth add up (two metrics on the same pairs): the aggregate's interval would be too narrow."""
+    first: dict[str, int] = {}
+    return {index: first.setdefault(key, index) for index, key in keys}
+
+
+def joint_draws(members: Sequence[MemberUnits], *, resamples: int, seed: int) -> list[MemberDraws]:
+    """Every member's draws for the joint resamples, members over the same units on one seed (`draw_groups`)."""
+    groups = draw_groups([(m.index, m.key) for m in members])
+    return [member_draws(m.metric, m.arrays, resamples=resamples, seed=seed, index=groups[m.index],
+                         weight=m.weight, task_type=m.task_type) for m in members]
 
 
 def point(name: str, members: Sequence[MemberDraws]) -> float:

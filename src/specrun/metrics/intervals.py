@@ -32,7 +32,7 @@ from specrun.core.errors import MetricError
 from specrun.metrics.resampling import BOOTSTRAP_BATCH, percentile_interval
 from specrun.metrics.weighted import unit_counts
 
-__all__ = ["INTERVAL_METHODS", "centring", "interval", "plausible"]
+__all__ = ["INTERVAL_METHODS", "centring", "interval", "jackknife_sd", "plausible", "widened"]
 
 Statistic = Callable[[np.ndarray], np.ndarray]  # unit weights (batch, units) -> (batch,) values
 
@@ -95,3 +95,33 @@ def _bca(point: float, values: np.ndarray, confidence: float, statistic: Statist
         raise MetricError(f"the BCa interval is undefined here (the {len(values)} resamples lie on one side of the "
                           f"value {point!r}, or do not vary); choose another uncertainty.interval")
     return low, high
+
+
+def jackknife_sd(statistic: Statistic, n_units: int, groups: np.ndarray | None = None) -> float:
+    """The jackknife's standard error of the statistic (leave one unit out). A bootstrap resample of a clustering
+    can fill no class x cluster cell the sample left empty, so with few documents per cell its spread falls short
+    of the true one; leaving a unit out empties a cell it holds alone, so the jackknife sees that variation.
+    `groups` numbers units alike in every input (the same gold class and clusters): they leave the same value
+    out, so one evaluation per group (a clustering: one per filled cell) stands for all of them."""
+    kinds = np.arange(n_units) if groups is None else np.asarray(groups)
+    if len(kinds) != n_units or n_units < 2:
+        raise MetricError(f"the jackknife needs a group for each of at least 2 units, got {len(kinds)} for {n_units}")
+    first, counts = np.unique(kinds, return_index=True, return_counts=True)[1:]
+    left = []
+    for start in range(0, len(first), BOOTSTRAP_BATCH):
+        chunk = first[start:start + BOOTSTRAP_BATCH]
+        weights = np.ones((len(chunk), n_units))
+        weights[np.arange(len(chunk)), chunk] = 0.0
+        left.append(np.asarray(statistic(weights), dtype=np.float64).reshape(-1))
+    out = np.concatenate(left)
+    mean = float(np.sum(counts * out) / n_units)
+    return float(np.sqrt((n_units - 1) / n_units * np.sum(counts * (out - mean) ** 2)))
+
+
+def widened(point: float, values: np.ndarray, confidence: float, sd: float) -> tuple[float, float]:
+    """The centred interval with each side stretched about the value by sd / the resamples' sd when that is above
+    1 (never narrowed): the resamples' shape and centre, a spread no smaller than `sd` (the jackknife's)."""
+    low, high = interval("centred", point, values, confidence)
+    spread = float(np.std(values, ddof=1))
+    ratio = max(1.0, sd / spread) if spread > 0 else 1.0
+    return point - ratio * (point - low), point + ratio * (high - point)

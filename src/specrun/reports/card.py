@@ -98,6 +98,23 @@ def outside_notes(results: Results) -> list[str]:
     return [note for note in notes if note]
 
 
+def cell_notes(results: Results) -> list[str]:
+    """A clustering information measure scored on few documents per class x cluster cell: its interval covers
+    less than it says there (metrics.clustering.few_per_cell_note); the classes are the split's labels."""
+    from specrun.metrics.clustering import few_per_cell_note
+
+    notes = []
+    for split, scores in results.scores.items():
+        stats = (results.statistics or {}).get(split)
+        labels = [f.labels for f in stats.fields.values() if f.labels] if stats else []
+        for name, score in scores.items():
+            info = results.metrics[name]
+            note = few_per_cell_note(f"{split} {name}", info.metric, score.n, len(labels[0])) if (
+                info.protocol_kind == "clustering" and labels) else None
+            notes += [note] if note else []
+    return notes
+
+
 def _examples(spec: Spec, items: Sequence[Item]) -> dict[str, Any] | None:
     if spec.card is None:
         return None
@@ -301,7 +318,7 @@ def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
     return {"model_line": md_text(model_line), "header": table_row(header), "runs_line": md_text(runs_line),
             "rule": table_row(["---", "---", "---:", "---", "---", "---:"]), "rows": rows,
             "notes": [md_text(note) for note in (*choice_notes(results), *outside_notes(results),
-                                                              *identity_notes(spec, results))],
+                                                              *cell_notes(results), *identity_notes(spec, results))],
             "texts_line": md_text(f"{texts.total} asked for, {texts.unique} unique, {texts.encoded} encoded in "
                                   "this run."),
             "provenance_lines": [md_text(line) for line in lines], "plots": plots,

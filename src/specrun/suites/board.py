@@ -2,7 +2,8 @@
 bootstrap, and by MTEB's Borda count over the members.
 
 Joint bootstrap: member i of every model is resampled with seed member_seed(suite seed, i) over the same unit
-ids, so resample b draws the same units for every model (paired within a member, members independent); the
+ids, so resample b draws the same units for every model (paired within a member; members on the same items share
+one draw, the others are independent); the
 aggregate of each model's member resamples b is its score in resample b, and `leaderboard.ranking.rank_scores`
 reads ranks, rank intervals and the difference to the best from the (B, models) table, as it does per spec.
 
@@ -135,9 +136,9 @@ def board_markdown(board: SuiteBoard) -> str:
     lines += [f"| {b.rank[m]} | [{b.rank_low[m]}, {b.rank_high[m]}] | {labels[m]} | {b.points[m]:g} |"
               for m in np.argsort(b.rank, kind="stable")]
     lines += ["", f"Rank intervals: {r.provenance.resamples} joint resamples; member i of every model on the same "
-                  f"resampled units (seed [{r.provenance.seed}, i]), members independent; aggregates read by "
-                  f"{board.method} intervals. Borda: per member, points = models − rank (ties: average rank), "
-                  "summed over members, ranked with ties at the best rank."]
+                  f"resampled units (seed [{r.provenance.seed}, i]; members on the same items share one draw); "
+                  f"aggregates read by {board.method} intervals. Borda: per member, points = models − rank (ties: "
+                  "average rank), summed over members, ranked with ties at the best rank."]
     missing = [m for m in r.members if m.status == "missing"]
     if missing:
         lines += ["", "Partial: missing for every model: " + ", ".join(md_text(m.spec_id) for m in missing) + "."]

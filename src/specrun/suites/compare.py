@@ -1,7 +1,8 @@
 """`compare A/suite.json B/suite.json`: the paired difference of every aggregate and of every member. For joint
 resample b, the aggregate of A's member resamples b minus that of B's, where member i of A and of B draw the same
-units (seed member_seed(suite seed, i), the same unit ids checked): paired within each member, independent
-across members. The interval is read by the members' common method (as the aggregates' own intervals are)."""
+units (seed member_seed(suite seed, i), the same unit ids checked): paired within each member; members on the
+same items share one draw, the others are independent. The interval is read by the members' common method (as
+the aggregates' own intervals are)."""
 
 from __future__ import annotations
 
@@ -91,8 +92,8 @@ def suite_compare_markdown(c: SuiteComparison) -> str:
               f"[{d.ci_low:+.4f}, {d.ci_high:+.4f}] | {d.a_better:.3f} | {d.n} |" for d in c.members]
     method = c.aggregates[0].interval if c.aggregates else "percentile"
     lines += ["", f"Paired bootstrap: {p.resamples} joint resamples; member i of A and B on the same resampled units "
-                  f"(seed [{p.seed}, i]), members independent; aggregates read by {method} intervals, members by "
-                  f"{method_note(c.members)}."]
+                  f"(seed [{p.seed}, i]; members on the same items share one draw); aggregates read by {method} "
+                  f"intervals, members by {method_note(c.members)}."]
     lines += [f"Note: {AGGREGATE_LABELS[d.name]}: the difference lies outside its interval" for d in c.aggregates
               if not d.ci_low <= d.difference <= d.ci_high]
     missing = [m for m in r.members if m.status == "missing"]

@@ -2,7 +2,8 @@
 where suite.json says (relative to the output root), matched by sha256 and verified (every score recomputed),
 and each member's joint resamples drawn again from its predictions. Member i of every run is resampled with the
 seed member_seed(suite seed, i) over the same unit ids, so resample b is the same units for every model: paired
-within a member, members independent."""
+within a member; members on the same items (suites.aggregate.units_key) share the first one's draws, the others
+are independent."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from specrun.metrics.aggregate import MemberDraws, member_draws
 from specrun.results import run_identity, run_labels
 from specrun.results.verify import Verified, verified_with_spec
 from specrun.spec.model import Spec
+from specrun.suites.aggregate import units_key
 from specrun.suites.model import ResolvedMember, load_suite
 from specrun.suites.results import SUITE_FORMAT, MemberScore, SuiteResults, read_suite_results
 
@@ -99,6 +101,7 @@ def read_suite_run(path: Path, results: SuiteResults) -> SuiteRun:
                            "compare and the leaderboard take full runs only: rerun without --limit", file=str(path))
     declared = suite_file_members(path, results)
     members = []
+    first_on: dict[str, int] = {}  # units key -> the first member over those units: they share its draws
     for m in results.members:
         if m.status != "scored":
             continue
@@ -108,7 +111,8 @@ def read_suite_run(path: Path, results: SuiteResults) -> SuiteRun:
         info = verified.results.metrics[m.metric]
         ids, arrays = verified.units[(m.split, info.protocol)]
         try:
-            drawn = member_draws(info.metric, arrays, resamples=u.resamples, seed=u.seed, index=m.index,
+            drawn = member_draws(info.metric, arrays, resamples=u.resamples, seed=u.seed,
+                                 index=first_on.setdefault(units_key(verified.results, m.split, ids), m.index),
                                  weight=own.member.weight, task_type=own.task_type)
         except SpecrunError as exc:
             raise exc.prefixed(where) from None

@@ -19,7 +19,7 @@ from specrun.core.options import RunOptions
 from specrun.core.workspace import Workspace
 from specrun.data import load_splits, resolve_data_dir
 from specrun.encoders.models import ModelRef, resolve_model
-from specrun.metrics.aggregate import MemberDraws, aggregate_interval, aggregate_method, member_draws
+from specrun.metrics.aggregate import MemberUnits, aggregate_interval, aggregate_method, joint_draws
 from specrun.outputs import SetKind, write_output_sets
 from specrun.outputs.folders import output_folder, suite_folder
 from specrun.plan import make_plan
@@ -27,6 +27,7 @@ from specrun.published import PublishedDir
 from specrun.results import configuration
 from specrun.results.verify import Verified, verified_with_spec
 from specrun.runner import run
+from specrun.suites.aggregate import units_key
 from specrun.suites.model import LoadedSuite, ResolvedMember, load_suite
 from specrun.suites.published import MemberPublished, members_published, published_markdown
 from specrun.suites.results import (
@@ -186,16 +187,15 @@ def _missing_score(m: ResolvedMember, request: str, reason: str) -> MemberScore:
 
 
 def _member_score(loaded: LoadedSuite, m: ResolvedMember, verified: Verified, options: RunOptions, request: str,
-                  *, reused: bool, encoded: int) -> tuple[MemberScore, MemberDraws]:
+                  *, reused: bool, encoded: int) -> tuple[MemberScore, MemberUnits]:
     """The member's score from its results read back verified (names, numbers, predictions' sha256, every score
-    recomputed, the spec by sha256), and its draws for the joint resamples."""
+    recomputed, the spec by sha256), and its units, drawn with the others' for the joint resamples."""
     results, results_path = verified.results, verified.path
     score = results.scores[m.split][m.member.metric]
     info = results.metrics[m.member.metric]
-    _, arrays = verified.units[(m.split, info.protocol)]
-    u = loaded.suite.uncertainty
-    drawn = member_draws(info.metric, arrays, resamples=u.resamples, seed=u.seed, index=m.index,
-                         weight=m.member.weight, task_type=m.task_type)
+    ids, arrays = verified.units[(m.split, info.protocol)]
+    units = MemberUnits(index=m.index, metric=info.metric, arrays=arrays, key=units_key(results, m.split, ids),
+                        weight=m.member.weight, task_type=m.task_type)
     relative = _relative(results_path, options)
     member = MemberScore(index=m.index, spec=m.member.spec, spec_id=m.spec_id, spec_sha256=m.loaded.sha256,
                          split=m.split, metric=m.member.metric, task_type=m.task_type, weight=m.member.weight,
@@ -203,12 +203,13 @@ def _member_score(loaded: LoadedSuite, m: ResolvedMember, verified: Verified, op
                          ci_high=score.ci_high, interval=score.interval, n=score.n, results=relative,
                          results_sha256=hashlib.sha256(results_path.read_bytes()).hexdigest(),
                          request_sha256=request, reused=reused, encoded=encoded)
-    return member, drawn
+    return member, units
 
 
-def _suite_results(loaded: LoadedSuite, members: list[MemberScore], draws: list[MemberDraws],
+def _suite_results(loaded: LoadedSuite, members: list[MemberScore], units: list[MemberUnits],
                    model: ModelRef, run_name: str, limit: int | None = None) -> SuiteResults:
     suite, u = loaded.suite, loaded.suite.uncertainty
+    draws = joint_draws(units, resamples=u.resamples, seed=u.seed)  # members over the same items share a draw
     partial = any(m.status == "missing" for m in members)
     aggregates = []
     method = aggregate_method([m.interval or "percentile" for m in members if m.status == "scored"])
