@@ -1,21 +1,25 @@
 """MTEB's result files, read: the results repository's layout `<org>__<model>/<revision>/<TaskName>.json`, each file
 an MTEB TaskResult (mteb 1.11 and later, 1.x and 2.x alike: `task_name`, `dataset_revision`, `mteb_version`,
 `scores.<split>` = one entry per `hf_subset`; 2.x adds `date`, `evaluation_phases` and a per-entry
-`mteb_version`). Every read is bounded and validated, and a name becomes a path only once checked: the folder
+`mteb_version`); a file of mteb before 1.11 (no `scores`, `mteb_dataset_name`) is converted as mteb's own loader
+converts it (`older`). Every read is bounded and validated, and a name becomes a path only once checked: the folder
 may be a whole results repository that anyone can edit."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from specrun.core.errors import PublishedError
 from specrun.core.files import read_regular_file
+from specrun.published.meta import PublishedModelMeta
+from specrun.published.older import convert_before_1_11, is_before_1_11
 
 PUBLISHED_LIMIT = 8 << 20  # bytes: a task file is a few kB (a multilingual one some hundred); far beyond is not one
 NO_REVISION = "no_revision_available"  # MTEB's folder for a model run without a known revision
@@ -44,15 +48,12 @@ class TaskFile(BaseModel):
     scores: dict[str, list[ScoreEntry]]
     evaluation_time: float | None = None
 
-    @field_validator("mteb_version")
-    @classmethod
-    def _not_before_1_11(cls, value: str | None) -> str | None:
-        """Files of mteb before 1.11 have another layout (scores by subset name, `mteb_dataset_name`)."""
-        if value is not None:
-            major_minor = re.match(r"^(\d+)\.(\d+)", value)
-            if major_minor and (int(major_minor.group(1)), int(major_minor.group(2))) < (1, 11):
-                raise ValueError(f"mteb {value} wrote the layout before 1.11, which is not read here")
-        return value
+    _converted: bool = PrivateAttr(False)
+
+    @property
+    def layout(self) -> str:
+        """Which layout the file was written in: said beside a published row."""
+        return "before 1.11, converted as mteb does" if self._converted else "1.11 and later"
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,10 @@ class PublishedValue:
     value: float
     mteb_version: str | None
     file: Path
+    dataset_revision: str = ""
+    layout: str = "1.11 and later"
+    chosen: str = ""  # which revision was taken and why (index.choose)
+    meta: PublishedModelMeta | None = None  # the revision's model_meta.json, where it has a valid one
 
 
 def model_folder_name(model: str) -> str:
@@ -86,14 +91,31 @@ def checked_part(text: str, what: str) -> str:
 
 
 def read_task_file(path: Path) -> TaskFile:
-    """A task file, bounded and validated; one PublishedError line naming the file and key otherwise."""
+    """A task file, bounded and validated; one PublishedError line naming the file and key otherwise. A file
+    without `scores` whose mteb version is below 1.11 or absent is converted first (`older`), as mteb's
+    `TaskResult.from_disk` does; a file with `scores` that says it was written before 1.11 holds both layouts'
+    marks and is refused."""
     raw = read_regular_file(path, PUBLISHED_LIMIT, "published result file", error=PublishedError)
     try:
-        return TaskFile.model_validate_json(raw)
-    except ValidationError as exc:
+        data = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise PublishedError(f"not an MTEB result file: not JSON ({str(exc)[:80]})", file=str(path)) from None
+    if not isinstance(data, dict):
+        raise PublishedError("not an MTEB result file: not a JSON object", file=str(path))
+    converted = "scores" not in data and is_before_1_11(data)
+    if "scores" in data and is_before_1_11(data) and data.get("mteb_version") is not None:
+        raise PublishedError(f"mteb {data['mteb_version']} wrote the layout before 1.11, which has no `scores`; "
+                             "this file has both", file=str(path), key="mteb_version")
+    try:
+        task_file = TaskFile.model_validate(convert_before_1_11(data) if converted else data)
+    except ValueError as exc:
+        if not isinstance(exc, ValidationError):
+            raise PublishedError(f"not an MTEB result file: {exc}", file=str(path)) from None
         error = exc.errors(include_url=False)[0]
         key = ".".join(str(part) for part in error["loc"]) or None
         raise PublishedError(f"not an MTEB result file: {error['msg']}", file=str(path), key=key) from None
+    task_file._converted = converted
+    return task_file
 
 
 def score_of(task_file: TaskFile, path: Path, split: str, subset: str, score: str) -> float | str:
@@ -111,7 +133,10 @@ def score_of(task_file: TaskFile, path: Path, split: str, subset: str, score: st
                              key=f"scores.{split}")
     value: Any = getattr(found[0], score, None) if score == "main_score" else (found[0].model_extra or {}).get(score)
     if value is None:
-        return f"{shown}: split {split!r}, hf_subset {subset!r} has no score {score!r}"
+        nested = sorted(k for k, v in (found[0].model_extra or {}).items() if isinstance(v, dict))
+        return f"{shown}: split {split!r}, hf_subset {subset!r} has no score {score!r}" + (
+            f" (it nests its scores under {', '.join(nested)}; mteb's loader reads no {score!r} there either)"
+            if nested else "")
     number = _finite(value)
     if number is None:
         shown_value = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:20]}... ({len(repr(value))} chars)"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from specrun.core.errors import PublishedError
+from specrun.core.errors import PublishedError, SpecrunError
 from specrun.published.files import (
     NO_REVISION,
     PublishedValue,
@@ -17,6 +17,8 @@ from specrun.published.files import (
     read_task_file,
     score_of,
 )
+from specrun.published.index import Candidate, PublishedIndex, choose
+from specrun.published.meta import PublishedModelMeta, read_model_meta
 from specrun.spec.mteb_ref import MtebRef
 
 MAX_REVISIONS_LISTED = 5
@@ -37,6 +39,8 @@ class PublishedDir:
 
     root: Path
     _files: dict[Path, TaskFile] = field(default_factory=dict)
+    _index: PublishedIndex | None = None
+    _meta: dict[Path, PublishedModelMeta | str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.root.is_dir():
@@ -100,19 +104,73 @@ class PublishedDir:
                                     subset=ref.subset, score=ref.score, value=value,
                                     mteb_version=task_file.mteb_version, file=path), None, note)
 
-    def every_model(self, ref: MtebRef) -> list[PublishedValue]:
-        """Every model and revision of the folder with a value for `ref` (for published rows beside ours), by
-        model then revision; files without that value are passed over."""
-        task = checked_part(ref.task, "MTEB task")
-        found = []
-        for path in sorted(self.root.glob(f"*/*/{task}.json")):
-            if path.parent.name.startswith(".") or path.parent.parent.name.startswith("."):
+    @property
+    def index(self) -> PublishedIndex:
+        """The folder's names, indexed on first use (no file read)."""
+        if self._index is None:
+            self._index = PublishedIndex.build(self.root)
+        return self._index
+
+    def every_model(self, ref: MtebRef) -> Published:
+        """Every model of the folder with a value for `ref`, one revision each by the rule of `index.choose`, by
+        model; each file that has no such value, or cannot be read, is set aside with a reason naming it."""
+        checked_part(ref.task, "MTEB task")
+        out = Published(set_aside=[f"{line} (the whole repository)" for line in self.index.set_aside])
+        by_model: dict[str, list[tuple[Candidate, TaskFile, float]]] = {}
+        for candidate in self.index.tasks.get(ref.task, []):
+            out.n_files += 1
+            shown = self.index.shown(candidate.path)
+            try:
+                result = self._value(candidate.path, candidate.model, candidate.revision, ref, None)
+            except SpecrunError as exc:
+                out.set_aside.append(f"{shown}: " + (f"{exc.key}: " if exc.key else "") + exc.message)
                 continue
-            model = path.parent.parent.name.replace("__", "/", 1)
-            result = self._value(path, model, path.parent.name, ref, None)
-            if result.value is not None:
-                found.append(result.value)
-        return found
+            if result.value is None:
+                out.set_aside.append(result.reason or shown)
+                continue
+            by_model.setdefault(candidate.model, []).append((candidate, self.task_file(candidate.path),
+                                                             result.value.value))
+        expected = _expected_dataset_revision(ref.task)
+        for model, files in sorted(by_model.items()):
+            taken, why = choose(files, expected)
+            candidate, task_file, value = files[taken]
+            out.values.append(PublishedValue(
+                model=model, revision=candidate.revision, task=ref.task, split=ref.split, subset=ref.subset,
+                score=ref.score, value=value, mteb_version=task_file.mteb_version, file=candidate.path,
+                dataset_revision=task_file.dataset_revision, layout=task_file.layout, chosen=why,
+                meta=self.model_meta(model, candidate.revision, out.set_aside)))
+        return out
+
+    def model_meta(self, model: str, revision: str, set_aside: list[str]) -> PublishedModelMeta | None:
+        """The revision's model_meta.json, read once; None when absent or set aside (its reason added once)."""
+        path = self.index.meta.get((model, revision))
+        if path is None:
+            return None
+        if path not in self._meta:
+            try:
+                self._meta[path] = read_model_meta(path, self.index.shown(path))
+            except SpecrunError as exc:
+                self._meta[path] = exc.one_line()
+                set_aside.append(self._meta[path])  # type: ignore[arg-type]
+        found = self._meta[path]
+        return found if isinstance(found, PublishedModelMeta) else None
 
 
-__all__ = ["Found", "PublishedDir"]
+@dataclass
+class Published:
+    """One MTEB score's published values, one per model, and every file set aside with its reason."""
+
+    values: list[PublishedValue] = field(default_factory=list)
+    set_aside: list[str] = field(default_factory=list)
+    n_files: int = 0  # task files of the task in the folder (read or set aside)
+
+
+def _expected_dataset_revision(task: str) -> str | None:
+    """The dataset revision MTEB's task reads (specrun's offline catalogue of it); None for a task it lacks."""
+    from specrun.mteb.task_facts import task_facts
+
+    facts = task_facts(task)
+    return None if facts is None else facts.dataset_revision
+
+
+__all__ = ["Found", "Published", "PublishedDir"]
