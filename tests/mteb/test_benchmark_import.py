@@ -78,3 +78,22 @@ def test_nothing_is_written_when_a_file_is_there_and_tasks_or_benchmark_not_both
     code, _, err = run_cli(["import", "mteb", "--benchmark", "MTEB(eng, v3)", "-o", str(tmp_path / "c")], capsys)
     assert_one_line_error(code, err)
     assert not (tmp_path / "c").exists()
+
+
+def test_list_mteb_counts_a_benchmarks_members_and_a_language(capsys: pytest.CaptureFixture[str]) -> None:
+    """`specrun list --mteb --benchmark NAME` counts the benchmark's tasks as it takes them; `--language` the
+    active text tasks in that language (MTEB's codes): each table's totals equal a plain count of the catalogue."""
+    from specrun.mteb.catalogue import load
+
+    code, out, err = run_cli(["list", "--mteb", "--benchmark", "MTEB(eng, v2)"], capsys)
+    assert code == 0, err
+    rows = [line.split("│") for line in out.splitlines() if line.startswith("│")]
+    assert sum(int(row[2]) for row in rows) == len(benchmark("MTEB(eng, v2)").members) == 41
+    code, out, err = run_cli(["list", "--mteb", "--language", "jpn"], capsys)
+    assert code == 0, err
+    rows = [line.split("│") for line in out.splitlines() if line.startswith("│")]
+    japanese = [t for t in load().active_text_tasks().values()
+                if any(c.split("-")[0] == "jpn" for codes in t.languages.values() for c in codes)]
+    assert sum(int(row[2]) for row in rows) == len(japanese) > 0
+    code, _, err = run_cli(["list", "--mteb", "--language", "xx"], capsys)
+    assert_one_line_error(code, err, contains="--language xx")

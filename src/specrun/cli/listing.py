@@ -46,7 +46,7 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
         Console(width=200).print(metrics)
         return 0
     if args.mteb:
-        return _list_mteb(args.type)
+        return _list_mteb(args.type, args.benchmark, args.language)
     from specrun.spec import matches
     from specrun.suites import is_suite_file
 
@@ -122,14 +122,22 @@ def _list_suites(folder: str, paths: list[Path], filters: dict[str, str | None],
     return len(loaded_suites)
 
 
-def _list_mteb(task_type: str | None) -> int:
-    """MTEB's active text tasks per type: how many `specrun import mteb` converts, and how many each missing
-    piece blocks (a task missing several counts under each)."""
+def _list_mteb(task_type: str | None, benchmark: str | None = None, language: str | None = None) -> int:
+    """MTEB's active text tasks per type (or a named benchmark's members, as it takes them; or those in a
+    language): how many `specrun import mteb` converts, and how many each missing piece blocks (a task missing
+    several counts under each)."""
     from specrun.mteb import load
+    from specrun.mteb.benchmark_import import member_tasks
     from specrun.mteb.importer import coverage
 
     catalogue = load()
-    tasks = list(catalogue.active_text_tasks().values())
+    tasks = member_tasks(catalogue, benchmark) if benchmark else list(catalogue.active_text_tasks().values())
+    if language is not None:
+        code = language.lower()
+        tasks = [task for task in tasks if any(found.lower() == code or found.lower().split("-")[0] == code
+                                               for found in (c for codes in task.languages.values() for c in codes))]
+        if not tasks:
+            raise SpecrunError(f"--language {language}: no task in that language (MTEB's codes: eng, jpn-Jpan, ...)")
     types = sorted({task.type for task in tasks})
     if task_type is not None:
         chosen = [name for name in types if name.lower() == task_type.lower()]
@@ -137,7 +145,8 @@ def _list_mteb(task_type: str | None) -> int:
             raise SpecrunError(f"--type {task_type}: no active text task of that type in MTEB "
                                f"{catalogue.provenance.mteb_version}; types: {', '.join(types)}")
         tasks = [task for task in tasks if task.type == chosen[0]]
-    table = Table(title=f"MTEB {catalogue.provenance.mteb_version}: active text tasks `specrun import mteb` converts")
+    what = f"{benchmark}'s tasks" if benchmark else "active text tasks"
+    table = Table(title=f"MTEB {catalogue.provenance.mteb_version}: {what} `specrun import mteb` converts")
     for column in ("type", "tasks", "import", "blocked by (tasks)"):
         table.add_column(column, justify="right" if column in ("tasks", "import") else "left")
     for name, counts in sorted(coverage(tasks).items(), key=lambda item: -item[1]["tasks"]):

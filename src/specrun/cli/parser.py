@@ -174,8 +174,11 @@ def _list(sub: Any) -> None:
                          help="list the registered metrics instead: inputs, direction, and the interval method "
                               "`uncertainty.interval: auto` gives each")
     listing.add_argument("--mteb", action="store_true",
-                         help="list MTEB's active text tasks per type instead (with --type: of that type): how many "
-                              "`specrun import mteb` converts, and how many each missing piece blocks")
+                         help="list MTEB's active text tasks per type instead (with --type: of that type; --benchmark "
+                              "NAME: its members; --language: in it): how many `specrun import mteb` converts, and "
+                              "how many each missing piece blocks")
+    listing.add_argument("--benchmark", metavar="NAME", help="with --mteb: a named benchmark's members, as it "
+                                                             "takes them (e.g. \"MTEB(eng, v2)\")")
     listing.add_argument("--language", metavar="LANG",
                          help="only specs in this language: ISO 639-3 (jpn), with its script (jpn-Jpan), or as the "
                               "spec's `language` key writes it (ja); suites with such a member")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import yaml
 
 from specrun.core.errors import UsageError
-from specrun.mteb.catalogue import Benchmark, Catalogue, load
+from specrun.mteb.catalogue import Benchmark, Catalogue, Task, load
 from specrun.mteb.importer import Imported, build_spec, refusals, spec_id, spec_text
 
 
@@ -47,6 +47,17 @@ def _main_metric(spec: dict, split: str) -> str:
         if ref.get("main") and ref.get("split") == split:
             return str(metric_id)
     raise UsageError(f"spec {spec['id']}: no metric is MTEB's main score on {split} (a bug in specrun import)")
+
+
+def member_tasks(catalogue: Catalogue, name: str) -> list[Task]:
+    """The benchmark's tasks as it takes them: a multilingual task restricted to the one subset it takes."""
+    tasks = []
+    for member in catalogue.benchmark(name).members:
+        task = catalogue.task(member.task)
+        if task.is_multilingual and len(member.hf_subsets) == 1 and set(member.hf_subsets) <= set(task.hf_subsets):
+            task = task.model_copy(update={"hf_subsets": list(member.hf_subsets)})
+        tasks.append(task)
+    return tasks
 
 
 def import_benchmark(name: str, catalogue: Catalogue | None = None) -> BenchmarkImport:
@@ -97,4 +108,4 @@ def _suite_text(benchmark: Benchmark, identity: str, version: str, members: list
     return header + yaml.safe_dump(suite, sort_keys=False, allow_unicode=True, width=118)
 
 
-__all__ = ["BenchmarkImport", "import_benchmark", "suite_id"]
+__all__ = ["BenchmarkImport", "import_benchmark", "member_tasks", "suite_id"]
