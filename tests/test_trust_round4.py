@@ -375,3 +375,32 @@ def test_a_suite_whose_own_write_fails_says_its_members_were_written(tmp_path: P
         verified_with_spec(tmp_path / "out" / spec_id / FOLDER / "results.json",
                            str(SPECS / "biosses.yaml") if spec_id == "biosses" else str(tmp_path / "specs" /
                                                                                          "biosses-twin.yaml"))
+
+
+def test_fingerprint_write_fills_each_subsets_splits(tmp_path: Path, data_dir: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Item 27: `fingerprint --write` ignored a spec's subsets (a user copied each subset's fingerprint out of its
+    results.json by hand). Each subset's splits get theirs under `subsets.NAME.splits`, equal to what a run of
+    that subset records, and a subset whose data then changes is refused by its own fingerprint."""
+    import yaml
+
+    spec = tmp_path / "tatoeba.yaml"
+    spec.write_text((SPECS / "tatoeba.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    code, out, err = run_cli(["fingerprint", str(spec), "--data-dir", str(data_dir), "--write"], capsys)
+    assert code == 0, err
+    assert [line.split(":")[0] for line in out.splitlines()] == ["jpn-eng/test", "deu-eng/test", "fra-eng/test"]
+    assert "updated jpn-eng/test, deu-eng/test, fra-eng/test" in err
+    written = yaml.safe_load(spec.read_text(encoding="utf-8"))
+    for line in out.splitlines():
+        subset, rest = line.split("/", 1)
+        split, fingerprint = rest.split(": ")[0], rest.split(": ")[1].split()[0]
+        assert written["subsets"][subset]["splits"][split]["fingerprint"] == fingerprint
+    results = run_ok(_args(spec, data_dir, tmp_path / "o", "--subsets", "deu-eng"), capsys)
+    assert results.provenance.data["test"].fingerprint == written["subsets"]["deu-eng"]["splits"]["test"][
+        "fingerprint"]
+    written["subsets"]["deu-eng"]["splits"]["test"]["fingerprint"] = "sha256:" + "0" * 64
+    spec.write_text(yaml.safe_dump(written, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    code, _, err = run_cli(_args(spec, data_dir, tmp_path / "p", "--subsets", "deu-eng"), capsys)
+    assert_one_line_error(code, err, contains="data does not match the spec")
+    code, _, err = run_cli(["fingerprint", str(spec), "--data-dir", str(data_dir)], capsys)
+    assert code == 0, err  # printing needs no valid fingerprint

@@ -12,12 +12,13 @@ from rich.console import Console
 from rich.table import Table
 
 from specrun.cli.exchange import cmd_check_published, cmd_export
+from specrun.cli.fingerprint import cmd_fingerprint
 from specrun.cli.importing import cmd_import
 from specrun.cli.listing import cmd_list
 from specrun.cli.new import cmd_new
 from specrun.cli.parser import run_options
 from specrun.cli.paths import output_file, output_folder
-from specrun.core.errors import SpecError, SpecrunError, UsageError
+from specrun.core.errors import SpecrunError, UsageError
 
 if TYPE_CHECKING:
     from specrun.core.options import RunOptions
@@ -206,32 +207,6 @@ def cmd_card(args: argparse.Namespace, console: Console) -> int:
         print(args.output)
     else:
         sys.stdout.write(text)
-    return 0
-
-
-def cmd_fingerprint(args: argparse.Namespace, console: Console) -> int:
-    from specrun.data import load_split, resolve_data_dir
-    from specrun.plan import make_plan
-    from specrun.spec import load_spec
-
-    loaded = load_spec(args.spec, require_fingerprints=False)
-    if args.write and loaded.extends:  # which file of the chain should hold a fingerprint is the author's call
-        raise SpecError(f"fingerprint --write edits one file, and this spec extends {', '.join(loaded.extends)}; "
-                        "run it without --write and put each printed fingerprint under `splits.NAME` of the "
-                        "file that should hold it", file=loaded.display, key="extends")
-    plan = make_plan(loaded)
-    data_dir = resolve_data_dir(args.data_dir)
-    found = {}
-    for name in (split.name for split in (*plan.splits, *plan.support_splits)):  # identity only: a run refuses
-        split = load_split(plan, name, data_dir, check=False, workspace=workspace_of(args))  # what it cannot score
-        found[name] = split.fingerprint
-        print(f"{name}: {split.fingerprint}  ({split.n_source} items from {split.origin})")
-    if args.write:
-        from specrun.spec import write_fingerprints
-
-        changed = write_fingerprints(Path(args.spec), found, read_sha256=loaded.sha256)
-        print(f"{args.spec}: " + (f"updated {', '.join(changed)}" if changed else "already up to date"),
-              file=sys.stderr)
     return 0
 
 

@@ -7,6 +7,7 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -121,9 +122,31 @@ def _subset_spec(loaded: LoadedSpec, name: str, require_fingerprints: bool) -> L
                       extends=loaded.extends, subset=name, parent=loaded.spec)
 
 
-def write_fingerprints(path: Path, fingerprints: dict[str, str], *, read_sha256: str | None = None) -> list[str]:
-    """Set `splits.<name>.fingerprint` in the spec file, keeping its comments, order and layout (ruamel.yaml's
-    round-trip mode; PyYAML would drop every comment), its line endings, BOM and mode. A symlinked spec is
+def _set_fingerprints(document: Any, fingerprints: dict[str, str], subsets: dict[str, dict[str, str]]) -> list[str]:
+    """Each value set in the round-trip document (`[SUBSET/]SPLIT` where it changed)."""
+    changed = []
+    for name, value in fingerprints.items():
+        split = document["splits"][name]
+        if split.get("fingerprint") != value:
+            split["fingerprint"] = value
+            changed.append(name)
+    for subset, found in subsets.items():
+        override = document["subsets"][subset]
+        if override is None:  # a subset of no keys of its own (`name:`)
+            override = document["subsets"][subset] = {}
+        for name, value in found.items():
+            split = override.setdefault("splits", {}).setdefault(name, {})
+            if split.get("fingerprint") != value:
+                split["fingerprint"] = value
+                changed.append(f"{subset}/{name}")
+    return changed
+
+
+def write_fingerprints(path: Path, fingerprints: dict[str, str], *, read_sha256: str | None = None,
+                       subsets: dict[str, dict[str, str]] | None = None) -> list[str]:
+    """Set `splits.<name>.fingerprint` (and `subsets.<subset>.splits.<name>.fingerprint`) in the spec file,
+    keeping its comments, order and layout (ruamel.yaml's round-trip mode; PyYAML would drop every comment), its
+    line endings, BOM and mode. A symlinked spec is
     written through to its target. Refused in one line: a read-only file, mixed line endings, and a file whose
     bytes differ from `read_sha256` (the spec the fingerprints were computed from) or change before the rename.
     Returns the splits whose value changed."""
@@ -159,12 +182,7 @@ def write_fingerprints(path: Path, fingerprints: dict[str, str], *, read_sha256:
     yaml_rt.preserve_quotes = True
     yaml_rt.width = 4096  # never re-wrap the author's lines
     document = yaml_rt.load(text.replace("\r\n", "\n"))
-    changed = []
-    for name, value in fingerprints.items():
-        split = document["splits"][name]
-        if split.get("fingerprint") != value:
-            split["fingerprint"] = value
-            changed.append(name)
+    changed = _set_fingerprints(document, fingerprints, subsets or {})
     if changed:
         mode = stat.S_IMODE(os.stat(target).st_mode)
         if not mode & stat.S_IWUSR or not os.access(target, os.W_OK):

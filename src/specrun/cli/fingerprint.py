@@ -1,0 +1,56 @@
+"""`specrun fingerprint SPEC [--write]`: the content fingerprint of each split that is read (evaluated, or fitted
+on), and of each subset's splits for a spec with `subsets` (each subset reads its own data: its fingerprints go
+under `subsets.NAME.splits`, which merge onto the spec's splits as every subset key does)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from specrun.core.errors import SpecError
+from specrun.core.workspace import Workspace
+
+
+def cmd_fingerprint(args: argparse.Namespace, console: Console) -> int:
+    from specrun.data import resolve_data_dir
+    from specrun.spec import load_spec, subset_specs
+
+    loaded = load_spec(args.spec, require_fingerprints=False)
+    if args.write and loaded.extends:  # which file of the chain should hold a fingerprint is the author's call
+        raise SpecError(f"fingerprint --write edits one file, and this spec extends {', '.join(loaded.extends)}; "
+                        "run it without --write and put each printed fingerprint under `splits.NAME` of the "
+                        "file that should hold it", file=loaded.display, key="extends")
+    data_dir = resolve_data_dir(args.data_dir)
+    workspace = Workspace.resolve(getattr(args, "cache_dir", None), getattr(args, "no_cache", False))
+    if not loaded.spec.subsets:
+        found = _fingerprints(loaded, data_dir, workspace, "")
+        by_subset: dict[str, dict[str, str]] = {}
+    else:
+        found = {}
+        by_subset = {str(one.subset): _fingerprints(one, data_dir, workspace, f"{one.subset}/")
+                     for one in subset_specs(loaded, require_fingerprints=False)}
+    if args.write:
+        from specrun.spec import write_fingerprints
+
+        changed = write_fingerprints(Path(args.spec), found, read_sha256=loaded.sha256, subsets=by_subset)
+        print(f"{args.spec}: " + (f"updated {', '.join(changed)}" if changed else "already up to date"),
+              file=sys.stderr)
+    return 0
+
+
+def _fingerprints(loaded: object, data_dir: Path | None, workspace: Workspace, shown: str) -> dict[str, str]:
+    """Each split's fingerprint, printed `[SUBSET/]SPLIT: sha256:...`; identity only (a run refuses what it cannot
+    score), so the data is read with its checks off."""
+    from specrun.data import load_split
+    from specrun.plan import make_plan
+
+    plan = make_plan(loaded)  # type: ignore[arg-type]
+    found = {}
+    for name in (split.name for split in (*plan.splits, *plan.support_splits)):
+        split = load_split(plan, name, data_dir, check=False, workspace=workspace)
+        found[name] = split.fingerprint
+        print(f"{shown}{name}: {split.fingerprint}  ({split.n_source} items from {split.origin})")
+    return found
