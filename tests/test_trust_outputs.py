@@ -242,12 +242,17 @@ def test_the_fault_table_covers_enough(tmp_path: Path) -> None:
 def test_a_run_leaves_only_its_sets(tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str],
                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """Two specs, then a rerun with another prompt: each folder is the new set, whole, swapped in by one atomic
-    exchange each; no lock, no temporary; a file a user left in the folder goes with the old set (the folder is
-    the unit)."""
+    exchange each; no lock, no temporary. A file a user left in the folder is never deleted with the old set: the
+    rerun is refused in one line, nothing written (round 4, item 1), and goes through once it is moved away."""
     out = tmp_path / "out"
     run_ok(run_args(data_dir, out, specs=(BIOSSES, JACSTS)), capsys)
     first = {spec: check_whole(out / spec / SLUG) for spec in ("biosses", "jacsts")}
     (out / "biosses" / SLUG / "notes.txt").write_text("mine")
+    before = snapshot(out)
+    code, _, err = run_cli(run_args(data_dir, out, "--prompt", "q: ", specs=(BIOSSES, JACSTS)), capsys)
+    assert_one_line_error(code, err, contains="it holds 'notes.txt'")
+    assert snapshot(out) == before
+    (out / "biosses" / SLUG / "notes.txt").unlink()
     exchanged: list[tuple[str, bool]] = []
     real_exchange = outputs.fs._exchange
 
