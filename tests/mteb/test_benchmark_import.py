@@ -20,7 +20,7 @@ def _import(tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]) -> tu
     return code, [Path(line) for line in out.split("\n") if line], err
 
 
-@pytest.mark.parametrize(("name", "written"), [("MTEB(eng, v2)", 16), ("JMTEB(v2)", 9)])
+@pytest.mark.parametrize(("name", "written"), [("MTEB(eng, v2)", 25), ("JMTEB(v2)", 17)])
 def test_a_benchmark_imports_what_converts_and_names_the_rest(name: str, written: int, tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     code, paths, err = _import(tmp_path, name, capsys)

@@ -83,9 +83,9 @@ def test_renames_and_several_eval_splits_become_columns_and_mapped_metrics(
 def test_a_task_of_another_type_is_refused_naming_it_and_nothing_is_written(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out_dir = tmp_path / "imported"
-    code, _out, err = run_cli(["import", "mteb", "STS12", "Banking77Classification.v2", "-o", str(out_dir)], capsys)
-    line = assert_one_line_error(code, err, contains="Banking77Classification.v2: task type Classification is "
-                                                     "not supported yet (supported: STS, Retrieval)")
+    code, _out, err = run_cli(["import", "mteb", "STS12", "SprintDuplicateQuestions", "-o", str(out_dir)], capsys)
+    line = assert_one_line_error(code, err, contains="SprintDuplicateQuestions: task type PairClassification is "
+                                                     "not supported yet (supported: STS, Retrieval, Classification)")
     assert "nothing was written" in line and "STS12:" not in line
     assert not out_dir.exists()
 

@@ -1,7 +1,8 @@
 """`specrun import mteb` for Retrieval tasks on MTEB's hub retrieval layout: a `corpus_retrieval` spec whose
 `hf_dataset` source reads a local copy of the repo with `mteb_retrieval`, MTEB's scores mapped; what the protocol
-does not do yet refused by name; and an imported spec run end to end on a local snapshot with the hashing adapter,
-equal to pytrec_eval on the same vectors. mteb is never imported and the hub is never asked."""
+does not do yet refused by name; MTEB's ignore_identical_ids imported as the protocol's option; and an imported spec
+run end to end on a local snapshot with the hashing adapter, equal to pytrec_eval on the same vectors. mteb is never
+imported and the hub is never asked."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 import yaml
 
 from specrun.mteb import catalogue
+from specrun.mteb.import_retrieval import retrieval_refusal
 from specrun.mteb.importer import coverage, refusals
 from specrun.spec import load_spec
 from tests.conftest import assert_one_line_error, run_cli, run_ok
@@ -59,19 +61,32 @@ def test_a_named_subset_reads_its_prefixed_configs(tmp_path: Path, capsys: pytes
 
 def test_what_corpus_retrieval_lacks_is_refused_by_name(tmp_path: Path,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
-    assert refusals(catalogue.task("ArguAna")) == [
-        "ignore_identical_ids (dropping a document whose id is the query's is not in corpus_retrieval yet)"]
-    assert refusals(catalogue.task("BrightBiologyRetrieval"))[-1].startswith("top_ranked candidates")
-    code, _out, err = run_cli(["import", "mteb", "ArguAna", "-o", str(tmp_path / "x")], capsys)
-    assert_one_line_error(code, err, contains="ArguAna: ignore_identical_ids")
+    task = catalogue.task("BrightBiologyRetrieval")
+    assert refusals(task)[-1].startswith("top_ranked candidates")
+    code, _out, err = run_cli(["import", "mteb", task.name, "-o", str(tmp_path / "x")], capsys)
+    assert_one_line_error(code, err, contains="top_ranked candidates (MTEB")
     assert not (tmp_path / "x").exists()
+
+
+def test_ignore_identical_ids_imports_with_the_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """ArguAna's class sets MTEB's ignore_identical_ids: its spec asks corpus_retrieval for the same; a task
+    without it gets no such option; a score at MTEB's search depth (where MTEB counts one fewer) is refused."""
+    for name in ("ArguAna", "FiQA2018"):
+        assert catalogue.task(name).attributes["ignore_identical_ids"] and not refusals(catalogue.task(name))
+    paths = imported(tmp_path, capsys, "ArguAna", "FiQA2018", "SciFact")
+    for name, expected in (("ArguAna", True), ("FiQA2018", True), ("SciFact", None)):
+        load_spec(paths[name], require_fingerprints=False)
+        options = yaml.safe_load(paths[name].read_text(encoding="utf-8"))["protocols"]["search"]["options"]
+        assert options.get("ignore_identical_ids") is expected and options["top_k"] == 100, name
+    deep = catalogue.task("ArguAna").model_copy(update={"main_score": "recall_at_1000"})
+    assert retrieval_refusal(deep) and retrieval_refusal(deep).startswith("ignore_identical_ids with a score at")
 
 
 def test_coverage_of_the_active_retrieval_tasks() -> None:
     tasks = [task for task in catalogue.active_text_tasks().values() if task.type == "Retrieval"]
     counts = coverage(tasks)["Retrieval"]
-    assert (counts["tasks"], counts["imports"]) == (456, 244)
-    assert (counts["ignore_identical_ids"], counts["top_ranked candidates"]) == (52, 36)
+    assert (counts["tasks"], counts["imports"]) == (456, 293)  # 244 before ignore_identical_ids imported
+    assert ("ignore_identical_ids" not in counts, counts["top_ranked candidates"]) == (True, 36)
 
 
 def test_an_imported_spec_runs_on_a_local_snapshot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

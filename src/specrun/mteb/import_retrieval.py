@@ -1,6 +1,7 @@
 """The Retrieval part of `specrun import mteb`: MTEB's AbsTaskRetrieval on the hub retrieval layout (corpus,
 queries and qrels configs) as a `corpus_retrieval` spec read by `mteb_retrieval`; what that does not cover yet
-(identical-id exclusion, a skipped first result, top_ranked candidates) refused by name."""
+(a skipped first result, top_ranked candidates) refused by name. A task whose class sets MTEB's
+`ignore_identical_ids` imports with corpus_retrieval's option of that name (`retrieval_options`)."""
 
 from __future__ import annotations
 
@@ -18,17 +19,36 @@ RETRIEVAL_DESCRIPTION = (
 RETRIEVAL_METRICS = {f"{measure}_at_{k}": (f"{measure}_cut_{k}", f"{label}@{k}") for measure, label in (
     ("ndcg", "nDCG"), ("map", "MAP"), ("mrr", "MRR"), ("recall", "Recall"), ("precision", "P"))
     for k in CORPUS_CUTOFFS}
+DEEPEST = 100  # the deepest cutoff the importer writes beside the main score (recall_at_100)
 
 
 def retrieval_refusal(task: Task) -> str | None:
     """What MTEB's AbsTaskRetrieval does beyond a full-corpus search of the corpus/queries/qrels configs."""
-    if task.attributes.get("ignore_identical_ids"):
-        return "ignore_identical_ids (dropping a document whose id is the query's is not in corpus_retrieval yet)"
+    if task.attributes.get("ignore_identical_ids") and _depth(task) <= max(_cutoff(task.main_score), DEEPEST):
+        return (f"ignore_identical_ids with a score at MTEB's search depth {_depth(task)} (MTEB counts one document "
+                "fewer there; corpus_retrieval's option matches it below that depth only)")
     if task.attributes.get("skip_first_result"):
         return "skip_first_result (not in corpus_retrieval yet)"
     if any(((task.stats or {}).get(split) or {}).get("top_ranked_statistics") for split in task.eval_splits):
         return "top_ranked candidates (MTEB's reranking form of the layout is not imported yet)"
     return None
+
+
+def retrieval_options(task: Task) -> dict[str, Any]:
+    """The corpus_retrieval options a task's class attributes ask for beyond top_k: `ignore_identical_ids`,
+    set where MTEB's class sets it (and only then, so other tasks' specs are as they were)."""
+    return {"ignore_identical_ids": True} if task.attributes.get("ignore_identical_ids") else {}
+
+
+def _depth(task: Task) -> int:
+    """MTEB's search depth for a task: max(k_values), the top_k its RetrievalEvaluator keeps (1000 by default)."""
+    values = task.attributes.get("k_values")
+    return max(values) if isinstance(values, list) and values else max(CORPUS_CUTOFFS)
+
+
+def _cutoff(score: str) -> int:
+    tail = score.rsplit("_", 1)[-1]
+    return int(tail) if tail.isdigit() else 0
 
 
 def retrieval_card(task: Task, version: str) -> dict[str, Any]:

@@ -14,9 +14,10 @@ from typing import Any
 import yaml
 
 from specrun.core.errors import UsageError
+from specrun.mteb import import_classification as clf
+from specrun.mteb import import_retrieval as ret
 from specrun.mteb.catalogue import Catalogue, Task, load
 from specrun.mteb.expect import expected_split
-from specrun.mteb.import_retrieval import RETRIEVAL_DESCRIPTION, RETRIEVAL_METRICS, retrieval_card, retrieval_refusal
 from specrun.mteb.import_subset import one_subset, split_stats, subset_reading
 from specrun.spec.metadata import ANNOTATIONS_CREATORS, DOMAINS, SAMPLE_CREATION, Metadata
 from specrun.spec.model import MAX_NAME
@@ -45,12 +46,15 @@ STS = Scores(
                 "correlation).",
     metrics={"cosine_spearman": ("spearman", "Spearman ρ (embedding cosine)"),
              "cosine_pearson": ("pearson", "Pearson r (embedding cosine)")})
-RETRIEVAL = Scores(kind="corpus_retrieval", description=RETRIEVAL_DESCRIPTION, metrics=RETRIEVAL_METRICS)
-SUPPORTED = {"STS": STS, "Retrieval": RETRIEVAL}
+RETRIEVAL = Scores(kind="corpus_retrieval", description=ret.RETRIEVAL_DESCRIPTION, metrics=ret.RETRIEVAL_METRICS)
+CLASSIFICATION = Scores("classification", clf.CLASSIFICATION_DESCRIPTION, clf.CLASSIFICATION_METRICS)
+SUPPORTED = {"STS": STS, "Retrieval": RETRIEVAL, "Classification": CLASSIFICATION}
 COMPANIONS = {"STS": ["cosine_spearman", "cosine_pearson"],  # the scores written beside the main one
-              "Retrieval": ["ndcg_at_10", "map_at_10", "mrr_at_10", "recall_at_100"]}
-PROTOCOL = {"STS": "zero_shot", "Retrieval": "search"}  # the spec's protocol name per task type
-EXPECT_FIELDS = {"STS": {"text1": "text1_statistics", "text2": "text2_statistics"}}  # our field -> MTEB's stats
+              "Retrieval": ["ndcg_at_10", "map_at_10", "mrr_at_10", "recall_at_100"],
+              "Classification": ["accuracy", "f1", "f1_weighted"]}
+PROTOCOL = {"STS": "zero_shot", "Retrieval": "search", "Classification": "probe"}  # the spec's protocol per type
+EXPECT_FIELDS = {"STS": {"text1": "text1_statistics", "text2": "text2_statistics"},  # our field -> MTEB's stats
+                 "Classification": {"text": "text_statistics"}}
 
 
 @dataclass(frozen=True)
@@ -122,8 +126,8 @@ def _shape_refusal(task: Task) -> str | None:
     if task.type not in SUPPORTED:  # the columns and splits of a type are read once the type is supported
         return None
     columns = task.attributes.get("column_names")
-    if task.type == "Retrieval":
-        reason = retrieval_refusal(task)
+    if task.type in ("Retrieval", "Classification"):
+        reason = (ret.retrieval_refusal if task.type == "Retrieval" else clf.classification_refusal)(task)
         if reason:
             return reason
     elif not (isinstance(columns, list) and len(columns) == 2 and all(isinstance(c, str) for c in columns)):
@@ -198,7 +202,8 @@ def _metrics(task: Task, scores: Scores) -> dict[str, Any]:
     for split in task.eval_splits:
         for score in ordered:
             metric, label = scores.metrics[score]
-            name = (f"{metric}_zero_shot" if task.type == "STS" else score) + (f"_{split}" if several else "")
+            name = {"STS": f"{metric}_zero_shot", "Classification": metric}.get(task.type, score) + \
+                (f"_{split}" if several else "")
             ref: dict[str, Any] = {"task": task.name, "split": split, "subset": task.hf_subsets[0], "score": score}
             if score == task.main_score:
                 ref["main"] = True
@@ -219,8 +224,8 @@ def _notice(task: Task, version: str) -> str:
 
 
 def _card(task: Task, version: str, counts: dict[str, int]) -> dict[str, Any]:
-    if task.type == "Retrieval":
-        return retrieval_card(task, version)
+    if task.type != "STS":
+        return (ret.retrieval_card if task.type == "Retrieval" else clf.classification_card)(task, version)
     splits = ", ".join(f"{split} ({counts[split]:,} pairs)" if split in counts else split
                        for split in task.eval_splits)
     superseded = f" MTEB marks this task superseded by {task.superseded_by}." if task.superseded_by else ""
@@ -249,6 +254,8 @@ def _source(task: Task, name: str, counts: dict[str, int]) -> dict[str, Any]:
         source.update(mirror=mirror, columns={"query": "query", "qrels": "qrels", "corpus": "corpus"},
                       ids={"column": "query_id"})
         return source
+    if task.type == "Classification":
+        return clf.classification_source(task, name, source)
     if "name" in task.dataset.options:
         source["config"] = str(task.dataset.options["name"])
     source.update(subset_reading(task)[0])
@@ -263,9 +270,12 @@ def _protocol(task: Task, scores: Scores) -> dict[str, Any]:
     if task.type == "STS":
         return {"kind": scores.kind, "label": "Zero-shot", "capability": "embed.text.pooled", "similarity": "cosine",
                 "description": scores.description}
+    if task.type == "Classification":
+        return clf.classification_protocol(task)
     cutoffs = [int(score.rsplit("_", 1)[1]) for score in [task.main_score, *COMPANIONS[task.type]]]
     return {"kind": scores.kind, "label": "Corpus retrieval", "capability": "embed.text.pooled",
-            "similarity": "cosine", "description": scores.description, "options": {"top_k": max(cutoffs)}}
+            "similarity": "cosine", "description": scores.description,
+            "options": {"top_k": max(cutoffs), **ret.retrieval_options(task)}}
 
 
 def build_spec(task: Task, version: str) -> dict[str, Any]:
@@ -281,7 +291,8 @@ def build_spec(task: Task, version: str) -> dict[str, Any]:
                     "notice": _notice(task, version)},
         "sources": {name: source},
         "splits": {split: {"source": name, "source_split": split, **subset_reading(task)[1],
-                           **_expect(task, split, version)} for split in task.eval_splits},
+                           **_expect(task, split, version)} for split in task.eval_splits}
+        | (clf.fit_split_entry(task, name) if task.type == "Classification" else {}),
         "subset": {"seed": SEED, "splits": dict.fromkeys(task.eval_splits, "all")},
         "protocols": {PROTOCOL[task.type]: _protocol(task, scores)},
         "metrics": _metrics(task, scores),
@@ -297,8 +308,8 @@ def _expect(task: Task, split: str, version: str) -> dict[str, Any]:
     """`expect`: MTEB's descriptive statistics of the split, where the task type's fields map onto ours (STS's
     text1 and text2), so a run on a local copy says where that copy is not MTEB's data."""
     fields = EXPECT_FIELDS.get(task.type)
-    found = expected_split(split_stats(task, split), fields, source=f"MTEB {version}'s descriptive "
-                           "statistics") if fields else None
+    found = expected_split(split_stats(task, split), fields, source=f"MTEB {version}'s descriptive statistics",
+                           label_field="label" if task.type == "Classification" else None) if fields else None
     return {"expect": found} if found else {}
 
 
@@ -328,7 +339,7 @@ _Dumper.add_representer(Flow, lambda dumper, value: dumper.represent_mapping("ta
 
 def spec_text(task: Task, version: str) -> str:
     pins = ("No fingerprint: the hub is read at its commit; a local copy (--data-dir) is checked against one, "
-            "which `specrun fingerprint SPEC --write` adds.") if task.type == "STS" else (
+            "which `specrun fingerprint SPEC --write` adds.") if task.type != "Retrieval" else (
         f"Read from a local copy of the dataset repo in <data-dir>/{spec_id(task.name)}/ only; `specrun "
         "fingerprint SPEC --data-dir DIR --write` pins it before a run.")
     header = (f"# MTEB {version} task {task.name} ({task.type}), written by `specrun import mteb` from the "

@@ -14,6 +14,15 @@ a block of queries at a time.
 
 Measures are trec_eval's (pytrec_eval's `ndcg_cut_K`, `map_cut_K`, `recall_K`, `P_K`, and `recip_rank` on the
 run cut at K), per query on its top `top_k`, averaged over queries by the metrics stage.
+
+`ignore_identical_ids` is MTEB's option of that name (mteb 2.26: `RetrievalEvaluator.evaluate` in
+mteb/_evaluators/retrieval_evaluator.py pops every retrieved document whose id equals the query id from the run,
+after the search kept its top max(k_values), before pytrec_eval; the qrels are left as they are). Here the query's
+own document (the item id, looked up among the corpus ids the reader located) is left out of its ranking, which is
+searched one deeper (top_k + 1) so the cut at top_k still holds top_k others: equal to MTEB's run at every cutoff
+below MTEB's depth (1000), where MTEB's list also reaches past its own document; at MTEB's depth itself MTEB counts
+one document fewer. With --reranker the own document is dropped after the rescoring, as MTEB reranks a first
+stage's saved run (its own document still in it) and drops it when scoring.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import Field
 
 from specrun.core.contracts import KindExample, KindInfo, KindOptions, ProtocolKind, RunContext
@@ -49,6 +59,9 @@ class CorpusOptions(KindOptions):
                                                                    "faiss IndexFlatIP (exact; needs faiss-cpu).")
     chunk_size: int = Field(16_384, ge=1, description="Documents embedded per call and searched per block (the "
                                                       "chunk of vectors a search holds).")
+    ignore_identical_ids: bool = Field(False, description="Leave out of each query's ranking the corpus document "
+                                                          "whose id is the query's id (MTEB's option of that name); "
+                                                          "the qrels are kept as they are.")
 
 
 def to_corpus(value: Any) -> SharedCorpus:
@@ -100,23 +113,29 @@ class CorpusRetrievalProtocol(ProtocolKind[CorpusOptions]):
 
     def run(self, items: Sequence[Item], ctx: RunContext, options: CorpusOptions) -> Outputs:
         corpus: SharedCorpus = items[0].fields["corpus"]
+        own = own_positions(items, corpus) if options.ignore_identical_ids else None
+        depth = options.top_k + (own is not None and ctx.rerank is None)  # one deeper: the own document left out
         queries = ctx.embed([item.fields["query"] for item in items], "query")
         documents = lambda start, stop: ctx.embed(corpus.slice(start, stop), "corpus")  # noqa: E731
         if ctx.similarity == "cosine":
-            ranked, _, _ = rank_corpus(queries, documents, len(corpus), options.top_k, search=options.search,
+            ranked, _, _ = rank_corpus(queries, documents, len(corpus), depth, search=options.search,
                                        chunk_size=options.chunk_size, mapper=ctx.chunk_map)
         elif options.search == "faiss":
             raise SpecrunError(f"corpus_retrieval: search: faiss ranks by cosine only; similarity "
                                f"{ctx.similarity} is searched with search: numpy")
         else:
-            ranked, _ = rank_corpus_by(ctx.similarity, queries, documents, len(corpus), options.top_k,
+            ranked, _ = rank_corpus_by(ctx.similarity, queries, documents, len(corpus), depth,
                                        chunk_size=options.chunk_size)
+        if own is not None and ctx.rerank is None:
+            ranked = without_own(ranked, own, min(options.top_k, len(corpus)))
         if ctx.rerank is not None:  # two-stage: the top k of each query rescored by the cross-encoder
             if ctx.rerank.top_k > options.top_k:
                 raise SpecrunError(f"--rerank-top-k {ctx.rerank.top_k} is more than the first stage's top_k "
                                    f"{options.top_k}; raise the protocol's top_k or lower --rerank-top-k")
             ranked = reranked(ranked, [item.fields["query"] for item in items], corpus.texts_at, ctx.rerank,
                               [item.id for item in items])
+            if own is not None:
+                ranked = without_own(ranked, own, ranked.shape[1])
         arrays = corpus_measures(ranked, [item.fields["qrels"] for item in items], corpus.position)
         return Outputs(unit=self.info.unit, ids=[item.id for item in items], arrays=arrays)
 
@@ -129,6 +148,25 @@ class CorpusRetrievalProtocol(ProtocolKind[CorpusOptions]):
         return KindExample(items=[Item(id=f"q{i}", fields={"query": q, "qrels": r, "corpus": corpus})
                                   for i, (q, r) in enumerate(queries)], options={"top_k": 5, "chunk_size": 4},
                            metrics=("ndcg_cut_5", "map_cut_5", "mrr_cut_10", "recall_cut_3", "precision_cut_1"))
+
+
+def own_positions(items: Sequence[Item], corpus: SharedCorpus) -> np.ndarray:
+    """Each query's own corpus position (its item id as a document id), -1 where the corpus has none: the corpus
+    readers locate the queries' ids among the documents' before they let the id hashes go."""
+    return np.array([corpus.position.get(item.id, -1) for item in items], dtype=np.int64)
+
+
+def without_own(ranked: np.ndarray, own: np.ndarray, width: int, rows: int = 4_096) -> np.ndarray:
+    """Each row of ranked corpus positions without its own document (`own`, -1: none), in order, cut at `width`
+    and padded with -1 (never a document: it gains nothing) where fewer remain; `rows` rows at a time."""
+    out = np.full((len(ranked), width), -1, dtype=ranked.dtype)
+    for low in range(0, len(ranked), rows):
+        block = ranked[low:low + rows]
+        kept = block != own[low:low + rows, None]
+        order = np.argsort(~kept, axis=1, kind="stable")[:, :width]  # the kept columns first, in rank order
+        out[low:low + rows] = np.where(np.take_along_axis(kept, order, axis=1),
+                                       np.take_along_axis(block, order, axis=1), -1)
+    return out
 
 
 FIELD_KINDS.register("corpus", to_corpus)

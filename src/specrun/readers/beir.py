@@ -16,6 +16,7 @@ from specrun.core.fields import parse_number
 from specrun.core.files import open_regular
 from specrun.core.registry import register_reader
 from specrun.readers.corpus_file import read_corpus_file
+from specrun.readers.corpus_files import locate_all
 from specrun.readers.jsonl import _jsonl
 
 
@@ -178,6 +179,7 @@ def read_beir_corpus(path: Path, layout: Any, split: str) -> Rows:
     corpus, judged = read_corpus_file(path / "corpus.jsonl", _document)
     queries = _read_queries(path / "queries.jsonl")
     qrels = _read_qrels(path / "qrels" / f"{split}.tsv", queries, judged, unique_ids=True)
+    locate_all(judged, qrels)  # a query's own document, for corpus_retrieval's ignore_identical_ids
     judged.seal()
     return [{"query_id": query_id, "query": queries[query_id], "qrels": judged_docs, "corpus": corpus}
             for query_id, judged_docs in qrels.items()]

@@ -126,6 +126,7 @@ def read_mteb_retrieval(path: Path, layout: Any, split: str) -> Rows:
     corpus, judged = read_corpus_files(snapshot.files(names["corpus"], split), mteb_document)
     queries = _queries(snapshot, names["queries"], split)
     qrels = _qrels(snapshot, names["qrels"], split, queries, judged)
+    locate_all(judged, qrels)  # a query's own document, for corpus_retrieval's ignore_identical_ids
     judged.seal()
     return [{"query_id": query_id, "query": text, "qrels": qrels[query_id], "corpus": corpus}
             for query_id, text in queries.items() if query_id in qrels]

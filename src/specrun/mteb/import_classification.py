@@ -1,0 +1,162 @@
+"""The Classification part of `specrun import mteb`: MTEB 2.x's AbsTaskClassification (a logistic regression
+fitted per experiment on `samples_per_label` items per label of the train split, drawn as its `_undersample_data`
+draws them with the task seed 42) as a `classification` spec whose fit split is read like the eval split; what the
+kind does not do (cross-validation, another classifier or its settings, attributes of a task's own, fit and eval
+labels that differ) refused by name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from specrun.mteb.catalogue import Task
+from specrun.mteb.import_subset import split_stats, subset_reading
+from specrun.protocols.classification import MTEB_SEED
+from specrun.spec.mteb_ref import MAX_NAME
+
+CLASSIFICATION_DESCRIPTION = (
+    "Each text is embedded on its own with the model's own pooling. In each of MTEB's experiments, samples_per_label "
+    "fit items per label are drawn as MTEB's AbsTaskClassification undersamples them (seed 42), a logistic "
+    "regression (scikit-learn, lbfgs) is fitted on their embeddings and every evaluated text gets the label it "
+    "predicts. Scores are means over the experiments, as MTEB reports them.")
+# MTEB score key -> (spec metric, label)
+CLASSIFICATION_METRICS = {"accuracy": ("accuracy", "Accuracy"), "f1": ("f1_macro", "Macro F1"),
+                          "f1_weighted": ("f1_weighted", "Weighted F1"),
+                          "precision": ("precision_macro", "Macro precision"),
+                          "recall": ("recall_macro", "Macro recall"),
+                          "precision_weighted": ("precision_weighted", "Weighted precision"),
+                          "recall_weighted": ("recall_weighted", "Weighted recall")}
+LOGISTIC = "sklearn.linear_model._logistic.LogisticRegression"
+# LogisticRegression's parameters as MTEB 2.x sets them; max_iter is the kind's option, random_state is the seed's
+DEFAULT_PARAMS = {"C": 1.0, "class_weight": None, "dual": False, "fit_intercept": True, "intercept_scaling": 1,
+                  "l1_ratio": 0.0, "n_jobs": None, "penalty": "deprecated", "random_state": None, "solver": "lbfgs",
+                  "tol": 0.0001, "verbose": 0, "warm_start": False}
+# the abstask's own class attributes; another (a task's `num_samples`, `max_eval_samples`) is Python of its own
+KNOWN_ATTRIBUTES = {"abstask_prompt", "evaluator", "evaluator_model", "input_column_name", "is_cross_validation",
+                    "label_column_name", "n_experiments", "n_splits", "samples_per_label", "train_split",
+                    "fast_loading"}
+
+
+def classification_refusal(task: Task) -> str | None:
+    """What MTEB's AbsTaskClassification does beyond the classification kind's probe."""
+    attrs = task.attributes
+    if len(task.name) > MAX_NAME:
+        return f"task name longer than {MAX_NAME} characters ({len(task.name)}; an `mteb:` mapping's limit)"
+    if task.abstask != "AbsTaskClassification":
+        return f"abstask {task.abstask} (only AbsTaskClassification is imported as Classification)"
+    other = sorted(set(attrs) - KNOWN_ATTRIBUTES)
+    if other:
+        return f"class attribute(s) {', '.join(other)} (the task's own, not the abstask's)"
+    if attrs.get("is_cross_validation"):
+        return "cross-validation (is_cross_validation: folds of one split are not in the classification kind)"
+    model = attrs.get("evaluator_model") or {}
+    params = dict(model.get("params") or {})
+    params.pop("max_iter", None)
+    if model.get("class") != LOGISTIC:
+        return f"classifier {str(model.get('class')).rsplit('.', 1)[-1]} (only MTEB's logistic regression)"
+    changed = sorted(key for key in set(params) | set(DEFAULT_PARAMS) if params.get(key) != DEFAULT_PARAMS.get(key))
+    if changed:
+        return f"non-default classifier settings ({', '.join(changed)})"
+    return _split_refusal(task)
+
+
+def _split_refusal(task: Task) -> str | None:
+    """The fit split: not an eval split, a valid name, and (where MTEB's statistics say) labels the kind accepts."""
+    fit = fit_split(task)
+    if not fit or fit in task.eval_splits:
+        return f"fit split missing or evaluated ({fit!r}; eval splits {', '.join(task.eval_splits)})"
+    if not isinstance(task.attributes.get("input_column_name"), str) or \
+            not isinstance(task.attributes.get("label_column_name"), str):
+        return "input or label column is not one column name"
+    fit_labels = _label_counts(task, fit)
+    if fit_labels is None:
+        return None
+    for split in task.eval_splits:
+        labels = _label_counts(task, split)
+        if labels is not None and set(labels) != set(fit_labels):
+            return (f"fit and eval labels differ (fit split {fit!r}, eval split {split!r}: the classification "
+                    "kind needs the same labels in both)")
+    return None
+
+
+def fit_split(task: Task) -> str | None:
+    split = task.attributes.get("train_split") or task.fit_split
+    return split if isinstance(split, str) else None
+
+
+def _label_counts(task: Task, split: str) -> dict[str, int] | None:
+    labels = ((split_stats(task, split) or {}).get("label_statistics") or {}).get("labels")
+    if not isinstance(labels, dict) or not labels:
+        return None
+    return {str(label): int(value.get("count", 0)) for label, value in labels.items() if isinstance(value, dict)}
+
+
+def classification_columns(task: Task) -> dict[str, str]:
+    """Item field -> column of the hub data, named as the data names them before a dataset_transform's renames."""
+    renamed = {new: old for old, new in (task.transform.renames if task.transform else {}).items()}
+    text, label = task.attributes["input_column_name"], task.attributes["label_column_name"]
+    return {"text": renamed.get(text, text), "label": renamed.get(label, label)}
+
+
+def classification_source(task: Task, name: str, source: dict[str, Any]) -> dict[str, Any]:
+    """The hf_dataset source read for the eval splits and the fit split (as MTEB loads both)."""
+    fit = fit_split(task)
+    counts = [stats["num_samples"] for split in [*task.eval_splits, fit]
+              if isinstance(stats := split_stats(task, str(split)), dict) and isinstance(stats.get("num_samples"), int)]
+    if "name" in task.dataset.options:
+        source["config"] = str(task.dataset.options["name"])
+    source.update(subset_reading(task)[0])
+    source["splits"] = [*task.eval_splits, fit]
+    source["columns"] = classification_columns(task)
+    source["ids"] = {"prefix": f"{name}-", "width": len(str(max(counts) - 1)) if counts else 0}
+    return source
+
+
+def fit_split_entry(task: Task, name: str) -> dict[str, Any]:
+    """The fit split's `splits:` entry: read, never scored."""
+    fit = str(fit_split(task))
+    return {fit: {"source": name, "source_split": fit, **subset_reading(task)[1], "evaluate": False}}
+
+
+def classification_protocol(task: Task) -> dict[str, Any]:
+    """The probe's options: the ones that change numbers are MTEB's class attributes (and its task seed)."""
+    attrs = task.attributes
+    spl, fit_labels = attrs["samples_per_label"], _label_counts(task, str(fit_split(task))) or {}
+    options: dict[str, Any] = {"fit_split": fit_split(task), "classifier": "logistic_regression",
+                               "samples_per_label": spl, "n_experiments": attrs["n_experiments"], "seed": MTEB_SEED}
+    max_iter = (attrs.get("evaluator_model") or {}).get("params", {}).get("max_iter", 100)
+    if max_iter != 100:
+        options["max_iter"] = max_iter
+    if any(count < spl for count in fit_labels.values()):
+        # as MTEB fits on the items there are: the kind draws as MTEB's undersampling does (the same seeded
+        # permutation), so a split whose every label is short is fitted on in MTEB's row order, experiment by
+        # experiment, not approximated by one fit
+        options["short_classes"] = "take_what_there_is"
+    return {"kind": "classification", "label": "Logistic-regression probe", "capability": "embed.text.pooled",
+            "description": CLASSIFICATION_DESCRIPTION, "options": options}
+
+
+def classification_card(task: Task, version: str) -> dict[str, Any]:
+    def count(split: str) -> str:
+        value = (split_stats(task, split) or {}).get("num_samples")
+        return f"{value:,} texts" if isinstance(value, int) else "count not stated"
+
+    attrs, fit = task.attributes, str(fit_split(task))
+    splits = ", ".join(f"{split} ({count(split)})" for split in task.eval_splits)
+    superseded = f" MTEB marks this task superseded by {task.superseded_by}." if task.superseded_by else ""
+    return {
+        "what_is_measured": f"{task.description.strip() or task.name} (MTEB's {task.type} task {task.name}.)",
+        "data": f"The hub dataset {task.dataset.path} at revision {task.dataset.revision}, as MTEB {version} loads "
+                f"it for task {task.name}.",
+        "items": f"Every text of the evaluated split(s): {splits}; {fit} ({count(fit)}) is only read to fit the "
+                 f"probe, {attrs['samples_per_label']} per label in each of {attrs['n_experiments']} experiments.",
+        "uncertainty": "95 % two-level bootstrap interval: 1,000 resamples of the evaluated texts, each paired with "
+                       "a resample of the experiments.",
+        "caveats": f"Written by `specrun import mteb` from MTEB {version}'s task metadata, not reviewed by hand: "
+                   f"check the description and licence before publishing.{superseded}",
+        "examples": {"count": 3, "heading": "Three texts (input: a text; expected output: its label):",
+                     "columns": {"id": "item_id", "text": "text", "label": "label"}},
+    }
+
+
+__all__ = ["CLASSIFICATION_DESCRIPTION", "CLASSIFICATION_METRICS", "classification_card", "classification_protocol",
+           "classification_refusal", "classification_source", "fit_split_entry"]
