@@ -150,13 +150,16 @@ def test_every_string_setting_at_its_longest_keeps_its_identity() -> None:
 
 # --- item 3: nothing names a configured run as the model as it is ----------------------------------------------
 
-@pytest.fixture()
-def configured(tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> Path:
-    """The round's reproducer: a hashing run with truncation, binary precision and a prompt of the user's."""
-    code, out, err = run_cli(_args(SPECS / "stsb.yaml", data_dir, tmp_path / "runs", "--truncate-dim", "48",
-                                   "--precision", "binary", "--prompt", "zz "), capsys)
-    assert code == 0, err
-    return Path(out.strip().splitlines()[-1])
+@pytest.fixture(scope="module")
+def configured(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
+    """The round's reproducer: a hashing run with truncation, binary precision and a prompt of the user's (one
+    run for the tests that read it; none of them changes it)."""
+    from specrun.cli import main
+
+    out = tmp_path_factory.mktemp("configured")
+    assert main(_args(SPECS / "biosses.yaml", data_dir, out, "--truncate-dim", "48", "--precision", "binary",
+                      "--prompt", "zz ")) == 0
+    return next((out / "biosses").glob("*/results.json"))
 
 
 def test_export_refuses_a_run_that_is_not_the_model_as_it_is(configured: Path, tmp_path: Path,
@@ -178,7 +181,7 @@ def test_publish_names_the_configuration_and_a_push_refuses_it(configured: Path,
     dry run's model-index names the configuration with the model; a push of any configured run is refused."""
     import yaml
 
-    base = ["publish", str(configured), "--benchmark", "specrun/stsb", "--confirm-licence", "ok"]
+    base = ["publish", str(configured), "--benchmark", "specrun/biosses", "--confirm-licence", "ok"]
     code, _, err = run_cli([*base, "-o", str(tmp_path / "files")], capsys)
     assert code == 0, err
     index = yaml.safe_load((tmp_path / "files" / "model-index.yaml").read_text())["model-index"][0]
@@ -192,9 +195,9 @@ def test_compare_and_check_published_name_the_configuration_of_a_single_run(
         configured: Path, tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Item 3: compare and check-published labelled a configured run with the model's bare name whenever no
     second configuration of that model stood beside it. Every label names what the run changed."""
-    plain = run_ok(_args(SPECS / "stsb.yaml", data_dir, tmp_path / "other"), capsys)
+    plain = run_ok(_args(SPECS / "biosses.yaml", data_dir, tmp_path / "other"), capsys)
     assert plain.provenance.model.adapter == "hashing"
-    code, out, err = run_cli(["compare", str(configured), str(tmp_path / "other" / "stsb" / FOLDER /
+    code, out, err = run_cli(["compare", str(configured), str(tmp_path / "other" / "biosses" / FOLDER /
                                                             "results.json")], capsys)
     assert code == 0, err
     header = out.splitlines()[0]

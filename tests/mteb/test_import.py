@@ -1,12 +1,10 @@
 """`specrun import mteb` (issue 46, items 2-3): MTEB tasks of the checked-in catalogue written as specs that
 validate, with the `mteb:` mappings the hand-written specs have; what YAML cannot say refused in one line naming
-the task and the piece, nothing written. The slow test runs an imported spec on a local hub-style snapshot (README
-`configs:` + parquet) built from the SentEval files and meets MTEB's published number. mteb is never imported and
-the hub is never asked."""
+the task and the piece, nothing written (the real numbers of imported specs: test_import_sts_real.py). mteb is
+never imported and the hub is never asked."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +16,6 @@ from specrun.mteb.importer import coverage, refusals, spec_id
 from tests.conftest import SPECS, assert_one_line_error, run_cli
 
 STS_TASKS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICK-R"]
-PUBLISHED = Path("mteb-results") / "sentence-transformers__all-MiniLM-L6-v2" / \
-    "8b3219a92973c328a8e22fadcfa821b5dc75636a"
 
 
 def imported(tmp_path: Path, capsys: pytest.CaptureFixture[str], *tasks: str) -> dict[str, dict[str, Any]]:
@@ -144,49 +140,3 @@ def test_a_local_copy_of_a_hub_dataset_needs_a_fingerprint(tmp_path: Path,
     code, _out, err = run_cli([str(tmp_path / "imported" / "sts12.yaml"), "--data-dir", str(tmp_path / "data"),
                                "--adapter", "hashing", "-q", "--output", str(tmp_path / "results")], capsys)
     assert_one_line_error(code, err, contains="splits.test: has no fingerprint, and a local copy of the hub dataset")
-
-
-def sts12_snapshot(data_dir: Path, target: Path) -> int:
-    """A local copy of MTEB's STS12 dataset repo as `datasets` reads it offline: README.md with `configs:` front
-    matter and the test split as parquet (sentence1, sentence2, score), built from the SentEval files."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from specrun.core.contracts import ReadLayout
-    from specrun.readers.senteval_sts import read_senteval_sts
-
-    rows = read_senteval_sts(data_dir / "senteval-sts" / "STS12-en-test", ReadLayout("senteval_sts"), "test")
-    (target / "data").mkdir(parents=True)
-    pq.write_table(pa.table({"sentence1": [row["sentence1"] for row in rows],
-                             "sentence2": [row["sentence2"] for row in rows],
-                             "score": [float(row["score"]) for row in rows]}), target / "data" / "test.parquet")
-    (target / "README.md").write_text("---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n"
-                                      "    path: data/test.parquet\n---\n", encoding="utf-8")
-    return len(rows)
-
-
-@pytest.mark.slow  # the real model on 3,108 pairs (45-60 s on two shared cores)
-def test_imported_sts12_on_a_local_snapshot_meets_mteb_published(tmp_path: Path, data_dir: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    spec = tmp_path / "imported" / "sts12.yaml"
-    imported(tmp_path, capsys, "STS12")
-    snapshot = tmp_path / "data"
-    assert sts12_snapshot(data_dir, snapshot / "sts12") == 3108
-    code, _out, err = run_cli(["fingerprint", str(spec), "--data-dir", str(snapshot), "--write"], capsys)
-    assert code == 0, err
-    code, out, err = run_cli([str(spec), "--data-dir", str(snapshot), "--output", str(tmp_path / "results"), "-q"],
-                             capsys)
-    assert code == 0, err
-    results = json.loads(Path(out.strip().splitlines()[-1]).read_text(encoding="utf-8"))
-    published = json.loads((data_dir / PUBLISHED / "STS12.json").read_text(encoding="utf-8"))
-    (entry,) = published["scores"]["test"]
-    assert entry["cosine_spearman"] == pytest.approx(0.7236900, abs=1e-7)
-    score = results["scores"]["test"]["spearman_zero_shot"]
-    assert score["n"] == 3108
-    # float32 cosines of STS12 tie, and their order differs between encodes (PROVENANCE.md: 1.8e-5 seen)
-    assert score["value"] == pytest.approx(entry["cosine_spearman"], abs=2e-5)
-    code, out, err = run_cli(["check-published", out.strip().splitlines()[-1], "--published",
-                              str(data_dir / "mteb-results"), "--spec", str(spec), "--tolerance", "2e-5"], capsys)
-    assert code == 0, err + out
-    rows = [line for line in out.splitlines() if "| sts12 |" in line]
-    assert len(rows) == 2 and all("—" not in row for row in rows)

@@ -68,3 +68,10 @@ def test_imported_sts12_to_16_equal_mteb_published(tmp_path: Path, data_dir: Pat
         assert score["ci_low"] <= score["value"] <= score["ci_high"]
         pearson = results["scores"]["test"]["pearson_zero_shot"]["value"]
         assert pearson == pytest.approx(entry["cosine_pearson"], abs=1e-6), year
+    # check-published, as a user runs it, agrees (the imported specs' `mteb:` mappings name MTEB's files)
+    code, out, err = run_cli(["check-published", *map(str, runs), "--published", str(data_dir / "mteb-results"),
+                              "--tolerance", "2e-5"], capsys)
+    assert code == 0, err + out
+    for year in YEARS:
+        rows = [line for line in out.splitlines() if f"| {year.lower()} |" in line]
+        assert len(rows) == 2 and all("—" not in row for row in rows), year
