@@ -407,3 +407,22 @@ def test_fingerprint_write_fills_each_subsets_splits(tmp_path: Path, data_dir: P
     assert_one_line_error(code, err, contains="data does not match the spec")
     code, _, err = run_cli(["fingerprint", str(spec), "--data-dir", str(data_dir)], capsys)
     assert code == 0, err  # printing needs no valid fingerprint
+
+
+def test_card_renders_a_subsets_own_card(tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Item 27: `card` ignored a spec's subsets: the card showed the first data's rows under the spec's title, and
+    a subset run's results were refused as another spec's. `--subset` renders the subset's card (its title, its
+    rows); with --results of a subset run the run's own subset is taken."""
+    spec = str(SPECS / "tatoeba.yaml")
+    code, card, err = run_cli(["card", spec, "--subset", "deu-eng", "--data-dir", str(data_dir)], capsys)
+    assert code == 0, err
+    assert card.startswith("# Bitext mining against English (Tatoeba) (deu-eng)")
+    assert "| deu-eng-0000 |" in card and "jpn-eng-0000" not in card
+    run = run_ok(_args(spec, data_dir, tmp_path, "--subsets", "fra-eng"), capsys)
+    assert run.spec_id == "tatoeba.fra-eng"
+    results = next((tmp_path / "tatoeba.fra-eng").glob("*/results.json"))
+    code, report, err = run_cli(["card", spec, "--results", str(results), "--data-dir", str(data_dir)], capsys)
+    assert code == 0, err
+    assert report.startswith("# Bitext mining against English (Tatoeba) (fra-eng)") and "## Results" in report
+    code, _, err = run_cli(["card", spec, "--subset", "xx", "--data-dir", str(data_dir)], capsys)
+    assert_one_line_error(code, err, contains="no subset 'xx'")

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from specrun.core.options import RunOptions
     from specrun.core.workspace import Workspace
     from specrun.publish import HubCheck
+    from specrun.spec import LoadedSpec
 
 
 def workspace_of(args: argparse.Namespace) -> Workspace:
@@ -162,6 +163,19 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _card_spec(loaded: LoadedSpec, args: argparse.Namespace) -> LoadedSpec:
+    """The spec a card is of: a subset's (named, or the one a subset run's results are of) where the spec has
+    subsets, its data and overrides merged; the spec itself otherwise."""
+    from specrun.results import read_results
+    from specrun.spec import subset_specs
+
+    name = args.subset
+    if name is None and args.results and loaded.spec.subsets:
+        run_id = read_results(Path(args.results)).spec_id
+        name = run_id.removeprefix(f"{loaded.spec.id}.") if run_id.startswith(f"{loaded.spec.id}.") else None
+    return subset_specs(loaded, [name])[0] if name is not None else loaded
+
+
 def cmd_card(args: argparse.Namespace, console: Console) -> int:
     from specrun.core.files import write_atomic
     from specrun.data import example_items, resolve_data_dir
@@ -171,7 +185,7 @@ def cmd_card(args: argparse.Namespace, console: Console) -> int:
     from specrun.spec import load_spec
 
     output = output_file(args.output)
-    loaded = load_spec(args.spec)
+    loaded = _card_spec(load_spec(args.spec), args)
     plan = make_plan(loaded)
     if loaded.spec.card is None and not args.results:
         print(f"specrun: {args.spec} has no `card`: no card rendered", file=sys.stderr)

@@ -159,6 +159,8 @@ def _card(sub: Any) -> None:
                       help="results.json of a run on this very spec (same sha256); its scores are checked "
                            "against the predictions it pins")
     card.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    card.add_argument("--subset", metavar="NAME", help="a spec with `subsets`: the card of this subset (its data "
+                                                       "and overrides; with --results, the run's own subset)")
     card.add_argument("--html", action="store_true",
                       help="write HTML (the Markdown rendered as CommonMark with tables, in a minimal page)")
     _add_data_dir(card)
