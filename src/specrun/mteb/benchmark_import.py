@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import yaml
 
 from specrun.core.errors import UsageError
-from specrun.mteb.catalogue import Benchmark, Catalogue, Task, load
+from specrun.mteb.catalogue import Benchmark, Catalogue, Member, Task, load
 from specrun.mteb.importer import Imported, build_spec, refusals, spec_id, spec_text
 
 
@@ -49,15 +49,17 @@ def _main_metric(spec: dict, split: str) -> str:
     raise UsageError(f"spec {spec['id']}: no metric is MTEB's main score on {split} (a bug in specrun import)")
 
 
+def as_taken(task: Task, member: Member) -> Task:
+    """The task as the benchmark takes it: a multilingual task restricted to the one subset it takes (a subset
+    the task does not have leaves it as it is, for the caller to refuse)."""
+    if task.is_multilingual and len(member.hf_subsets) == 1 and set(member.hf_subsets) <= set(task.hf_subsets):
+        return task.model_copy(update={"hf_subsets": list(member.hf_subsets)})
+    return task
+
+
 def member_tasks(catalogue: Catalogue, name: str) -> list[Task]:
-    """The benchmark's tasks as it takes them: a multilingual task restricted to the one subset it takes."""
-    tasks = []
-    for member in catalogue.benchmark(name).members:
-        task = catalogue.task(member.task)
-        if task.is_multilingual and len(member.hf_subsets) == 1 and set(member.hf_subsets) <= set(task.hf_subsets):
-            task = task.model_copy(update={"hf_subsets": list(member.hf_subsets)})
-        tasks.append(task)
-    return tasks
+    """The benchmark's tasks as it takes them (as_taken)."""
+    return [as_taken(catalogue.task(member.task), member) for member in catalogue.benchmark(name).members]
 
 
 def import_benchmark(name: str, catalogue: Catalogue | None = None) -> BenchmarkImport:
@@ -69,18 +71,15 @@ def import_benchmark(name: str, catalogue: Catalogue | None = None) -> Benchmark
     refused: list[tuple[str, list[str]]] = []
     members: list[dict] = []
     for member in benchmark.members:
-        task = catalogue.task(member.task)
-        reasons = _refused_split(benchmark, task.name, member.eval_splits, task.eval_splits)
+        task = as_taken(catalogue.task(member.task), member)
+        reasons = refusals(task) + _refused_split(benchmark, task.name, member.eval_splits, task.eval_splits)
         if set(member.hf_subsets) - set(task.hf_subsets):
             reasons.append(f"{benchmark.name} takes subset(s) the task does not have")
-        elif task.is_multilingual and len(member.hf_subsets) == 1:  # the one subset the benchmark takes
-            task = task.model_copy(update={"hf_subsets": list(member.hf_subsets)})
-        reasons = refusals(task) + reasons
         if reasons:
             refused.append((task.name, reasons))
             continue
         spec = build_spec(task, version)
-        specs.append(Imported(task.name, spec_id(task.name), spec_text(task, version)))
+        specs.append(Imported(task.name, spec_id(task.name), spec_text(task, version, spec)))
         members += [{"spec": f"{spec_id(task.name)}.yaml", "metric": _main_metric(spec, split), "split": split}
                     for split in member.eval_splits]
     if not specs:

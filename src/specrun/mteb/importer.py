@@ -337,14 +337,15 @@ _Dumper.add_representer(Flow, lambda dumper, value: dumper.represent_mapping("ta
                                                                             flow_style=True))
 
 
-def spec_text(task: Task, version: str) -> str:
+def spec_text(task: Task, version: str, spec: dict[str, Any] | None = None) -> str:
+    """The spec as YAML with its header; `spec`: build_spec's dict when the caller already has it."""
     pins = ("No fingerprint: the hub is read at its commit; a local copy (--data-dir) is checked against one, "
             "which `specrun fingerprint SPEC --write` adds.") if task.type != "Retrieval" else (
         f"Read from a local copy of the dataset repo in <data-dir>/{spec_id(task.name)}/ only; `specrun "
         "fingerprint SPEC --data-dir DIR --write` pins it before a run.")
     header = (f"# MTEB {version} task {task.name} ({task.type}), written by `specrun import mteb` from the "
               f"catalogue's metadata.\n# {pins}\n")
-    body = yaml.dump(build_spec(task, version), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=118)
+    body = yaml.dump(spec or build_spec(task, version), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=118)
     return header + body
 
 

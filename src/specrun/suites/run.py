@@ -105,14 +105,20 @@ def run_suite(path: str, options: RunOptions, console: Console,
     results = _suite_results(loaded, members, draws, model, folder.name, options.limit)
     beside = members_published(loaded, published, model.name, model.revision) if published is not None else None
     report = suite_markdown(results) + (published_markdown(results, beside, changed) if beside is not None else "")
+    _write_suite(folder, {"suite.json": suite_json(results), "suite.md": report}, len(outputs))
+    return SuiteOutput(results=results, path=folder / "suite.json", published=beside)
+
+
+def _write_suite(folder: Path, files: dict[str, str | bytes], ran: int) -> None:
+    """The suite's own set, after its members' runs were written: a failure says so, never "nothing was
+    written"."""
     try:
-        write_output_sets([(folder, {"suite.json": suite_json(results), "suite.md": report}, SUITE_FILES)])
-    except OutputError as exc:  # the members' runs were written before: "nothing was written" is the suite's own
-        ran = f"; the {len(outputs)} member run(s) of this call were written whole" if outputs else ""
+        write_output_sets([(folder, files, SUITE_FILES)])
+    except OutputError as exc:
         said = exc.message.replace("nothing was written", "the suite's files were not written")
         said += "" if said != exc.message else "; the suite's files were not written"
-        raise OutputError(said + ran, file=exc.file, line=exc.line, key=exc.key) from None
-    return SuiteOutput(results=results, path=folder / "suite.json", published=beside)
+        said += f"; the {ran} member run(s) of this call were written whole" if ran else ""
+        raise OutputError(said, file=exc.file, line=exc.line, key=exc.key) from None
 
 
 def _first_of_spec(loaded: LoadedSuite, member: ResolvedMember) -> bool:
