@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from specrun.mteb.catalogue import Task
+from specrun.mteb.import_sts import hub_source
 from specrun.mteb.import_subset import split_stats, subset_reading
+from specrun.mteb.type_import import TypeImport, card_frame, renamed_back
 from specrun.protocols.classification import MTEB_SEED
 from specrun.spec.mteb_ref import MAX_NAME
 
@@ -92,23 +94,14 @@ def _label_counts(task: Task, split: str) -> dict[str, int] | None:
 
 def classification_columns(task: Task) -> dict[str, str]:
     """Item field -> column of the hub data, named as the data names them before a dataset_transform's renames."""
-    renamed = {new: old for old, new in (task.transform.renames if task.transform else {}).items()}
+    renamed = renamed_back(task)
     text, label = task.attributes["input_column_name"], task.attributes["label_column_name"]
     return {"text": renamed.get(text, text), "label": renamed.get(label, label)}
 
 
 def classification_source(task: Task, name: str, source: dict[str, Any]) -> dict[str, Any]:
     """The hf_dataset source read for the eval splits and the fit split (as MTEB loads both)."""
-    fit = fit_split(task)
-    counts = [stats["num_samples"] for split in [*task.eval_splits, fit]
-              if isinstance(stats := split_stats(task, str(split)), dict) and isinstance(stats.get("num_samples"), int)]
-    if "name" in task.dataset.options:
-        source["config"] = str(task.dataset.options["name"])
-    source.update(subset_reading(task)[0])
-    source["splits"] = [*task.eval_splits, fit]
-    source["columns"] = classification_columns(task)
-    source["ids"] = {"prefix": f"{name}-", "width": len(str(max(counts) - 1)) if counts else 0}
-    return source
+    return hub_source(task, name, source, classification_columns(task), [*task.eval_splits, str(fit_split(task))])
 
 
 def fit_split_entry(task: Task, name: str) -> dict[str, Any]:
@@ -142,21 +135,27 @@ def classification_card(task: Task, version: str) -> dict[str, Any]:
 
     attrs, fit = task.attributes, str(fit_split(task))
     splits = ", ".join(f"{split} ({count(split)})" for split in task.eval_splits)
-    superseded = f" MTEB marks this task superseded by {task.superseded_by}." if task.superseded_by else ""
+    frame = card_frame(task, version)
     return {
-        "what_is_measured": f"{task.description.strip() or task.name} (MTEB's {task.type} task {task.name}.)",
+        "what_is_measured": frame["what_is_measured"],
         "data": f"The hub dataset {task.dataset.path} at revision {task.dataset.revision}, as MTEB {version} loads "
                 f"it for task {task.name}.",
         "items": f"Every text of the evaluated split(s): {splits}; {fit} ({count(fit)}) is only read to fit the "
                  f"probe, {attrs['samples_per_label']} per label in each of {attrs['n_experiments']} experiments.",
         "uncertainty": "95 % two-level bootstrap interval: 1,000 resamples of the evaluated texts, each paired with "
                        "a resample of the experiments.",
-        "caveats": f"Written by `specrun import mteb` from MTEB {version}'s task metadata, not reviewed by hand: "
-                   f"check the description and licence before publishing.{superseded}",
+        "caveats": frame["caveats"],
         "examples": {"count": 3, "heading": "Three texts (input: a text; expected output: its label):",
                      "columns": {"id": "item_id", "text": "text", "label": "label"}},
     }
 
 
-__all__ = ["CLASSIFICATION_DESCRIPTION", "CLASSIFICATION_METRICS", "classification_card", "classification_protocol",
+CLASSIFICATION_IMPORT = TypeImport(
+    type="Classification", protocol="probe", metrics=CLASSIFICATION_METRICS,
+    companions=("accuracy", "f1", "f1_weighted"), refusal=classification_refusal, source=classification_source,
+    protocol_entry=classification_protocol, card=classification_card, metric_name=lambda score, metric: metric,
+    extra_splits=fit_split_entry, expect_fields={"text": "text_statistics"}, label_field="label")
+
+__all__ = ["CLASSIFICATION_DESCRIPTION", "CLASSIFICATION_IMPORT", "CLASSIFICATION_METRICS", "classification_card",
+           "classification_protocol",
            "classification_refusal", "classification_source", "fit_split_entry"]

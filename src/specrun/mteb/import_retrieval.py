@@ -9,6 +9,7 @@ from typing import Any
 
 from specrun.core.types import CORPUS_CUTOFFS
 from specrun.mteb.catalogue import Task
+from specrun.mteb.type_import import TypeImport, card_frame
 
 RETRIEVAL_DESCRIPTION = (
     "Each query is embedded on the model's query path and every document of the corpus (title and text joined by "
@@ -20,6 +21,7 @@ RETRIEVAL_METRICS = {f"{measure}_at_{k}": (f"{measure}_cut_{k}", f"{label}@{k}")
     ("ndcg", "nDCG"), ("map", "MAP"), ("mrr", "MRR"), ("recall", "Recall"), ("precision", "P"))
     for k in CORPUS_CUTOFFS}
 DEEPEST = 100  # the deepest cutoff the importer writes beside the main score (recall_at_100)
+COMPANIONS = ("ndcg_at_10", "map_at_10", "mrr_at_10", "recall_at_100")
 
 
 def retrieval_refusal(task: Task) -> str | None:
@@ -51,6 +53,23 @@ def _cutoff(score: str) -> int:
     return int(tail) if tail.isdigit() else 0
 
 
+def retrieval_source(task: Task, name: str, source: dict[str, Any]) -> dict[str, Any]:
+    """A local copy of the repo read by `mteb_retrieval` (its corpus, queries and qrels configs)."""
+    mirror: dict[str, Any] = {"format": "mteb_retrieval", "files": dict.fromkeys(task.eval_splits, ".")}
+    if task.hf_subsets[0] != "default":
+        mirror["options"] = {"subset": task.hf_subsets[0]}
+    source.update(mirror=mirror, columns={"query": "query", "qrels": "qrels", "corpus": "corpus"},
+                  ids={"column": "query_id"})
+    return source
+
+
+def retrieval_protocol(task: Task) -> dict[str, Any]:
+    cutoffs = [_cutoff(score) for score in [task.main_score, *COMPANIONS]]
+    return {"kind": "corpus_retrieval", "label": "Corpus retrieval", "capability": "embed.text.pooled",
+            "similarity": "cosine", "description": RETRIEVAL_DESCRIPTION,
+            "options": {"top_k": max(cutoffs), **retrieval_options(task)}}
+
+
 def retrieval_card(task: Task, version: str) -> dict[str, Any]:
     def count(split: str, key: str) -> str:
         value = ((task.stats or {}).get(split) or {}).get(key)
@@ -58,18 +77,22 @@ def retrieval_card(task: Task, version: str) -> dict[str, Any]:
 
     splits = ", ".join(f"{split} ({count(split, 'num_queries')} queries, {count(split, 'num_documents')} documents)"
                        for split in task.eval_splits)
-    superseded = f" MTEB marks this task superseded by {task.superseded_by}." if task.superseded_by else ""
+    frame = card_frame(task, version)
     return {
-        "what_is_measured": f"{task.description.strip() or task.name} (MTEB's {task.type} task {task.name}.)",
+        "what_is_measured": frame["what_is_measured"],
         "data": f"The hub dataset {task.dataset.path} at revision {task.dataset.revision} (its corpus, queries and "
                 f"qrels configs), as MTEB {version} loads it for task {task.name}; read from a local copy of the "
                 "repo (--data-dir).",
         "items": f"Every query with qrels of the evaluated split(s): {splits}, as MTEB's descriptive statistics "
                  "state them; each query ranks the whole corpus.",
         "uncertainty": "95 % bootstrap interval over the queries, 1,000 resamples.",
-        "caveats": f"Written by `specrun import mteb` from MTEB {version}'s task metadata, not reviewed by hand: "
-                   f"check the description and licence before publishing.{superseded}",
+        "caveats": frame["caveats"],
         "examples": {"count": 3, "heading": "Three queries (input: a query and the corpus; expected output: the "
                                             "documents its qrels judge relevant, ranked first):",
                      "columns": {"id": "item_id", "query": "query"}},
     }
+
+
+RETRIEVAL_IMPORT = TypeImport(
+    type="Retrieval", protocol="search", metrics=RETRIEVAL_METRICS, companions=COMPANIONS,
+    refusal=retrieval_refusal, source=retrieval_source, protocol_entry=retrieval_protocol, card=retrieval_card)

@@ -14,11 +14,13 @@ from typing import Any
 import yaml
 
 from specrun.core.errors import UsageError
-from specrun.mteb import import_classification as clf
-from specrun.mteb import import_retrieval as ret
 from specrun.mteb.catalogue import Catalogue, Task, load
 from specrun.mteb.expect import expected_split
+from specrun.mteb.import_classification import CLASSIFICATION_IMPORT
+from specrun.mteb.import_retrieval import RETRIEVAL_IMPORT
+from specrun.mteb.import_sts import STS_IMPORT
 from specrun.mteb.import_subset import one_subset, split_stats, subset_reading
+from specrun.mteb.type_import import TypeImport
 from specrun.spec.metadata import ANNOTATIONS_CREATORS, DOMAINS, SAMPLE_CREATION, Metadata
 from specrun.spec.model import MAX_NAME
 
@@ -28,33 +30,8 @@ ID_UNSAFE = re.compile(r"[^a-z0-9_.-]+")
 ROW_CHANGING_STEPS = ("sampling", "class_encode", "explode")
 
 
-@dataclass(frozen=True)
-class Scores:
-    """How a task type's scores become spec metrics: the protocol, the item fields its columns feed, and per MTEB
-    score key its metric and label. The main score comes first."""
-
-    kind: str
-    description: str
-    metrics: dict[str, tuple[str, str]]  # MTEB score key -> (spec metric, label)
-
-
-STS = Scores(
-    kind="sts",
-    description="Each sentence is embedded on its own with the model's own pooling and the prediction is the "
-                "cosine of the two vectors. Nothing is fit: the correlation is computed between raw cosines and "
-                "the gold scores, as MTEB's AbsTaskSTS does (its scaling of the gold to [0, 1] changes no "
-                "correlation).",
-    metrics={"cosine_spearman": ("spearman", "Spearman ρ (embedding cosine)"),
-             "cosine_pearson": ("pearson", "Pearson r (embedding cosine)")})
-RETRIEVAL = Scores(kind="corpus_retrieval", description=ret.RETRIEVAL_DESCRIPTION, metrics=ret.RETRIEVAL_METRICS)
-CLASSIFICATION = Scores("classification", clf.CLASSIFICATION_DESCRIPTION, clf.CLASSIFICATION_METRICS)
-SUPPORTED = {"STS": STS, "Retrieval": RETRIEVAL, "Classification": CLASSIFICATION}
-COMPANIONS = {"STS": ["cosine_spearman", "cosine_pearson"],  # the scores written beside the main one
-              "Retrieval": ["ndcg_at_10", "map_at_10", "mrr_at_10", "recall_at_100"],
-              "Classification": ["accuracy", "f1", "f1_weighted"]}
-PROTOCOL = {"STS": "zero_shot", "Retrieval": "search", "Classification": "probe"}  # the spec's protocol per type
-EXPECT_FIELDS = {"STS": {"text1": "text1_statistics", "text2": "text2_statistics"},  # our field -> MTEB's stats
-                 "Classification": {"text": "text_statistics"}}
+# the task types the import writes, one registration each (what a type contributes: mteb/type_import.py)
+TYPES: dict[str, TypeImport] = {entry.type: entry for entry in (STS_IMPORT, RETRIEVAL_IMPORT, CLASSIFICATION_IMPORT)}
 
 
 @dataclass(frozen=True)
@@ -79,13 +56,13 @@ def refusals(task: Task) -> list[str]:
 
 
 def _type_refusal(task: Task) -> str | None:
-    if task.type not in SUPPORTED:
-        return f"task type {task.type} is not supported yet (supported: {', '.join(SUPPORTED)})"
+    if task.type not in TYPES:
+        return f"task type {task.type} is not supported yet (supported: {', '.join(TYPES)})"
     if task.modalities != ["text"]:
         return f"modalities {task.modalities} (text only is supported)"
     if task.is_aggregate:
         return f"an aggregate of {len(task.aggregate_of)} tasks, not a task of its own (import its members)"
-    scores = SUPPORTED[task.type].metrics
+    scores = TYPES[task.type].metrics
     if task.main_score not in scores:
         return f"main score {task.main_score}, which the import does not map (for {task.type}: {', '.join(scores)})"
     return None
@@ -123,15 +100,11 @@ def _hook_refusal(task: Task) -> str | None:
 
 
 def _shape_refusal(task: Task) -> str | None:
-    if task.type not in SUPPORTED:  # the columns and splits of a type are read once the type is supported
+    if task.type not in TYPES:  # the columns and splits of a type are read once the type is supported
         return None
-    columns = task.attributes.get("column_names")
-    if task.type in ("Retrieval", "Classification"):
-        reason = (ret.retrieval_refusal if task.type == "Retrieval" else clf.classification_refusal)(task)
-        if reason:
-            return reason
-    elif not (isinstance(columns, list) and len(columns) == 2 and all(isinstance(c, str) for c in columns)):
-        return f"column_names {columns!r} are not two text columns"
+    reason = TYPES[task.type].refusal(task)
+    if reason:
+        return reason
     if not task.eval_splits:
         return "no eval split"
     bad = [split for split in task.eval_splits if spec_id(split) != split]
@@ -141,15 +114,6 @@ def _shape_refusal(task: Task) -> str | None:
 
 
 CHECKS.extend([_type_refusal, _dataset_refusal, _hook_refusal, _shape_refusal])
-
-
-def source_columns(task: Task) -> dict[str, str]:
-    """Item field -> column of the hub data: the abstask's column names (and its `score`), named as the data
-    names them before a dataset_transform's renames."""
-    renamed = {new: old for old, new in (task.transform.renames if task.transform else {}).items()}
-    text1, text2 = task.attributes["column_names"]
-    return {"text1": renamed.get(text1, text1), "text2": renamed.get(text2, text2),
-            "gold": renamed.get("score", "score")}
 
 
 def _languages(task: Task) -> list[str]:
@@ -183,37 +147,24 @@ def _accepted(key: str, value: Any) -> bool:
     return True
 
 
-def _counts(task: Task) -> dict[str, int]:
-    """MTEB's descriptive statistics' number of samples per eval split, where it has them."""
-    found = {}
-    for split in task.eval_splits:
-        stats = split_stats(task, split)
-        if stats is not None and isinstance(stats.get("num_samples"), int):
-            found[split] = stats["num_samples"]
-    return found
-
-
-def _metrics(task: Task, scores: Scores) -> dict[str, Any]:
+def _metrics(task: Task, entry: TypeImport) -> dict[str, Any]:
     """The main score and its companions, per eval split, each with its `mteb:` counterpart."""
     several = len(task.eval_splits) > 1
-    ordered = list(dict.fromkeys([task.main_score, *COMPANIONS[task.type]]))
-    protocol = PROTOCOL[task.type]
+    ordered = list(dict.fromkeys([task.main_score, *entry.companions]))
     metrics: dict[str, Any] = {}
     for split in task.eval_splits:
         for score in ordered:
-            metric, label = scores.metrics[score]
-            name = {"STS": f"{metric}_zero_shot", "Classification": metric}.get(task.type, score) + \
-                (f"_{split}" if several else "")
+            metric, label = entry.metrics[score]
+            name = entry.metric_name(score, metric) + (f"_{split}" if several else "")
             ref: dict[str, Any] = {"task": task.name, "split": split, "subset": task.hf_subsets[0], "score": score}
             if score == task.main_score:
                 ref["main"] = True
             ref["languages"] = _languages(task)
             if several:
                 ref["spec_split"] = split
-            metrics[name] = {"metric": metric, "protocol": protocol, "label": label + (f", {split}" if several
-                                                                                       else ""),
-                             "direction": "higher", "range": [-1.0 if task.type == "STS" else 0.0, 1.0],
-                             "mteb": Flow(ref)}
+            metrics[name] = {"metric": metric, "protocol": entry.protocol,
+                             "label": label + (f", {split}" if several else ""), "direction": "higher",
+                             "range": list(entry.score_range), "mteb": Flow(ref)}
     return metrics
 
 
@@ -223,65 +174,11 @@ def _notice(task: Task, version: str) -> str:
             "fine; confirm what the data's licence allows before publishing results or rows on the hub.")
 
 
-def _card(task: Task, version: str, counts: dict[str, int]) -> dict[str, Any]:
-    if task.type != "STS":
-        return (ret.retrieval_card if task.type == "Retrieval" else clf.classification_card)(task, version)
-    splits = ", ".join(f"{split} ({counts[split]:,} pairs)" if split in counts else split
-                       for split in task.eval_splits)
-    superseded = f" MTEB marks this task superseded by {task.superseded_by}." if task.superseded_by else ""
-    return {
-        "what_is_measured": f"{task.description.strip() or task.name} (MTEB's {task.type} task {task.name}.)",
-        "data": f"The hub dataset {task.dataset.path} at revision {task.dataset.revision}, as MTEB {version} loads "
-                f"it for task {task.name}.",
-        "items": f"Every pair of the evaluated split(s): {splits}, the counts MTEB's descriptive statistics state.",
-        "uncertainty": "95 % bootstrap interval over the pairs, 1,000 resamples.",
-        "caveats": f"Written by `specrun import mteb` from MTEB {version}'s task metadata, not reviewed by hand: "
-                   f"check the description and licence before publishing.{superseded}",
-        "examples": {"count": 3, "heading": "Three pairs (input: two texts; expected output: a similarity that ranks "
-                                            "pairs like the gold score):",
-                     "columns": {"id": "item_id", "text1": "text 1", "text2": "text 2", "gold": "gold"}},
-    }
-
-
-def _source(task: Task, name: str, counts: dict[str, int]) -> dict[str, Any]:
-    """The hf_dataset source: read by `datasets` (STS), or a local copy of the repo by `mteb_retrieval`."""
-    source: dict[str, Any] = {"type": "hf_dataset", "path": task.dataset.path, "revision": task.dataset.revision,
-                              "licence": task.license or "none-stated"}
-    if task.type == "Retrieval":
-        mirror: dict[str, Any] = {"format": "mteb_retrieval", "files": dict.fromkeys(task.eval_splits, ".")}
-        if task.hf_subsets[0] != "default":
-            mirror["options"] = {"subset": task.hf_subsets[0]}
-        source.update(mirror=mirror, columns={"query": "query", "qrels": "qrels", "corpus": "corpus"},
-                      ids={"column": "query_id"})
-        return source
-    if task.type == "Classification":
-        return clf.classification_source(task, name, source)
-    if "name" in task.dataset.options:
-        source["config"] = str(task.dataset.options["name"])
-    source.update(subset_reading(task)[0])
-    source["splits"] = list(task.eval_splits)
-    source["columns"] = source_columns(task)
-    width = len(str(max(counts.values()) - 1)) if counts else 0
-    source["ids"] = {"prefix": f"{name}-", "width": width}
-    return source
-
-
-def _protocol(task: Task, scores: Scores) -> dict[str, Any]:
-    if task.type == "STS":
-        return {"kind": scores.kind, "label": "Zero-shot", "capability": "embed.text.pooled", "similarity": "cosine",
-                "description": scores.description}
-    if task.type == "Classification":
-        return clf.classification_protocol(task)
-    cutoffs = [int(score.rsplit("_", 1)[1]) for score in [task.main_score, *COMPANIONS[task.type]]]
-    return {"kind": scores.kind, "label": "Corpus retrieval", "capability": "embed.text.pooled",
-            "similarity": "cosine", "description": scores.description,
-            "options": {"top_k": max(cutoffs), **ret.retrieval_options(task)}}
-
-
 def build_spec(task: Task, version: str) -> dict[str, Any]:
     """The spec of a task that `refusal` accepts, as a plain dict in the order a spec is read."""
-    scores, name, counts = SUPPORTED[task.type], spec_id(task.name), _counts(task)
-    source = _source(task, name, counts)
+    entry, name = TYPES[task.type], spec_id(task.name)
+    base: dict[str, Any] = {"type": "hf_dataset", "path": task.dataset.path, "revision": task.dataset.revision,
+                            "licence": task.license or "none-stated"}
     spec: dict[str, Any] = {
         "id": name,
         "title": f"{task.name} (MTEB {task.type}{', ' + subset if (subset := one_subset(task)) else ''})",
@@ -289,27 +186,27 @@ def build_spec(task: Task, version: str) -> dict[str, Any]:
         "metadata": _metadata(task),
         "licence": {"data": task.license or "none-stated", "publication": "unconfirmed",
                     "notice": _notice(task, version)},
-        "sources": {name: source},
+        "sources": {name: entry.source(task, name, base)},
         "splits": {split: {"source": name, "source_split": split, **subset_reading(task)[1],
-                           **_expect(task, split, version)} for split in task.eval_splits}
-        | (clf.fit_split_entry(task, name) if task.type == "Classification" else {}),
+                           **_expect(task, entry, split, version)} for split in task.eval_splits}
+        | entry.extra_splits(task, name),
         "subset": {"seed": SEED, "splits": dict.fromkeys(task.eval_splits, "all")},
-        "protocols": {PROTOCOL[task.type]: _protocol(task, scores)},
-        "metrics": _metrics(task, scores),
+        "protocols": {entry.protocol: entry.protocol_entry(task)},
+        "metrics": _metrics(task, entry),
         "uncertainty": {"method": "bootstrap", "interval": "auto", "resamples": 1000, "confidence": 0.95},
-        "card": _card(task, version, counts),
+        "card": entry.card(task, version),
     }
     if task.citation and task.citation.strip():
         spec["citation"] = task.citation.strip()
     return spec
 
 
-def _expect(task: Task, split: str, version: str) -> dict[str, Any]:
+def _expect(task: Task, entry: TypeImport, split: str, version: str) -> dict[str, Any]:
     """`expect`: MTEB's descriptive statistics of the split, where the task type's fields map onto ours (STS's
     text1 and text2), so a run on a local copy says where that copy is not MTEB's data."""
-    fields = EXPECT_FIELDS.get(task.type)
+    fields = entry.expect_fields
     found = expected_split(split_stats(task, split), fields, source=f"MTEB {version}'s descriptive statistics",
-                           label_field="label" if task.type == "Classification" else None) if fields else None
+                           label_field=entry.label_field) if fields else None
     return {"expect": found} if found else {}
 
 
