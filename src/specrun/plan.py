@@ -105,6 +105,7 @@ class PlannedSplit:
     where: dict[str, Any] | None
     fingerprint: str | None
     evaluate: bool
+    explode: tuple[str, ...] = ()  # columns whose lists become one row per element
 
 
 @dataclass(frozen=True)
@@ -201,7 +202,8 @@ def make_plan(loaded: LoadedSpec) -> Plan:
     splits = tuple(PlannedSplit(name=name, source=sources[split.source],
                                 source_splits=tuple(split.source_split_names),
                                 selection=spec.subset.splits.get(name, "all"), ids=split.ids,
-                                where=split.where, fingerprint=split.fingerprint, evaluate=split.evaluate)
+                                where=split.where, fingerprint=split.fingerprint, evaluate=split.evaluate,
+                                explode=tuple(split.explode or ()))
                    for name, split in spec.splits.items())
     return Plan(loaded=loaded, sources=sources, all_splits=splits, protocols=tuple(protocols), fields=fields,
                 metric_ids=tuple(spec.metrics), seed=spec.subset.seed, uncertainty=spec.uncertainty)

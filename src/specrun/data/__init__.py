@@ -18,7 +18,7 @@ from pathlib import Path
 from specrun.core.errors import SpecrunError
 from specrun.core.types import Item
 from specrun.core.workspace import Workspace
-from specrun.data.items import RawRow, WhereFilter, fingerprint, map_items, select
+from specrun.data.items import RawRow, WhereFilter, exploded, fingerprint, map_items, select
 from specrun.data.sources import DATA_DIR_ENV, read_source_split, resolve_data_dir
 from specrun.plan import Plan, PlannedSplit
 from specrun.spec import HubDataset
@@ -55,13 +55,14 @@ def _rows(plan: Plan, split: PlannedSplit, data_dir: Path | None,
         origins.append(part.origin)
         if part.file and part.sha256:
             files[part.file] = part.sha256
-        for index, row in enumerate(part.rows):
+        rows = exploded(part.rows, split.explode, part.origin, plan, split.name) if split.explode else part.rows
+        for index, row in enumerate(rows):
             if where.keeps(row, part.origin, index + 1):
                 number = f"{index + offset:0{width}d}" if split.ids == "running" else \
                     f"{source_split}-{index:0{width}d}"
                 kept.append(RawRow(origin=part.origin, number=index + 1, id_number=number, row=row))
-        offset += len(part.rows)
-        read += len(part.rows)
+        offset += len(rows)
+        read += len(rows)
     if read:
         where.check(len(kept))
     return kept, origins, read, files

@@ -144,6 +144,33 @@ def select(items: list[Item], selection: str | int, seed: int) -> list[Item]:
     return [items[i] for i in chosen]
 
 
+def exploded(rows: Sequence[dict[str, Any]], columns: Sequence[str], origin: str, plan: Plan,
+             split_name: str) -> list[dict[str, Any]]:
+    """The split's `explode`: a row whose named cells hold lists becomes one row per element, the other columns
+    repeated (as MTEB's transforms chain rows of lists, or take a one-row split's lists); a row whose named cells
+    hold no list stays as it is. Lists of unequal length in one row, or lists beside scalars, are refused: no
+    element is paired with another row's or dropped silently."""
+    found: list[dict[str, Any]] = []
+    for number, row in enumerate(rows, start=1):
+        missing = [column for column in columns if column not in row]
+        if missing:
+            raise plan.error(("splits", split_name, "explode"), f"column {missing[0]!r} is not in {origin}; it has: "
+                                                                f"{', '.join(map(str, row))}")
+        cells = [row[column] for column in columns]
+        lists = [isinstance(cell, (list, tuple)) for cell in cells]
+        if not any(lists):
+            found.append(row)
+            continue
+        lengths = {len(cell) for cell, is_list in zip(cells, lists, strict=True) if is_list}
+        if not all(lists) or len(lengths) != 1:
+            shape = ", ".join(f"{column}: {len(cell) if isinstance(cell, (list, tuple)) else 'not a list'}"
+                              for column, cell in zip(columns, cells, strict=True))
+            raise DataError(f"row {number}: the columns of `explode` must hold lists of one length ({shape})",
+                            file=origin)
+        found.extend({**row, **dict(zip(columns, values, strict=True))} for values in zip(*cells, strict=True))
+    return found
+
+
 class WhereFilter:
     """The spec's `where` of one split as a test of rows: a column equal to a value, any of a list, or none of
     `not`. A number in the spec matches a cell of the same value (4 matches '4.0'); text matches text as written.

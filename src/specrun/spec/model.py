@@ -211,6 +211,12 @@ class Split(Strict):
                                "with the source split's name in the id.")
     where: dict[Text, Scalar | list[Scalar] | Not] | None = Field(
         None, description="Keep rows whose column equals the value (a list: any of them; {not: ...}: none).")
+    explode: list[Text] | None = Field(
+        None, min_length=1, description="Columns whose cells hold lists: a row becomes one row per element (the "
+                                        "columns' lists of equal length, other columns repeated); a row whose "
+                                        "cells are not lists stays one row. MTEB's layouts that store a split as "
+                                        "one row of lists, or a clustering set per row. `where` then tests each "
+                                        "new row.")
     evaluate: bool = Field(True, description="Scored and reported; false for a split no protocol reads here.")
     fingerprint: Fingerprint | None = Field(
         None, description="sha256 of the mapped items; required for an evaluated split unless its file is pinned "
