@@ -20,6 +20,7 @@ from specrun.core.errors import ProtocolError, SpecError
 from specrun.core.registry import did_you_mean
 from specrun.core.types import Role, View
 from specrun.spec import FileRef, GitSource, HubDataset, LoadedSpec, Spec, Uncertainty
+from specrun.spec.sample import RowSteps, Sample
 from specrun.yamlsafe import KeyPath
 
 
@@ -106,6 +107,9 @@ class PlannedSplit:
     fingerprint: str | None
     evaluate: bool
     explode: tuple[str, ...] = ()  # columns whose lists become one row per element
+    explode_row: str | None = None  # a column the new rows get: the number of the row they came from
+    sample: Sample | None = None  # a seeded stratified sample of the rows, as MTEB's stratified_subsampling
+    steps: RowSteps | None = None  # split_text, drop_rare (spec.sample.RowSteps)
 
 
 @dataclass(frozen=True)
@@ -203,7 +207,8 @@ def make_plan(loaded: LoadedSpec) -> Plan:
                                 source_splits=tuple(split.source_split_names),
                                 selection=spec.subset.splits.get(name, "all"), ids=split.ids,
                                 where=split.where, fingerprint=split.fingerprint, evaluate=split.evaluate,
-                                explode=tuple(split.explode or ()))
+                                explode=tuple(split.explode or ()), explode_row=split.explode_row,
+                                sample=split.sample, steps=split)
                    for name, split in spec.splits.items())
     return Plan(loaded=loaded, sources=sources, all_splits=splits, protocols=tuple(protocols), fields=fields,
                 metric_ids=tuple(spec.metrics), seed=spec.subset.seed, uncertainty=spec.uncertainty)

@@ -179,3 +179,29 @@ def test_mixed_label_kinds_are_refused() -> None:
     test = [*test, Item(id="odd", fields={"text": test[-1].id, "label": 3})]
     with pytest.raises(SpecrunError, match="mixes numbers and texts"):
         PROTOCOL.run(test, RunContext(embed, {"train": fit}), options(short_classes="take_what_there_is"))
+
+
+def test_unmatched_labels_score_as_mteb_s_sklearn_metrics() -> None:
+    """unmatched_labels: score, as MTEB: an eval label the fit lacks is always wrong and a fit label the eval
+    split lacks counts where predicted; every measure equals scikit-learn's on the labels themselves."""
+    fit, test, embed, vectors = toy(n_fit=60, n_test=40, n_classes=4)
+    fit = [item for item in fit if item.fields["label"] != "c3"]  # c3: only in the evaluated split
+    test = [item for item in test if item.fields["label"] != "c2"]  # c2: only in the fit split
+    with pytest.raises(DataError, match="unmatched_labels: score"):
+        PROTOCOL.validate_items(test, options(), "f", {"train": fit})
+    opts = options(unmatched_labels="score", samples_per_label=5, n_experiments=3)
+    PROTOCOL.validate_items(test, opts, "f", {"train": fit})
+    out = PROTOCOL.run(test, RunContext(embed, {"train": fit}), opts)
+    gold = [item.fields["label"] for item in test]
+    fit_y = np.array([item.fields["label"] for item in fit])
+    test_x = np.stack([vectors[item.id] for item in test])
+    per_run = []
+    for chosen in undersamples(list(fit_y), opts):
+        model = LogisticRegression(max_iter=100, random_state=42)
+        per_run.append(model.fit(np.stack([vectors[fit[i].id] for i in chosen]), fit_y[chosen]).predict(test_x))
+    for name, scorer in (("accuracy", accuracy_score),
+                         ("f1_macro", lambda y, p: f1_score(y, p, average="macro", zero_division=0)),
+                         ("f1_weighted", lambda y, p: f1_score(y, p, average="weighted", zero_division=0))):
+        score = estimate(name, out.arrays, resamples=10, confidence=0.9, seed=1)
+        assert score.value == pytest.approx(np.mean([scorer(gold, p) for p in per_run]), abs=1e-12)
+    assert accuracy_score(gold, per_run[0]) < 1 and "c3" in gold

@@ -19,6 +19,7 @@ from specrun.core.errors import SpecrunError
 from specrun.core.types import Item
 from specrun.core.workspace import Workspace
 from specrun.data.items import RawRow, WhereFilter, exploded, fingerprint, map_items, select
+from specrun.data.sample import rare_dropped, sampled, text_split
 from specrun.data.sources import DATA_DIR_ENV, read_source_split, resolve_data_dir
 from specrun.plan import Plan, PlannedSplit
 from specrun.spec import HubDataset
@@ -42,20 +43,26 @@ class SplitData:
 
 def _rows(plan: Plan, split: PlannedSplit, data_dir: Path | None,
           workspace: Workspace | None) -> tuple[list[RawRow], list[str], int, dict[str, str]]:
-    """Every kept row of the split's source split(s), in order, with the number its id is made of; the origins,
-    the rows read, and the sha256 of each file read."""
+    """Every kept row of the split's source split(s), in order (a `sample`'s, after `explode` and `where`), with
+    the number its id is made of; the origins, the rows read, and the sha256 of each file read."""
     width = split.source.declared.ids.width
     kept: list[RawRow] = []
     origins: list[str] = []
     files: dict[str, str] = {}
-    read = offset = 0
+    read = offset = source_rows = 0
     where = WhereFilter(split.where, plan, split.name)
+    class_label = True  # the sampled column is a ClassLabel of every part read
     for source_split in split.source_splits:
         part = read_source_split(plan, split.source, source_split, data_dir, workspace)
+        class_label = class_label and split.sample is not None and split.sample.stratify in part.class_labels
         origins.append(part.origin)
         if part.file and part.sha256:
             files[part.file] = part.sha256
-        rows = exploded(part.rows, split.explode, part.origin, plan, split.name) if split.explode else part.rows
+        rows = exploded(part.rows, split.explode, part.origin, plan, split.name, split.explode_row,
+                        source_rows) if split.explode else part.rows
+        source_rows += len(part.rows)
+        if split.steps is not None and split.steps.split_text:
+            rows = text_split(rows, split.steps.split_text, part.origin, plan, split.name)
         for index, row in enumerate(rows):
             if where.keeps(row, part.origin, index + 1):
                 number = f"{index + offset:0{width}d}" if split.ids == "running" else \
@@ -65,6 +72,10 @@ def _rows(plan: Plan, split: PlannedSplit, data_dir: Path | None,
         read += len(rows)
     if read:
         where.check(len(kept))
+    if split.steps is not None and split.steps.drop_rare is not None:
+        kept = rare_dropped(kept, split.steps.drop_rare, plan, split.name)
+    if split.sample is not None:
+        kept = sampled(kept, split.sample, class_label, plan, split.name)
     return kept, origins, read, files
 
 

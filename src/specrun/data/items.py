@@ -145,17 +145,23 @@ def select(items: list[Item], selection: str | int, seed: int) -> list[Item]:
 
 
 def exploded(rows: Sequence[dict[str, Any]], columns: Sequence[str], origin: str, plan: Plan,
-             split_name: str) -> list[dict[str, Any]]:
+             split_name: str, row_column: str | None = None, first: int = 0) -> list[dict[str, Any]]:
     """The split's `explode`: a row whose named cells hold lists becomes one row per element, the other columns
     repeated (as MTEB's transforms chain rows of lists, or take a one-row split's lists); a row whose named cells
     hold no list stays as it is. Lists of unequal length in one row, or lists beside scalars, are refused: no
-    element is paired with another row's or dropped silently."""
+    element is paired with another row's or dropped silently. `explode_row` (row_column) gives each new row the
+    number of its row, from `first`: the set a row of lists is (MTEB's legacy clustering)."""
     found: list[dict[str, Any]] = []
     for number, row in enumerate(rows, start=1):
         missing = [column for column in columns if column not in row]
         if missing:
             raise plan.error(("splits", split_name, "explode"), f"column {missing[0]!r} is not in {origin}; it has: "
                                                                 f"{', '.join(map(str, row))}")
+        if row_column is not None:
+            if row_column in row:
+                raise plan.error(("splits", split_name, "explode_row"), f"column {row_column!r} is already in "
+                                                                        f"{origin}; name a new one")
+            row = {**row, row_column: first + number - 1}
         cells = [row[column] for column in columns]
         lists = [isinstance(cell, (list, tuple)) for cell in cells]
         if not any(lists):

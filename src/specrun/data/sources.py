@@ -8,7 +8,7 @@ import tempfile
 import zipfile
 import zlib
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -178,6 +178,7 @@ class SourceRows:
     origin: str  # where they came from: a file, archive:member, or hub id@revision (for messages)
     file: str | None  # the file's name inside its source (never a local path), when one file was read
     sha256: str | None  # of the bytes read (the member's, for an archive member), when one file was read
+    class_labels: frozenset[str] = frozenset()  # columns `datasets` holds as ClassLabel (their cells are its ids)
 
 
 def read_source_split(plan: Plan, planned: PlannedSource, source_split: str, data_dir: Path | None,
@@ -185,9 +186,9 @@ def read_source_split(plan: Plan, planned: PlannedSource, source_split: str, dat
     """The rows of one source split, where they came from, and the sha256 of the file read (for provenance)."""
     source = planned.declared
     if isinstance(source, HubDataset) and (source.mirror is None or data_dir is None):
-        rows, origin = _read_hub(source, source_split,
-                                 data_dir / planned.name if data_dir and not source.mirror else None)
-        return SourceRows(rows, origin, None, None)
+        rows, origin, class_labels = _read_hub(source, source_split,
+                                               data_dir / planned.name if data_dir and not source.mirror else None)
+        return SourceRows(rows, origin, None, None, class_labels)
     layout = source.layout
     ref = planned.files[source_split].ref
     assert planned.reader is not None
@@ -230,7 +231,7 @@ def checked_rows(returned: Any, named: str, origin: str) -> Rows:
     return rows
 
 
-def _read_hub(source: HubDataset, source_split: str, local: Path | None) -> tuple[Rows, str]:
+def _read_hub(source: HubDataset, source_split: str, local: Path | None) -> tuple[Rows, str, frozenset[str]]:
     """A hub dataset through `datasets`, at its revision; `local` is a copy of the dataset repo in the mirror,
     read with the same config, data files and split, so the offline path is the hub path."""
     datasets = _datasets()
@@ -253,7 +254,11 @@ def _read_hub(source: HubDataset, source_split: str, local: Path | None) -> tupl
     if local is None:
         arguments["revision"] = source.revision
     try:
-        dataset = datasets.load_dataset(where, **arguments)
+        with ExitStack() as stack:
+            if local is not None:  # datasets' cache keys a local folder by name, not content: read it afresh
+                arguments["cache_dir"] = stack.enter_context(tempfile.TemporaryDirectory(prefix="specrun-hub-"))
+            dataset = datasets.load_dataset(where, **arguments)
+            rows = dataset.to_list()
     except Exception as exc:
         text = first_line(exc)
         if local is None and any(word in text.lower() for word in ("connect", "offline", "resolve", "network",
@@ -263,4 +268,7 @@ def _read_hub(source: HubDataset, source_split: str, local: Path | None) -> tupl
         raise DataError(f"cannot load {where} config {source.config} split {source_split}: {text}"
                         + ("" if local else "; pass --data-dir DIR to use a local mirror")) from None
     origin = str(local) if local is not None else f"{source.path}@{source.revision}"
-    return dataset.to_list(), origin + (f" ({source.config})" if source.config else "")
+    features = getattr(dataset, "features", None) or {}
+    class_label = getattr(datasets, "ClassLabel", ())  # a class-encoded column: MTEB samples by its own ids
+    class_labels = frozenset(name for name, feature in features.items() if isinstance(feature, class_label))
+    return rows, origin + (f" ({source.config})" if source.config else ""), class_labels

@@ -51,12 +51,15 @@ class Agreement:
         flat = np.atleast_2d(np.asarray(weights, dtype=np.float64))  # (resamples, documents)
         parts: dict[str, list[np.ndarray]] = {}
         for run in range(ids.shape[1]):
-            labels = golds[:, run % golds.shape[1]]
-            stride = int(ids[:, run].max()) + 1
-            cells, cell_of = np.unique(labels * stride + ids[:, run], return_inverse=True)
-            table = np.asarray((sparse.csr_matrix((times[:, run].astype(np.float64),
-                                                   (np.arange(len(gold)), cell_of.ravel())),
-                                                  shape=(len(gold), len(cells))).T @ flat.T).T)
+            # the run's own documents only (a set of the clustering kind's `sets` is a few of them)
+            member = np.flatnonzero(times[:, run] > 0)
+            counted = member if 0 < len(member) < len(gold) else slice(None)
+            labels, run_ids = golds[counted, run % golds.shape[1]], ids[counted, run]
+            stride = int(run_ids.max(initial=0)) + 1
+            cells, cell_of = np.unique(labels * stride + run_ids, return_inverse=True)
+            table = np.asarray((sparse.csr_matrix((times[counted, run].astype(np.float64),
+                                                   (np.arange(len(labels)), cell_of.ravel())),
+                                                  shape=(len(labels), len(cells))).T @ flat[:, counted].T).T)
             class_of = np.unique(cells // stride, return_inverse=True)[1].ravel()
             cluster_of = np.unique(cells % stride, return_inverse=True)[1].ravel()
             rows, columns = _sum_by(table, class_of), _sum_by(table, cluster_of)

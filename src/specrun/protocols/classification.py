@@ -37,6 +37,10 @@ class ClassificationOptions(KindOptions):
     short_classes: Literal["error", "take_what_there_is"] = Field(
         "error", description="A label with fewer fit items than samples_per_label: an error, or (as MTEB does) "
                              "fit on the items there are.")
+    unmatched_labels: Literal["error", "score"] = Field(
+        "error", description="A label of the evaluated split that the fit split lacks, or the reverse: an error, "
+                             "or (as MTEB) scored: an item whose label the fit never saw counts as wrong, and the "
+                             "averages run over the labels gold or predicted, as scikit-learn's.")
 
     @model_validator(mode="after")
     def _experiments_differ(self) -> ClassificationOptions:
@@ -98,9 +102,10 @@ class ClassificationProtocol(ProtocolKind[ClassificationOptions]):
         return list(support[options.fit_split])
 
     @staticmethod
-    def _classes(fit: Sequence[Item], options: ClassificationOptions) -> list[Any]:
-        """The fit split's labels in order; texts and numbers mixed are refused."""
-        return sorted_labels({item.fields["label"] for item in fit}, f"fit split {options.fit_split!r}")
+    def _classes(fit: Sequence[Item], options: ClassificationOptions, items: Sequence[Item] = ()) -> list[Any]:
+        """The labels of the fit split and the evaluated items in order (the same labels unless unmatched_labels
+        is score); texts and numbers mixed are refused."""
+        return sorted_labels({item.fields["label"] for item in (*fit, *items)}, f"fit split {options.fit_split!r}")
 
     def validate_items(self, items: Sequence[Item], options: ClassificationOptions, origin: str,
                        support: Support = NO_SUPPORT) -> None:
@@ -110,13 +115,15 @@ class ClassificationProtocol(ProtocolKind[ClassificationOptions]):
         where = f"fit split {options.fit_split!r}"
         if len(fit_labels) < 2:
             raise DataError(f"{where} has a single label ({shown(fit_labels)}); a classifier needs two or more")
-        if labels - fit_labels:
+        if labels - fit_labels and options.unmatched_labels == "error":
             raise DataError(f"the evaluated split has label(s) {shown(labels - fit_labels)} that {where} lacks; "
-                            "the classifier can never predict them")
-        if fit_labels - labels:
+                            "the classifier can never predict them (MTEB scores them as errors: unmatched_labels: "
+                            "score)")
+        if fit_labels - labels and options.unmatched_labels == "error":
             raise DataError(f"{where} has label(s) {shown(fit_labels - labels)} that the evaluated split lacks; "
-                            "restrict both to the same labels (`where`)")
-        self._classes(fit, options)
+                            "restrict both to the same labels (`where`), or score as MTEB does (unmatched_labels: "
+                            "score)")
+        self._classes(fit, options, items)
         self._check_sampling(fit, options, where)
 
     def texts(self, items: Sequence[Item], options: ClassificationOptions,
@@ -150,7 +157,7 @@ class ClassificationProtocol(ProtocolKind[ClassificationOptions]):
 
     def run(self, items: Sequence[Item], ctx: RunContext, options: ClassificationOptions) -> Outputs:
         fit = self._fit_items(options, ctx.support)
-        classes = self._classes(fit, options)
+        classes = self._classes(fit, options, items)
         fit_y = label_numbers(fit, classes)
         gold = label_numbers(items, classes)
         chosen = undersamples([item.fields["label"] for item in fit], options)

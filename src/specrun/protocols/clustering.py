@@ -2,7 +2,11 @@
 the gold labels (V-measure, NMI, AMI, ARI). Two procedures:
 
 - legacy (the default): MTEB's one-set ClusteringEvaluator (`clustering_legacy.py`): MiniBatchKMeans over all
-  documents (or, with set_size, each run over its own subset), n_runs times with random_state seed + run.
+  documents (or, with set_size, each run over its own subset), n_runs times with random_state seed + run. With
+  `sets` (an item field: the set each document belongs to, e.g. the split's `explode_row`), MTEB's legacy
+  AbsTaskClusteringLegacy: each set is clustered on its own (k = its labels; a set of one label is not clustered
+  and scores 1, as MTEB), each run of each set is a run of the outputs, so the score is the mean over the sets and
+  the bootstrap draws the sets (the runs) with replacement beside the documents.
 - mteb2: MTEB 2.x's AbsTaskClustering: a `random.Random(seed)` samples the documents embedded (only when
   embed_fraction or embed_documents is set: MTEB's max_fraction_of_documents_to_embed, max_document_to_embed),
   then, level by level of the label paths, n_runs runs (its n_clusters) each draw `draws` documents with
@@ -37,7 +41,8 @@ MTEB_BATCH = 500  # MTEB 2.x's clustering_batch_size (the legacy evaluator)
 MTEB2_BATCH = 512  # AbsTaskClustering.k_mean_batch_size
 MTEB2_DRAWS = 16_384  # AbsTaskClustering.max_documents_per_cluster
 DRAW_STRIDE = 2**20  # cluster_id of an mteb2 run: the cluster, plus DRAW_STRIDE per draw beyond the first
-LEGACY_ONLY, MTEB2_ONLY = ("set_size",), ("draws", "embed_fraction", "embed_documents", "max_depth")
+LEGACY_ONLY = ("set_size", "sets")
+MTEB2_ONLY = ("draws", "embed_fraction", "embed_documents", "max_depth", "missing_level")
 
 
 class ClusteringOptions(KindOptions):
@@ -54,6 +59,10 @@ class ClusteringOptions(KindOptions):
         None, ge=2, description="legacy: documents per run: each run clusters its own random subset of this many "
                                 "documents (without replacement, seed + run, k = its labels); MTEB's sets are "
                                 "drawn otherwise, so comparable, not equal. Default: every run clusters all.")
+    sets: str | None = Field(
+        None, min_length=1, description="legacy: the item field naming each document's set: every set is clustered "
+                                        "on its own, the score the mean over the sets (MTEB's "
+                                        "AbsTaskClusteringLegacy, n_runs 1). Default: the split is one set.")
     draws: int = Field(MTEB2_DRAWS, ge=2, description="mteb2: documents each run draws with replacement (MTEB's "
                                                       "max_documents_per_cluster: 16384).")
     embed_fraction: float | None = Field(
@@ -64,6 +73,10 @@ class ClusteringOptions(KindOptions):
                                                                 "replacement (MTEB's max_document_to_embed).")
     max_depth: int | None = Field(None, ge=1, description="mteb2: score the first max_depth levels only (MTEB's "
                                                           "max_depth). Default: every level.")
+    missing_level: Literal["skip", "class"] = Field(
+        "skip", description="mteb2: an item whose path lacks a level: skip sits it out of that level (MTEB's stated "
+                            "rule); class gives it the text label '-1' there (MTEB's code where labels are text: "
+                            "numpy makes its -1 the text '-1', a class of its own).")
 
     @model_validator(mode="after")
     def _one_procedure(self) -> ClusteringOptions:
@@ -73,6 +86,8 @@ class ClusteringOptions(KindOptions):
             raise ValueError(f"{', '.join(stray)}: only for procedure: {owner}")
         if self.embed_fraction is not None and self.embed_documents is not None:
             raise ValueError("set embed_fraction or embed_documents, not both (as MTEB)")
+        if self.sets is not None and self.set_size is not None:
+            raise ValueError("set sets or set_size, not both (each set is clustered whole)")
         return self
 
     @property
@@ -104,18 +119,66 @@ def cluster_runs(vectors: np.ndarray, gold: np.ndarray, options: ClusteringOptio
     return out
 
 
+def set_members(items: Sequence[Item], field: str) -> list[np.ndarray]:
+    """The items of each set (the `sets` field's value), sets in the order they first appear."""
+    groups: dict[Any, list[int]] = {}
+    for index, item in enumerate(items):
+        if field not in item.fields:
+            raise DataError(f"item {item.id} has no field {field!r} (the option `sets`); map a column to it, e.g. "
+                            "the split's `explode_row`")
+        groups.setdefault(str(item.fields[field]), []).append(index)
+    return [np.asarray(members) for members in groups.values()]
+
+
+def set_runs(vectors: np.ndarray, gold: np.ndarray, sets: list[np.ndarray], options: ClusteringOptions,
+             embedded: np.ndarray) -> np.ndarray:
+    """(items, sets x runs) cluster of each item in each run of its set, -1 elsewhere: MTEB's legacy
+    ClusteringEvaluator per set (MiniBatchKMeans(k = the set's labels, batch_size, n_init='auto', random_state =
+    seed + run)); a set of one label is not clustered: one cluster, V-measure 1, as MTEB scores it. `embedded`:
+    the row of `vectors` of each item (-1: not embedded)."""
+    from sklearn.cluster import MiniBatchKMeans
+
+    out = np.full((len(gold), len(sets) * options.n_runs), -1.0)
+    for number, members in enumerate(sets):
+        k = len(np.unique(gold[members]))
+        for run in range(options.n_runs):
+            column = number * options.n_runs + run
+            if k < 2:
+                out[members, column] = 0
+                continue
+            model = MiniBatchKMeans(n_clusters=k, batch_size=options.kmeans_batch, n_init="auto",
+                                    compute_labels=True, random_state=options.seed + run)
+            out[members, column] = model.fit(vectors[embedded[members]]).labels_
+    return out
+
+
+def clustered(items: Sequence[Item], field: str) -> list[int]:
+    """The items k-means places, in the split's order: those of every set of two labels or more (MTEB embeds no
+    other)."""
+    gold = level_numbers(items, "the evaluated split")[0][:, 0]
+    return sorted(int(i) for members in set_members(items, field) if len(np.unique(gold[members])) > 1
+                  for i in members)
+
+
 def label_path(value: Any) -> list[Any]:
     """An item's label as a path: a plain label is a path of one level."""
     return value if isinstance(value, list) else [value]
 
 
-def level_numbers(items: Sequence[Item], origin: str) -> tuple[np.ndarray, list[list[Any]]]:
+def level_numbers(items: Sequence[Item], origin: str, missing: str = "skip") -> tuple[np.ndarray, list[list[Any]]]:
     """(items, levels) each item's label at each level numbered in that level's sorted order, -1 where its path
-    is shorter (it sits out the level), and each level's labels."""
+    is shorter (it sits out the level; missing 'class': it holds the text label '-1' there), and each level's
+    labels."""
     paths = [label_path(item.fields["label"]) for item in items]
     out = np.full((len(items), max(map(len, paths))), -1, dtype=np.int64)
     classes = []
     for level in range(out.shape[1]):
+        if missing == "class" and any(len(path) <= level for path in paths):
+            paths = [path if len(path) > level else [*path, *["-1"] * (level + 1 - len(path))] for path in paths]
+            if any(not isinstance(path[level], str) for path in paths):
+                raise DataError(f"level {level + 1} of the label paths holds numbers: missing_level class gives a "
+                                "missing level the text '-1' (MTEB's code where labels are text); use skip",
+                                file=origin)
         present = [i for i, path in enumerate(paths) if len(path) > level]
         classes.append(sorted_labels((paths[i][level] for i in present), origin))
         index = {label: number for number, label in enumerate(classes[-1])}
@@ -208,10 +271,12 @@ class ClusteringProtocol(ProtocolKind[ClusteringOptions]):
 
     def validate_items(self, items: Sequence[Item], options: ClusteringOptions, origin: str,
                        support: Support = NO_SUPPORT) -> None:
-        levels, classes = level_numbers(items, origin)
+        levels, classes = level_numbers(items, origin, options.missing_level)
         check_levels(levels, classes, options, origin)
         if options.set_size is not None and options.set_size > len(items):
             raise DataError(f"set_size {options.set_size} is more than the {len(items)} documents")
+        if options.sets is not None:
+            set_members(items, options.sets)  # every item names its set
         if options.procedure == "legacy":
             for run, members in enumerate(run_sets(len(items), options)):
                 if len(np.unique(levels[members, 0])) < 2:
@@ -221,11 +286,13 @@ class ClusteringProtocol(ProtocolKind[ClusteringOptions]):
         if len(order) < 2:
             raise DataError(f"embed_fraction {options.embed_fraction} of {len(items)} documents embeds "
                             f"{len(order)}; k-means needs more")
-        check_levels(*level_numbers([items[i] for i in order], "the documents embedded"), options,
-                     "the documents embedded")
+        check_levels(*level_numbers([items[i] for i in order], "the documents embedded", options.missing_level),
+                     options, "the documents embedded")
 
     def texts(self, items: Sequence[Item], options: ClusteringOptions,
               support: Support = NO_SUPPORT) -> Iterable[FieldText]:
+        if options.sets is not None:
+            return [("text", items[i].fields["text"]) for i in clustered(items, options.sets)]
         if options.procedure == "legacy":
             return super().texts(items, options, support)
         return [("text", items[i].fields["text"]) for i in embedded(len(items), options)[0]]
@@ -233,6 +300,8 @@ class ClusteringProtocol(ProtocolKind[ClusteringOptions]):
     def run(self, items: Sequence[Item], ctx: RunContext, options: ClusteringOptions) -> Outputs:
         if options.procedure == "mteb2":
             return self._mteb2(items, ctx, options)
+        if options.sets is not None:
+            return self._sets(items, ctx, options)
         levels = level_numbers(items, "the evaluated split")[0]
         vectors = check_vectors(ctx.embed([item.fields["text"] for item in items], "text"), "k-means cannot place it")
         gold = levels[:, 0]
@@ -240,10 +309,20 @@ class ClusteringProtocol(ProtocolKind[ClusteringOptions]):
         return Outputs(unit=self.info.unit, ids=[item.id for item in items],
                        arrays={"cluster_id": clusters, "gold_class": gold.astype(float)})
 
+    def _sets(self, items: Sequence[Item], ctx: RunContext, options: ClusteringOptions) -> Outputs:
+        gold = level_numbers(items, "the evaluated split")[0][:, 0]
+        chosen = clustered(items, str(options.sets))
+        embedded = np.full(len(items), -1)
+        embedded[chosen] = np.arange(len(chosen))
+        vectors = check_vectors(ctx.embed([items[i].fields["text"] for i in chosen], "text"), "k-means cannot place it")
+        clusters = set_runs(vectors, gold, set_members(items, str(options.sets)), options, embedded)
+        return Outputs(unit=self.info.unit, ids=[item.id for item in items],
+                       arrays={"cluster_id": clusters, "gold_class": gold.astype(float)})
+
     def _mteb2(self, items: Sequence[Item], ctx: RunContext, options: ClusteringOptions) -> Outputs:
         order, rng = embedded(len(items), options)
         chosen = [items[i] for i in order]
-        levels = level_numbers(chosen, "the documents embedded")[0]
+        levels = level_numbers(chosen, "the documents embedded", options.missing_level)[0]
         vectors = check_vectors(ctx.embed([item.fields["text"] for item in chosen], "text"), "k-means cannot place it")
         clusters, gold = mteb2_runs(vectors, levels, rng, options)
         rows = np.argsort(order)  # the outputs in the split's order

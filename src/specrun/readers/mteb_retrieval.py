@@ -2,7 +2,9 @@
 `corpus` (_id, title, text), `queries` (_id, text) and `default` or `qrels` (query-id, corpus-id, score), or their
 `<subset>-corpus`, `<subset>-queries`, `<subset>-qrels` forms, each a split of parquet or JSON Lines files. Rows as
 `beir_corpus` gives them (one per query with qrels, the corpus held once as a `SharedCorpus` of digests and
-positions), read the way MTEB's `RetrievalDatasetLoader` reads the repo, so the items are MTEB's."""
+positions), read the way MTEB's `RetrievalDatasetLoader` reads the repo, so the items are MTEB's. With option
+`candidates`, the `top_ranked` (or `<subset>-top_ranked`) config (query-id, corpus-ids) is read too: each row
+gets its query's candidate document ids, MTEB's reranking form of the layout (the `corpus_reranking` kind)."""
 
 from __future__ import annotations
 
@@ -22,7 +24,9 @@ from specrun.readers.corpus_files import locate_all, read_corpus_files
 from specrun.readers.hub_snapshot import Snapshot, read_snapshot, records
 
 QRELS_COLUMNS = ("query-id", "corpus-id", "score")
-NOT_YET = {"top_ranked": "per-query candidates (MTEB evaluates it as reranking)",
+TOP_RANKED_COLUMNS = ("query-id", "corpus-ids")
+NOT_YET = {"top_ranked": "per-query candidates (MTEB evaluates it as reranking: read it with option "
+                         "`candidates: true` and the corpus_reranking kind)",
            "instruction": "per-query instructions (MTEB evaluates it as instruction retrieval)"}
 
 
@@ -30,20 +34,27 @@ class MtebRetrievalOptions(Strict):
     subset: str | None = Field(None, min_length=1, description=(
         "The subset whose `<subset>-corpus`, `<subset>-queries` and `<subset>-qrels` configs are read (MTEB's "
         "hf_subset); `default` or none: the `corpus`, `queries` and `default`/`qrels` configs."))
+    candidates: bool = Field(False, description=(
+        "Read the `top_ranked` (`<subset>-top_ranked`) config too: each row's `candidates` are its query's "
+        "candidate document ids (MTEB's reranking form; a query with qrels and no candidates gets none, as MTEB "
+        "scores it: zero)."))
 
 
-def config_names(snapshot: Snapshot, subset: str | None) -> dict[str, str]:
+def config_names(snapshot: Snapshot, subset: str | None, candidates: bool = False) -> dict[str, str]:
     """Which config holds each part, as MTEB's loader picks them (a `query` config, where there is one, holds
-    the queries of every subset; unprefixed qrels are `default`, else `qrels`); a missing one is one line."""
+    the queries of every subset; unprefixed qrels are `default`, else `qrels`; `candidates`: the top_ranked
+    config as well); a missing one is one line."""
     prefix = "" if subset in (None, "default") else f"{subset}-"
     names = {"corpus": f"{prefix}corpus", "queries": "query" if "query" in snapshot.configs else f"{prefix}queries",
              "qrels": f"{prefix}qrels" if prefix or "default" not in snapshot.configs else "default"}
+    if candidates:
+        names["candidates"] = f"{prefix}top_ranked"
     for part, name in names.items():
         if name not in snapshot.configs:
             raise DataError(f"has no config {name!r} for the {part} (its configs: "
                             f"{', '.join(map(repr, snapshot.configs))})", file=str(snapshot.root / "README.md"))
     for part, what in NOT_YET.items():
-        if f"{prefix}{part}" in snapshot.configs:
+        if f"{prefix}{part}" in snapshot.configs and f"{prefix}{part}" not in names.values():
             raise DataError(f"config {prefix}{part!r} holds {what}; format mteb_retrieval reads full-corpus "
                             "retrieval only, and ranking the whole corpus instead would not be MTEB's task",
                             file=str(snapshot.root / "README.md"))
@@ -116,23 +127,63 @@ def _qrels(snapshot: Snapshot, config: str, split: str, queries: dict[str, str],
     return qrels
 
 
+def _candidate_ids(value: Any, file: Path, number: int) -> list[str]:
+    """A top_ranked row's corpus-ids as MTEB casts them (strings), each once, in order (MTEB's run holds a
+    document once however often its list names it)."""
+    if not isinstance(value, list) or any(isinstance(doc, bool) or not isinstance(doc, (str, int)) or doc == ""
+                                          for doc in value):
+        raise DataError(f"corpus-ids must be a list of document ids, got {value!r:.80}", file=str(file),
+                        line=number, key="corpus-ids")
+    return list(dict.fromkeys(str(doc) for doc in value))
+
+
+def _top_ranked(snapshot: Snapshot, config: str, split: str, qrels: dict[str, dict[str, int]],
+                position: JudgedPositions) -> dict[str, list[str]]:
+    """query -> its candidate document ids, for the queries with qrels (MTEB drops the others); a query listed
+    twice or a candidate not in the corpus is one line."""
+    found: dict[str, list[str]] = {}
+    for file, number, record in records(snapshot.files(config, split)):
+        if not isinstance(record, dict) or any(name not in record for name in TOP_RANKED_COLUMNS):
+            raise DataError(f"a top_ranked record needs {', '.join(TOP_RANKED_COLUMNS)}", file=str(file),
+                            line=number)
+        query_id = record["query-id"]
+        if isinstance(query_id, bool) or not isinstance(query_id, (str, int)) or query_id == "":
+            raise DataError(f"query-id must be a non-empty string, got {query_id!r}", file=str(file), line=number,
+                            key="query-id")
+        query_id = str(query_id)
+        if query_id in found:
+            raise DataError(f"query {query_id!r} has two top_ranked rows", file=str(file), line=number)
+        found[query_id] = _candidate_ids(record["corpus-ids"], file, number)
+        if query_id not in qrels:
+            continue
+        locate_all(position, found[query_id])
+        missing = next((doc for doc in found[query_id] if doc not in position), None)
+        if missing is not None:
+            raise DataError(f"query {query_id!r}: candidate {missing!r} is not in the corpus", file=str(file),
+                            line=number, key="corpus-ids")
+    return {query_id: found.get(query_id, []) for query_id in qrels}
+
+
 def read_mteb_retrieval(path: Path, layout: Any, split: str) -> Rows:
     """One row per query that has qrels, in the queries' order (MTEB drops the others): `query_id`, `query`,
     `qrels` (document id -> whole-number score) and `corpus`, one `SharedCorpus` shared by every row. Each config
     reads the evaluated split, or its only split when it has one."""
     options = MtebRetrievalOptions.model_validate(dict(getattr(layout, "options", None) or {}))
     snapshot = read_snapshot(path)
-    names = config_names(snapshot, options.subset)
+    names = config_names(snapshot, options.subset, options.candidates)
     corpus, judged = read_corpus_files(snapshot.files(names["corpus"], split), mteb_document)
     queries = _queries(snapshot, names["queries"], split)
     qrels = _qrels(snapshot, names["qrels"], split, queries, judged)
     locate_all(judged, qrels)  # a query's own document, for corpus_retrieval's ignore_identical_ids
+    candidates = _top_ranked(snapshot, names["candidates"], split, qrels, judged) if options.candidates else {}
     judged.seal()
     return [{"query_id": query_id, "query": text, "qrels": qrels[query_id], "corpus": corpus}
+            | ({"candidates": candidates[query_id]} if options.candidates else {})
             for query_id, text in queries.items() if query_id in qrels]
 
 
 register_reader(ReaderEntry(
     "mteb_retrieval", read_mteb_retrieval, folder=True, options=MtebRetrievalOptions,
     description="MTEB's hub retrieval repo: README configs corpus, queries, default/qrels (or <subset>-...), "
-                "parquet or jsonl; one row per query with its graded qrels, the corpus held once"))
+                "parquet or jsonl; one row per query with its graded qrels, the corpus held once (option "
+                "candidates: its top_ranked candidate ids too)"))

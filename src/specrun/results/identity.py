@@ -30,7 +30,8 @@ def _field_pairs(want: object, have: FieldStatistics, n: int) -> list[tuple[str,
     if unique is not None:
         pairs.append(("distinct texts", have.unique, unique))
     if characters is not None:  # the mean times the count gives the total back exactly at these sizes
-        total = None if have.length is None else round(have.length.mean * n)
+        texts = n if have.per_item is None else have.per_item.mean * n  # a field of several texts per item
+        total = None if have.length is None else round(have.length.mean * texts)
         pairs.append(("characters", total, characters))
     if labels is not None:
         counts = None if have.labels is None else sorted(have.labels.values(), reverse=True)

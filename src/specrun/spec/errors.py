@@ -23,6 +23,7 @@ KEY_HINTS = {
     "member_sha256": "the sha256 (64 hex digits) of the member once extracted",
     "where": "column: value (a value, a list of values, or {not: value or list})",
     "explode": "a list of column names whose cells hold lists",
+    "sample": "{n: rows kept, stratify: column, seed: number, method: mteb_stratified}",
     "values": "column: {value in the data: value to use}, e.g. label: {entailment: 2, neutral: 1}",
     "files": "source split: file (`path`, `sha256`, optional `member`, `member_sha256`, `mirror`)",
 }

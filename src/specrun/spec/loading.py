@@ -70,8 +70,9 @@ SUBSET_KEYS_REFUSED = ("id", "subsets", "extends")
 def subset_specs(loaded: LoadedSpec, names: Sequence[str] | None = None, *,
                  require_fingerprints: bool = True) -> list[LoadedSpec]:
     """A spec with `subsets`: one spec per subset (all, or those named, in the spec's order), each its overrides
-    merged onto the spec and validated as a spec of its own, id `<id>.<subset>`, title `<title> (<subset>)` unless
-    the subset sets one. A spec without subsets is itself; a name it does not have is one line."""
+    merged onto the spec and validated as a spec of its own, id `<id>.<subset>` (in lower case: two names that
+    differ only in case are refused), title `<title> (<subset>)` unless the subset sets one. A spec without
+    subsets is itself; a name it does not have is one line."""
     subsets = loaded.spec.subsets
     if not subsets:
         if names:
@@ -83,6 +84,11 @@ def subset_specs(loaded: LoadedSpec, names: Sequence[str] | None = None, *,
         raise SpecError(f"no subset {unknown[0]!r}{did_you_mean(unknown[0], list(subsets))}; its subsets: "
                         f"{', '.join(subsets)}", file=loaded.display, line=loaded.located.line_of(("subsets",)),
                         key="subsets")
+    lowered: dict[str, str] = {}
+    for name in subsets:
+        if lowered.setdefault(name.lower(), name) != name:
+            raise loaded.error(("subsets", name), f"subsets {lowered[name.lower()]!r} and {name!r} differ only in "
+                                                  "case (each runs as `<id>.<subset>` in lower case)")
     chosen = [name for name in subsets if names is None or name in names]
     return [_subset_spec(loaded, name, require_fingerprints) for name in chosen]
 
@@ -106,7 +112,7 @@ def _subset_spec(loaded: LoadedSpec, name: str, require_fingerprints: bool) -> L
     base_data = {key: value for key, value in located.data.items() if key != "subsets"}
     base = LocatedYaml(base_data, located.lines, located.file, located.files)
     base.sha256 = located.sha256
-    over_data = {"id": f"{loaded.spec.id}.{name}", "title": f"{loaded.spec.title} ({name})", **patch}
+    over_data = {"id": f"{loaded.spec.id}.{name.lower()}", "title": f"{loaded.spec.title} ({name})", **patch}
     over_lines = {path[2:]: line for path, line in located.lines.items() if path[:2] == prefix and len(path) > 2}
     over_lines[("id",)] = over_lines[("title",)] = located.line_of(prefix)
     over_files = {path[2:]: located.file_of(path) for path in located.lines if path[:2] == prefix and len(path) > 2}

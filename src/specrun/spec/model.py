@@ -17,7 +17,8 @@ from specrun.core.types import IntervalChoice, Strict
 from specrun.spec.compat import move_reader_options
 from specrun.spec.expect import Expected
 from specrun.spec.metadata import PATTERN_MEANINGS, Metadata
-from specrun.spec.mteb_ref import MTEB_PATTERN_MEANINGS, MtebRef
+from specrun.spec.mteb_ref import MTEB_NAME_PATTERN, MTEB_PATTERN_MEANINGS, MtebRef
+from specrun.spec.sample import RowSteps, Sample
 
 REVISION_PATTERN = r"^[0-9a-f]{40}$"
 FINGERPRINT_PATTERN = r"^sha256:[0-9a-f]{64}$"
@@ -38,6 +39,9 @@ Fingerprint = Annotated[str, Field(pattern=FINGERPRINT_PATTERN, description="sha
 MAX_NAME = 64  # ids, split, source, protocol and metric names become folder and file names: keep them short
 MAX_PATH_PART = 255  # bytes in one path component: what ext4, xfs, btrfs and tmpfs accept
 Name = Annotated[str, Field(pattern=NAME_PATTERN, max_length=MAX_NAME)]
+# a subset keeps the name its data gives it (MTEB's `jpn_Jpan`); its run's id `<id>.<subset>` is in lower case
+SUBSET_NAME_PATTERN = MTEB_NAME_PATTERN
+SubsetName = Annotated[str, Field(pattern=SUBSET_NAME_PATTERN, max_length=MAX_NAME)]
 Count = Annotated[int, Field(strict=True)]  # a YAML `true` is not the number 1
 def _visible(value: str) -> str:
     if not value.strip():
@@ -201,7 +205,7 @@ class Not(Strict):
     not_: Scalar | list[Scalar] = Field(alias="not", description="Keep rows whose column is none of these.")
 
 
-class Split(Strict):
+class Split(RowSteps):
     source: Name
     source_split: Name | None = Field(None, description="The one source split (file) this split reads.")
     source_splits: list[Name] | None = Field(
@@ -217,6 +221,11 @@ class Split(Strict):
                                         "cells are not lists stays one row. MTEB's layouts that store a split as "
                                         "one row of lists, or a clustering set per row. `where` then tests each "
                                         "new row.")
+    explode_row: Text | None = Field(None, description="With `explode`: a column the new rows get, the number (from "
+                                     "0) of the row they came from: a set's id (MTEB's legacy clustering).")
+    sample: Sample | None = Field(
+        None, description="Keep a seeded stratified sample of the rows (after `explode` and `where`), as MTEB's "
+                          "stratified_subsampling keeps them, in its order.")
     evaluate: bool = Field(True, description="Scored and reported; false for a split no protocol reads here.")
     fingerprint: Fingerprint | None = Field(
         None, description="sha256 of the mapped items; required for an evaluated split unless its file is pinned "
@@ -326,8 +335,9 @@ class Spec(Strict):
                                                 "card sections in its report; publishing is refused).")
     metadata: Metadata | None = Field(None, description="MTEB's task metadata keys (languages, domains, ...).")
     citation: str | None = None
-    subsets: dict[Name, dict[str, Any]] | None = Field(None, description=(
-        "Named parts (language pairs, domains): overrides merged as `extends` merges, each run as `<id>.<subset>`."))
+    subsets: dict[SubsetName, dict[str, Any]] | None = Field(None, description=(
+        "Named parts (language pairs, domains): overrides merged as `extends` merges, each run as `<id>.<subset>` "
+        "(in lower case; two names that differ only in case are refused)."))
 
     @model_validator(mode="before")
     @classmethod

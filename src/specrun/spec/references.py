@@ -64,6 +64,9 @@ def _check_splits(spec: Spec, located: LocatedYaml, require_fingerprints: bool) 
                                     f"it has: {', '.join(source.split_names)}")
         if len(set(split.source_split_names)) != len(split.source_split_names):
             raise located.error(("splits", name, key), "a source split is listed twice")
+        if split.explode_row is not None and not split.explode:
+            raise located.error(("splits", name, "explode_row"), "needs `explode`: it numbers the rows whose "
+                                                                 "lists become several")
         pinned = _pinned(source, split.source_split_names)
         if require_fingerprints and split.evaluate and split.fingerprint is None and not pinned:
             raise located.error(("splits", name),
