@@ -36,6 +36,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from mteb_catalogue_patterns import hook_calls, read_patterns
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "src" / "specrun" / "mteb" / "data"
 FORMAT = 1
@@ -168,22 +170,28 @@ def transform_call(call: ast.Call, scope: dict[str, Any], found: dict[str, Any])
 
 def read_transform(func: Any) -> dict[str, Any]:
     """dataset_transform's source read statically: what it does where that is a known pattern (column renames,
-    stratified subsampling, class encoding, columns selected or removed, rows of lists exploded), and the calls and
-    constructs that are not (any of them makes the kind "custom": read the code)."""
+    stratified subsampling, class encoding, columns selected or removed, rows of lists exploded, attributes set,
+    splits joined, solo labels dropped, label texts split, a train_test_split draw), and the calls and constructs
+    that are not (any of them makes the kind "custom": read the code)."""
     found: dict[str, Any] = {"renames": {}, "sampling": [], "class_encode": set(), "select_columns": set(),
-                             "remove_columns": set(), "explode": set(), "other": set()}
+                             "remove_columns": set(), "explode": set(), "other": set(), "sets": {},
+                             "joined_splits": [], "solo_dropped": set(), "split_text": {}, "train_test_split": []}
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
     except (OSError, TypeError, SyntaxError):
         found["other"].add("no source")
         tree = ast.parse("")
     body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.FunctionDef) else tree.body
+    scope = func.__globals__ if hasattr(func, "__globals__") else {}
+    skipped = read_patterns(body, scope, found)
     for statement in body:
         for node in ast.walk(statement):
+            if id(node) in skipped:
+                continue
             if isinstance(node, CONTROL):
                 found["other"].add(type(node).__name__.lower())
             elif isinstance(node, ast.Call):
-                transform_call(node, func.__globals__ if hasattr(func, "__globals__") else {}, found)
+                transform_call(node, scope, found)
     found = {key: sorted(value) if isinstance(value, set) else value for key, value in found.items()}
     return {"kind": "custom" if found["other"] else "known", **found}
 
@@ -239,6 +247,7 @@ def task_record(cls: type) -> dict[str, Any]:
         "overridden_attributes": overridden,
         "fit_split": attributes.get("train_split"),
         "hooks": found_hooks,
+        "hook_calls": hook_calls(cls, list(found_hooks)),
         "transform": read_transform(transform) if transform is not None else None,
         "stats": task.metadata.descriptive_stats,
     })

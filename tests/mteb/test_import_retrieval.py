@@ -62,9 +62,9 @@ def test_a_named_subset_reads_its_prefixed_configs(tmp_path: Path, capsys: pytes
 def test_what_corpus_retrieval_lacks_is_refused_by_name(tmp_path: Path,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     task = catalogue.task("BrightBiologyRetrieval")
-    assert refusals(task)[-1].startswith("top_ranked candidates")
+    assert refusals(task) == ["overrides load_data (BrightBiologyRetrieval): custom Python that YAML cannot say"]
     code, _out, err = run_cli(["import", "mteb", task.name, "-o", str(tmp_path / "x")], capsys)
-    assert_one_line_error(code, err, contains="top_ranked candidates (MTEB")
+    assert_one_line_error(code, err, contains="BrightBiologyRetrieval: overrides load_data")
     assert not (tmp_path / "x").exists()
 
 
@@ -85,8 +85,10 @@ def test_ignore_identical_ids_imports_with_the_option(tmp_path: Path, capsys: py
 def test_coverage_of_the_active_retrieval_tasks() -> None:
     tasks = [task for task in catalogue.active_text_tasks().values() if task.type == "Retrieval"]
     counts = coverage(tasks)["Retrieval"]
-    assert (counts["tasks"], counts["imports"]) == (456, 293)  # 244 before ignore_identical_ids imported
-    assert ("ignore_identical_ids" not in counts, counts["top_ranked candidates"]) == (True, 36)
+    # 244 before ignore_identical_ids imported, 293 before several hf_subsets and top_ranked candidates, 330 before
+    # a task_specific_scores that only adds capped recall
+    assert (counts["tasks"], counts["imports"]) == (456, 352)
+    assert "ignore_identical_ids" not in counts and "top_ranked candidates" not in counts
 
 
 def test_an_imported_spec_runs_on_a_local_snapshot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -108,3 +110,19 @@ def test_an_imported_spec_runs_on_a_local_snapshot(tmp_path: Path, capsys: pytes
         assert results.scores["test"][metric].value == pytest.approx(reference[metric], abs=1e-9), metric
     assert results.scores["test"]["recall_at_100"].value == 1.0  # 17 documents: every relevant one is found
     assert results.scores["test"]["ndcg_at_10"].n == len(GRADED)
+
+
+def test_a_hook_that_only_adds_capped_recall_imports_and_the_card_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """LMEB's tasks override task_specific_scores only to add capped recall (R_cap_at_k) beside MTEB's usual
+    scores, which it leaves as they are: they import, their card says what is left out; a hook that calls anything
+    else (NevIR's paired accuracy, or the same hook calling one more name) is still Python of the task's own."""
+    task = catalogue.task("ConvoMem")
+    assert set(task.hook_calls["task_specific_scores"]) == {"recall_cap", "_average_optional", "items"}
+    assert not refusals(task)
+    spec = yaml.safe_load(imported(tmp_path, capsys, "ConvoMem")["ConvoMem"].read_text(encoding="utf-8"))
+    assert "R_cap_at_k" in spec["card"]["caveats"] and spec["metrics"]["ndcg_at_10"]["mteb"]["main"] is True
+    more = task.model_copy(update={"hook_calls": {"task_specific_scores": [*task.hook_calls["task_specific_scores"],
+                                                                            "open"]}})
+    assert refusals(more)[0].startswith("overrides task_specific_scores (ConvoMem): custom Python")
+    assert refusals(catalogue.task("NevIR"))[-1].startswith("overrides task_specific_scores (NevIR)")

@@ -50,10 +50,11 @@ def _main_metric(spec: dict, split: str) -> str:
 
 
 def as_taken(task: Task, member: Member) -> Task:
-    """The task as the benchmark takes it: a multilingual task restricted to the one subset it takes (a subset
-    the task does not have leaves it as it is, for the caller to refuse)."""
-    if task.is_multilingual and len(member.hf_subsets) == 1 and set(member.hf_subsets) <= set(task.hf_subsets):
-        return task.model_copy(update={"hf_subsets": list(member.hf_subsets)})
+    """The task as the benchmark takes it: a multilingual task restricted to the subsets it takes, in the task's
+    order (a subset the task does not have leaves it as it is, for the caller to refuse)."""
+    taken = set(member.hf_subsets)
+    if task.is_multilingual and taken and taken <= set(task.hf_subsets):
+        return task.model_copy(update={"hf_subsets": [subset for subset in task.hf_subsets if subset in taken]})
     return task
 
 
@@ -75,6 +76,9 @@ def import_benchmark(name: str, catalogue: Catalogue | None = None) -> Benchmark
         reasons = refusals(task) + _refused_split(benchmark, task.name, member.eval_splits, task.eval_splits)
         if set(member.hf_subsets) - set(task.hf_subsets):
             reasons.append(f"{benchmark.name} takes subset(s) the task does not have")
+        elif len(task.hf_subsets) > 1:
+            reasons.append(f"{benchmark.name} takes {len(task.hf_subsets)} of its subsets (a suite member is one "
+                           "subset; MTEB's Mean(Task) over a task's subsets is not written into a suite yet)")
         if reasons:
             refused.append((task.name, reasons))
             continue

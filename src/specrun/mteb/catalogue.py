@@ -51,6 +51,11 @@ class Transform(Strict):
     remove_columns: list[str]
     explode: list[str]  # columns whose rows of lists become one row per element (itertools.chain.from_iterable)
     other: list[str]
+    sets: dict[str, Any]  # class attributes the transform assigns (`self.NAME = value`): they hold at evaluation
+    joined_splits: list[str]  # source splits a loop extends, in order, into each eval split (renames: their columns)
+    solo_dropped: list[str]  # label columns whose labels held by one row lose that row (after explode)
+    split_text: dict[str, dict[str, Any]]  # column -> {sep, max_parts}: a mapped function splits its text into a list
+    train_test_split: list[dict[str, Any]]  # {split, test_size, seed}: the split becomes train_test_split's test part
 
 
 class Task(Strict):
@@ -93,6 +98,7 @@ class Task(Strict):
     attributes: dict[str, Any]  # the abstask chain's class attributes, as the task class resolves them
     overridden_attributes: list[str]
     hooks: dict[str, str]  # method -> the class that overrides the abstask's
+    hook_calls: dict[str, list[str]] = Field(default_factory=dict)  # method -> the names its body calls
     transform: Transform | None  # None: dataset_transform is the abstask's
     stats: dict[str, Any] | None  # MTEB's descriptive statistics per split (hf_subset_descriptive_stats within)
 

@@ -23,10 +23,11 @@ def expected_split(stats: Mapping[str, Any] | None, fields: Mapping[str, str], *
                  if isinstance(found.get(theirs), int)}
         if entry:
             expected[field] = entry
-    labels = (stats.get("label_statistics") or {}).get("labels")
+    # MTEB names the block label_statistics, and labels_statistics for PairClassification
+    labels = (stats.get("label_statistics") or stats.get("labels_statistics") or {}).get("labels")
     if label_field is not None and isinstance(labels, dict) and labels:
         counts = [int(v["count"]) for v in labels.values() if isinstance(v, dict) and "count" in v]
-        if len(counts) == len(labels):
+        if len(counts) == len(labels) and sum(counts) == out["n"]:  # one label an item (not a label path's levels)
             expected[label_field] = {"label_counts": sorted(counts, reverse=True)}
     if expected:
         out["fields"] = expected

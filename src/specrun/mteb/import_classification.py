@@ -1,14 +1,16 @@
 """The Classification part of `specrun import mteb`: MTEB 2.x's AbsTaskClassification (a logistic regression
 fitted per experiment on `samples_per_label` items per label of the train split, drawn as its `_undersample_data`
-draws them with the task seed 42) as a `classification` spec whose fit split is read like the eval split; what the
-kind does not do (cross-validation, another classifier or its settings, attributes of a task's own, fit and eval
-labels that differ) refused by name."""
+draws them with the task seed 42) as a `classification` spec whose fit split is read like the eval split (and,
+where MTEB also evaluates it, read twice: once scored, once as the fit split); eval labels the fit never saw are
+scored as MTEB scores them (unmatched_labels: score); what the kind does not do (cross-validation, another
+classifier or its settings, attributes of a task's own) refused by name."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from specrun.mteb.catalogue import Task
+from specrun.mteb.import_sampling import unsaid_steps
 from specrun.mteb.import_sts import hub_source
 from specrun.mteb.import_subset import split_stats, subset_reading
 from specrun.mteb.type_import import TypeImport, card_frame, renamed_back
@@ -58,26 +60,40 @@ def classification_refusal(task: Task) -> str | None:
     changed = sorted(key for key in set(params) | set(DEFAULT_PARAMS) if params.get(key) != DEFAULT_PARAMS.get(key))
     if changed:
         return f"non-default classifier settings ({', '.join(changed)})"
+    steps = unsaid_steps(task)
+    if steps:
+        return f"a dataset_transform with {', '.join(steps)} (not expressible in a spec yet)"
     return _split_refusal(task)
 
 
 def _split_refusal(task: Task) -> str | None:
-    """The fit split: not an eval split, a valid name, and (where MTEB's statistics say) labels the kind accepts."""
+    """The fit split named, its spec name free, and one input and one label column."""
     fit = fit_split(task)
-    if not fit or fit in task.eval_splits:
-        return f"fit split missing or evaluated ({fit!r}; eval splits {', '.join(task.eval_splits)})"
+    if not fit:
+        return "no fit split"
+    if fit_split_name(task) in task.eval_splits:
+        return f"fit split {fit!r} is evaluated and {fit_split_name(task)!r} is an eval split too"
     if not isinstance(task.attributes.get("input_column_name"), str) or \
             not isinstance(task.attributes.get("label_column_name"), str):
         return "input or label column is not one column name"
-    fit_labels = _label_counts(task, fit)
-    if fit_labels is None:
-        return None
-    for split in task.eval_splits:
-        labels = _label_counts(task, split)
-        if labels is not None and set(labels) != set(fit_labels):
-            return (f"fit and eval labels differ (fit split {fit!r}, eval split {split!r}: the classification "
-                    "kind needs the same labels in both)")
     return None
+
+
+def fit_split_name(task: Task) -> str:
+    """The spec's name of the fit split: its own, or `<name>_fit` where MTEB evaluates it too (a split a protocol
+    fits on is never scored, so the evaluated one is read a second time)."""
+    fit = str(fit_split(task))
+    return f"{fit}_fit" if fit in task.eval_splits else fit
+
+
+def _labels_differ(task: Task) -> bool:
+    """MTEB's statistics show an eval split whose labels are not the fit split's: MTEB scores those items as
+    errors and averages over the labels gold or predicted, which the kind's unmatched_labels: score does."""
+    fit_labels = _label_counts(task, str(fit_split(task)))
+    if fit_labels is None:
+        return False
+    return any((labels := _label_counts(task, split)) is not None and set(labels) != set(fit_labels)
+               for split in task.eval_splits)
 
 
 def fit_split(task: Task) -> str | None:
@@ -101,20 +117,21 @@ def classification_columns(task: Task) -> dict[str, str]:
 
 def classification_source(task: Task, name: str, source: dict[str, Any]) -> dict[str, Any]:
     """The hf_dataset source read for the eval splits and the fit split (as MTEB loads both)."""
-    return hub_source(task, name, source, classification_columns(task), [*task.eval_splits, str(fit_split(task))])
+    read = list(dict.fromkeys([*task.eval_splits, str(fit_split(task))]))  # the fit split may be evaluated too
+    return hub_source(task, name, source, classification_columns(task), read)
 
 
 def fit_split_entry(task: Task, name: str) -> dict[str, Any]:
     """The fit split's `splits:` entry: read, never scored."""
     fit = str(fit_split(task))
-    return {fit: {"source": name, "source_split": fit, **subset_reading(task)[1], "evaluate": False}}
+    return {fit_split_name(task): {"source": name, "source_split": fit, **subset_reading(task)[1], "evaluate": False}}
 
 
 def classification_protocol(task: Task) -> dict[str, Any]:
     """The probe's options: the ones that change numbers are MTEB's class attributes (and its task seed)."""
     attrs = task.attributes
     spl, fit_labels = attrs["samples_per_label"], _label_counts(task, str(fit_split(task))) or {}
-    options: dict[str, Any] = {"fit_split": fit_split(task), "classifier": "logistic_regression",
+    options: dict[str, Any] = {"fit_split": fit_split_name(task), "classifier": "logistic_regression",
                                "samples_per_label": spl, "n_experiments": attrs["n_experiments"], "seed": MTEB_SEED}
     max_iter = (attrs.get("evaluator_model") or {}).get("params", {}).get("max_iter", 100)
     if max_iter != 100:
@@ -124,6 +141,8 @@ def classification_protocol(task: Task) -> dict[str, Any]:
         # permutation), so a split whose every label is short is fitted on in MTEB's row order, experiment by
         # experiment, not approximated by one fit
         options["short_classes"] = "take_what_there_is"
+    if _labels_differ(task):
+        options["unmatched_labels"] = "score"
     return {"kind": "classification", "label": "Logistic-regression probe", "capability": "embed.text.pooled",
             "description": CLASSIFICATION_DESCRIPTION, "options": options}
 
@@ -140,8 +159,9 @@ def classification_card(task: Task, version: str) -> dict[str, Any]:
         "what_is_measured": frame["what_is_measured"],
         "data": f"The hub dataset {task.dataset.path} at revision {task.dataset.revision}, as MTEB {version} loads "
                 f"it for task {task.name}.",
-        "items": f"Every text of the evaluated split(s): {splits}; {fit} ({count(fit)}) is only read to fit the "
-                 f"probe, {attrs['samples_per_label']} per label in each of {attrs['n_experiments']} experiments.",
+        "items": f"Every text of the evaluated split(s): {splits}; {fit} ({count(fit)}) is "
+                 f"{'also' if fit in task.eval_splits else 'only'} read to fit the probe, "
+                 f"{attrs['samples_per_label']} per label in each of {attrs['n_experiments']} experiments.",
         "uncertainty": "95 % two-level bootstrap interval: 1,000 resamples of the evaluated texts, each paired with "
                        "a resample of the experiments.",
         "caveats": frame["caveats"],
@@ -154,7 +174,8 @@ CLASSIFICATION_IMPORT = TypeImport(
     type="Classification", protocol="probe", metrics=CLASSIFICATION_METRICS,
     companions=("accuracy", "f1", "f1_weighted"), refusal=classification_refusal, source=classification_source,
     protocol_entry=classification_protocol, card=classification_card, metric_name=lambda score, metric: metric,
-    extra_splits=fit_split_entry, expect_fields={"text": "text_statistics"}, label_field="label")
+    extra_splits=fit_split_entry, expect_fields={"text": "text_statistics"}, label_field="label",
+    row_steps=("sampling", "class_encode"))  # each where import_sampling says it (else refused by the refusal)
 
 __all__ = ["CLASSIFICATION_DESCRIPTION", "CLASSIFICATION_IMPORT", "CLASSIFICATION_METRICS", "classification_card",
            "classification_protocol",

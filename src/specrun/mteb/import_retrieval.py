@@ -1,7 +1,9 @@
 """The Retrieval part of `specrun import mteb`: MTEB's AbsTaskRetrieval on the hub retrieval layout (corpus,
 queries and qrels configs) as a `corpus_retrieval` spec read by `mteb_retrieval`; what that does not cover yet
-(a skipped first result, top_ranked candidates) refused by name. A task whose class sets MTEB's
-`ignore_identical_ids` imports with corpus_retrieval's option of that name (`retrieval_options`)."""
+(a skipped first result) refused by name. A task whose class sets MTEB's `ignore_identical_ids` imports with
+corpus_retrieval's option of that name (`retrieval_options`). A task whose data carries `top_ranked` candidates
+(MTEB then ranks each query's candidates only) is a `corpus_reranking` spec, its source read with
+`mteb_retrieval`'s option `candidates`: the form every Reranking task takes (import_reranking)."""
 
 from __future__ import annotations
 
@@ -22,17 +24,27 @@ RETRIEVAL_METRICS = {f"{measure}_at_{k}": (f"{measure}_cut_{k}", f"{label}@{k}")
     for k in CORPUS_CUTOFFS}
 DEEPEST = 100  # the deepest cutoff the importer writes beside the main score (recall_at_100)
 COMPANIONS = ("ndcg_at_10", "map_at_10", "mrr_at_10", "recall_at_100")
+CANDIDATES_DESCRIPTION = (
+    "Each query is embedded on the model's query path and every document of the corpus (title and text joined by "
+    "a space) on its document path; every query ranks only its own candidates (the data's top_ranked) by cosine, "
+    "ties by document id descending, and trec_eval's measures are computed on its top k against all its qrels, "
+    "as MTEB's AbsTaskRetrieval does for a task with top_ranked (its reranking form).")
+
+
+def has_top_ranked(task: Task) -> bool:
+    """Whether MTEB's data for the task carries top_ranked candidates (its statistics count them)."""
+    return any(((task.stats or {}).get(split) or {}).get("top_ranked_statistics") for split in task.eval_splits)
 
 
 def retrieval_refusal(task: Task) -> str | None:
     """What MTEB's AbsTaskRetrieval does beyond a full-corpus search of the corpus/queries/qrels configs."""
+    if task.attributes.get("ignore_identical_ids") and has_top_ranked(task):
+        return "ignore_identical_ids with top_ranked candidates (not in corpus_reranking yet)"
     if task.attributes.get("ignore_identical_ids") and _depth(task) <= max(_cutoff(task.main_score), DEEPEST):
         return (f"ignore_identical_ids with a score at MTEB's search depth {_depth(task)} (MTEB counts one document "
                 "fewer there; corpus_retrieval's option matches it below that depth only)")
     if task.attributes.get("skip_first_result"):
         return "skip_first_result (not in corpus_retrieval yet)"
-    if any(((task.stats or {}).get(split) or {}).get("top_ranked_statistics") for split in task.eval_splits):
-        return "top_ranked candidates (MTEB's reranking form of the layout is not imported yet)"
     return None
 
 
@@ -54,20 +66,34 @@ def _cutoff(score: str) -> int:
 
 
 def retrieval_source(task: Task, name: str, source: dict[str, Any]) -> dict[str, Any]:
-    """A local copy of the repo read by `mteb_retrieval` (its corpus, queries and qrels configs)."""
+    """A local copy of the repo read by `mteb_retrieval` (its corpus, queries and qrels configs, and its
+    top_ranked config where the task has candidates)."""
     mirror: dict[str, Any] = {"format": "mteb_retrieval", "files": dict.fromkeys(task.eval_splits, ".")}
-    if task.hf_subsets[0] != "default":
-        mirror["options"] = {"subset": task.hf_subsets[0]}
-    source.update(mirror=mirror, columns={"query": "query", "qrels": "qrels", "corpus": "corpus"},
+    options = ({"subset": task.hf_subsets[0]} if task.hf_subsets[0] != "default" else {}) | (
+        {"candidates": True} if has_top_ranked(task) else {})
+    if options:
+        mirror["options"] = options
+    columns = {"query": "query", "qrels": "qrels", "corpus": "corpus"}
+    source.update(mirror=mirror, columns=columns | ({"candidates": "candidates"} if has_top_ranked(task) else {}),
                   ids={"column": "query_id"})
     return source
 
 
-def retrieval_protocol(task: Task) -> dict[str, Any]:
-    cutoffs = [_cutoff(score) for score in [task.main_score, *COMPANIONS]]
+def retrieval_protocol(task: Task, companions: tuple[str, ...] = COMPANIONS) -> dict[str, Any]:
+    """corpus_retrieval (or, with top_ranked, corpus_reranking), ranking as deep as the deepest score written."""
+    cutoffs = [_cutoff(score) for score in [task.main_score, *companions]]
+    if has_top_ranked(task):
+        return candidates_protocol(task, max(cutoffs))
     return {"kind": "corpus_retrieval", "label": "Corpus retrieval", "capability": "embed.text.pooled",
             "similarity": "cosine", "description": RETRIEVAL_DESCRIPTION,
             "options": {"top_k": max(cutoffs), **retrieval_options(task)}}
+
+
+def candidates_protocol(task: Task, top_k: int) -> dict[str, Any]:
+    """The `corpus_reranking` protocol of a task with top_ranked: its candidates kept to the deepest cutoff."""
+    return {"kind": "corpus_reranking", "label": "Reranking of each query's candidates",
+            "capability": "embed.text.pooled", "similarity": "cosine", "description": CANDIDATES_DESCRIPTION,
+            "options": {"top_k": top_k}}
 
 
 def retrieval_card(task: Task, version: str) -> dict[str, Any]:
@@ -78,21 +104,31 @@ def retrieval_card(task: Task, version: str) -> dict[str, Any]:
     splits = ", ".join(f"{split} ({count(split, 'num_queries')} queries, {count(split, 'num_documents')} documents)"
                        for split in task.eval_splits)
     frame = card_frame(task, version)
+    ranked = "its own top_ranked candidates" if has_top_ranked(task) else "the whole corpus"
+    configs = "corpus, queries, qrels and top_ranked" if has_top_ranked(task) else "corpus, queries and qrels"
     return {
         "what_is_measured": frame["what_is_measured"],
-        "data": f"The hub dataset {task.dataset.path} at revision {task.dataset.revision} (its corpus, queries and "
-                f"qrels configs), as MTEB {version} loads it for task {task.name}; read from a local copy of the "
+        "data": f"The hub dataset {task.dataset.path} at revision {task.dataset.revision} (its {configs} "
+                f"configs), as MTEB {version} loads it for task {task.name}; read from a local copy of the "
                 "repo (--data-dir).",
         "items": f"Every query with qrels of the evaluated split(s): {splits}, as MTEB's descriptive statistics "
-                 "state them; each query ranks the whole corpus.",
+                 f"state them; each query ranks {ranked}.",
         "uncertainty": "95 % bootstrap interval over the queries, 1,000 resamples.",
-        "caveats": frame["caveats"],
-        "examples": {"count": 3, "heading": "Three queries (input: a query and the corpus; expected output: the "
+        "caveats": frame["caveats"] + (CAPPED_RECALL_CAVEAT if "task_specific_scores" in task.hooks else ""),
+        "examples": {"count": 3, "heading": f"Three queries (input: a query and {ranked}; expected output: the "
                                             "documents its qrels judge relevant, ranked first):",
                      "columns": {"id": "item_id", "query": "query"}},
     }
 
 
+# a task_specific_scores that only adds capped recall (R_cap_at_k: recall over min(k, relevant documents)) beside
+# the usual scores, which it does not change: the spec scores the usual ones and says the others are left out
+CAPPED_RECALL = {"task_specific_scores": frozenset({"recall_cap", "_average_optional", "items"})}
+CAPPED_RECALL_CAVEAT = (" MTEB also reports this task's own capped recall (R_cap_at_k, from its "
+                        "task_specific_scores), which this spec does not compute; it changes none of its other "
+                        "scores.")
+
 RETRIEVAL_IMPORT = TypeImport(
     type="Retrieval", protocol="search", metrics=RETRIEVAL_METRICS, companions=COMPANIONS,
-    refusal=retrieval_refusal, source=retrieval_source, protocol_entry=retrieval_protocol, card=retrieval_card)
+    refusal=retrieval_refusal, source=retrieval_source, protocol_entry=retrieval_protocol, card=retrieval_card,
+    extra_scores=CAPPED_RECALL)

@@ -16,22 +16,36 @@ import yaml
 from specrun.core.errors import UsageError
 from specrun.mteb.catalogue import Catalogue, Task, load
 from specrun.mteb.expect import expected_split
+from specrun.mteb.import_bitext_mining import BITEXT_MINING_IMPORT
 from specrun.mteb.import_classification import CLASSIFICATION_IMPORT
+from specrun.mteb.import_clustering import CLUSTERING_IMPORT
+from specrun.mteb.import_multilabel import MULTILABEL_IMPORT
+from specrun.mteb.import_pair_classification import PAIR_CLASSIFICATION_IMPORT
+from specrun.mteb.import_regression import REGRESSION_IMPORT
+from specrun.mteb.import_reranking import RERANKING_IMPORT
 from specrun.mteb.import_retrieval import RETRIEVAL_IMPORT
+from specrun.mteb.import_sampling import sampled_splits
 from specrun.mteb.import_sts import STS_IMPORT
-from specrun.mteb.import_subset import one_subset, split_stats, subset_reading
+from specrun.mteb.import_subset import MAX_SUBSETS, one_subset, restricted, split_stats, subset_reading, subset_spec
+from specrun.mteb.import_summarization import SUMMARIZATION_IMPORT
 from specrun.mteb.type_import import TypeImport
 from specrun.spec.metadata import ANNOTATIONS_CREATORS, DOMAINS, SAMPLE_CREATION, Metadata
-from specrun.spec.model import MAX_NAME
+from specrun.spec.model import MAX_NAME, SUBSET_NAME_PATTERN
 
 SEED = 20261006  # the seed every shipped spec uses: it seeds the subset draw (none here: `all`) and the bootstrap
 ID_UNSAFE = re.compile(r"[^a-z0-9_.-]+")
+SUBSET_NAME = re.compile(SUBSET_NAME_PATTERN)
 # a dataset_transform the generator read as plain steps: renames are columns named differently; these change rows
-ROW_CHANGING_STEPS = ("sampling", "class_encode", "explode")
+ROW_CHANGING_STEPS = ("sampling", "class_encode", "explode", "sets", "joined_splits", "solo_dropped", "split_text",
+                      "train_test_split")  # sets: attributes the transform assigns, which hold at evaluation
 
 
 # the task types the import writes, one registration each (what a type contributes: mteb/type_import.py)
-TYPES: dict[str, TypeImport] = {entry.type: entry for entry in (STS_IMPORT, RETRIEVAL_IMPORT, CLASSIFICATION_IMPORT)}
+TYPES: dict[str, TypeImport] = {entry.type: entry for entry in (STS_IMPORT, RETRIEVAL_IMPORT, CLASSIFICATION_IMPORT,
+                                                                   BITEXT_MINING_IMPORT, MULTILABEL_IMPORT,
+                                                                   REGRESSION_IMPORT,
+                                                                   PAIR_CLASSIFICATION_IMPORT, CLUSTERING_IMPORT,
+                                                                   SUMMARIZATION_IMPORT, RERANKING_IMPORT)}
 
 
 @dataclass(frozen=True)
@@ -51,8 +65,16 @@ CHECKS: list[Callable[[Task], str | None]] = []  # filled below: type, dataset, 
 
 
 def refusals(task: Task) -> list[str]:
-    """Why the task cannot be written as a spec: the missing piece each check finds (none: it imports)."""
-    return [reason for check in CHECKS if (reason := check(task)) is not None]
+    """Why the task cannot be written as a spec: the missing piece each check finds (none: it imports); of a
+    task of several subsets, also the first subset whose own data its type cannot say (labels that differ, say)."""
+    found = [reason for check in CHECKS if (reason := check(task)) is not None]
+    if found or len(task.hf_subsets) == 1:
+        return found
+    for subset in task.hf_subsets:
+        reason = TYPES[task.type].refusal(restricted(task, subset))
+        if reason:
+            return [f"subset {subset}: {reason}"]
+    return []
 
 
 def _type_refusal(task: Task) -> str | None:
@@ -75,14 +97,18 @@ def _dataset_refusal(task: Task) -> str | None:
     other = sorted(set(task.dataset.options) - {"name"})
     if other:
         return f"load_dataset argument(s) {', '.join(other)} (not expressible as an hf_dataset source yet)"
-    if len(task.hf_subsets) != 1:
-        return f"{len(task.hf_subsets)} hf_subsets (a spec's `subsets:` are not written by the import yet)"
+    if len(task.hf_subsets) > MAX_SUBSETS:
+        return f"{len(task.hf_subsets):,} hf_subsets (more than the {MAX_SUBSETS} one imported spec holds)"
+    bad = [subset for subset in task.hf_subsets if not SUBSET_NAME.match(subset)] if len(task.hf_subsets) > 1 else []
+    if bad:
+        return f"hf_subset name {bad[0]!r} is not a valid subset name (letters, digits, '_', '.', '-')"
     return None
 
 
 def _hook_refusal(task: Task) -> str | None:
-    """Python of the task's own: an overridden method other than a plain dataset_transform."""
-    hooks = [hook for hook in task.hooks if hook != "dataset_transform"]
+    """Python of the task's own: an overridden method other than a plain dataset_transform or one that only adds
+    scores of a kind its type knows (`TypeImport.extra_scores`: what its body calls, as the catalogue read it)."""
+    hooks = [hook for hook in task.hooks if hook != "dataset_transform" and not _adds_scores_only(task, hook)]
     if hooks:
         owner = task.hooks[hooks[0]].rsplit(".", 1)[-1]
         return f"overrides {', '.join(hooks)} ({owner}): custom Python that YAML cannot say"
@@ -93,10 +119,16 @@ def _hook_refusal(task: Task) -> str | None:
         return None
     if transform.kind == "custom" or transform.other:
         return f"a custom dataset_transform ({', '.join(transform.other) or 'unread steps'})"
-    steps = [step for step in ROW_CHANGING_STEPS if getattr(transform, step)]
+    said = TYPES[task.type].row_steps if task.type in TYPES else ()
+    steps = [step for step in ROW_CHANGING_STEPS if getattr(transform, step) and step not in said]
     if steps:
         return f"a dataset_transform with {', '.join(steps)} (not expressible in a spec yet)"
     return None
+
+
+def _adds_scores_only(task: Task, hook: str) -> bool:
+    allowed = TYPES[task.type].extra_scores.get(hook) if task.type in TYPES else None
+    return allowed is not None and hook in task.hook_calls and set(task.hook_calls[hook]) <= allowed
 
 
 def _shape_refusal(task: Task) -> str | None:
@@ -160,6 +192,8 @@ def _metrics(task: Task, entry: TypeImport) -> dict[str, Any]:
             if score == task.main_score:
                 ref["main"] = True
             ref["languages"] = _languages(task)
+            if entry.mteb_caveat:
+                ref["caveat"] = entry.mteb_caveat
             if several:
                 ref["spec_split"] = split
             metrics[name] = {"metric": metric, "protocol": entry.protocol,
@@ -175,7 +209,16 @@ def _notice(task: Task, version: str) -> str:
 
 
 def build_spec(task: Task, version: str) -> dict[str, Any]:
-    """The spec of a task that `refusal` accepts, as a plain dict in the order a spec is read."""
+    """The spec of a task that `refusals` accepts, as a plain dict in the order a spec is read; a task of several
+    subsets as the spec of its first with every subset's overlay (import_subset.subset_spec)."""
+    if len(task.hf_subsets) == 1:
+        return _one_spec(task, version)
+    return subset_spec(task, {subset: _one_spec(restricted(task, subset), version) for subset in task.hf_subsets},
+                       Flow)
+
+
+def _one_spec(task: Task, version: str) -> dict[str, Any]:
+    """The spec of a task of one subset."""
     entry, name = TYPES[task.type], spec_id(task.name)
     base: dict[str, Any] = {"type": "hf_dataset", "path": task.dataset.path, "revision": task.dataset.revision,
                             "licence": task.license or "none-stated"}
@@ -187,9 +230,10 @@ def build_spec(task: Task, version: str) -> dict[str, Any]:
         "licence": {"data": task.license or "none-stated", "publication": "unconfirmed",
                     "notice": _notice(task, version)},
         "sources": {name: entry.source(task, name, base)},
-        "splits": {split: {"source": name, "source_split": split, **subset_reading(task)[1],
-                           **_expect(task, entry, split, version)} for split in task.eval_splits}
-        | entry.extra_splits(task, name),
+        "splits": sampled_splits(task, {split: _said({"source": name, "source_split": split,
+                                                      **subset_reading(task)[1], **entry.split_reading(task),
+                                                      **_expect(task, entry, split, version)})
+                                        for split in task.eval_splits} | entry.extra_splits(task, name)),
         "subset": {"seed": SEED, "splits": dict.fromkeys(task.eval_splits, "all")},
         "protocols": {entry.protocol: entry.protocol_entry(task)},
         "metrics": _metrics(task, entry),
@@ -199,6 +243,11 @@ def build_spec(task: Task, version: str) -> dict[str, Any]:
     if task.citation and task.citation.strip():
         spec["citation"] = task.citation.strip()
     return spec
+
+
+def _said(entry: dict[str, Any]) -> dict[str, Any]:
+    """A split's keys without those a type's split_reading unsets (None: source_split where it reads several)."""
+    return {key: value for key, value in entry.items() if value is not None}
 
 
 def _expect(task: Task, entry: TypeImport, split: str, version: str) -> dict[str, Any]:
@@ -237,7 +286,7 @@ _Dumper.add_representer(Flow, lambda dumper, value: dumper.represent_mapping("ta
 def spec_text(task: Task, version: str, spec: dict[str, Any] | None = None) -> str:
     """The spec as YAML with its header; `spec`: build_spec's dict when the caller already has it."""
     pins = ("No fingerprint: the hub is read at its commit; a local copy (--data-dir) is checked against one, "
-            "which `specrun fingerprint SPEC --write` adds.") if task.type != "Retrieval" else (
+            "which `specrun fingerprint SPEC --write` adds.") if task.type not in ("Retrieval", "Reranking") else (
         f"Read from a local copy of the dataset repo in <data-dir>/{spec_id(task.name)}/ only; `specrun "
         "fingerprint SPEC --data-dir DIR --write` pins it before a run.")
     header = (f"# MTEB {version} task {task.name} ({task.type}), written by `specrun import mteb` from the "
@@ -288,7 +337,8 @@ def _reason_kinds(reason: str) -> list[str]:
                          ("overrides dataset_transform, and", "unread dataset_transform"),
                          ("a custom dataset_transform", "custom dataset_transform"),
                          ("a dataset_transform with", "dataset_transform steps"), ("dataset revision", "revision"),
+                         ("hf_subset name", "hf_subset names"),
                          ("load_dataset argument", "load_dataset arguments"), ("main score", "main score")):
         if reason.startswith(prefix):
             return [kind]
-    return [re.sub(r"^\d+ ", "", reason.split(" (")[0])]
+    return [re.sub(r"^[\d,]+ ", "", reason.split(" (")[0])]

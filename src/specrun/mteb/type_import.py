@@ -29,8 +29,13 @@ class TypeImport:
     metric_name: Callable[[str, str], str] = field(default=lambda score, metric: score)  # (MTEB key, metric)
     score_range: tuple[float, float] = (0.0, 1.0)
     extra_splits: Callable[[Task, str], dict[str, Any]] = _no_splits  # splits read, not scored (a fit split)
+    split_reading: Callable[[Task], dict[str, Any]] = field(default=lambda task: {})  # each eval split's extra keys
     expect_fields: dict[str, str] | None = None  # item field -> MTEB's statistics key, for `expect`
     label_field: str | None = None  # the item field whose counts MTEB's label statistics give
+    row_steps: tuple[str, ...] = ()  # dataset_transform steps (importer.ROW_CHANGING_STEPS) the type's spec says
+    mteb_caveat: str | None = None  # why a published number may differ from ours (every `mteb:` mapping's caveat)
+    # an overridden method that only adds scores beside MTEB's usual ones: method -> the names it may call
+    extra_scores: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 def card_frame(task: Task, version: str) -> dict[str, str]:

@@ -1,0 +1,116 @@
+"""The Regression part of `specrun import mteb`: MTEB 2.x's AbsTaskRegression (scikit-learn's LinearRegression
+fitted on the train split's embeddings and values, Kendall's tau of its predictions) as a `regression` spec, the
+fit split read beside the eval split. MTEB fits each of n_experiments on n_samples rows drawn stratified by binned
+value (datasets' train_test_split, seed 42 + experiment), a draw the kind does not make: a task whose fit split has
+more rows than n_samples is refused by name; one with fewer fits every experiment on the whole split, which the
+kind says as `n_samples: all` (one experiment, the same numbers)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from specrun.mteb.catalogue import Task
+from specrun.mteb.import_classification import fit_split, fit_split_entry
+from specrun.mteb.import_sts import hub_source
+from specrun.mteb.import_subset import split_stats
+from specrun.mteb.type_import import TypeImport, card_frame, renamed_back
+from specrun.spec.mteb_ref import MAX_NAME
+
+REGRESSION_DESCRIPTION = (
+    "Each text is embedded on its own with the model's own pooling. A linear regression (scikit-learn's "
+    "LinearRegression, MTEB's default) is fitted on the embeddings and values of the whole fit split, which is no "
+    "larger than MTEB's n_samples, so each of MTEB's experiments fits this same regression; every evaluated text "
+    "gets the value it predicts.")
+# MTEB score key -> (spec metric, label); mae, mse and rmse are lower-is-better errors without a fixed range, which
+# an imported metric (higher, a range) does not say, so only the correlation is written
+REGRESSION_METRICS = {"kendalltau": ("kendall_tau", "Kendall's τ-b (prediction against gold value)")}
+LINEAR = "sklearn.linear_model._base.LinearRegression"
+DEFAULT_PARAMS = {"copy_X": True, "fit_intercept": True, "n_jobs": None, "positive": False, "tol": 1e-06}
+KNOWN_ATTRIBUTES = {"abstask_prompt", "evaluator", "evaluator_model", "input_column_name", "is_cross_validation",
+                    "label_column_name", "n_experiments", "n_samples", "n_splits", "samples_per_label",
+                    "train_split", "fast_loading"}
+
+
+def regression_refusal(task: Task) -> str | None:
+    """What MTEB's AbsTaskRegression does beyond the regression kind's fit on the whole fit split."""
+    attrs = task.attributes
+    if len(task.name) > MAX_NAME:
+        return f"task name longer than {MAX_NAME} characters ({len(task.name)}; an `mteb:` mapping's limit)"
+    if task.abstask != "AbsTaskRegression":
+        return f"abstask {task.abstask} (only AbsTaskRegression is imported as Regression)"
+    other = sorted(set(attrs) - KNOWN_ATTRIBUTES)
+    if other:
+        return f"class attribute(s) {', '.join(other)} (the task's own, not the abstask's)"
+    if attrs.get("is_cross_validation"):
+        return "cross-validation (is_cross_validation: folds of one split are not in the regression kind)"
+    model = attrs.get("evaluator_model") or {}
+    if model.get("class") != LINEAR:
+        return f"regressor {str(model.get('class')).rsplit('.', 1)[-1]} (only MTEB's LinearRegression)"
+    params = model.get("params") or {}
+    changed = sorted(key for key in set(params) | set(DEFAULT_PARAMS) if params.get(key) != DEFAULT_PARAMS.get(key))
+    if changed:
+        return f"non-default regressor settings ({', '.join(changed)})"
+    fit = fit_split(task)
+    if not fit or fit in task.eval_splits:
+        return f"fit split missing or evaluated ({fit!r}; eval splits {', '.join(task.eval_splits)})"
+    if not isinstance(attrs.get("input_column_name"), str) or not isinstance(attrs.get("label_column_name"), str):
+        return "input or value column is not one column name"
+    return _draw_refusal(task, fit)
+
+
+def _draw_refusal(task: Task, fit: str) -> str | None:
+    n_samples, rows = task.attributes.get("n_samples"), (split_stats(task, fit) or {}).get("num_samples")
+    if not isinstance(n_samples, int) or not isinstance(rows, int):
+        return (f"n_samples {n_samples!r} and no statistics of fit split {fit!r} (MTEB draws a larger split "
+                "stratified by binned value, which the kind does not)")
+    if rows > n_samples:
+        return (f"n_samples {n_samples:,} < the {rows:,} rows of fit split {fit!r} (MTEB draws them stratified by "
+                "binned value, datasets' train_test_split with seed 42 + experiment; the kind does not)")
+    return None
+
+
+def regression_columns(task: Task) -> dict[str, str]:
+    """Item field -> column of the hub data, named as the data names them before a dataset_transform's renames."""
+    renamed = renamed_back(task)
+    text, value = task.attributes["input_column_name"], task.attributes["label_column_name"]
+    return {"text": renamed.get(text, text), "target": renamed.get(value, value)}
+
+
+def regression_source(task: Task, name: str, source: dict[str, Any]) -> dict[str, Any]:
+    return hub_source(task, name, source, regression_columns(task), [*task.eval_splits, str(fit_split(task))])
+
+
+def regression_protocol(task: Task) -> dict[str, Any]:
+    """The whole fit split, once: MTEB's n_experiments fits on it are one and the same (its n_samples covers it)."""
+    return {"kind": "regression", "label": "Linear-regression probe", "capability": "embed.text.pooled",
+            "description": REGRESSION_DESCRIPTION,
+            "options": {"fit_split": fit_split(task), "n_samples": "all", "n_experiments": 1}}
+
+
+def regression_card(task: Task, version: str) -> dict[str, Any]:
+    def count(split: str) -> str:
+        value = (split_stats(task, split) or {}).get("num_samples")
+        return f"{value:,} texts" if isinstance(value, int) else "count not stated"
+
+    fit = str(fit_split(task))
+    frame = card_frame(task, version)
+    return {
+        "what_is_measured": frame["what_is_measured"],
+        "data": f"The hub dataset {task.dataset.path} at revision {task.dataset.revision}, as MTEB {version} loads "
+                f"it for task {task.name}.",
+        "items": f"Every text of the evaluated split(s): {', '.join(f'{s} ({count(s)})' for s in task.eval_splits)}; "
+                 f"{fit} ({count(fit)}) is only read to fit the regression.",
+        "uncertainty": "95 % bootstrap interval over the evaluated texts, 1,000 resamples; the fit is fixed.",
+        "caveats": frame["caveats"],
+        "examples": {"count": 3, "heading": "Three texts (input: a text; expected output: its value):",
+                     "columns": {"id": "item_id", "text": "text", "target": "value"}},
+    }
+
+
+REGRESSION_IMPORT = TypeImport(
+    type="Regression", protocol="probe", metrics=REGRESSION_METRICS, companions=(), refusal=regression_refusal,
+    source=regression_source, protocol_entry=regression_protocol, card=regression_card,
+    metric_name=lambda score, metric: metric, score_range=(-1.0, 1.0), extra_splits=fit_split_entry,
+    expect_fields={"text": "text_statistics"})
+
+__all__ = ["REGRESSION_DESCRIPTION", "REGRESSION_IMPORT", "REGRESSION_METRICS", "regression_refusal"]

@@ -1,0 +1,132 @@
+"""`specrun import mteb` of a task of several hf_subsets (issue 46): one spec whose `subsets:` overlays, merged
+onto it, give each subset exactly the spec its one-subset import is (MTEB's subset name kept, its config or `lang`
+rows, its own statistics, its `mteb:` counterparts); each subset runs as `<id>.<subset>` in lower case and their
+mean is written beside them, as MTEB averages a task's hf_subsets. Names that differ only in case are refused."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from specrun.mteb import catalogue
+from specrun.mteb.importer import refusals, spec_text
+from specrun.spec import load_spec, subset_specs
+from tests.conftest import assert_one_line_error, run_cli
+
+VERSION = catalogue.load().provenance.mteb_version
+FOLDER = "sentence-transformers__all-MiniLM-L6-v2+adapter-hashing"
+
+
+def _import(tmp_path: Path, capsys: pytest.CaptureFixture[str], task: str) -> Path:
+    code, out, err = run_cli(["import", "mteb", task, "-o", str(tmp_path / "imported")], capsys)
+    assert code == 0, err
+    return Path(out.strip())
+
+
+def _without_identity(data: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in data.items() if key not in ("id", "title", "subsets")}
+
+
+@pytest.mark.parametrize("name", ["STS17", "STS22", "AmazonCounterfactualClassification", "MLQARetrieval"])
+def test_each_subset_merged_is_that_subsets_own_import(name: str, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Independently of the overlays: the one-subset import of the task restricted to each subset (what a
+    benchmark taking that subset writes) is, but for id and title, what the merged subset is."""
+    task = catalogue.task(name)
+    assert len(task.hf_subsets) > 1 and not refusals(task)
+    path = _import(tmp_path, capsys, name)
+    code, _, err = run_cli(["validate", str(path)], capsys)
+    if task.type == "Retrieval":  # read from a local copy only, which a fingerprint pins first
+        assert_one_line_error(code, err, contains="an evaluated split needs a fingerprint")
+    else:
+        assert code == 0, err
+    loaded = subset_specs(load_spec(path, require_fingerprints=False), require_fingerprints=False)
+    assert [one.subset for one in loaded] == task.hf_subsets
+    for one in loaded:
+        alone = task.model_copy(update={"hf_subsets": [one.subset]})
+        expected = yaml.safe_load(spec_text(alone, VERSION))
+        assert _without_identity(one.located.data) == _without_identity(expected), one.subset
+        assert one.spec.id == f"{expected['id']}.{one.subset.lower()}"
+        refs = {metric.mteb.subset for metric in one.spec.metrics.values()}
+        assert refs == {one.subset}
+
+
+def sts17_snapshot(snapshot: Path, half: bool = True) -> None:
+    """A hub-style copy of STS17's one config: parquet rows of every subset (`lang`), 30 or more each."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows: dict[str, list[Any]] = {"sentence1": [], "sentence2": [], "score": [], "lang": []}
+    for lang, count in zip(catalogue.task("STS17").hf_subsets, range(30, 60), strict=False):
+        for i in range(count):
+            rows["sentence1"].append(f"{lang} a cat sat on mat {i} {'x' * (i % 4)}")
+            rows["sentence2"].append(f"{lang} a dog sat {'on mat' if i % 2 else 'far away'} {i * 7 % 5}")
+            rows["score"].append(float((i * 37) % 11) / (2 if half else 1))
+            rows["lang"].append(lang)
+    (snapshot / "data").mkdir(parents=True)
+    pq.write_table(pa.table(rows), snapshot / "data" / "test.parquet")
+    (snapshot / "README.md").write_text("---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n"
+                                        "    path: data/test.parquet\n---\n", encoding="utf-8")
+
+
+def test_a_fast_loading_task_runs_each_subset_from_its_lang_rows_and_writes_their_mean(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """STS17 loads fast (one config, a `lang` column): every subset is pinned from a hub-style snapshot, two of
+    them run, each on its own rows only, and the mean of the two is written beside them."""
+    path = _import(tmp_path, capsys, "STS17")
+    sts17_snapshot(tmp_path / "data" / "sts17")
+    chosen = "es-es,en-en"
+    code, _, err = run_cli(["fingerprint", str(path), "--data-dir", str(tmp_path / "data"), "--write"], capsys)
+    assert code == 0, err
+    code, out, err = run_cli([str(path), "--data-dir", str(tmp_path / "data"), "--output", str(tmp_path / "out"),
+                              "--adapter", "hashing", "-q", "--subsets", chosen], capsys)
+    assert code == 0, err
+    paths = [Path(line) for line in out.split()]
+    assert [p.parent.parent.name for p in paths] == ["sts17.en-en", "sts17.es-es"]
+    runs = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
+    sizes = dict(zip(catalogue.task("STS17").hf_subsets, range(30, 60), strict=False))
+    assert [run["scores"]["test"]["spearman_zero_shot"]["n"] for run in runs] == [sizes["en-en"], sizes["es-es"]]
+    means = json.loads((tmp_path / "out" / "sts17" / FOLDER / "subsets.json").read_text(encoding="utf-8"))
+    assert means["subsets"] == ["en-en", "es-es"]
+    (mean,) = [m for m in means["means"] if m["metric"] == "spearman_zero_shot"]
+    assert mean["value"] == math.fsum(run["scores"]["test"]["spearman_zero_shot"]["value"] for run in runs) / 2
+
+
+def test_subset_names_keep_their_case_and_may_not_differ_by_case_alone(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _import(tmp_path, capsys, "STS17")
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["subsets"] = {("En-en" if name == "en-en" else name): patch for name, patch in data["subsets"].items()}
+    path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    loaded = subset_specs(load_spec(path, require_fingerprints=False), ["En-en"])
+    assert (loaded[0].subset, loaded[0].spec.id) == ("En-en", "sts17.en-en")
+    data["subsets"]["EN-EN"] = {}
+    path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    code, _, err = run_cli(["validate", str(path)], capsys)
+    assert_one_line_error(code, err, contains="subsets 'En-en' and 'EN-EN' differ only in case")
+
+
+def test_what_several_subsets_still_cannot_say_is_refused_by_name() -> None:
+    assert refusals(catalogue.task("FloresBitextMining"))[0] == \
+        "41,412 hf_subsets (more than the 600 one imported spec holds)"
+    assert refusals(catalogue.task("CodeEditSearchRetrieval"))[0] == \
+        "hf_subset name 'c++' is not a valid subset name (letters, digits, '_', '.', '-')"
+
+
+def test_two_local_copies_of_one_dataset_are_each_read_as_they_are(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """`datasets` caches a local folder by its name, not its content: a second copy named alike (another
+    --data-dir) was read as the first. Each is read afresh, so their fingerprints differ as their rows do."""
+    path = _import(tmp_path, capsys, "STS17")
+    found = []
+    for name, half in (("one", True), ("two", False)):
+        sts17_snapshot(tmp_path / name / "sts17", half=half)
+        code, out, err = run_cli(["fingerprint", str(path), "--data-dir", str(tmp_path / name)], capsys)
+        assert code == 0, err
+        found.append(out)
+    assert found[0] != found[1] and "sha256:" in found[0]
