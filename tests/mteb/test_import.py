@@ -138,3 +138,27 @@ def test_a_local_copy_of_a_hub_dataset_needs_a_fingerprint(tmp_path: Path,
     code, _out, err = run_cli([str(tmp_path / "imported" / "sts12.yaml"), "--data-dir", str(tmp_path / "data"),
                                "--adapter", "hashing", "-q", "--output", str(tmp_path / "results")], capsys)
     assert_one_line_error(code, err, contains="splits.test: has no fingerprint, and a local copy of the hub dataset")
+
+
+def test_the_counts_the_docs_and_readme_give_are_the_catalogues() -> None:
+    """docs/mteb.md's table (active text tasks and imports per type) and the README's sentence are what the
+    importer gives on the packaged catalogue, so neither drifts when a piece lands."""
+    import re
+
+    from tests.conftest import ROOT
+
+    found = coverage(catalogue.active_text_tasks().values())
+    table = {}
+    for line in (ROOT / "docs" / "mteb.md").read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if len(cells) == 4 and cells[1].isdigit() and cells[2].isdigit():
+            for name in cells[0].split(", "):
+                table[name] = (int(cells[1]), int(cells[2]))
+    pooled = {"InstructionRetrieval", "InstructionReranking"}  # one row for the two
+    expected = {name: (counts["tasks"], counts["imports"]) for name, counts in found.items() if name not in pooled}
+    assert {name: value for name, value in table.items() if name not in pooled} == expected
+    both = [found[name] for name in pooled]
+    assert table["InstructionRetrieval"] == (sum(c["tasks"] for c in both), sum(c["imports"] for c in both))
+    total, imports = sum(c["tasks"] for c in found.values()), sum(c["imports"] for c in found.values())
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert re.search(rf"\b{imports} of MTEB's {total:,} active text tasks convert", readme)
