@@ -130,3 +130,29 @@ def test_two_local_copies_of_one_dataset_are_each_read_as_they_are(tmp_path: Pat
         assert code == 0, err
         found.append(out)
     assert found[0] != found[1] and "sha256:" in found[0]
+
+
+def test_import_with_a_data_dir_writes_each_spec_pinned_from_its_copy(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """`import --data-dir D`: a spec whose copy is in D is written with every subset's fingerprints (as
+    `fingerprint --write` writes them: the run needs nothing more); one without a copy is written unpinned and
+    named; a copy that cannot be read is one line and nothing is written."""
+    data = tmp_path / "data"
+    sts17_snapshot(data / "sts17")
+    out = tmp_path / "imported"
+    code, stdout, err = run_cli(["import", "mteb", "STS17", "STS12", "-o", str(out), "--data-dir", str(data)], capsys)
+    assert code == 0, err
+    assert "not pinned, no local copy in --data-dir: sts12.yaml" in err
+    by_hand = _import(tmp_path / "by-hand", capsys, "STS17")
+    code, _, err = run_cli(["fingerprint", str(by_hand), "--data-dir", str(data), "--write"], capsys)
+    assert code == 0, err
+    assert (out / "sts17.yaml").read_text(encoding="utf-8") == by_hand.read_text(encoding="utf-8")
+    assert "fingerprint: sha256" not in (out / "sts12.yaml").read_text(encoding="utf-8")
+    code, stdout, err = run_cli([str(out / "sts17.yaml"), "--data-dir", str(data), "--adapter", "hashing", "-q",
+                                 "--subsets", "en-en", "--output", str(tmp_path / "runs")], capsys)
+    assert code == 0, err
+    (data / "sts12").mkdir()  # a copy with nothing in it
+    code, _, err = run_cli(["import", "mteb", "STS12", "-o", str(tmp_path / "other"), "--data-dir", str(data)],
+                           capsys)
+    assert_one_line_error(code, err, contains="sts12.yaml: cannot pin it from")
+    assert not (tmp_path / "other").exists()

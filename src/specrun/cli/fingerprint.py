@@ -16,32 +16,41 @@ from specrun.core.workspace import Workspace
 
 def cmd_fingerprint(args: argparse.Namespace, console: Console) -> int:
     from specrun.data import resolve_data_dir
-    from specrun.spec import load_spec, subset_specs
 
-    loaded = load_spec(args.spec, require_fingerprints=False)
-    if args.write and loaded.extends:  # which file of the chain should hold a fingerprint is the author's call
-        raise SpecError(f"fingerprint --write edits one file, and this spec extends {', '.join(loaded.extends)}; "
-                        "run it without --write and put each printed fingerprint under `splits.NAME` of the "
-                        "file that should hold it", file=loaded.display, key="extends")
-    data_dir = resolve_data_dir(args.data_dir)
     workspace = Workspace.resolve(getattr(args, "cache_dir", None), getattr(args, "no_cache", False))
-    if not loaded.spec.subsets:
-        found = _fingerprints(loaded, data_dir, workspace, "")
-        by_subset: dict[str, dict[str, str]] = {}
-    else:
-        found = {}
-        by_subset = {str(one.subset): _fingerprints(one, data_dir, workspace, f"{one.subset}/")
-                     for one in subset_specs(loaded, require_fingerprints=False)}
+    changed = pin_spec(Path(args.spec), resolve_data_dir(args.data_dir), workspace, write=args.write)
     if args.write:
-        from specrun.spec import write_fingerprints
-
-        changed = write_fingerprints(Path(args.spec), found, read_sha256=loaded.sha256, subsets=by_subset)
         print(f"{args.spec}: " + (f"updated {', '.join(changed)}" if changed else "already up to date"),
               file=sys.stderr)
     return 0
 
 
-def _fingerprints(loaded: object, data_dir: Path | None, workspace: Workspace, shown: str) -> dict[str, str]:
+def pin_spec(path: Path, data_dir: Path | None, workspace: Workspace, *, write: bool, echo: bool = True) -> list[str]:
+    """Every read split's fingerprint (each subset's for a spec with subsets), printed when `echo`, and written
+    into the spec file when `write` (what changed is returned): `specrun fingerprint`, and `import --data-dir`."""
+    from specrun.spec import load_spec, subset_specs
+
+    loaded = load_spec(path, require_fingerprints=False)
+    if write and loaded.extends:  # which file of the chain should hold a fingerprint is the author's call
+        raise SpecError(f"fingerprint --write edits one file, and this spec extends {', '.join(loaded.extends)}; "
+                        "run it without --write and put each printed fingerprint under `splits.NAME` of the "
+                        "file that should hold it", file=loaded.display, key="extends")
+    if not loaded.spec.subsets:
+        found = _fingerprints(loaded, data_dir, workspace, "", echo)
+        by_subset: dict[str, dict[str, str]] = {}
+    else:
+        found = {}
+        by_subset = {str(one.subset): _fingerprints(one, data_dir, workspace, f"{one.subset}/", echo)
+                     for one in subset_specs(loaded, require_fingerprints=False)}
+    if not write:
+        return []
+    from specrun.spec import write_fingerprints
+
+    return write_fingerprints(path, found, read_sha256=loaded.sha256, subsets=by_subset)
+
+
+def _fingerprints(loaded: object, data_dir: Path | None, workspace: Workspace, shown: str,
+                  echo: bool = True) -> dict[str, str]:
     """Each split's fingerprint, printed `[SUBSET/]SPLIT: sha256:...`; identity only (a run refuses what it cannot
     score), so the data is read with its checks off."""
     from specrun.data import load_split
@@ -52,5 +61,6 @@ def _fingerprints(loaded: object, data_dir: Path | None, workspace: Workspace, s
     for name in (split.name for split in (*plan.splits, *plan.support_splits)):
         split = load_split(plan, name, data_dir, check=False, workspace=workspace)
         found[name] = split.fingerprint
-        print(f"{shown}{name}: {split.fingerprint}  ({split.n_source} items from {split.origin})")
+        if echo:
+            print(f"{shown}{name}: {split.fingerprint}  ({split.n_source} items from {split.origin})")
     return found

@@ -1,6 +1,8 @@
-"""`specrun import mteb TASK... -o DIR`: MTEB tasks of the checked-in catalogue written as specs, DIR/<id>.yaml
-each. Every task is converted and every spec validated before the first file is written; a task that cannot be
-converted, or a file already there, is one line and nothing is written."""
+"""`specrun import mteb TASK... -o DIR [--data-dir D]`: MTEB tasks of the checked-in catalogue written as specs,
+DIR/<id>.yaml each, each pinned from its local copy D/<source>/ where one is there (as `specrun fingerprint
+--write` pins it). Every task is converted, every spec validated and pinned before the first file is written; a
+task that cannot be converted, a copy that cannot be read, or a file already there, is one line and nothing is
+written."""
 
 from __future__ import annotations
 
@@ -30,14 +32,14 @@ def cmd_import(args: argparse.Namespace, console: Console) -> int:
     if args.benchmark is None:
         imported = import_tasks(args.tasks)
         files = {f"{entry.spec_id}.yaml": entry.text for entry in imported}
-        _write(folder, files, args.output)
+        _write(folder, files, args.output, data_dir=args.data_dir)
         return 0
     from specrun.mteb.benchmark_import import import_benchmark
 
     result = import_benchmark(args.benchmark)
     files = {f"{entry.spec_id}.yaml": entry.text for entry in result.specs}
     suite = f"{result.suite_id}.suite.yaml"
-    _write(folder, {**files, suite: result.suite_text}, args.output, suite=suite)
+    _write(folder, {**files, suite: result.suite_text}, args.output, suite=suite, data_dir=args.data_dir)
     for task, reasons in result.refused:
         print(f"specrun: note: left out: {task}: {', '.join(reasons)}", file=sys.stderr)
     total = len(result.specs) + len(result.refused)
@@ -46,9 +48,11 @@ def cmd_import(args: argparse.Namespace, console: Console) -> int:
     return 1 if result.refused else 0
 
 
-def _write(folder: Path, files: dict[str, str], shown: str, *, suite: str | None = None) -> None:
-    """Every file checked (none there yet, each spec valid, the suite valid with them) before the first is
-    written, then all written together; each path on stdout."""
+def _write(folder: Path, files: dict[str, str], shown: str, *, suite: str | None = None,
+           data_dir: str | None = None) -> None:
+    """Every file checked (none there yet, each spec valid, the suite valid with them) and, with a data folder,
+    each spec whose local copy is there pinned, before the first is written; then all written together; each
+    path on stdout, each spec left unpinned named on stderr."""
     from specrun.outputs import write_file_tree
 
     there = [name for name in files if os.path.lexists(folder / name)]
@@ -56,18 +60,24 @@ def _write(folder: Path, files: dict[str, str], shown: str, *, suite: str | None
         more = f" (and {len(there) - 1} more)" if len(there) > 1 else ""
         raise UsageError(f"-o {shown}: {there[0]} already exists{more}; nothing was written (remove it, or "
                          "import into another folder)")
-    _validate(files, suite)
+    files, unpinned = _validate(files, suite, data_dir)
     write_file_tree(folder, files, f"-o {shown}")
     for name in files:
         print(folder / name)
+    if unpinned:
+        print(f"specrun: note: not pinned, no local copy in --data-dir: {', '.join(unpinned)} (`specrun fingerprint "
+              "SPEC --data-dir D --write` once the copy is there)", file=sys.stderr)
 
 
-def _validate(files: dict[str, str], suite: str | None = None) -> None:
+def _validate(files: dict[str, str], suite: str | None = None,
+              data_dir: str | None = None) -> tuple[dict[str, str], list[str]]:
     """Each spec as `specrun validate` reads it, from a scratch folder: what is written is valid (but for the
     fingerprint a local copy of the data needs, which `specrun fingerprint` adds: a retrieval spec reads one);
-    and the suite file, if any, read with them."""
+    with a data folder, each spec whose sources all have a copy there pinned as `fingerprint --write` pins it
+    (the files as pinned, and the specs left unpinned, are returned); the suite file, if any, read with them."""
     from specrun.spec import load_spec
 
+    pinned, unpinned = dict(files), []
     with tempfile.TemporaryDirectory() as scratch:
         for name, text in files.items():
             path = Path(scratch) / name
@@ -75,20 +85,45 @@ def _validate(files: dict[str, str], suite: str | None = None) -> None:
             if name == suite:
                 continue
             try:
-                load_spec(path, require_fingerprints=False)
+                loaded = load_spec(path, require_fingerprints=False)
             except SpecrunError as exc:  # a task the importer accepted but wrote wrongly: a bug, said as one
                 raise SpecrunError(f"the spec imported as {name} does not validate (a bug in specrun import; "
                                    f"nothing was written): {exc.one_line()}") from None
-        if suite is not None:  # its members' specs were checked above; load_suite would also want the
-            import yaml  # fingerprints a retrieval member gets only from its data
+            if data_dir is not None:
+                if all((Path(data_dir) / source).is_dir() for source in loaded.spec.sources):
+                    pinned[name] = _pinned(path, Path(data_dir))
+                else:
+                    unpinned.append(name)
+        if suite is not None:
+            _validate_suite(files[suite], suite)
+    return pinned, unpinned
 
-            from specrun.suites.model import Suite
 
-            try:
-                Suite.model_validate(yaml.safe_load(files[suite]))
-            except ValueError as exc:  # pydantic's ValidationError is a ValueError
-                raise SpecrunError(f"the suite imported as {suite} does not validate (a bug in specrun import; "
-                                   f"nothing was written): {str(exc).splitlines()[0]}") from None
+def _pinned(path: Path, data_dir: Path) -> str:
+    """The spec file's text with every read split's fingerprint from its local copy (`fingerprint --write`)."""
+    from specrun.cli.fingerprint import pin_spec
+    from specrun.core.workspace import Workspace
+
+    try:
+        pin_spec(path, data_dir, Workspace.resolve(None, False), write=True, echo=False)
+    except SpecrunError as exc:
+        raise UsageError(f"{path.name}: cannot pin it from {data_dir} ({exc.one_line()}); nothing was "
+                         "written") from None
+    return path.read_text(encoding="utf-8")
+
+
+def _validate_suite(text: str, name: str) -> None:
+    """The suite file against the suite model (its members' specs were checked above; load_suite would also
+    want the fingerprints a retrieval member gets only from its data)."""
+    import yaml
+
+    from specrun.suites.model import Suite
+
+    try:
+        Suite.model_validate(yaml.safe_load(text))
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+        raise SpecrunError(f"the suite imported as {name} does not validate (a bug in specrun import; "
+                           f"nothing was written): {str(exc).splitlines()[0]}") from None
 
 
 def add_import_parser(sub: Any) -> None:
@@ -102,3 +137,6 @@ def add_import_parser(sub: Any) -> None:
                              "<id>.suite.yaml; each member left out is named on stderr, exit status 1")
     parser.add_argument("-o", "--output", metavar="DIR", required=True,
                         help="folder for the specs, DIR/<id>.yaml each (an existing file is refused)")
+    parser.add_argument("--data-dir", metavar="D",
+                        help="local copies of the tasks' dataset repos, D/<id>/ each: every spec whose copy is "
+                             "there is written pinned (its fingerprints, as `specrun fingerprint --write`)")
