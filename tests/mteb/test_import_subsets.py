@@ -140,7 +140,7 @@ def test_import_with_a_data_dir_writes_each_spec_pinned_from_its_copy(tmp_path: 
     data = tmp_path / "data"
     sts17_snapshot(data / "sts17")
     out = tmp_path / "imported"
-    code, stdout, err = run_cli(["import", "mteb", "STS17", "STS12", "-o", str(out), "--data-dir", str(data)], capsys)
+    code, _, err = run_cli(["import", "mteb", "STS17", "STS12", "-o", str(out), "--data-dir", str(data)], capsys)
     assert code == 0, err
     assert "not pinned, no local copy in --data-dir: sts12.yaml" in err
     by_hand = _import(tmp_path / "by-hand", capsys, "STS17")
@@ -148,7 +148,7 @@ def test_import_with_a_data_dir_writes_each_spec_pinned_from_its_copy(tmp_path: 
     assert code == 0, err
     assert (out / "sts17.yaml").read_text(encoding="utf-8") == by_hand.read_text(encoding="utf-8")
     assert "fingerprint: sha256" not in (out / "sts12.yaml").read_text(encoding="utf-8")
-    code, stdout, err = run_cli([str(out / "sts17.yaml"), "--data-dir", str(data), "--adapter", "hashing", "-q",
+    code, _, err = run_cli([str(out / "sts17.yaml"), "--data-dir", str(data), "--adapter", "hashing", "-q",
                                  "--subsets", "en-en", "--output", str(tmp_path / "runs")], capsys)
     assert code == 0, err
     (data / "sts12").mkdir()  # a copy with nothing in it

@@ -11,6 +11,7 @@ from typing import Any
 
 from specrun.core.types import CORPUS_CUTOFFS
 from specrun.mteb.catalogue import Task
+from specrun.mteb.import_subset import split_stats
 from specrun.mteb.type_import import TypeImport, card_frame
 
 RETRIEVAL_DESCRIPTION = (
@@ -98,7 +99,7 @@ def candidates_protocol(task: Task, top_k: int) -> dict[str, Any]:
 
 def retrieval_card(task: Task, version: str) -> dict[str, Any]:
     def count(split: str, key: str) -> str:
-        value = ((task.stats or {}).get(split) or {}).get(key)
+        value = (split_stats(task, split) or {}).get(key)  # the subset's own, for a one-subset spec
         return f"{value:,}" if isinstance(value, int) else "?"
 
     splits = ", ".join(f"{split} ({count(split, 'num_queries')} queries, {count(split, 'num_documents')} documents)"

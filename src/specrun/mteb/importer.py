@@ -35,6 +35,7 @@ from specrun.spec.model import MAX_NAME, SUBSET_NAME_PATTERN
 SEED = 20261006  # the seed every shipped spec uses: it seeds the subset draw (none here: `all`) and the bootstrap
 ID_UNSAFE = re.compile(r"[^a-z0-9_.-]+")
 SUBSET_NAME = re.compile(SUBSET_NAME_PATTERN)
+ISO_CODE = re.compile(r"^[a-z]{2,3}$")  # the spec's `language` entries
 # a dataset_transform the generator read as plain steps: renames are columns named differently; these change rows
 ROW_CHANGING_STEPS = ("sampling", "class_encode", "explode", "sets", "joined_splits", "solo_dropped", "split_text",
                       "train_test_split")  # sets: attributes the transform assigns, which hold at evaluation
@@ -152,6 +153,12 @@ def _languages(task: Task) -> list[str]:
     return list(dict.fromkeys(code for subset in task.hf_subsets for code in task.languages.get(subset, [])))
 
 
+def _iso_codes(task: Task) -> list[str]:
+    """The spec's `language`: the ISO 639 codes of MTEB's languages (a programming language MTEB lists, e.g.
+    `python-Code`, is no ISO code: it stays in `metadata.languages` only)."""
+    return list(dict.fromkeys(base for code in _languages(task) if ISO_CODE.match(base := code.split("-")[0])))
+
+
 def _metadata(task: Task) -> dict[str, Any]:
     """MTEB's metadata keys the spec's `metadata` holds, each only where its value is one the spec accepts."""
     found: dict[str, Any] = {"languages": _languages(task)}
@@ -225,7 +232,7 @@ def _one_spec(task: Task, version: str) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "id": name,
         "title": f"{task.name} (MTEB {task.type}{', ' + subset if (subset := one_subset(task)) else ''})",
-        "language": list(dict.fromkeys(code.split("-")[0] for code in _languages(task))),
+        "language": _iso_codes(task),
         "metadata": _metadata(task),
         "licence": {"data": task.license or "none-stated", "publication": "unconfirmed",
                     "notice": _notice(task, version)},

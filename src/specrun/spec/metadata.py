@@ -20,9 +20,11 @@ ANNOTATIONS_CREATORS = ("expert-annotated", "human-annotated", "derived", "LM-ge
 SAMPLE_CREATION = ("found", "created", "human-translated and localized", "human-translated", "machine-translated",
                    "machine-translated and verified", "machine-translated and localized",
                    "LM-generated and verified", "rendered", "multiple")
-LANGUAGE_SCRIPT_PATTERN = r"^[a-z]{3}-[A-Z][a-z]{3}$"  # ISO 639-3 and ISO 15924, as MTEB's eval_langs
+# ISO 639-3 and ISO 15924, as MTEB's eval_langs; or a programming language as MTEB writes one (python-Code, c++-Code)
+LANGUAGE_SCRIPT_PATTERN = r"^([a-z]{3}-[A-Z][a-z]{3}|[a-z][a-z+#]*-Code)$"
 DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
-PATTERN_MEANINGS = {LANGUAGE_SCRIPT_PATTERN: "an ISO 639-3 code and an ISO 15924 script, e.g. jpn-Jpan, eng-Latn",
+PATTERN_MEANINGS = {LANGUAGE_SCRIPT_PATTERN: "an ISO 639-3 code and an ISO 15924 script, e.g. jpn-Jpan, eng-Latn (or "
+                                             "MTEB's code language, e.g. python-Code)",
                     DATE_PATTERN: "a date YYYY-MM-DD"}  # how an error names what was expected
 
 LanguageScript = Annotated[str, Field(pattern=LANGUAGE_SCRIPT_PATTERN)]
