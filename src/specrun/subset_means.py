@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
+
 from specrun.core.markdown import md_text
 from specrun.core.types import Strict
 from specrun.evaluation import ProtocolRun
@@ -67,6 +69,29 @@ class SubsetRun:
     folder: Path
 
 
+@dataclass(frozen=True)
+class SubsetUnits:
+    """One subset's units of a metric on a split: what its resamples draw, its own interval method and its place
+    in the spec's subsets (its seed)."""
+
+    metric: str  # the registered metric
+    arrays: dict[str, np.ndarray]
+    interval: str
+    index: int  # in the spec's `subsets`: the subset's seed is [seed, index]
+
+
+def mean_over_subsets(parts: Sequence[SubsetUnits], *, resamples: int, confidence: float,
+                      seed: int) -> tuple[float, float, float, str]:
+    """(value, low, high, method) of the mean over subsets, as MTEB averages a task's hf_subsets: each subset
+    resampled over its own units on its own seed (independent), read by their common method. A suite member over
+    several subsets takes its own interval from here, so that it is the one its spec's subsets.json gives."""
+    draws = [member_draws(p.metric, p.arrays, resamples=resamples, seed=seed, index=p.index, weight=1.0,
+                          task_type="") for p in parts]
+    method = aggregate_method([p.interval for p in parts])
+    value, low, high = aggregate_interval("mean_task", draws, confidence, method)
+    return value, low, high, method
+
+
 def subset_means(runs: Sequence[SubsetRun], output_root: Path) -> SubsetMeans:
     """The mean over the subsets run of each evaluated split's metrics."""
     first = runs[0].plan.loaded
@@ -78,7 +103,7 @@ def subset_means(runs: Sequence[SubsetRun], output_root: Path) -> SubsetMeans:
     scores, means = [], []
     for split, metrics in runs[0].results.scores.items():
         for metric_id in metrics:
-            draws = []
+            parts = []
             for run in runs:
                 info = run.results.metrics[metric_id]
                 (protocol_run,) = [r for r in run.runs if r.split == split and r.protocol == info.protocol]
@@ -88,11 +113,10 @@ def subset_means(runs: Sequence[SubsetRun], output_root: Path) -> SubsetMeans:
                                           interval=score.interval, n=score.n,
                                           results=(run.folder / "results.json").relative_to(output_root)
                                           .as_posix()))
-                draws.append(member_draws(info.metric, protocol_run.outputs.arrays, resamples=u.resamples,
-                                          seed=run.plan.seed, index=order.index(str(run.plan.loaded.subset)),
-                                          weight=1.0, task_type=""))
-            method = aggregate_method([r.results.scores[split][metric_id].interval for r in runs])
-            value, low, high = aggregate_interval("mean_task", draws, u.confidence, method)
+                parts.append(SubsetUnits(info.metric, protocol_run.outputs.arrays, score.interval,
+                                         order.index(str(run.plan.loaded.subset))))
+            value, low, high, method = mean_over_subsets(parts, resamples=u.resamples, confidence=u.confidence,
+                                                         seed=run.plan.seed)
             means.append(SubsetMean(split=split, metric=metric_id, value=value, ci_low=low, ci_high=high,
                                     interval=method, subsets=[str(r.plan.loaded.subset) for r in runs]))
     return SubsetMeans(spec_id=parent.id, title=parent.title, spec_sha256=first.sha256,

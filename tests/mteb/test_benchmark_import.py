@@ -4,6 +4,7 @@ reason (exit status 1), nothing half-written. Counts from the checked-in catalog
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,8 @@ import yaml
 
 from specrun.mteb.catalogue import benchmark, task
 from specrun.mteb.importer import refusals
+from specrun.spec import load_spec, subset_specs
+from specrun.suites import model as suite_model
 from specrun.suites.model import Suite
 from tests.conftest import assert_one_line_error, run_cli
 
@@ -20,9 +23,12 @@ def _import(tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]) -> tu
     return code, [Path(line) for line in out.split("\n") if line], err
 
 
-@pytest.mark.parametrize(("name", "written"), [("MTEB(eng, v2)", 40), ("JMTEB(v2)", 27)])
+@pytest.mark.parametrize(("name", "written"), [
+    ("MTEB(eng, v2)", 40), ("JMTEB(v2)", 27),
+    pytest.param("MTEB(Multilingual, v2)", 116, marks=pytest.mark.slow)])  # 131 members, 30 s
 def test_a_benchmark_imports_what_converts_and_names_the_rest(name: str, written: int, tmp_path: Path,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+                                                              capsys: pytest.CaptureFixture[str],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     code, paths, err = _import(tmp_path, name, capsys)
     members = benchmark(name).members
     assert code == 1  # some members left out: the suite is not the whole benchmark
@@ -33,21 +39,39 @@ def test_a_benchmark_imports_what_converts_and_names_the_rest(name: str, written
     left = [line for line in err.splitlines() if line.startswith("specrun: note: left out: ")]
     assert len(left) == len(members) - written
     # independently of the importer's own bookkeeping: a member is left out exactly when its task (restricted to
-    # the subsets the benchmark takes, for a multilingual task) is refused or takes several subsets
+    # the subsets the benchmark takes, for a multilingual task) is refused; one of several subsets is one member
+    taken = {}
     for member in members:
         one = task(member.task)
         if one.is_multilingual and member.hf_subsets:
             one = one.model_copy(update={"hf_subsets": [s for s in one.hf_subsets if s in member.hf_subsets]})
-        refused = bool(refusals(one)) or len(one.hf_subsets) > 1
+        refused = bool(refusals(one))
         assert refused == any(line.startswith(f"specrun: note: left out: {member.task}: ") for line in left), member
+        taken[one.name] = one.hf_subsets
     suite = Suite.model_validate(yaml.safe_load(suite_path.read_text(encoding="utf-8")))
     assert suite.aggregates == ["mean_task", "mean_task_type"]
     assert {m.spec for m in suite.members} == {p.name for p in specs}
     assert all(reason.split(": ", 1)[0] in suite.description for reason in (line[25:] for line in left))
+    several = 0
     for member in suite.members:  # each member scores MTEB's main score on the benchmark's split
         spec = yaml.safe_load((suite_path.parent / member.spec).read_text(encoding="utf-8"))
         ref = spec["metrics"][member.metric]["mteb"]
         assert ref["main"] is True and ref["split"] == member.split
+        # a task of several subsets: one member over all of them (MTEB's task score, their mean), its spec holding
+        # exactly the subsets the benchmark takes, each scored by its main score on the split
+        subsets = taken[ref["task"]]
+        assert (member.subsets, list(spec.get("subsets") or subsets)) == ("all" if len(subsets) > 1 else None, subsets)
+        for subset, overlay in (spec.get("subsets") or {}).items():
+            own = {**ref, **((overlay or {}).get("metrics", {}).get(member.metric, {}).get("mteb", {}))}
+            assert (own["main"], own["split"], own["subset"]) == (True, member.split, subset)
+        several += member.subsets is not None
+    assert several == {"MTEB(Multilingual, v2)": 36}.get(name, 0)
+    # the suite loads as specrun reads it (each member over subsets checked in every subset; the specs' data is
+    # not fingerprinted yet, which `specrun fingerprint` does): one member per task and split
+    monkeypatch.setattr(suite_model, "load_spec", functools.partial(load_spec, require_fingerprints=False))
+    monkeypatch.setattr(suite_model, "subset_specs", functools.partial(subset_specs, require_fingerprints=False))
+    loaded = suite_model.load_suite(suite_path)
+    assert [len(m.parts) > 1 for m in loaded.members] == [m.subsets is not None for m in suite.members]
 
 
 def test_one_subset_of_a_multilingual_task_is_read_as_mteb_reads_it(tmp_path: Path,

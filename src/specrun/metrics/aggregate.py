@@ -16,6 +16,7 @@ import numpy as np
 from specrun.metrics import intervals
 from specrun.metrics.estimate import resample
 
+Stream = int | tuple[int, ...]  # whose seed a unit set draws on: a member's index, or (member, part)
 AGGREGATE_LABELS = {"mean_task": "Mean (task)", "mean_task_type": "Mean (task type)",
                     "weighted_mean": "Weighted mean"}
 
@@ -30,13 +31,15 @@ class MemberDraws:
     task_type: str
 
 
-def member_seed(seed: int, index: int) -> int:
-    """Member `index`'s own seed: independent streams for every member, the same on every run."""
-    return int(np.random.SeedSequence([seed, index]).generate_state(1)[0])
+def member_seed(seed: int, index: int | tuple[int, ...]) -> int:
+    """Member `index`'s own seed: independent streams for every member, the same on every run. A tuple
+    (member, part) seeds one subset of a member over several subsets: each subset its own stream."""
+    path = list(index) if isinstance(index, tuple) else [index]
+    return int(np.random.SeedSequence([seed, *path]).generate_state(1)[0])
 
 
-def member_draws(metric: str, arrays: dict[str, np.ndarray], *, resamples: int, seed: int, index: int,
-                 weight: float, task_type: str) -> MemberDraws:
+def member_draws(metric: str, arrays: dict[str, np.ndarray], *, resamples: int, seed: int,
+                 index: int | tuple[int, ...], weight: float, task_type: str) -> MemberDraws:
     """One member's draws on the seed of member `index` (its own, or the first member's over the same units)."""
     drawn = resample(metric, arrays, resamples=resamples, seed=member_seed(seed, index))
     return MemberDraws(value=drawn.point, values=drawn.values, weight=weight, task_type=task_type)
@@ -53,21 +56,58 @@ class MemberUnits:
     key: str
     weight: float
     task_type: str
+    parts: tuple[PartUnits, ...] = ()  # a member over several subsets: theirs (metric, arrays, key: the first's)
+
+    @classmethod
+    def of_parts(cls, index: int, parts: Sequence[PartUnits], weight: float, task_type: str) -> MemberUnits:
+        """A member over several subsets: its value is the mean of theirs, each resampled over its own units."""
+        first = parts[0]
+        return cls(index, first.metric, first.arrays, first.key, weight, task_type, tuple(parts))
 
 
-def draw_groups(keys: Sequence[tuple[int, str]]) -> dict[int, int]:
-    """(member index, units key) -> member index -> the member whose seed its draws take: the first with the same
-    key. Members scored on the same items drawn independently would let their errors cancel in the mean that in
-    truth add up (two metrics on the same pairs): the aggregate's interval would be too narrow."""
-    first: dict[str, int] = {}
+@dataclass(frozen=True)
+class PartUnits:
+    """One subset's units of a member over several subsets (`key` as MemberUnits' key)."""
+
+    metric: str
+    arrays: dict[str, np.ndarray]
+    key: str
+
+
+def draw_groups(keys: Sequence[tuple[Stream, str]]) -> dict[Stream, Stream]:
+    """(stream, units key) -> stream -> the stream whose seed its draws take: the first with the same key. A stream
+    is a member's index, or (member, part) for a subset of a member over several. Members scored on the same items
+    drawn independently would let their errors cancel in the mean that in truth add up (two metrics on the same
+    pairs): the aggregate's interval would be too narrow."""
+    first: dict[str, Stream] = {}
     return {index: first.setdefault(key, index) for index, key in keys}
 
 
+def _streams(m: MemberUnits) -> list[tuple[Stream, PartUnits]]:
+    """A member's resampled unit sets: itself (seed index i), or each of its parts (seed index (i, j))."""
+    if not m.parts:
+        return [(m.index, PartUnits(m.metric, m.arrays, m.key))]
+    return [((m.index, j), part) for j, part in enumerate(m.parts)]
+
+
 def joint_draws(members: Sequence[MemberUnits], *, resamples: int, seed: int) -> list[MemberDraws]:
-    """Every member's draws for the joint resamples, members over the same units on one seed (`draw_groups`)."""
-    groups = draw_groups([(m.index, m.key) for m in members])
-    return [member_draws(m.metric, m.arrays, resamples=resamples, seed=seed, index=groups[m.index],
-                         weight=m.weight, task_type=m.task_type) for m in members]
+    """Every member's draws for the joint resamples, members over the same units on one seed (`draw_groups`); a
+    member over several subsets draws each over its own units on its own seed, and its resample b is the mean of
+    theirs (as a spec's subsets' mean: subset_means), so it counts once in every aggregate."""
+    streams = [_streams(m) for m in members]
+    groups = draw_groups([(index, part.key) for member in streams for index, part in member])
+    out = []
+    for m, member in zip(members, streams, strict=True):
+        drawn = [member_draws(part.metric, part.arrays, resamples=resamples, seed=seed, index=groups[index],
+                              weight=m.weight, task_type=m.task_type) for index, part in member]
+        out.append(drawn[0] if not m.parts else mean_draws(drawn, m.weight, m.task_type))
+    return out
+
+
+def mean_draws(parts: Sequence[MemberDraws], weight: float, task_type: str) -> MemberDraws:
+    """A member over several subsets: the mean of their values (math.fsum) and of their resamples."""
+    return MemberDraws(value=point("mean_task", parts), values=over_resamples("mean_task", parts), weight=weight,
+                       task_type=task_type)
 
 
 def point(name: str, members: Sequence[MemberDraws]) -> float:

@@ -50,11 +50,14 @@ def _main_metric(spec: dict, split: str) -> str:
 
 
 def as_taken(task: Task, member: Member) -> Task:
-    """The task as the benchmark takes it: a multilingual task restricted to the subsets it takes, in the task's
-    order (a subset the task does not have leaves it as it is, for the caller to refuse)."""
-    taken = set(member.hf_subsets)
+    """The task as the benchmark takes it: a multilingual task restricted to the subsets it takes, and any task to
+    the eval splits it takes, in the task's order (a subset or split the task does not have leaves it as it is,
+    for the caller to refuse): a split the benchmark does not score is neither read nor scored."""
+    taken, splits = set(member.hf_subsets), set(member.eval_splits)
     if task.is_multilingual and taken and taken <= set(task.hf_subsets):
-        return task.model_copy(update={"hf_subsets": [subset for subset in task.hf_subsets if subset in taken]})
+        task = task.model_copy(update={"hf_subsets": [subset for subset in task.hf_subsets if subset in taken]})
+    if splits and splits <= set(task.eval_splits):
+        task = task.model_copy(update={"eval_splits": [split for split in task.eval_splits if split in splits]})
     return task
 
 
@@ -76,16 +79,16 @@ def import_benchmark(name: str, catalogue: Catalogue | None = None) -> Benchmark
         reasons = refusals(task) + _refused_split(benchmark, task.name, member.eval_splits, task.eval_splits)
         if set(member.hf_subsets) - set(task.hf_subsets):
             reasons.append(f"{benchmark.name} takes subset(s) the task does not have")
-        elif len(task.hf_subsets) > 1:
-            reasons.append(f"{benchmark.name} takes {len(task.hf_subsets)} of its subsets (a suite member is one "
-                           "subset; MTEB's Mean(Task) over a task's subsets is not written into a suite yet)")
         if reasons:
             refused.append((task.name, reasons))
             continue
         spec = build_spec(task, version)
         specs.append(Imported(task.name, spec_id(task.name), spec_text(task, version, spec)))
-        members += [{"spec": f"{spec_id(task.name)}.yaml", "metric": _main_metric(spec, split), "split": split}
-                    for split in member.eval_splits]
+        # a task of several subsets (the spec holds exactly those the benchmark takes) is one member over all of
+        # them: MTEB's task score, the mean over its hf_subsets
+        several = {"subsets": "all"} if len(task.hf_subsets) > 1 else {}
+        members += [{"spec": f"{spec_id(task.name)}.yaml", "metric": _main_metric(spec, split), "split": split,
+                     **several} for split in member.eval_splits]
     if not specs:
         raise UsageError(f"no member of {benchmark.name} converts: "
                          + "; ".join(f"{task}: {', '.join(reasons)}" for task, reasons in refused))
@@ -105,9 +108,11 @@ def _suite_text(benchmark: Benchmark, identity: str, version: str, members: list
                              f"--benchmark`: {benchmark.description.strip()}{left}"),
              **({"citation": benchmark.citation} if benchmark.citation else {}),
              "members": members, "aggregates": ["mean_task", "mean_task_type"]}
+    several = sum(1 for m in members if "subsets" in m)
+    over = f", {several} of them the mean over a task's subsets (MTEB's task score)" if several else ""
     header = (f"# MTEB {version} benchmark {benchmark.name}, written by `specrun import mteb --benchmark`: "
               f"{len(members)} member(s) from {len(benchmark.members) - len(refused)} of "
-              f"{len(benchmark.members)} tasks.\n")
+              f"{len(benchmark.members)} tasks{over}.\n")
     return header + yaml.safe_dump(suite, sort_keys=False, allow_unicode=True, width=118)
 
 

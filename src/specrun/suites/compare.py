@@ -16,7 +16,7 @@ from specrun.core.errors import CompareError
 from specrun.core.markdown import md_text
 from specrun.metrics import intervals
 from specrun.metrics.aggregate import AGGREGATE_LABELS, aggregate_method, member_seed, over_resamples, point
-from specrun.suites.joint import SuiteRun, display_labels, read_suite_runs
+from specrun.suites.joint import ReadMember, SuiteRun, display_labels, read_suite_runs
 
 
 @dataclass(frozen=True)
@@ -65,12 +65,30 @@ def compare_suites(path_a: Path, path_b: Path) -> SuiteComparison:
     members = []
     for ma, mb in zip(a.members, b.members, strict=True):
         s = ma.score
+        if ma.parts:
+            members.append(_mean_difference(ma, mb, p.confidence))
+            continue
         info = ma.verified.results.metrics[s.metric]
         members.append(paired_difference(s.split, f"{s.spec_id} {s.metric}", info.metric, ma.direction,
                                          ma.arrays, mb.arrays, p.resamples, p.confidence,
                                          member_seed(p.seed, s.index), s.n or len(ma.ids),
                                          s.interval or "percentile"))
     return SuiteComparison(a=a, b=b, aggregates=aggregates, members=members)
+
+
+def _mean_difference(ma: ReadMember, mb: ReadMember, confidence: float) -> Difference:
+    """A member over several subsets: A's mean minus B's, its interval over their joint resamples (each subset of
+    A and of B on the same units, on the subset's suite seed), read by the subsets' common method."""
+    s = ma.score
+    method = aggregate_method([part.interval for part in s.subsets or []])
+    difference = ma.draws.value - mb.draws.value
+    differences = ma.draws.values - mb.draws.values
+    low, high = intervals.interval(method, difference, differences, confidence)
+    plausible = intervals.plausible(method, difference, differences)
+    wins = plausible > 0 if ma.direction == "higher" else plausible < 0
+    return Difference(split=s.split, metric=f"{s.name} {s.metric}", a=ma.draws.value, b=mb.draws.value,
+                      difference=difference, ci_low=low, ci_high=high, a_better=float(np.mean(wins)),
+                      n=s.n or len(ma.ids), interval=method)
 
 
 def suite_compare_markdown(c: SuiteComparison) -> str:

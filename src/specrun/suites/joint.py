@@ -16,13 +16,13 @@ import numpy as np
 
 from specrun.core.errors import CompareError, SpecrunError
 from specrun.core.workspace import warn_stderr
-from specrun.metrics.aggregate import MemberDraws, member_draws
+from specrun.metrics.aggregate import MemberDraws, joint_draws
 from specrun.results import run_identity, run_labels
 from specrun.results.verify import Verified, verified_with_spec
 from specrun.spec.model import Spec
-from specrun.suites.aggregate import units_key
 from specrun.suites.model import ResolvedMember, load_suite
-from specrun.suites.results import SUITE_FORMAT, MemberScore, SuiteResults, read_suite_results
+from specrun.suites.parts import ReadPart, member_ids, member_units, read_part
+from specrun.suites.results import SUITE_FORMAT, MemberScore, PartScore, SuiteResults, read_suite_results
 
 
 @dataclass(frozen=True)
@@ -30,11 +30,12 @@ class ReadMember:
     """A scored member of one suite run: its entry, its verified results and its draws."""
 
     score: MemberScore
-    verified: Verified
+    verified: Verified  # its results (of a member over several subsets: its first subset's)
     ids: list[str]
     arrays: dict[str, np.ndarray]
     draws: MemberDraws
     direction: str
+    parts: tuple[ReadPart, ...] = ()  # a member over several subsets: each one read back
 
 
 @dataclass(frozen=True)
@@ -100,25 +101,25 @@ def read_suite_run(path: Path, results: SuiteResults) -> SuiteRun:
         raise CompareError(f"a --limit {u.limit} suite run (the first {u.limit} items of each split, a smoke run); "
                            "compare and the leaderboard take full runs only: rerun without --limit", file=str(path))
     declared = suite_file_members(path, results)
-    members = []
-    first_on: dict[str, int] = {}  # units key -> the first member over those units: they share its draws
+    scored, units, read = [], [], []
     for m in results.members:
         if m.status != "scored":
             continue
-        where = f"member {m.index + 1} ({m.spec_id} {m.split} {m.metric})"
-        verified, spec = _member_results(root / str(m.results), m, where, path)
+        where = f"member {m.index + 1} ({m.label} {m.metric})"
         own = declared[m.index]
-        info = verified.results.metrics[m.metric]
-        ids, arrays = verified.units[(m.split, info.protocol)]
-        try:
-            drawn = member_draws(info.metric, arrays, resamples=u.resamples, seed=u.seed,
-                                 index=first_on.setdefault(units_key(verified.results, m.split, ids), m.index),
-                                 weight=own.member.weight, task_type=own.task_type)
-        except SpecrunError as exc:
-            raise exc.prefixed(where) from None
-        members.append(ReadMember(score=m, verified=verified, ids=list(ids), arrays=arrays, draws=drawn,
-                                  direction=spec.metrics[m.metric].direction))
-    return SuiteRun(path=path, results=results, members=members)
+        found = [_member_results(root / str(entry.results), m, entry, where, path) for entry in m.subsets or [m]]
+        parts = [read_part(verified, m.split, m.metric) for verified, _ in found]
+        scored.append((m, own, found[0][1], parts))
+        units.append(member_units(own, parts))
+    try:  # members over the same items share the first one's draws, as when the suite ran
+        draws = joint_draws(units, resamples=u.resamples, seed=u.seed)
+    except SpecrunError as exc:
+        raise exc.prefixed(str(path)) from None
+    for (m, own, spec, parts), drawn in zip(scored, draws, strict=True):
+        read.append(ReadMember(score=m, verified=parts[0].verified, ids=member_ids(own, parts),
+                               arrays=parts[0].arrays, draws=drawn, direction=spec.metrics[m.metric].direction,
+                               parts=tuple(parts) if own.parts else ()))
+    return SuiteRun(path=path, results=results, members=read)
 
 
 def suite_file_members(path: Path, results: SuiteResults) -> dict[int, ResolvedMember]:
@@ -138,19 +139,22 @@ def suite_file_members(path: Path, results: SuiteResults) -> dict[int, ResolvedM
     declared = {m.index: m for m in loaded.members}
     for m in results.members:
         own = declared.get(m.index)
-        mine = None if own is None else (own.spec_id, own.split, own.member.metric, own.member.weight, own.task_type)
-        said = (m.spec_id, m.split, m.metric, m.weight, m.task_type)
+        mine = None if own is None else (own.spec_id, own.split, own.member.metric, own.member.weight, own.task_type,
+                                         own.subsets)
+        said = (m.spec_id, m.split, m.metric, m.weight, m.task_type,
+                None if m.subsets is None else tuple(p.subset for p in m.subsets))
         if mine != said:
             raise CompareError(f"member {m.index + 1}: suite.json records {said} where the suite file {found} says "
                                f"{mine}; suite.json was edited", file=str(path))
     return declared
 
 
-def _member_results(results_path: Path, m: MemberScore, where: str, path: Path) -> tuple[Verified, Spec]:
-    """The member's results.json, verified against its spec. A file other than the one suite.json records (by
-    sha256) is taken only when it answers the same request with the same numbers: another run of the same spec
-    (same version), model and settings (it lies in the same folder, whose name is the settings) rewrote it, and
-    its member score equals the recorded one; else one line."""
+def _member_results(results_path: Path, m: MemberScore, entry: MemberScore | PartScore, where: str,
+                    path: Path) -> tuple[Verified, Spec]:
+    """The member's results.json (`entry`: the member, or one of its subsets), verified against its spec. A file
+    other than the one suite.json records (by sha256) is taken only when it answers the same request with the same
+    numbers: another run of the same spec (same version), model and settings (it lies in the same folder, whose
+    name is the settings) rewrote it, and its score equals the recorded one; else one line."""
     try:
         data = results_path.read_bytes()
     except OSError as exc:
@@ -162,11 +166,11 @@ def _member_results(results_path: Path, m: MemberScore, where: str, path: Path) 
     run = verified.results
     if run.provenance.spec_sha256 != m.spec_sha256 or m.metric not in run.scores.get(m.split, {}):
         raise CompareError(f"{where}: {results_path} is not a run of the member's spec and score", file=str(path))
-    if hashlib.sha256(data).hexdigest() != m.results_sha256:
+    if hashlib.sha256(data).hexdigest() != entry.results_sha256:
         score = run.scores[m.split][m.metric]
-        if (score.value, score.ci_low, score.ci_high, score.n) != (m.value, m.ci_low, m.ci_high, m.n):
+        if (score.value, score.ci_low, score.ci_high, score.n) != (entry.value, entry.ci_low, entry.ci_high, entry.n):
             raise CompareError(f"{where}: {results_path} is not the file suite.json records (sha256 differs) and "
-                               f"its score is not the recorded one ({score.value!r} vs {m.value!r}); refusing",
+                               f"its score is not the recorded one ({score.value!r} vs {entry.value!r}); refusing",
                                file=str(path))
         warn_stderr(f"{where}: {results_path} was rewritten by another run of the same spec, model and settings; "
                     "its score is the one suite.json records")

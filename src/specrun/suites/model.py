@@ -30,7 +30,12 @@ class Member(Strict):
     metric: str = Field(description="The metric id of the spec that is the member's main score.")
     split: str | None = Field(None, description="The evaluated split scored; may be left out when the spec "
                                                 "evaluates one split.")
-    subset: str | None = Field(None, description="The subset of a spec with `subsets` (required there).")
+    subset: str | None = Field(None, description="The subset of a spec with `subsets` (it or `subsets` required "
+                                                 "there).")
+    subsets: Annotated[list[str], Field(min_length=1)] | Literal["all"] | None = Field(
+        None, description="Several subsets of a spec with `subsets` (a list, or `all`): the member is "
+                                        "the mean over them of the metric on the split (MTEB's task score over "
+                                        "its hf_subsets), one member (one task) in every aggregate.")
     weight: Weight = Field(1.0, description="The member's weight in `weighted_mean`: a number from 1e-6 to 1e6.")
     optional: bool = Field(False, description="A member whose data may be missing here: the suite then runs "
                                               "without it and marks every aggregate partial.")
@@ -59,10 +64,21 @@ class ResolvedMember:
 
     index: int
     member: Member
-    loaded: LoadedSpec
+    loaded: LoadedSpec  # the spec scored; of a member over several subsets, the file's spec (its id)
     split: str
     task_type: str
     direction: str
+    parts: tuple[LoadedSpec, ...] = ()  # a member over several subsets: each subset's spec, in the spec's order
+
+    @property
+    def runs(self) -> tuple[LoadedSpec, ...]:
+        """The specs run for the member: its subsets' (several), or its spec."""
+        return self.parts or (self.loaded,)
+
+    @property
+    def subsets(self) -> tuple[str, ...] | None:
+        """The subsets a member over several averages; None for a member of one spec (or one subset)."""
+        return tuple(str(p.subset) for p in self.parts) if self.parts else None
 
     @property
     def spec_id(self) -> str:
@@ -70,7 +86,8 @@ class ResolvedMember:
 
     @property
     def label(self) -> str:
-        return f"{self.spec_id} {self.split} {self.member.metric}"
+        over = f" (mean of {len(self.parts)} subsets)" if self.parts else ""
+        return f"{self.spec_id}{over} {self.split} {self.member.metric}"
 
 
 @dataclass(frozen=True)
@@ -123,36 +140,70 @@ def _resolve(loaded: LoadedSuite, index: int, member: Member) -> ResolvedMember:
         raise loaded.error((*key, "spec"), f"{member.spec} is not a file (read relative to the suite's folder "
                                            f"{loaded.path.parent})")
     spec = load_spec(spec_path)
+    parts = _chosen_subsets(loaded, key, member, spec)
+    if len(parts) == 1 and member.subsets is None:
+        spec = parts[0]
+    kinds = [_scored(loaded, key, member, part) for part in parts]
+    split, kind, direction = kinds[0]
+    for part, (other_split, other_kind, other_direction) in zip(parts, kinds, strict=True):
+        if (other_split, other_kind, other_direction) != (split, kind, direction):
+            raise loaded.error((*key, "subsets"), f"subset {part.subset} of {spec.spec.id} is scored on split "
+                                                  f"{other_split} by a {other_kind} metric ({other_direction} is "
+                                                  f"better), subset {parts[0].subset} on {split} by a {kind} "
+                                                  f"({direction}): one member is one task")
+    return ResolvedMember(index=index, member=member, loaded=spec, split=split, task_type=PROTOCOLS[kind].info.
+                          prompt_task, direction=direction, parts=tuple(parts) if member.subsets is not None else ())
+
+
+def _chosen_subsets(loaded: LoadedSuite, key: tuple[str, int], member: Member, spec: LoadedSpec) -> list[LoadedSpec]:
+    """The specs the member scores: its one subset's, its several subsets' (in the spec's order), or the spec."""
     subsets = spec.spec.subsets or {}
+    if member.subset is not None and member.subsets is not None:
+        raise loaded.error((*key, "subsets"), "give `subset` (one) or `subsets` (several, their mean), not both")
+    if member.subsets is not None:
+        if not subsets:
+            raise loaded.error((*key, "subsets"), f"{spec.spec.id} declares no subsets")
+        names = list(subsets) if member.subsets == "all" else member.subsets
+        unknown = [name for name in names if name not in subsets]
+        twice = [name for i, name in enumerate(names) if name in names[:i]]
+        if unknown or twice:
+            raise loaded.error((*key, "subsets"), f"{spec.spec.id} has no subset {unknown[0]!r}; its subsets: "
+                                                  f"{', '.join(subsets)}" if unknown else f"subset {twice[0]!r} "
+                                                  "named twice")
+        return subset_specs(spec, names)
     if subsets and member.subset not in subsets:
         raise loaded.error((*key, "subset") if member.subset else key,
                            f"{spec.spec.id} has subsets ({', '.join(subsets)}); name the member's `subset`"
-                           + (f" (no subset {member.subset!r})" if member.subset else ""))
+                           + (f" (no subset {member.subset!r})" if member.subset else "")
+                           + ", or `subsets` for their mean")
     if member.subset and not subsets:
         raise loaded.error((*key, "subset"), f"{spec.spec.id} declares no subsets")
-    if member.subset:
-        spec = subset_specs(spec, [member.subset])[0]
+    return subset_specs(spec, [member.subset]) if member.subset else [spec]
+
+
+def _scored(loaded: LoadedSuite, key: tuple[str, int], member: Member, spec: LoadedSpec) -> tuple[str, str, str]:
+    """(split, protocol kind, direction) of the member's metric in one spec it scores; a split or metric the spec
+    does not have is one line (naming the subset of a member over several)."""
+    name = f"{spec.parent.id} subset {spec.subset}" if member.subsets is not None and spec.parent else spec.spec.id
     evaluated = spec.spec.evaluated_splits
     split = member.split
     if split is None:
         if len(evaluated) != 1:
-            raise loaded.error(key, f"{spec.spec.id} evaluates {len(evaluated)} splits ({', '.join(evaluated)}); "
-                                    "name the member's `split`")
+            raise loaded.error(key, f"{name} evaluates {len(evaluated)} splits "
+                                    f"({', '.join(evaluated)}); name the member's `split`")
         split = evaluated[0]
     elif split not in evaluated:
-        raise loaded.error((*key, "split"), f"{spec.spec.id} does not evaluate split {split!r}; it evaluates: "
-                                            f"{', '.join(evaluated)}")
+        raise loaded.error((*key, "split"), f"{name} does not evaluate split {split!r}; it "
+                                            f"evaluates: {', '.join(evaluated)}")
     metric = spec.spec.metrics.get(member.metric)
     if metric is None:
-        raise loaded.error((*key, "metric"), f"{spec.spec.id} has no metric {member.metric!r}; its metrics: "
-                                             f"{', '.join(spec.spec.metrics)}")
-    kind = spec.spec.protocols[metric.protocol].kind
-    return ResolvedMember(index=index, member=member, loaded=spec, split=split,
-                          task_type=PROTOCOLS[kind].info.prompt_task, direction=METRICS[metric.metric].direction)
+        raise loaded.error((*key, "metric"), f"{name} has no metric {member.metric!r}; its "
+                                             f"metrics: {', '.join(spec.spec.metrics)}")
+    return split, spec.spec.protocols[metric.protocol].kind, METRICS[metric.metric].direction
 
 
 def _check_members(loaded: LoadedSuite, members: list[ResolvedMember]) -> None:
-    seen: dict[tuple[str, str, str], int] = {}
+    seen: dict[tuple[str, tuple[str, ...] | None, str, str], int] = {}
     files: dict[str, ResolvedMember] = {}  # spec id -> its first member: one id is one file (one results folder)
     for m in members:
         other = files.setdefault(m.spec_id, m)
@@ -160,7 +211,7 @@ def _check_members(loaded: LoadedSuite, members: list[ResolvedMember]) -> None:
             raise loaded.error(("members", m.index, "spec"),
                                f"{m.member.spec} has the id {m.spec_id!r}, as member {other.index}'s "
                                f"{other.member.spec} has: their runs would write one folder; give them distinct ids")
-        where = (m.spec_id, m.split, m.member.metric)
+        where = (m.spec_id, m.subsets, m.split, m.member.metric)
         if where in seen:
             raise loaded.error(("members", m.index), f"the same score as member {seen[where]} ({m.label})")
         seen[where] = m.index

@@ -6,10 +6,11 @@ Mean (task) is given only when every member has a published value."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from specrun.core.markdown import md_text
 from specrun.published import Found, PublishedDir
+from specrun.spec.model import Spec
 from specrun.suites.model import LoadedSuite
 from specrun.suites.results import SuiteResults
 
@@ -26,12 +27,29 @@ def members_published(loaded: LoadedSuite, published: PublishedDir, model: str,
     """Each member's published value for this model and revision, or why there is none."""
     out = []
     for m in loaded.members:
-        spec = m.loaded.spec
-        ref = spec.metrics[m.member.metric].mteb
-        found = published.find(model, revision, ref) if ref is not None and spec.mteb_split(
-            m.member.metric) == m.split else None
-        out.append(MemberPublished(index=m.index, label=m.label, found=found))
+        found = [_find(published, model, revision, spec.spec, m.member.metric, m.split) for spec in m.runs]
+        out.append(MemberPublished(index=m.index, label=m.label, found=found[0] if not m.parts else _mean(found)))
     return out
+
+
+def _find(published: PublishedDir, model: str, revision: str | None, spec: Spec, metric: str,
+          split: str) -> Found | None:
+    ref = spec.metrics[metric].mteb
+    return published.find(model, revision, ref) if ref is not None and spec.mteb_split(metric) == split else None
+
+
+def _mean(found: list[Found | None]) -> Found | None:
+    """A member over several subsets: the mean of their published values (MTEB's task score over the subsets),
+    when every subset has one; else why not (the first subset without)."""
+    if any(f is None for f in found):
+        return None
+    values = [f.value for f in found if f is not None and f.value is not None]
+    if len(values) < len(found):
+        return next(f for f in found if f is not None and f.value is None)
+    mean = math.fsum(v.value for v in values) / len(values)
+    notes = "; ".join(dict.fromkeys(f.note for f in found if f is not None and f.note))
+    return Found(value=replace(values[0], subset=", ".join(v.subset for v in values), value=mean),
+                 note=notes or None)
 
 
 def published_mean(rows: list[MemberPublished]) -> float | None:

@@ -21,6 +21,20 @@ SUITE_FORMAT = "specrun.suite/1"
 SUITE_LIMIT = 16 << 20
 
 
+class PartScore(Strict):
+    """One subset of a member over several subsets: its own score, read from its own run."""
+
+    subset: str
+    spec_id: str  # the subset's run: `<spec id>.<subset>`
+    value: float
+    ci_low: float
+    ci_high: float
+    interval: str
+    n: int
+    results: str  # its results.json, relative to the output root
+    results_sha256: str
+
+
 class MemberScore(Strict):
     index: int
     spec: str  # as the suite names it
@@ -43,6 +57,19 @@ class MemberScore(Strict):
     request_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")  # spec, model and settings the member was run with
     reused: bool = False  # read back from an earlier run, not run now
     encoded: int = 0  # texts the model encoded for it in this run
+    # a member over several subsets: each one's score (value, interval and n are then their mean's, with the
+    # interval as the spec's subsets.json gives it, and the total n; `results` is None); absent otherwise, so an
+    # earlier suite.json reads as it did
+    subsets: list[PartScore] | None = None
+
+    @property
+    def name(self) -> str:
+        """The spec id, and for a member over several subsets how many it averages."""
+        return f"{self.spec_id} (mean of {len(self.subsets)} subsets)" if self.subsets else self.spec_id
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} {self.split}"
 
 
 class AggregateScore(Strict):
@@ -82,7 +109,12 @@ class SuiteResults(Strict):
 
 
 def suite_json(results: SuiteResults) -> str:
-    return json.dumps(results.model_dump(mode="json"), indent=1, ensure_ascii=False) + "\n"
+    """suite.json; a member of one spec has no `subsets` key, as before members over several subsets were."""
+    document = results.model_dump(mode="json")
+    for member in document["members"]:
+        if member["subsets"] is None:
+            del member["subsets"]
+    return json.dumps(document, indent=1, ensure_ascii=False) + "\n"
 
 
 def read_suite_results(path: Path) -> SuiteResults | str:
@@ -105,11 +137,11 @@ def suite_markdown(results: SuiteResults) -> str:
              f"| member | task type | metric | value | {percent} CI | n |", "| --- | --- | --- | --- | --- | --- |"]
     for m in results.members:
         if m.status == "missing":
-            lines.append(f"| {md_text(m.spec_id)} {md_text(m.split)} | {m.task_type} | {md_text(m.metric)} | "
+            lines.append(f"| {md_text(m.label)} | {m.task_type} | {md_text(m.metric)} | "
                          f"missing | {md_text(m.reason or '')} | |")
             continue
         method = "" if m.interval == "percentile" else f" {m.interval}"
-        lines.append(f"| {md_text(m.spec_id)} {md_text(m.split)} | {m.task_type} | {md_text(m.metric)} | "
+        lines.append(f"| {md_text(m.label)} | {m.task_type} | {md_text(m.metric)} | "
                      f"{m.value:.4f} | [{m.ci_low:.4f}, {m.ci_high:.4f}]{method} | {m.n} |")
     lines += ["", f"| aggregate | value | {percent} CI | members |", "| --- | --- | --- | --- |"]
     for a in results.aggregates:
@@ -143,7 +175,7 @@ def hub_card_section(results: SuiteResults) -> list[str]:
         lines.append(f"| {AGGREGATE_LABELS[a.name]}{partial} | {a.value:.4f} | [{a.ci_low:.4f}, {a.ci_high:.4f}] |")
     for m in results.members:
         if m.value is not None:
-            lines.append(f"| {md_text(m.spec_id)} ({md_text(m.metric)}, {m.task_type}) | {m.value:.4f} | "
+            lines.append(f"| {md_text(m.name)} ({md_text(m.metric)}, {m.task_type}) | {m.value:.4f} | "
                          f"[{m.ci_low:.4f}, {m.ci_high:.4f}] |")
     lines += ["", f"Run {md_text(p.run)} of {md_text(p.model)} with specrun {md_text(p.specrun_version)}; intervals "
                   f"from {p.resamples} bootstrap resamples of each member's units (suite.json has every number and "

@@ -27,8 +27,8 @@ from specrun.published import PublishedDir
 from specrun.results import configuration
 from specrun.results.verify import Verified, verified_with_spec
 from specrun.runner import run
-from specrun.suites.aggregate import units_key
 from specrun.suites.model import LoadedSuite, ResolvedMember, load_suite
+from specrun.suites.parts import member_units, own_mean, part_scores, read_part
 from specrun.suites.published import MemberPublished, members_published, published_markdown
 from specrun.suites.results import (
     AggregateScore,
@@ -57,7 +57,8 @@ def request_sha256(member: ResolvedMember, model: ModelRef, options: RunOptions)
     request = {"spec_sha256": member.loaded.sha256, "subset": member.loaded.subset, "model": model.name,
                "revision": model.revision, "weights_sha256": model.weights_sha256,
                "settings": options.encoder.model_dump(mode="json"), "device": options.device, "specrun": __version__,
-               **({"limit": options.limit} if options.limit is not None else {})}
+               **({"limit": options.limit} if options.limit is not None else {}),
+               **({"subsets": list(member.subsets)} if member.subsets is not None else {})}
     return hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()
 
 
@@ -80,8 +81,8 @@ def run_suite(path: str, options: RunOptions, console: Console,
         missing = _missing_data(loaded, set(reused), options, workspace)
     finally:
         workspace.close()
-    pending = list({m.spec_id: m.loaded for m in loaded.members
-                    if m.index not in reused and m.index not in missing}.values())
+    pending = list({spec.spec.id: spec for m in loaded.members if m.index not in reused and m.index not in missing
+                    for spec in m.runs}.values())
     count = len(loaded.members)
     for m in loaded.members:
         state = ("reused (same spec, model and settings)" if m.index in reused else
@@ -93,13 +94,13 @@ def run_suite(path: str, options: RunOptions, console: Console,
         if m.index in missing:
             members.append(_missing_score(m, requests[m.index], missing[m.index]))
             continue
-        results_path = output_folder(options, m.spec_id, model.slug) / "results.json"
-        verified = reused.get(m.index) or verified_with_spec(results_path, str(m.loaded.path))[0]
-        changed = changed or configuration(verified.results)
-        score, drawn = _member_score(loaded, m, verified, options, requests[m.index],
-                                     reused=m.index in reused,
-                                     encoded=outputs[m.spec_id].results.texts.encoded
-                                     if m.spec_id in outputs and _first_of_spec(loaded, m) else 0)
+        verified = reused.get(m.index) or [verified_with_spec(output_folder(options, spec.spec.id, model.slug) /
+                                                              "results.json", str(spec.path))[0] for spec in m.runs]
+        changed = changed or configuration(verified[0].results)
+        encoded = sum(outputs[spec.spec.id].results.texts.encoded for spec in m.runs
+                      if spec.spec.id in outputs and _first_of_spec(loaded, m, spec.spec.id))
+        score, drawn = _member_score(m, verified, options, requests[m.index], reused=m.index in reused,
+                                     encoded=encoded)
         members.append(score)
         draws.append(drawn)
     results = _suite_results(loaded, members, draws, model, folder.name, options.limit)
@@ -121,13 +122,13 @@ def _write_suite(folder: Path, files: dict[str, str | bytes], ran: int) -> None:
         raise OutputError(said, file=exc.file, line=exc.line, key=exc.key) from None
 
 
-def _first_of_spec(loaded: LoadedSuite, member: ResolvedMember) -> bool:
-    """A spec scored by several members counts its encoded texts once, for its first member."""
-    return next(m for m in loaded.members if m.spec_id == member.spec_id).index == member.index
+def _first_of_spec(loaded: LoadedSuite, member: ResolvedMember, spec_id: str) -> bool:
+    """A spec (a subset's) scored by several members counts its encoded texts once, for its first member."""
+    return next(m for m in loaded.members if any(s.spec.id == spec_id for s in m.runs)).index == member.index
 
 
 def _reusable(loaded: LoadedSuite, suite_path: Path, requests: dict[int, str], options: RunOptions,
-              model: ModelRef, console: Console) -> dict[int, Verified]:
+              model: ModelRef, console: Console) -> dict[int, list[Verified]]:
     """Members an earlier suite.json records with the same request whose results.json (where this run would
     write it) is still the one it recorded and verifies against its spec; anything else is run again."""
     if not suite_path.exists():
@@ -136,22 +137,30 @@ def _reusable(loaded: LoadedSuite, suite_path: Path, requests: dict[int, str], o
     if isinstance(earlier, str):
         _say(console, f"specrun: warning: {earlier}; every member is run again")
         return {}
-    recorded = {(e.spec_id, e.split, e.metric): e for e in earlier.members if e.status == "scored"}
+    recorded = {(e.spec_id, e.split, e.metric, _subsets(e)): e for e in earlier.members if e.status == "scored"}
     reused = {}
     for m in loaded.members:
-        entry = recorded.get((m.spec_id, m.split, m.member.metric))
-        results_path = output_folder(options, m.spec_id, model.slug) / "results.json"
-        if entry is None or entry.request_sha256 != requests[m.index] or entry.results != _relative(
-                results_path, options):
+        entry = recorded.get((m.spec_id, m.split, m.member.metric, m.subsets))
+        if entry is None or entry.request_sha256 != requests[m.index]:
+            continue
+        paths = [output_folder(options, spec.spec.id, model.slug) / "results.json" for spec in m.runs]
+        said = [(p.results, p.results_sha256) for p in entry.subsets or [entry]]
+        if [where for where, _ in said] != [_relative(path, options) for path in paths]:
             continue
         try:
-            if hashlib.sha256(results_path.read_bytes()).hexdigest() != entry.results_sha256:
+            if any(hashlib.sha256(path.read_bytes()).hexdigest() != sha for path, (_, sha) in zip(paths, said,
+                                                                                                   strict=True)):
                 continue
-            reused[m.index] = verified_with_spec(results_path, str(m.loaded.path))[0]
+            reused[m.index] = [verified_with_spec(path, str(spec.path))[0] for path, spec in zip(paths, m.runs,
+                                                                                                  strict=True)]
         except (OSError, SpecrunError) as exc:
             reason = exc.one_line() if isinstance(exc, SpecrunError) else str(exc)
             _say(console, f"specrun: warning: member {m.index + 1} {m.label}: not reused ({reason}); run again")
     return reused
+
+
+def _subsets(entry: MemberScore) -> tuple[str, ...] | None:
+    return tuple(p.subset for p in entry.subsets) if entry.subsets is not None else None
 
 
 def _say(console: Console, line: str) -> None:
@@ -172,17 +181,18 @@ def _missing_data(loaded: LoadedSuite, reused: set[int], options: RunOptions,
     for m in loaded.members:
         if m.index in reused:
             continue
-        if m.spec_id not in checked:
-            plan = make_plan(m.loaded)
-            try:
-                load_splits(plan, data_dir, workspace=workspace)
-                checked[m.spec_id] = None
-            except (MissingDataError, OfflineError) as exc:  # a wrong sha256 or a bad row is still an error
-                if not m.member.optional:
-                    raise
-                checked[m.spec_id] = exc.one_line()
-        if checked[m.spec_id] is not None:
-            missing[m.index] = str(checked[m.spec_id])
+        for spec in m.runs:
+            if spec.spec.id not in checked:
+                try:
+                    load_splits(make_plan(spec), data_dir, workspace=workspace)
+                    checked[spec.spec.id] = None
+                except (MissingDataError, OfflineError) as exc:  # a wrong sha256 or a bad row is still an error
+                    if not m.member.optional:
+                        raise
+                    checked[spec.spec.id] = exc.one_line()
+        why = [str(checked[spec.spec.id]) for spec in m.runs if checked[spec.spec.id] is not None]
+        if why:
+            missing[m.index] = "; ".join(why)
     return missing
 
 
@@ -192,24 +202,27 @@ def _missing_score(m: ResolvedMember, request: str, reason: str) -> MemberScore:
                        optional=m.member.optional, status="missing", reason=reason, request_sha256=request)
 
 
-def _member_score(loaded: LoadedSuite, m: ResolvedMember, verified: Verified, options: RunOptions, request: str,
-                  *, reused: bool, encoded: int) -> tuple[MemberScore, MemberUnits]:
+def _member_score(m: ResolvedMember, verified: list[Verified], options: RunOptions, request: str, *, reused: bool,
+                  encoded: int) -> tuple[MemberScore, MemberUnits]:
     """The member's score from its results read back verified (names, numbers, predictions' sha256, every score
-    recomputed, the spec by sha256), and its units, drawn with the others' for the joint resamples."""
-    results, results_path = verified.results, verified.path
-    score = results.scores[m.split][m.member.metric]
-    info = results.metrics[m.member.metric]
-    ids, arrays = verified.units[(m.split, info.protocol)]
-    units = MemberUnits(index=m.index, metric=info.metric, arrays=arrays, key=units_key(results, m.split, ids),
-                        weight=m.member.weight, task_type=m.task_type)
-    relative = _relative(results_path, options)
-    member = MemberScore(index=m.index, spec=m.member.spec, spec_id=m.spec_id, spec_sha256=m.loaded.sha256,
-                         split=m.split, metric=m.member.metric, task_type=m.task_type, weight=m.member.weight,
-                         optional=m.member.optional, status="scored", value=score.value, ci_low=score.ci_low,
-                         ci_high=score.ci_high, interval=score.interval, n=score.n, results=relative,
-                         results_sha256=hashlib.sha256(results_path.read_bytes()).hexdigest(),
-                         request_sha256=request, reused=reused, encoded=encoded)
-    return member, units
+    recomputed, the spec by sha256), and its units, drawn with the others' for the joint resamples. A member over
+    several subsets scores the mean over them (suites.parts)."""
+    parts = [read_part(v, m.split, m.member.metric) for v in verified]
+    relative = [_relative(v.path, options) for v in verified]
+    common = dict(index=m.index, spec=m.member.spec, spec_id=m.spec_id, spec_sha256=m.loaded.sha256, split=m.split,
+                  metric=m.member.metric, task_type=m.task_type, weight=m.member.weight, optional=m.member.optional,
+                  status="scored", request_sha256=request, reused=reused, encoded=encoded)
+    if m.parts:
+        value, low, high, method = own_mean(m, parts)
+        subsets = part_scores(m, parts, relative)
+        member = MemberScore(**common, value=value, ci_low=low, ci_high=high, interval=method,
+                             n=sum(p.n for p in subsets), subsets=subsets)
+    else:
+        score = verified[0].results.scores[m.split][m.member.metric]
+        member = MemberScore(**common, value=score.value, ci_low=score.ci_low, ci_high=score.ci_high,
+                             interval=score.interval, n=score.n, results=relative[0],
+                             results_sha256=hashlib.sha256(verified[0].path.read_bytes()).hexdigest())
+    return member, member_units(m, parts)
 
 
 def _suite_results(loaded: LoadedSuite, members: list[MemberScore], units: list[MemberUnits],
