@@ -54,3 +54,13 @@ def test_an_explode_column_the_data_lacks_is_refused_by_key(tmp_path: Path) -> N
                     split={"explode": ["s1", "topic"]})
     with pytest.raises(SpecrunError, match=r"column 'topic' is not in .*; it has: s1, group"):
         load_split(plan_of(spec), "test", tmp_path / "data", check=False)
+
+
+def test_an_empty_set_is_refused_where_rows_are_sets(tmp_path: Path) -> None:
+    """With `explode_row` each row is a set (MTEB's legacy clustering), and MTEB scores an empty one 1.0: left
+    to vanish with its no items, it would move the mean silently, so it is one line. Without `explode_row` an
+    empty row of lists is no items, as MTEB's chaining of rows gives none."""
+    empty = {"s1": [], "group": []}
+    with pytest.raises(SpecrunError, match=r"row 2: an empty set"):
+        exploded_items(tmp_path / "sets", [SETS[0], empty], explode_row="mteb_set")
+    assert len(exploded_items(tmp_path / "rows", [SETS[0], empty])) == 3

@@ -168,6 +168,9 @@ def exploded(rows: Sequence[dict[str, Any]], columns: Sequence[str], origin: str
             found.append(row)
             continue
         lengths = {len(cell) for cell, is_list in zip(cells, lists, strict=True) if is_list}
+        if row_column is not None and lengths == {0}:  # MTEB scores an empty set 1; as no items it would vanish
+            raise DataError(f"row {number}: an empty set (every column of `explode` an empty list); a set needs "
+                            "items to be scored", file=origin)
         if not all(lists) or len(lengths) != 1:
             shape = ", ".join(f"{column}: {len(cell) if isinstance(cell, (list, tuple)) else 'not a list'}"
                               for column, cell in zip(columns, cells, strict=True))
