@@ -77,7 +77,8 @@ class SubsetUnits:
     metric: str  # the registered metric
     arrays: dict[str, np.ndarray]
     interval: str
-    index: int  # in the spec's `subsets`: the subset's seed is [seed, index]
+    index: int | tuple[int, int]  # in the spec's `subsets`: the subset's seed is [seed, index]; a suite member
+    # over several splits: (the split's place among its splits, the subset's)
 
 
 def mean_over_subsets(parts: Sequence[SubsetUnits], *, resamples: int, confidence: float,

@@ -52,27 +52,38 @@ def test_a_benchmark_imports_what_converts_and_names_the_rest(name: str, written
     assert suite.aggregates == ["mean_task", "mean_task_type"]
     assert {m.spec for m in suite.members} == {p.name for p in specs}
     assert all(reason.split(": ", 1)[0] in suite.description for reason in (line[25:] for line in left))
-    several = 0
-    for member in suite.members:  # each member scores MTEB's main score on the benchmark's split
+    several, over_splits = 0, 0
+    for member in suite.members:  # each member scores MTEB's main score on each split the benchmark takes
         spec = yaml.safe_load((suite_path.parent / member.spec).read_text(encoding="utf-8"))
-        ref = spec["metrics"][member.metric]["mteb"]
-        assert ref["main"] is True and ref["split"] == member.split
-        # a task of several subsets: one member over all of them (MTEB's task score, their mean), its spec holding
-        # exactly the subsets the benchmark takes, each scored by its main score on the split
-        subsets = taken[ref["task"]]
+        splits = member.splits or [member.split]
+        metrics = member.metric if isinstance(member.metric, dict) else dict.fromkeys(splits, member.metric)
+        assert list(metrics) == splits and (member.split is None) == (member.splits is not None)
+        refs = [spec["metrics"][metrics[split]]["mteb"] for split in splits]
+        assert all(ref["main"] is True and ref["split"] == split for ref, split in zip(refs, splits, strict=True))
+        # one member per task: its splits the benchmark's eval splits (several: a member over them, MTEB's task
+        # score their mean); a task of several subsets: one member over all of them, its spec holding exactly the
+        # subsets the benchmark takes, each scored by its main score on each split
+        (own_member,) = [m for m in members if m.task == refs[0]["task"]]
+        assert sorted(splits) == sorted(own_member.eval_splits)
+        subsets = taken[refs[0]["task"]]
         assert (member.subsets, list(spec.get("subsets") or subsets)) == ("all" if len(subsets) > 1 else None, subsets)
         for subset, overlay in (spec.get("subsets") or {}).items():
-            own = {**ref, **((overlay or {}).get("metrics", {}).get(member.metric, {}).get("mteb", {}))}
-            assert (own["main"], own["split"], own["subset"]) == (True, member.split, subset)
+            for split, ref in zip(splits, refs, strict=True):
+                own = {**ref, **((overlay or {}).get("metrics", {}).get(metrics[split], {}).get("mteb", {}))}
+                assert (own["main"], own["split"], own["subset"]) == (True, split, subset)
         several += member.subsets is not None
-    assert several == {"MTEB(Multilingual, v2)": 36}.get(name, 0)
-    # the suite loads as specrun reads it (each member over subsets checked in every subset; the specs' data is
-    # not fingerprinted yet, which `specrun fingerprint` does): one member per task and split
+        over_splits += member.splits is not None
+    assert len(suite.members) == written  # one member per task written
+    assert (several, over_splits) == {"MTEB(Multilingual, v2)": (28, 17), "JMTEB(v2)": (0, 6)}.get(name, (0, 0))
+    header = suite_path.read_text(encoding="utf-8").splitlines()[0]
+    assert f": {written} of {len(members)} tasks, one member each" in header
+    # the suite loads as specrun reads it (each member over subsets and splits checked in every cell; the specs'
+    # data is not fingerprinted yet, which `specrun fingerprint` does): one member per task
     monkeypatch.setattr(suite_model, "load_spec", functools.partial(load_spec, require_fingerprints=False))
     monkeypatch.setattr(suite_model, "subset_specs", functools.partial(subset_specs, require_fingerprints=False))
     loaded = suite_model.load_suite(suite_path)
-    assert [len(m.parts) > 1 for m in loaded.members] == [m.subsets is not None for m in suite.members]
-
+    assert [len(m.cells) > 1 for m in loaded.members] == [m.subsets is not None or m.splits is not None
+                                                          for m in suite.members]
 
 def test_one_subset_of_a_multilingual_task_is_read_as_mteb_reads_it(tmp_path: Path,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:

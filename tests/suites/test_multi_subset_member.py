@@ -69,12 +69,12 @@ def test_the_member_is_the_mean_of_its_subsets_and_one_task(world: Path, capsys:
     values = [json.loads((world / "alone" / f"tatoeba.{s}" / alone.name / "results.json").read_text())
               ["scores"]["test"]["f1"]["value"] for s in SUBSETS]
     assert tatoeba["value"] == math.fsum(values) / 3
-    assert [p["value"] for p in tatoeba["subsets"]] == values and [p["subset"] for p in tatoeba["subsets"]] == SUBSETS
+    assert [p["value"] for p in tatoeba["cells"]] == values and [p["subset"] for p in tatoeba["cells"]] == SUBSETS
     mean = next(m for m in json.loads((alone / "subsets.json").read_text())["means"] if m["metric"] == "f1")
     assert (tatoeba["ci_low"], tatoeba["ci_high"]) == (mean["ci_low"], mean["ci_high"])
     assert tatoeba["ci_low"] <= tatoeba["value"] <= tatoeba["ci_high"]
-    assert tatoeba["results"] is None and tatoeba["n"] == sum(p["n"] for p in tatoeba["subsets"])
-    assert "subsets" not in biosses  # a member of one spec is written as before
+    assert tatoeba["results"] is None and tatoeba["n"] == sum(p["n"] for p in tatoeba["cells"])
+    assert "cells" not in biosses  # a member of one spec is written as before
     assert tatoeba["task_type"] == "BitextMining"
     # one member, one task: Mean (task) over two values, Mean (task type) over two types
     aggregates = {a["name"]: a for a in record["aggregates"]}
@@ -85,7 +85,7 @@ def test_the_member_is_the_mean_of_its_subsets_and_one_task(world: Path, capsys:
     # resample b their mean; BIOSSES on [5, 1]
     root = path.parent.parent.parent
     parts = []
-    for j, entry in enumerate(tatoeba["subsets"]):
+    for j, entry in enumerate(tatoeba["cells"]):
         parts.append(drawn(root / entry["results"], "f1", (0, j)))
     sts = drawn(root / biosses["results"], "spearman_zero_shot", 1)
     low, high = np.percentile((np.mean(parts, axis=0) + sts) / 2, [2.5, 97.5])

@@ -49,6 +49,21 @@ def _main_metric(spec: dict, split: str) -> str:
     raise UsageError(f"spec {spec['id']}: no metric is MTEB's main score on {split} (a bug in specrun import)")
 
 
+def _member(spec: dict, task: Task) -> dict:
+    """The task as one suite member: MTEB's task score, the mean of its main score over the (subset, split) cells
+    the benchmark takes. A task of several subsets (the spec holds exactly those taken) is a member over all of
+    them; one of several eval splits, a member over those splits, its metric per split (the spec names the main
+    score on each split by its own id)."""
+    several = {"subsets": "all"} if len(task.hf_subsets) > 1 else {}
+    splits = task.eval_splits
+    if len(splits) == 1:
+        return {"spec": f"{spec_id(task.name)}.yaml", "metric": _main_metric(spec, splits[0]), "split": splits[0],
+                **several}
+    metrics = {split: _main_metric(spec, split) for split in splits}
+    metric: str | dict[str, str] = metrics if len(set(metrics.values())) > 1 else metrics[splits[0]]
+    return {"spec": f"{spec_id(task.name)}.yaml", "metric": metric, "splits": list(splits), **several}
+
+
 def as_taken(task: Task, member: Member) -> Task:
     """The task as the benchmark takes it: a multilingual task restricted to the subsets it takes, and any task to
     the eval splits it takes, in the task's order (a subset or split the task does not have leaves it as it is,
@@ -84,11 +99,7 @@ def import_benchmark(name: str, catalogue: Catalogue | None = None) -> Benchmark
             continue
         spec = build_spec(task, version)
         specs.append(Imported(task.name, spec_id(task.name), spec_text(task, version, spec)))
-        # a task of several subsets (the spec holds exactly those the benchmark takes) is one member over all of
-        # them: MTEB's task score, the mean over its hf_subsets
-        several = {"subsets": "all"} if len(task.hf_subsets) > 1 else {}
-        members += [{"spec": f"{spec_id(task.name)}.yaml", "metric": _main_metric(spec, split), "split": split,
-                     **several} for split in member.eval_splits]
+        members.append(_member(spec, task))
     if not specs:
         raise UsageError(f"no member of {benchmark.name} converts: "
                          + "; ".join(f"{task}: {', '.join(reasons)}" for task, reasons in refused))
@@ -108,11 +119,12 @@ def _suite_text(benchmark: Benchmark, identity: str, version: str, members: list
                              f"--benchmark`: {benchmark.description.strip()}{left}"),
              **({"citation": benchmark.citation} if benchmark.citation else {}),
              "members": members, "aggregates": ["mean_task", "mean_task_type"]}
-    several = sum(1 for m in members if "subsets" in m)
-    over = f", {several} of them the mean over a task's subsets (MTEB's task score)" if several else ""
+    subsets, splits = (sum(1 for m in members if key in m) for key in ("subsets", "splits"))
+    over = [f"{count} of them the mean over a task's {what}" for count, what in ((subsets, "subsets"),
+                                                                               (splits, "eval splits")) if count]
     header = (f"# MTEB {version} benchmark {benchmark.name}, written by `specrun import mteb --benchmark`: "
-              f"{len(members)} member(s) from {len(benchmark.members) - len(refused)} of "
-              f"{len(benchmark.members)} tasks{over}.\n")
+              f"{len(members)} of {len(benchmark.members)} tasks, one member each"
+              f"{''.join(', ' + o for o in over)} (MTEB's task score: the mean over its subsets and splits).\n")
     return header + yaml.safe_dump(suite, sort_keys=False, allow_unicode=True, width=118)
 
 

@@ -77,10 +77,10 @@ def compare_suites(path_a: Path, path_b: Path) -> SuiteComparison:
 
 
 def _mean_difference(ma: ReadMember, mb: ReadMember, confidence: float) -> Difference:
-    """A member over several subsets: A's mean minus B's, its interval over their joint resamples (each subset of
-    A and of B on the same units, on the subset's suite seed), read by the subsets' common method."""
+    """A member over several cells (subsets, splits): A's mean minus B's, its interval over their joint resamples
+    (each cell of A and of B on the same units, on the cell's suite seed), read by the cells' common method."""
     s = ma.score
-    method = aggregate_method([part.interval for part in s.subsets or []])
+    method = aggregate_method([part.interval for part in s.cells or []])
     difference = ma.draws.value - mb.draws.value
     differences = ma.draws.values - mb.draws.values
     low, high = intervals.interval(method, difference, differences, confidence)

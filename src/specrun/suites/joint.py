@@ -19,6 +19,7 @@ from specrun.core.workspace import warn_stderr
 from specrun.metrics.aggregate import MemberDraws, joint_draws
 from specrun.results import run_identity, run_labels
 from specrun.results.verify import Verified, verified_with_spec
+from specrun.spec import LoadedSpec
 from specrun.spec.model import Spec
 from specrun.suites.model import ResolvedMember, load_suite
 from specrun.suites.parts import ReadPart, member_ids, member_units, read_part
@@ -30,12 +31,12 @@ class ReadMember:
     """A scored member of one suite run: its entry, its verified results and its draws."""
 
     score: MemberScore
-    verified: Verified  # its results (of a member over several subsets: its first subset's)
+    verified: Verified  # its results (of a member over several cells: its first cell's)
     ids: list[str]
     arrays: dict[str, np.ndarray]
     draws: MemberDraws
     direction: str
-    parts: tuple[ReadPart, ...] = ()  # a member over several subsets: each one read back
+    parts: tuple[ReadPart, ...] = ()  # a member over several cells: each one read back
 
 
 @dataclass(frozen=True)
@@ -107,8 +108,12 @@ def read_suite_run(path: Path, results: SuiteResults) -> SuiteRun:
             continue
         where = f"member {m.index + 1} ({m.label} {m.metric})"
         own = declared[m.index]
-        found = [_member_results(root / str(entry.results), m, entry, where, path) for entry in m.subsets or [m]]
-        parts = [read_part(verified, m.split, m.metric) for verified, _ in found]
+        cells = m.cell_keys() or [(None, m.split, m.metric)]
+        memo: dict[Path, tuple[Verified, LoadedSpec]] = {}  # two splits of one spec: its results verified once
+        found = [_member_results(root / str(entry.results), m, entry, (split, metric), where, path, memo)
+                 for entry, (_, split, metric) in zip(m.cells or [m], cells, strict=True)]
+        parts = [read_part(verified, split, metric) for (verified, _), (_, split, metric) in zip(found, cells,
+                                                                                                  strict=True)]
         scored.append((m, own, found[0][1], parts))
         units.append(member_units(own, parts))
     try:  # members over the same items share the first one's draws, as when the suite ran
@@ -116,9 +121,10 @@ def read_suite_run(path: Path, results: SuiteResults) -> SuiteRun:
     except SpecrunError as exc:
         raise exc.prefixed(str(path)) from None
     for (m, own, spec, parts), drawn in zip(scored, draws, strict=True):
+        metric = own.cells[0].metric if own.cells else m.metric
         read.append(ReadMember(score=m, verified=parts[0].verified, ids=member_ids(own, parts),
-                               arrays=parts[0].arrays, draws=drawn, direction=spec.metrics[m.metric].direction,
-                               parts=tuple(parts) if own.parts else ()))
+                               arrays=parts[0].arrays, draws=drawn, direction=spec.metrics[metric].direction,
+                               parts=tuple(parts) if own.cells else ()))
     return SuiteRun(path=path, results=results, members=read)
 
 
@@ -139,19 +145,19 @@ def suite_file_members(path: Path, results: SuiteResults) -> dict[int, ResolvedM
     declared = {m.index: m for m in loaded.members}
     for m in results.members:
         own = declared.get(m.index)
-        mine = None if own is None else (own.spec_id, own.split, own.member.metric, own.member.weight, own.task_type,
-                                         own.subsets)
-        said = (m.spec_id, m.split, m.metric, m.weight, m.task_type,
-                None if m.subsets is None else tuple(p.subset for p in m.subsets))
+        mine = None if own is None else (own.spec_id, own.split, own.metric, own.member.weight, own.task_type,
+                                         None if not own.cells else tuple(c.key for c in own.cells))
+        said = (m.spec_id, m.split, m.metric, m.weight, m.task_type, m.cell_keys())
         if mine != said:
             raise CompareError(f"member {m.index + 1}: suite.json records {said} where the suite file {found} says "
                                f"{mine}; suite.json was edited", file=str(path))
     return declared
 
 
-def _member_results(results_path: Path, m: MemberScore, entry: MemberScore | PartScore, where: str,
-                    path: Path) -> tuple[Verified, Spec]:
-    """The member's results.json (`entry`: the member, or one of its subsets), verified against its spec. A file
+def _member_results(results_path: Path, m: MemberScore, entry: MemberScore | PartScore, scored: tuple[str, str],
+                    where: str, path: Path, memo: dict[Path, tuple[Verified, LoadedSpec]]) -> tuple[Verified, Spec]:
+    """The member's results.json (`entry`: the member, or one of its cells; `scored`: its (split, metric)),
+    verified against its spec. A file
     other than the one suite.json records (by sha256) is taken only when it answers the same request with the same
     numbers: another run of the same spec (same version), model and settings (it lies in the same folder, whose
     name is the settings) rewrote it, and its score equals the recorded one; else one line."""
@@ -160,14 +166,16 @@ def _member_results(results_path: Path, m: MemberScore, entry: MemberScore | Par
     except OSError as exc:
         raise CompareError(f"{where}: cannot read {results_path} ({exc.strerror or exc})", file=str(path)) from None
     try:
-        verified, loaded = verified_with_spec(results_path)
+        verified, loaded = memo.get(results_path) or verified_with_spec(results_path)
     except SpecrunError as exc:
         raise exc.prefixed(where) from None
+    memo[results_path] = (verified, loaded)
     run = verified.results
-    if run.provenance.spec_sha256 != m.spec_sha256 or m.metric not in run.scores.get(m.split, {}):
+    split, metric = scored
+    if run.provenance.spec_sha256 != m.spec_sha256 or metric not in run.scores.get(split, {}):
         raise CompareError(f"{where}: {results_path} is not a run of the member's spec and score", file=str(path))
     if hashlib.sha256(data).hexdigest() != entry.results_sha256:
-        score = run.scores[m.split][m.metric]
+        score = run.scores[split][metric]
         if (score.value, score.ci_low, score.ci_high, score.n) != (entry.value, entry.ci_low, entry.ci_high, entry.n):
             raise CompareError(f"{where}: {results_path} is not the file suite.json records (sha256 differs) and "
                                f"its score is not the recorded one ({score.value!r} vs {entry.value!r}); refusing",

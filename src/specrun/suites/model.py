@@ -27,9 +27,14 @@ Resamples = Annotated[int, Field(strict=True, ge=100, le=100_000)]  # as a spec'
 
 class Member(Strict):
     spec: str = Field(description="The member's spec file, relative to the suite file's folder.")
-    metric: str = Field(description="The metric id of the spec that is the member's main score.")
+    metric: str | dict[str, str] = Field(description="The metric id of the spec that is the member's main score; "
+                                                     "with `splits`, one id for every split or a mapping split -> "
+                                                     "metric id (a spec names its metrics per split).")
     split: str | None = Field(None, description="The evaluated split scored; may be left out when the spec "
                                                 "evaluates one split.")
+    splits: Annotated[list[str], Field(min_length=2)] | None = Field(
+        None, description="Several evaluated splits of the spec: the member is the mean over its (subset, split) "
+                          "cells (MTEB's task score over its eval_splits), one member in every aggregate.")
     subset: str | None = Field(None, description="The subset of a spec with `subsets` (it or `subsets` required "
                                                  "there).")
     subsets: Annotated[list[str], Field(min_length=1)] | Literal["all"] | None = Field(
@@ -59,26 +64,54 @@ class Suite(Strict):
 
 
 @dataclass(frozen=True)
+class Cell:
+    """One (subset, split) a member over several scores: the spec run (a subset's, or the spec), the split and the
+    metric id on it."""
+
+    spec: LoadedSpec
+    split: str
+    metric: str
+
+    @property
+    def key(self) -> tuple[str | None, str, str]:
+        """(subset, split, metric): what suite.json records of the cell."""
+        return (None if self.spec.subset is None else str(self.spec.subset), self.split, self.metric)
+
+
+@dataclass(frozen=True)
 class ResolvedMember:
     """A member with its spec read and checked: the split, metric, task type and direction it stands for."""
 
     index: int
     member: Member
     loaded: LoadedSpec  # the spec scored; of a member over several subsets, the file's spec (its id)
-    split: str
+    split: str  # of a member over several splits, their names joined by '+'
     task_type: str
     direction: str
-    parts: tuple[LoadedSpec, ...] = ()  # a member over several subsets: each subset's spec, in the spec's order
+    # a member over several subsets or splits: its cells, split by split, each split's in the spec's subset order
+    cells: tuple[Cell, ...] = ()
 
     @property
     def runs(self) -> tuple[LoadedSpec, ...]:
-        """The specs run for the member: its subsets' (several), or its spec."""
-        return self.parts or (self.loaded,)
+        """The specs run for the member: its cells' (each once), or its spec."""
+        return tuple({c.spec.spec.id: c.spec for c in self.cells}.values()) or (self.loaded,)
 
     @property
     def subsets(self) -> tuple[str, ...] | None:
         """The subsets a member over several averages; None for a member of one spec (or one subset)."""
-        return tuple(str(p.subset) for p in self.parts) if self.parts else None
+        if self.member.subsets is None:
+            return None
+        return tuple(dict.fromkeys(str(c.spec.subset) for c in self.cells))
+
+    @property
+    def splits(self) -> tuple[str, ...] | None:
+        """The splits a member over several splits averages; None otherwise."""
+        return tuple(dict.fromkeys(c.split for c in self.cells)) if self.member.splits is not None else None
+
+    @property
+    def metric(self) -> str:
+        """The metric id, or of a member over splits with a metric per split, their ids joined by '+'."""
+        return "+".join(dict.fromkeys(c.metric for c in self.cells)) if self.cells else str(self.member.metric)
 
     @property
     def spec_id(self) -> str:
@@ -86,8 +119,10 @@ class ResolvedMember:
 
     @property
     def label(self) -> str:
-        over = f" (mean of {len(self.parts)} subsets)" if self.parts else ""
-        return f"{self.spec_id}{over} {self.split} {self.member.metric}"
+        over = [f"{len(names)} {what}" for names, what in ((self.subsets, "subsets"), (self.splits, "splits"))
+                if names is not None]
+        mean = f" (mean of {' × '.join(over)})" if over else ""
+        return f"{self.spec_id}{mean} {self.split} {self.metric}"
 
 
 @dataclass(frozen=True)
@@ -143,16 +178,54 @@ def _resolve(loaded: LoadedSuite, index: int, member: Member) -> ResolvedMember:
     parts = _chosen_subsets(loaded, key, member, spec)
     if len(parts) == 1 and member.subsets is None:
         spec = parts[0]
-    kinds = [_scored(loaded, key, member, part) for part in parts]
-    split, kind, direction = kinds[0]
-    for part, (other_split, other_kind, other_direction) in zip(parts, kinds, strict=True):
-        if (other_split, other_kind, other_direction) != (split, kind, direction):
-            raise loaded.error((*key, "subsets"), f"subset {part.subset} of {spec.spec.id} is scored on split "
-                                                  f"{other_split} by a {other_kind} metric ({other_direction} is "
-                                                  f"better), subset {parts[0].subset} on {split} by a {kind} "
-                                                  f"({direction}): one member is one task")
-    return ResolvedMember(index=index, member=member, loaded=spec, split=split, task_type=PROTOCOLS[kind].info.
-                          prompt_task, direction=direction, parts=tuple(parts) if member.subsets is not None else ())
+    splits = _chosen_splits(loaded, key, member, spec)
+    several = member.subsets is not None or member.splits is not None
+    cells = [(part, split) for split in splits for part in parts]
+    kinds = [_scored(loaded, key, member, part, split) for part, split in cells]
+    for (part, split), kind in zip(cells, kinds, strict=True):
+        if kind[1:] != kinds[0][1:]:
+            first, split0 = cells[0]
+            raise loaded.error((*key, "subsets" if member.splits is None else "splits"),
+                               f"{_cell_name(part, split)} is scored by a {kind[1]} metric ({kind[2]} is better), "
+                               f"{_cell_name(first, split0)} by a {kinds[0][1]} ({kinds[0][2]}): one member is one "
+                               "task")
+    kind, direction = kinds[0][1], kinds[0][2]
+    return ResolvedMember(index=index, member=member, loaded=spec, split="+".join(split for split in splits),
+                          task_type=PROTOCOLS[kind].info.prompt_task, direction=direction,
+                          cells=tuple(Cell(part, split, metric) for (part, split), (metric, _, _) in
+                                      zip(cells, kinds, strict=True)) if several else ())
+
+
+def _cell_name(spec: LoadedSpec, split: str) -> str:
+    subset = f" subset {spec.subset}" if spec.subset is not None else ""
+    return f"{spec.parent.id if spec.parent else spec.spec.id}{subset} split {split}"
+
+
+def _chosen_splits(loaded: LoadedSuite, key: tuple[str, int], member: Member, spec: LoadedSpec) -> list[str]:
+    """The splits the member scores: its `splits` (in the spec's order), its `split`, or the spec's one evaluated
+    split; a metric per split names exactly the member's splits."""
+    if member.split is not None and member.splits is not None:
+        raise loaded.error((*key, "splits"), "give `split` (one) or `splits` (several, their mean), not both")
+    if isinstance(member.metric, dict):
+        if member.splits is None:
+            raise loaded.error((*key, "metric"), "a metric per split (a mapping) goes with `splits`; give one "
+                                                 "metric id for one split")
+        if set(member.metric) != set(member.splits):
+            raise loaded.error((*key, "metric"), f"the metric mapping names splits {', '.join(member.metric)}; the "
+                                                 f"member's `splits` are {', '.join(member.splits)}")
+    if member.splits is not None:
+        twice = [name for i, name in enumerate(member.splits) if name in member.splits[:i]]
+        if twice:
+            raise loaded.error((*key, "splits"), f"split {twice[0]!r} named twice")
+        order = spec.spec.evaluated_splits  # in the spec's order, as subsets are: one score, one way to say it
+        return sorted(member.splits, key=lambda name: order.index(name) if name in order else len(order))
+    if member.split is not None:
+        return [member.split]
+    evaluated = spec.spec.evaluated_splits
+    if len(evaluated) != 1:
+        raise loaded.error(key, f"{spec.spec.id if not spec.parent else spec.parent.id} evaluates {len(evaluated)} "
+                                f"splits ({', '.join(evaluated)}); name the member's `split` (or `splits`)")
+    return evaluated
 
 
 def _chosen_subsets(loaded: LoadedSuite, key: tuple[str, int], member: Member, spec: LoadedSpec) -> list[LoadedSpec]:
@@ -181,25 +254,21 @@ def _chosen_subsets(loaded: LoadedSuite, key: tuple[str, int], member: Member, s
     return subset_specs(spec, [member.subset]) if member.subset else [spec]
 
 
-def _scored(loaded: LoadedSuite, key: tuple[str, int], member: Member, spec: LoadedSpec) -> tuple[str, str, str]:
-    """(split, protocol kind, direction) of the member's metric in one spec it scores; a split or metric the spec
-    does not have is one line (naming the subset of a member over several)."""
+def _scored(loaded: LoadedSuite, key: tuple[str, int], member: Member, spec: LoadedSpec,
+            split: str) -> tuple[str, str, str]:
+    """(metric id, protocol kind, direction) of the member's metric on `split` in one spec it scores; a split or
+    metric the spec does not have is one line (naming the subset of a member over several)."""
     name = f"{spec.parent.id} subset {spec.subset}" if member.subsets is not None and spec.parent else spec.spec.id
     evaluated = spec.spec.evaluated_splits
-    split = member.split
-    if split is None:
-        if len(evaluated) != 1:
-            raise loaded.error(key, f"{name} evaluates {len(evaluated)} splits "
-                                    f"({', '.join(evaluated)}); name the member's `split`")
-        split = evaluated[0]
-    elif split not in evaluated:
-        raise loaded.error((*key, "split"), f"{name} does not evaluate split {split!r}; it "
-                                            f"evaluates: {', '.join(evaluated)}")
-    metric = spec.spec.metrics.get(member.metric)
+    if split not in evaluated:
+        raise loaded.error((*key, "split" if member.splits is None else "splits"),
+                           f"{name} does not evaluate split {split!r}; it evaluates: {', '.join(evaluated)}")
+    metric_id = member.metric[split] if isinstance(member.metric, dict) else member.metric
+    metric = spec.spec.metrics.get(metric_id)
     if metric is None:
-        raise loaded.error((*key, "metric"), f"{name} has no metric {member.metric!r}; its "
+        raise loaded.error((*key, "metric"), f"{name} has no metric {metric_id!r}; its "
                                              f"metrics: {', '.join(spec.spec.metrics)}")
-    return split, spec.spec.protocols[metric.protocol].kind, METRICS[metric.metric].direction
+    return metric_id, spec.spec.protocols[metric.protocol].kind, METRICS[metric.metric].direction
 
 
 def _check_members(loaded: LoadedSuite, members: list[ResolvedMember]) -> None:
@@ -211,14 +280,14 @@ def _check_members(loaded: LoadedSuite, members: list[ResolvedMember]) -> None:
             raise loaded.error(("members", m.index, "spec"),
                                f"{m.member.spec} has the id {m.spec_id!r}, as member {other.index}'s "
                                f"{other.member.spec} has: their runs would write one folder; give them distinct ids")
-        where = (m.spec_id, m.subsets, m.split, m.member.metric)
+        where = (m.spec_id, m.subsets, m.split, m.metric)
         if where in seen:
             raise loaded.error(("members", m.index), f"the same score as member {seen[where]} ({m.label})")
         seen[where] = m.index
         first = members[0]
         if m.direction != first.direction:
             raise loaded.error(("members", m.index, "metric"),
-                               f"{m.member.metric} is {m.direction} is better, {first.member.metric} (member 0) "
+                               f"{m.metric} is {m.direction} is better, {first.metric} (member 0) "
                                f"{first.direction}: a mean of the two means nothing")
     if all(m.member.optional for m in members):
         raise loaded.error(("members",), "every member is optional; at least one must be required")

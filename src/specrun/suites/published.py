@@ -27,8 +27,9 @@ def members_published(loaded: LoadedSuite, published: PublishedDir, model: str,
     """Each member's published value for this model and revision, or why there is none."""
     out = []
     for m in loaded.members:
-        found = [_find(published, model, revision, spec.spec, m.member.metric, m.split) for spec in m.runs]
-        out.append(MemberPublished(index=m.index, label=m.label, found=found[0] if not m.parts else _mean(found)))
+        cells = [(c.spec.spec, c.metric, c.split) for c in m.cells] or [(m.loaded.spec, m.metric, m.split)]
+        found = [_find(published, model, revision, spec, metric, split) for spec, metric, split in cells]
+        out.append(MemberPublished(index=m.index, label=m.label, found=found[0] if not m.cells else _mean(found)))
     return out
 
 
@@ -39,8 +40,8 @@ def _find(published: PublishedDir, model: str, revision: str | None, spec: Spec,
 
 
 def _mean(found: list[Found | None]) -> Found | None:
-    """A member over several subsets: the mean of their published values (MTEB's task score over the subsets),
-    when every subset has one; else why not (the first subset without)."""
+    """A member over several cells: the mean of their published values (MTEB's task score over its subsets and
+    splits), when every cell has one; else why not (the first cell without)."""
     if any(f is None for f in found):
         return None
     values = [f.value for f in found if f is not None and f.value is not None]
@@ -48,7 +49,8 @@ def _mean(found: list[Found | None]) -> Found | None:
         return next(f for f in found if f is not None and f.value is None)
     mean = math.fsum(v.value for v in values) / len(values)
     notes = "; ".join(dict.fromkeys(f.note for f in found if f is not None and f.note))
-    return Found(value=replace(values[0], subset=", ".join(v.subset for v in values), value=mean),
+    return Found(value=replace(values[0], subset=", ".join(dict.fromkeys(v.subset for v in values)),
+                               split=", ".join(dict.fromkeys(v.split for v in values)), value=mean),
                  note=notes or None)
 
 

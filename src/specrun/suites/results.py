@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import AliasChoices, Field, ValidationError
 
 from specrun.core.errors import SpecrunError
 from specrun.core.files import read_regular_file
@@ -22,10 +22,12 @@ SUITE_LIMIT = 16 << 20
 
 
 class PartScore(Strict):
-    """One subset of a member over several subsets: its own score, read from its own run."""
+    """One cell of a member over several subsets or splits: its own score, read from its own run."""
 
-    subset: str
-    spec_id: str  # the subset's run: `<spec id>.<subset>`
+    subset: str | None = None  # None: a spec without subsets
+    split: str | None = None  # None (a suite.json of members over one split's subsets): the member's split
+    metric: str | None = None  # None (as `split`): the member's metric
+    spec_id: str  # the cell's run: `<spec id>.<subset>`, or the spec's id
     value: float
     ci_low: float
     ci_high: float
@@ -57,15 +59,26 @@ class MemberScore(Strict):
     request_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")  # spec, model and settings the member was run with
     reused: bool = False  # read back from an earlier run, not run now
     encoded: int = 0  # texts the model encoded for it in this run
-    # a member over several subsets: each one's score (value, interval and n are then their mean's, with the
-    # interval as the spec's subsets.json gives it, and the total n; `results` is None); absent otherwise, so an
-    # earlier suite.json reads as it did
-    subsets: list[PartScore] | None = None
+    # a member over several subsets or splits: each cell's score (value, interval and n are then their mean's,
+    # with the interval as the spec's subsets.json gives it for one split's subsets, and the total n; `results` is
+    # None); absent otherwise, so an earlier suite.json reads as it did (one written as `subsets` reads as cells)
+    cells: list[PartScore] | None = Field(None, validation_alias=AliasChoices("cells", "subsets"))
+
+    def cell_keys(self) -> tuple[tuple[str | None, str, str], ...] | None:
+        """(subset, split, metric) of each cell, as ResolvedMember's cells say them; None for a member of one."""
+        if self.cells is None:
+            return None
+        return tuple((c.subset, c.split or self.split, c.metric or self.metric) for c in self.cells)
 
     @property
     def name(self) -> str:
-        """The spec id, and for a member over several subsets how many it averages."""
-        return f"{self.spec_id} (mean of {len(self.subsets)} subsets)" if self.subsets else self.spec_id
+        """The spec id, and for a member over several cells how many subsets and splits it averages."""
+        keys = self.cell_keys()
+        if not keys:
+            return self.spec_id
+        subsets, splits = dict.fromkeys(k[0] for k in keys), dict.fromkeys(k[1] for k in keys)
+        over = [f"{len(subsets)} subsets"] * (None not in subsets) + [f"{len(splits)} splits"] * (len(splits) > 1)
+        return f"{self.spec_id} (mean of {' × '.join(over)})"
 
     @property
     def label(self) -> str:
@@ -109,11 +122,11 @@ class SuiteResults(Strict):
 
 
 def suite_json(results: SuiteResults) -> str:
-    """suite.json; a member of one spec has no `subsets` key, as before members over several subsets were."""
+    """suite.json; a member of one spec has no `cells` key, as before members over several cells were."""
     document = results.model_dump(mode="json")
     for member in document["members"]:
-        if member["subsets"] is None:
-            del member["subsets"]
+        if member["cells"] is None:
+            del member["cells"]
     return json.dumps(document, indent=1, ensure_ascii=False) + "\n"
 
 

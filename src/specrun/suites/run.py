@@ -28,7 +28,7 @@ from specrun.results import configuration
 from specrun.results.verify import Verified, verified_with_spec
 from specrun.runner import run
 from specrun.suites.model import LoadedSuite, ResolvedMember, load_suite
-from specrun.suites.parts import member_units, own_mean, part_scores, read_part
+from specrun.suites.parts import member_units, own_mean, part_scores, read_parts
 from specrun.suites.published import MemberPublished, members_published, published_markdown
 from specrun.suites.results import (
     AggregateScore,
@@ -58,7 +58,8 @@ def request_sha256(member: ResolvedMember, model: ModelRef, options: RunOptions)
                "revision": model.revision, "weights_sha256": model.weights_sha256,
                "settings": options.encoder.model_dump(mode="json"), "device": options.device, "specrun": __version__,
                **({"limit": options.limit} if options.limit is not None else {}),
-               **({"subsets": list(member.subsets)} if member.subsets is not None else {})}
+               **({"subsets": list(member.subsets)} if member.subsets is not None else {}),
+               **({"splits": list(member.splits)} if member.splits is not None else {})}
     return hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()
 
 
@@ -137,30 +138,31 @@ def _reusable(loaded: LoadedSuite, suite_path: Path, requests: dict[int, str], o
     if isinstance(earlier, str):
         _say(console, f"specrun: warning: {earlier}; every member is run again")
         return {}
-    recorded = {(e.spec_id, e.split, e.metric, _subsets(e)): e for e in earlier.members if e.status == "scored"}
+    recorded = {(e.spec_id, e.split, e.metric, e.cell_keys()): e for e in earlier.members if e.status == "scored"}
     reused = {}
     for m in loaded.members:
-        entry = recorded.get((m.spec_id, m.split, m.member.metric, m.subsets))
+        entry = recorded.get((m.spec_id, m.split, m.metric, cell_keys(m)))
         if entry is None or entry.request_sha256 != requests[m.index]:
             continue
-        paths = [output_folder(options, spec.spec.id, model.slug) / "results.json" for spec in m.runs]
-        said = [(p.results, p.results_sha256) for p in entry.subsets or [entry]]
-        if [where for where, _ in said] != [_relative(path, options) for path in paths]:
+        paths = {spec.spec.id: output_folder(options, spec.spec.id, model.slug) / "results.json" for spec in m.runs}
+        ids = [c.spec.spec.id for c in m.cells] or [m.spec_id]
+        said = [(p.results, p.results_sha256) for p in entry.cells or [entry]]
+        if [where for where, _ in said] != [_relative(paths[spec_id], options) for spec_id in ids]:
             continue
         try:
-            if any(hashlib.sha256(path.read_bytes()).hexdigest() != sha for path, (_, sha) in zip(paths, said,
-                                                                                                   strict=True)):
+            if any(hashlib.sha256(paths[spec_id].read_bytes()).hexdigest() != sha
+                   for spec_id, (_, sha) in zip(ids, said, strict=True)):
                 continue
-            reused[m.index] = [verified_with_spec(path, str(spec.path))[0] for path, spec in zip(paths, m.runs,
-                                                                                                  strict=True)]
+            reused[m.index] = [verified_with_spec(paths[spec.spec.id], str(spec.path))[0] for spec in m.runs]
         except (OSError, SpecrunError) as exc:
             reason = exc.one_line() if isinstance(exc, SpecrunError) else str(exc)
             _say(console, f"specrun: warning: member {m.index + 1} {m.label}: not reused ({reason}); run again")
     return reused
 
 
-def _subsets(entry: MemberScore) -> tuple[str, ...] | None:
-    return tuple(p.subset for p in entry.subsets) if entry.subsets is not None else None
+def cell_keys(m: ResolvedMember) -> tuple[tuple[str | None, str, str], ...] | None:
+    """(subset, split, metric) of each cell of a member over several, as MemberScore.cell_keys reads them back."""
+    return tuple(c.key for c in m.cells) if m.cells else None
 
 
 def _say(console: Console, line: str) -> None:
@@ -198,7 +200,7 @@ def _missing_data(loaded: LoadedSuite, reused: set[int], options: RunOptions,
 
 def _missing_score(m: ResolvedMember, request: str, reason: str) -> MemberScore:
     return MemberScore(index=m.index, spec=m.member.spec, spec_id=m.spec_id, spec_sha256=m.loaded.sha256,
-                       split=m.split, metric=m.member.metric, task_type=m.task_type, weight=m.member.weight,
+                       split=m.split, metric=m.metric, task_type=m.task_type, weight=m.member.weight,
                        optional=m.member.optional, status="missing", reason=reason, request_sha256=request)
 
 
@@ -206,21 +208,21 @@ def _member_score(m: ResolvedMember, verified: list[Verified], options: RunOptio
                   encoded: int) -> tuple[MemberScore, MemberUnits]:
     """The member's score from its results read back verified (names, numbers, predictions' sha256, every score
     recomputed, the spec by sha256), and its units, drawn with the others' for the joint resamples. A member over
-    several subsets scores the mean over them (suites.parts)."""
-    parts = [read_part(v, m.split, m.member.metric) for v in verified]
-    relative = [_relative(v.path, options) for v in verified]
+    several subsets or splits scores the mean over its cells (suites.parts)."""
+    parts = read_parts(m, verified)
+    relative = {spec.spec.id: _relative(v.path, options) for spec, v in zip(m.runs, verified, strict=True)}
     common = dict(index=m.index, spec=m.member.spec, spec_id=m.spec_id, spec_sha256=m.loaded.sha256, split=m.split,
-                  metric=m.member.metric, task_type=m.task_type, weight=m.member.weight, optional=m.member.optional,
+                  metric=m.metric, task_type=m.task_type, weight=m.member.weight, optional=m.member.optional,
                   status="scored", request_sha256=request, reused=reused, encoded=encoded)
-    if m.parts:
+    if m.cells:
         value, low, high, method = own_mean(m, parts)
-        subsets = part_scores(m, parts, relative)
+        cells = part_scores(m, parts, relative)
         member = MemberScore(**common, value=value, ci_low=low, ci_high=high, interval=method,
-                             n=sum(p.n for p in subsets), subsets=subsets)
+                             n=sum(p.n for p in cells), cells=cells)
     else:
-        score = verified[0].results.scores[m.split][m.member.metric]
+        score = verified[0].results.scores[m.split][m.metric]
         member = MemberScore(**common, value=score.value, ci_low=score.ci_low, ci_high=score.ci_high,
-                             interval=score.interval, n=score.n, results=relative[0],
+                             interval=score.interval, n=score.n, results=relative[m.spec_id],
                              results_sha256=hashlib.sha256(verified[0].path.read_bytes()).hexdigest())
     return member, member_units(m, parts)
 
