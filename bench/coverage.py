@@ -399,6 +399,57 @@ def _kmeans_sample(mix: Mixture, rng: np.random.Generator, n: int) -> Arrays:
     return ClusteringProtocol().run(items, RunContext(embed), options).arrays
 
 
+SET_SIZES, SET_LABELS = (200, 500), (8, 13)  # MTEB's legacy sets: a few hundred documents, about 10 labels each
+
+
+def _sets_sample(alike: Mixture | None, rng: np.random.Generator, n: int) -> Arrays:
+    """n sets through ClusteringProtocol.run with `sets` (MTEB's legacy per-set V-measure, one k-means run per
+    set, as AbsTaskClusteringLegacy): each set 200-500 documents, drawn from one 10-label mixture (`alike`) or
+    from a mixture of its own (8-12 labels, its own means and spread: sets unlike each other, as a task whose sets
+    hold different topics)."""
+    from specrun.core.contracts import RunContext
+    from specrun.core.types import Item
+    from specrun.protocols.clustering import ClusteringOptions, ClusteringProtocol
+
+    items, vectors = [], {}
+    for number in range(n):
+        mix = alike or _mixture(int(rng.integers(*SET_LABELS)), 16, float(rng.uniform(0.5, 0.8)))(rng)
+        while True:
+            x, y = mix.draw(rng, int(rng.integers(SET_SIZES[0], SET_SIZES[1] + 1)))
+            if len(np.unique(y)) > 1:
+                break
+        for i, (v, label) in enumerate(zip(x, y, strict=True)):
+            vectors[f"s{number}d{i}"] = v
+            items.append(Item(id=f"s{number}d{i}", fields={"text": f"s{number}d{i}", "label": int(label),
+                                                           "set": number}))
+    options = ClusteringOptions(sets="set", n_runs=1, seed=int(rng.integers(2**31)))
+    return ClusteringProtocol().run(items, RunContext(_embedder(vectors)), options).arrays
+
+
+# corpus reranking: each query's candidates ranked by a noisy score, graded qrels (some judged documents outside
+# the candidates, some queries with no relevant document), measured by the kind's own `measures`
+def _reranking_build(rng: np.random.Generator) -> Arrays:
+    from specrun.core.corpus import SharedCorpus
+    from specrun.protocols.corpus_reranking import measures
+
+    queries, documents = 20_000, 5_000
+    corpus = SharedCorpus.from_lists(ids=[f"d{i}" for i in range(documents)], texts=[""] * documents)
+    ranked = np.full((queries, 100), -1, dtype=np.int64)
+    qrels = []
+    for q in range(queries):
+        candidates = rng.choice(documents, int(rng.integers(20, 101)), replace=False)
+        judged = candidates[:int(rng.integers(1, 6))]  # the first few candidates are judged, graded 0-2
+        grades = rng.choice(3, len(judged), p=(0.2, 0.5, 0.3))
+        outside = rng.choice(documents, int(rng.binomial(2, 0.3)))  # relevant, not among the candidates
+        qrels.append({f"d{d}": int(g) for d, g in zip([*judged, *outside], [*grades, *[1] * len(outside)],
+                                                         strict=True)})
+        gain = np.zeros(len(candidates))
+        gain[:len(judged)] = grades
+        score = rng.normal(size=len(candidates)) + rng.gamma(2.0, 0.6) * gain
+        ranked[q, :len(candidates)] = candidates[np.argsort(-score, kind="stable")]
+    return measures(ranked, qrels, corpus)
+
+
 def _bitext_sample(_: Any, rng: np.random.Generator, n: int) -> Arrays:
     from specrun.core.contracts import NoOptions, RunContext
     from specrun.core.types import Item
@@ -441,6 +492,12 @@ FAMILIES = [
     Family("clustering_kmeans", ("v_measure", "nmi", "ari"), (300, 1000),
            "10 MiniBatchKMeans runs (two-level), 7 classes", _mixture(7, 8, 1.1), _kmeans_sample, _none,
            expected_draws=300),
+    Family("clustering_sets", ("v_measure",), (5, 10, 30),
+           "n sets (legacy `sets`, one k-means run each) of 200-500 documents, each its own 8-12 labels",
+           lambda rng: None, _sets_sample, _none, expected_draws=200),
+    Family("clustering_sets_alike", ("v_measure",), (5, 10, 30),
+           "n sets of 200-500 documents, all drawn from one 10-label mixture", _mixture(10, 16, 0.65),
+           _sets_sample, _none, expected_draws=200),
     Family("pair_classification", ("pair_ap", "pair_best_accuracy", "pair_best_f1", "pair_max_ap",
                                    "pair_accuracy_at_threshold", "pair_f1_at_threshold"), (100, 1000, 5000),
            "30 % positives; JSICK test 1,986 pairs", _pairs_build, rows_of, _pairs_truth),
@@ -451,6 +508,9 @@ FAMILIES = [
            "as bitext_mining, the macro averages", lambda rng: None, _bitext_sample, _none, expected_draws=1000),
     Family("ranking", RANKING, (20, 50, 200, 500), "per-query measures; QABot 20, 50-500 queries", _ranking_build,
            rows_of, _ranking_truth),
+    Family("corpus_reranking", ("map_cut_1000", "mrr_cut_10", "ndcg_cut_10"), (50, 200),
+           "trec measures of candidates ranked per query; MTEB's Reranking tasks", _reranking_build, rows_of,
+           lambda pop, metric: float(np.mean(pop[metric]))),
     Family("regression", ("rmse", "mae", "r2", "kendall_tau", "regression_spearman"), (100, 1000, 5000),
            "predictions fixed", _regression_build, rows_of, _regression_truth,
            skip=frozenset({("kendall_tau", 5000)})),

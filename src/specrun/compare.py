@@ -13,7 +13,7 @@ import numpy as np
 from specrun.core.errors import CompareError, SpecrunError
 from specrun.core.markdown import md_text
 from specrun.metrics import METRICS, intervals
-from specrun.metrics.estimate import n_runs, point_value
+from specrun.metrics.estimate import n_runs, per_run_values, point_of
 from specrun.metrics.resampling import distribution, mean_over_runs
 from specrun.results import Results, confidence_percent, run_identity, run_labels
 from specrun.results.verify import find_spec, load_verified, refuse_limited
@@ -106,17 +106,19 @@ def paired_difference(split: str, metric_id: str, name: str, direction: str, arr
     if runs != n_runs(metric, data_b):
         raise CompareError(f"{metric_id} on {split}: the runs hold {runs} and {n_runs(metric, data_b)} fits or "
                            "random runs; refusing to compare")
-    value_a, value_b = point_value(metric, data_a), point_value(metric, data_b)
+    each_a, each_b = per_run_values(metric, data_a), per_run_values(metric, data_b)
+    value_a, value_b = point_of(metric, each_a), point_of(metric, each_b)
     differences = distribution(paired, n_units, resamples, seed, n_runs=runs)  # the same units and runs for both
     if not np.all(np.isfinite(differences)):
         raise CompareError(f"{metric_id} on {split}: some resamples are degenerate; the interval is undefined")
     difference = value_a - value_b
+    each = each_a - each_b  # paired run by run: what centred_t_runs reads
     try:
-        low, high = intervals.interval(interval, difference, differences, confidence, n_units=n_units,
+        low, high = intervals.interval(interval, difference, differences, confidence, n_units=n_units, each=each,
                                        statistic=lambda w: mean_over_runs(paired(w), None) if runs else paired(w))
+        plausible = intervals.plausible(interval, difference, differences, each=each, confidence=confidence)
     except SpecrunError as exc:
         raise exc.prefixed(f"{metric_id} on {split}") from None
-    plausible = intervals.plausible(interval, difference, differences)
     wins = plausible > 0 if direction == "higher" else plausible < 0
     return Difference(split=split, metric=metric_id, a=value_a, b=value_b, difference=difference,
                       ci_low=low, ci_high=high, a_better=float(np.mean(wins)), n=n, interval=interval)

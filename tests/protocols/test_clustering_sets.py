@@ -100,6 +100,8 @@ def test_explode_row_gives_each_row_of_lists_its_set_end_to_end(tmp_path: Path,
     text = path.read_text(encoding="utf-8").replace("source_split: test\n",
                                                     "source_split: test\n    explode: [sentences, labels]\n"
                                                     "    explode_row: row\n", 1)
+    assert text.count("    metric: v_measure\n") == 1  # the legacy import's interval, verified below
+    text = text.replace("    metric: v_measure\n", "    metric: v_measure\n    interval: centred_t_runs\n")
     path.write_text(text, encoding="utf-8")
     code, _, err = run_cli(["fingerprint", str(path), "--data-dir", str(tmp_path / "data"), "--write"], capsys)
     assert code == 0, err
@@ -110,6 +112,7 @@ def test_explode_row_gives_each_row_of_lists_its_set_end_to_end(tmp_path: Path,
             for s in range(4)]
     assert score.value == pytest.approx(float(np.mean(each)), abs=1e-12)
     assert np.all(arrays["cluster_id"][30:, 0] == -1)
+    assert score.interval == "centred_t_runs"  # run_spec's load_verified recomputed it from the predictions
     assert score.ci_low <= score.value <= score.ci_high
 
 
@@ -122,3 +125,70 @@ def test_explode_row_without_explode_is_refused_in_one_line(tmp_path: Path,
                     encoding="utf-8")
     code, _, err = run_cli(["validate", str(path)], capsys)
     assert_one_line_error(code, err, contains="explode_row: needs `explode`")
+
+
+def _scored(items: list[Item], vectors: np.ndarray, options: ClusteringOptions) -> dict[str, np.ndarray]:
+    def embed(texts: list[str], _field: str) -> np.ndarray:
+        return vectors[[int(t) for t in texts]]
+
+    return ClusteringProtocol().run(items, RunContext(embed), options).arrays
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_centred_t_runs_is_never_narrower_than_the_t_interval_over_the_sets(seed: int) -> None:
+    """The legacy import's interval: the two-level bootstrap sees (S-1)/S of the variance between sets and reads
+    it with normal quantiles (0.84 coverage at 5 sets unlike each other); centred_t_runs holds the Student-t
+    interval over the sets' values, computed here with scipy directly, and the centred one."""
+    from scipy import stats
+
+    vectors, items, members, _ = _sets(seed)
+    arrays = _scored(items, vectors, ClusteringOptions(sets="set", n_runs=1))
+    score = estimate("v_measure", arrays, resamples=500, confidence=0.95, seed=3, interval="centred_t_runs")
+    centred = estimate("v_measure", arrays, resamples=500, confidence=0.95, seed=3, interval="centred")
+    each = [sk.v_measure_score(arrays["gold_class"][m], arrays["cluster_id"][m, s]) for s, m in enumerate(members)]
+    half = stats.t.ppf(0.975, len(each) - 1) * np.std(each, ddof=1) / np.sqrt(len(each))
+    assert score.value == centred.value == pytest.approx(float(np.mean(each)), abs=1e-12)
+    assert score.interval == "centred_t_runs" and half > 0
+    assert score.ci_low <= score.value - half + 1e-12 and score.ci_high >= score.value + half - 1e-12
+    assert score.ci_low <= centred.ci_low and score.ci_high >= centred.ci_high
+    assert score.ci_low <= score.value <= score.ci_high
+
+
+def test_centred_t_runs_plausible_values_give_its_interval_and_one_run_is_refused() -> None:
+    from specrun.core.errors import MetricError
+    from specrun.metrics import intervals
+    from specrun.metrics.resampling import percentile_interval
+
+    rng = np.random.default_rng(0)
+    values, each = 0.6 + 0.02 * rng.standard_normal(1000), np.array([0.4, 0.5, 0.7, 0.8, 0.6])
+    low, high = intervals.interval("centred_t_runs", 0.6, values, 0.95, each=each)
+    spread = intervals.plausible("centred_t_runs", 0.6, values, each=each, confidence=0.95)
+    assert percentile_interval(spread, 0.95) == pytest.approx((low, high), abs=1e-12)
+    assert high - 0.6 >= intervals.t_half_width(each, 0.95) > 0.05
+    with pytest.raises(MetricError, match="at least 2 runs"):
+        intervals.interval("centred_t_runs", 0.6, values, 0.95, each=np.array([0.6]))
+
+
+def test_a_set_of_one_document_and_a_set_of_one_label_score_1_as_mteb_and_the_run_completes() -> None:
+    """MTEB scores a set of at most one label 1.0; a resample that draws none of such a set's documents, or one
+    label of a small set, scores it so too, instead of failing the run as degenerate (r1: 281 of 1000)."""
+    vectors, items, members, labels = _sets(1)
+    items, members, labels = items[:sum(len(m) for m in members[:3])], members[:3], labels
+    rng = np.random.default_rng(5)
+    extra = [(3, "c0"), (4, "c1"), (4, "c1"), (4, "c1")]  # set 3: one document; set 4: three of one label
+    for number, label in extra:
+        items.append(Item(id=f"d{len(items)}", fields={"text": str(len(items)), "label": label, "set": number}))
+    vectors = np.concatenate([vectors[:len(items) - len(extra)], rng.standard_normal((len(extra), 6))]).astype(
+        np.float32)
+    arrays = _scored(items, vectors, ClusteringOptions(sets="set", n_runs=1))
+    expected = []
+    for set_members in members:
+        gold = labels[set_members]
+        model = MiniBatchKMeans(n_clusters=len(set(gold)), batch_size=500, n_init="auto", compute_labels=True,
+                                random_state=42).fit(vectors[set_members])
+        expected.append(sk.v_measure_score(gold, model.labels_))
+    expected += [1.0, 1.0]  # MTEB: len(set(labels)) <= 1
+    for interval in ("centred", "centred_t_runs"):
+        score = estimate("v_measure", arrays, resamples=1000, confidence=0.95, seed=7, interval=interval)
+        assert score.value == pytest.approx(float(np.mean(expected)), abs=1e-12)
+        assert score.runs == 5 and score.ci_low <= score.value <= score.ci_high

@@ -69,9 +69,11 @@ class Outputs:
 
 
 _RUN_FIELDS = ("runs", "run_sd", "clipped")  # written only when set: older files read and write as before
-IntervalMethod = Literal["percentile", "basic", "centred", "bca"]  # how resamples become an interval
+IntervalMethod = Literal["percentile", "basic", "centred", "bca", "centred_t_runs"]  # how resamples become an
+# interval (centred_t_runs also reads the per-run values: metrics.intervals)
 INTERVAL_METHODS: tuple[str, ...] = get_args(IntervalMethod)  # (metrics.intervals); a metric declares its own
-IntervalChoice = Literal["auto", "percentile", "basic", "centred", "bca"]  # what a spec names; auto: the metric's
+IntervalChoice = Literal["auto", "percentile", "basic", "centred", "bca", "centred_t_runs"]  # what a spec names;
+# auto: the metric's
 
 
 class Score(Strict):

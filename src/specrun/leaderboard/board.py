@@ -167,12 +167,15 @@ def _rows(order: np.ndarray, ranking: Ranking, groups: Sequence[Sequence[Verifie
 
 
 def board_method(runs: Sequence[Verified], split: str, metric_id: str, combined_variants: bool) -> str:
-    """The interval method every run's score of this board names (they agree: one spec, one version)."""
+    """The interval method every run's score of this board names (they agree: one spec, one version); ranks read
+    centred_t_runs as centred: its t floor widens one score's interval, from runs ranks do not read."""
     methods = {run.results.scores[split][metric_id].interval for run in runs}
     if len(methods) > 1:
         raise CompareError(f"{runs[0].results.spec_id} {split} {metric_id}: the runs' intervals were read by "
                            f"different methods ({', '.join(sorted(methods))}); refusing to rank them")
     method = methods.pop()
+    if method == "centred_t_runs":
+        return "centred"
     if method == "bca" and combined_variants:
         raise CompareError(f"{runs[0].results.spec_id} {split} {metric_id}: a bca interval of prompt variants "
                            "reduced to their worst or mean is not computed (it has no jackknife); use "

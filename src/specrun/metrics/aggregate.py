@@ -137,8 +137,9 @@ def over_resamples(name: str, members: Sequence[MemberDraws]) -> np.ndarray:
 def aggregate_method(methods: Sequence[str]) -> str:
     """How an aggregate's resamples are read: its members' common method (a statistic whose resamples are biased
     stays centred when averaged), percentile when they differ or for bca, whose jackknife needs one statistic of
-    one set of units."""
-    shared = set(methods)
+    one set of units. centred_t_runs counts as centred: its t floor is over one metric's own runs, which a mean
+    over members or subsets does not have."""
+    shared = {"centred" if method == "centred_t_runs" else method for method in methods}
     return shared.pop() if len(shared) == 1 and "bca" not in shared else "percentile"
 
 

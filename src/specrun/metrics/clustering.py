@@ -87,6 +87,11 @@ class Agreement:
         lead = self.total.shape[:-1]
         return self.rows[run].reshape(*lead, -1), self.columns[run].reshape(*lead, -1)
 
+    def one_label(self) -> np.ndarray:
+        """Where a run counts documents of at most one gold label (or none)."""
+        ones = [(self.rows[run] > 0).sum(axis=-1) <= 1 for run in range(self.total.shape[-1])]
+        return np.stack(ones, axis=-1).reshape(self.total.shape)
+
     def one_each(self) -> np.ndarray:
         """Where both labellings put every counted document in one group (scikit-learn's perfect-match case)."""
         runs = range(self.total.shape[-1])
@@ -111,10 +116,13 @@ def _plogp(counts: np.ndarray, total: np.ndarray) -> np.ndarray:
         return -np.where(counts > 0, p * np.log(np.where(counts > 0, p, 1)), 0.0).sum(axis=-1)
 
 
-def _undefined_when_empty(value: np.ndarray, total: np.ndarray) -> np.ndarray:
-    """A run none of whose documents a resample drew has no score (NaN), rather than scikit-learn's 1.0 for an
-    empty labelling: the resample is then degenerate, an error, never a number."""
-    return np.where(total > 0, value, np.nan)
+def _one_label_scores_one(value: np.ndarray, parts: Agreement) -> np.ndarray:
+    """A run whose counted documents hold one gold label, or none, scores 1: MTEB's rule (its evaluators fit k =
+    the labels, so one label is one cluster; the legacy `sets` leave a set of one label unclustered and score it
+    1, an empty one too). The point value meets it only in such a set (the kind refuses one label elsewhere); a
+    resample meets it where it draws one label of a small set, or none of its documents, and scores that set as
+    MTEB would score those documents, not as a degenerate resample."""
+    return np.where(parts.one_label(), 1.0, value)
 
 
 def v_measure(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -123,16 +131,16 @@ def v_measure(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np
     with np.errstate(invalid="ignore", divide="ignore"):
         homogeneity = np.where(h_gold > 0, mi / h_gold, 1.0)
         completeness = np.where(h_cluster > 0, mi / h_cluster, 1.0)
-        return _undefined_when_empty(np.where(homogeneity + completeness > 0,
+        return _one_label_scores_one(np.where(homogeneity + completeness > 0,
                                               2 * homogeneity * completeness / (homogeneity + completeness), 0.0),
-                                     parts.total)
+                                     parts)
 
 
 def nmi(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
     parts = Agreement(clusters, gold, weights)
     with np.errstate(invalid="ignore", divide="ignore"):
         value = np.where(parts.mi > 0, parts.mi / ((parts.h_gold + parts.h_cluster) / 2), 0.0)
-    return _undefined_when_empty(np.where(parts.one_each(), 1.0, value), parts.total)
+    return _one_label_scores_one(np.where(parts.one_each(), 1.0, value), parts)
 
 
 def expected_mutual_information(rows: np.ndarray, columns: np.ndarray, total: float) -> float:
@@ -170,7 +178,7 @@ def ami(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarr
     denominator = (parts.h_gold + parts.h_cluster) / 2 - emi
     eps = np.finfo(np.float64).eps
     denominator = np.where(denominator < 0, np.minimum(denominator, -eps), np.maximum(denominator, eps))
-    return _undefined_when_empty(np.where(parts.one_each(), 1.0, (parts.mi - emi) / denominator), total)
+    return _one_label_scores_one(np.where(parts.one_each(), 1.0, (parts.mi - emi) / denominator), parts)
 
 
 def ari(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -183,7 +191,7 @@ def ari(clusters: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> np.ndarr
     tn = total ** 2 - fp - fn - sum_squares
     with np.errstate(invalid="ignore", divide="ignore"):
         value = 2.0 * (tp * tn - fn * fp) / ((tp + fn) * (fn + tn) + (tp + fp) * (fp + tn))
-    return _undefined_when_empty(np.where((fn == 0) & (fp == 0), 1.0, value), total)
+    return _one_label_scores_one(np.where((fn == 0) & (fp == 0), 1.0, value), parts)
 
 
 # Every clustering measure is biased by a resample's duplicates: a document drawn twice agrees with itself in both

@@ -73,7 +73,7 @@ class Resampled:
     def interval(self, method: str, confidence: float) -> tuple[float, float]:
         try:
             return intervals.interval(method, self.point, self.values, confidence, statistic=self.statistic,
-                            n_units=self.n_units)
+                                      n_units=self.n_units, each=self.each)
         except MetricError as exc:
             raise exc.prefixed(self.name) from None
 

@@ -205,7 +205,8 @@ def _metrics(task: Task, entry: TypeImport) -> dict[str, Any]:
                 ref["spec_split"] = split
             metrics[name] = {"metric": metric, "protocol": entry.protocol,
                              "label": label + (f", {split}" if several else ""), "direction": "higher",
-                             "range": list(entry.score_range), "mteb": Flow(ref)}
+                             "range": list(entry.score_range),
+                             **({"interval": method} if (method := entry.interval(task)) else {}), "mteb": Flow(ref)}
     return metrics
 
 

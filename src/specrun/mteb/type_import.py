@@ -34,6 +34,8 @@ class TypeImport:
     label_field: str | None = None  # the item field whose counts MTEB's label statistics give
     row_steps: tuple[str, ...] = ()  # dataset_transform steps (importer.ROW_CHANGING_STEPS) the type's spec says
     mteb_caveat: str | None = None  # why a published number may differ from ours (every `mteb:` mapping's caveat)
+    interval: Callable[[Task], str | None] = field(default=lambda task: None)  # each metric's `interval`, where
+    # the task's own needs one other than `auto` (None: uncertainty.interval's auto)
     # an overridden method that only adds scores beside MTEB's usual ones: method -> the names it may call
     extra_scores: dict[str, frozenset[str]] = field(default_factory=dict)
 

@@ -296,7 +296,8 @@ class Uncertainty(Strict):
     method: Literal["bootstrap"] = "bootstrap"
     interval: IntervalChoice = Field(
         "auto", description="How the resamples become an interval: auto (each metric's own method, chosen from "
-                            "measured coverage: bench/coverage.py), percentile, basic, centred or bca.")
+                            "measured coverage: bench/coverage.py), percentile, basic, centred, bca or "
+                            "centred_t_runs (docs/intervals.md).")
     resamples: Count = Field(ge=100, le=100_000)
     confidence: float = Field(gt=0.5, lt=1.0)
 
