@@ -10,7 +10,7 @@ from typing import Any
 
 from specrun.mteb.catalogue import Task
 from specrun.mteb.import_sts import counts, hub_source
-from specrun.mteb.type_import import TypeImport, card_frame, renamed_back
+from specrun.mteb.type_import import TypeImport, abstask_refusal, card_frame, renamed_back
 
 BITEXT_DESCRIPTION = (
     "Each sentence of both columns is embedded on its own as a document. Each sentence1 is matched to the sentence2 "
@@ -27,11 +27,8 @@ PAIR = ("sentence1", "sentence2")  # AbsTaskBitextMining._DEFAULT_PAIR: the colu
 
 def bitext_refusal(task: Task) -> str | None:
     """What MTEB's AbsTaskBitextMining does beyond the bitext_mining kind: every pair is two columns of one row."""
-    if task.abstask != "AbsTaskBitextMining":
-        return f"abstask {task.abstask} (only AbsTaskBitextMining is imported as BitextMining)"
-    other = sorted(set(task.attributes) - KNOWN_ATTRIBUTES)
-    if other:
-        return f"class attribute(s) {', '.join(other)} (the task's own, not the abstask's)"
+    if reason := abstask_refusal(task, KNOWN_ATTRIBUTES, "AbsTaskBitextMining"):
+        return reason
     if task.attributes.get("parallel_subsets"):
         return ("parallel_subsets (each language pair is two language columns of one split, every pair scored "
                 "from the same rows; the kind reads one pair of columns)")

@@ -13,9 +13,8 @@ from specrun.mteb.catalogue import Task
 from specrun.mteb.import_sampling import unsaid_steps
 from specrun.mteb.import_sts import hub_source
 from specrun.mteb.import_subset import split_stats, subset_reading
-from specrun.mteb.type_import import TypeImport, card_frame, renamed_back
+from specrun.mteb.type_import import TypeImport, abstask_refusal, card_frame, estimator_refusal, renamed_back
 from specrun.protocols.classification import MTEB_SEED
-from specrun.spec.mteb_ref import MAX_NAME
 
 CLASSIFICATION_DESCRIPTION = (
     "Each text is embedded on its own with the model's own pooling. In each of MTEB's experiments, samples_per_label "
@@ -42,24 +41,11 @@ KNOWN_ATTRIBUTES = {"abstask_prompt", "evaluator", "evaluator_model", "input_col
 
 def classification_refusal(task: Task) -> str | None:
     """What MTEB's AbsTaskClassification does beyond the classification kind's probe."""
-    attrs = task.attributes
-    if len(task.name) > MAX_NAME:
-        return f"task name longer than {MAX_NAME} characters ({len(task.name)}; an `mteb:` mapping's limit)"
-    if task.abstask != "AbsTaskClassification":
-        return f"abstask {task.abstask} (only AbsTaskClassification is imported as Classification)"
-    other = sorted(set(attrs) - KNOWN_ATTRIBUTES)
-    if other:
-        return f"class attribute(s) {', '.join(other)} (the task's own, not the abstask's)"
-    if attrs.get("is_cross_validation"):
-        return "cross-validation (is_cross_validation: folds of one split are not in the classification kind)"
-    model = attrs.get("evaluator_model") or {}
-    params = dict(model.get("params") or {})
-    params.pop("max_iter", None)
-    if model.get("class") != LOGISTIC:
-        return f"classifier {str(model.get('class')).rsplit('.', 1)[-1]} (only MTEB's logistic regression)"
-    changed = sorted(key for key in set(params) | set(DEFAULT_PARAMS) if params.get(key) != DEFAULT_PARAMS.get(key))
-    if changed:
-        return f"non-default classifier settings ({', '.join(changed)})"
+    reason = abstask_refusal(task, KNOWN_ATTRIBUTES, "AbsTaskClassification") or estimator_refusal(
+        task.attributes, LOGISTIC, DEFAULT_PARAMS, own="max_iter", noun="classifier", only="logistic regression",
+        kind="the classification kind")
+    if reason:
+        return reason
     steps = unsaid_steps(task)
     if steps:
         return f"a dataset_transform with {', '.join(steps)} (not expressible in a spec yet)"

@@ -21,9 +21,8 @@ from specrun.mteb.import_clustering_steps import (
 )
 from specrun.mteb.import_sts import hub_source
 from specrun.mteb.import_subset import split_stats
-from specrun.mteb.type_import import TypeImport, card_frame, renamed_back
+from specrun.mteb.type_import import TypeImport, attributes_refusal, card_frame, name_refusal, renamed_back
 from specrun.protocols.clustering import MTEB2_BATCH, MTEB_SEED
-from specrun.spec.mteb_ref import MAX_NAME
 
 CLUSTERING_DESCRIPTION = (
     "Each text is embedded on its own with the model's own pooling. As MTEB 2.x's AbsTaskClustering: a "
@@ -50,9 +49,8 @@ LEGACY = ("abstask AbsTaskClusteringLegacy (V-measure of each row's set of docum
 
 def clustering_refusal(task: Task) -> str | None:
     """What MTEB's AbsTaskClustering does beyond the clustering kind's mteb2 procedure."""
-    attrs = task.attributes
-    if len(task.name) > MAX_NAME:
-        return f"task name longer than {MAX_NAME} characters ({len(task.name)}; an `mteb:` mapping's limit)"
+    if reason := name_refusal(task):
+        return reason
     if task.abstask == "AbsTaskClusteringLegacy":
         return LEGACY
     if task.abstask != ABSTASK:
@@ -60,9 +58,8 @@ def clustering_refusal(task: Task) -> str | None:
     if reason := steps_refusal(task):
         return reason
     attrs = attributes(task)  # as MTEB evaluates: what the transform assigns holds
-    other = sorted(set(attrs) - KNOWN_ATTRIBUTES)
-    if other:
-        return f"class attribute(s) {', '.join(other)} (the task's own, not the abstask's)"
+    if reason := attributes_refusal(attrs, KNOWN_ATTRIBUTES):
+        return reason
     if not isinstance(attrs.get("input_column_name"), str) or not isinstance(attrs.get("label_column_name"), str):
         return "input or label column is not one column name"
     if attrs.get("max_document_to_embed") is not None and attrs.get("max_fraction_of_documents_to_embed") is not None:

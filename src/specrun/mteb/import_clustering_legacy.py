@@ -15,8 +15,7 @@ from typing import Any
 from specrun.mteb.catalogue import Task
 from specrun.mteb.import_sts import hub_source
 from specrun.mteb.import_subset import split_stats
-from specrun.mteb.type_import import TypeImport, card_frame
-from specrun.spec.mteb_ref import MAX_NAME
+from specrun.mteb.type_import import TypeImport, abstask_refusal, card_frame
 
 LEGACY_ABSTASK = "AbsTaskClusteringLegacy"
 SET_FIELD, ROW_COLUMN = "set", "mteb_set"  # the item field naming a document's set; the column explode_row adds
@@ -36,11 +35,8 @@ LEGACY_DESCRIPTION = (
 def legacy_refusal(task: Task) -> str | None:
     """What MTEB's AbsTaskClusteringLegacy does beyond the clustering kind's `sets`."""
     attrs = task.attributes
-    if len(task.name) > MAX_NAME:
-        return f"task name longer than {MAX_NAME} characters ({len(task.name)}; an `mteb:` mapping's limit)"
-    other = sorted(set(attrs) - KNOWN_ATTRIBUTES)
-    if other:
-        return f"class attribute(s) {', '.join(other)} (the task's own, not the abstask's)"
+    if reason := abstask_refusal(task, KNOWN_ATTRIBUTES):  # the abstask: import_clustering's dispatch
+        return reason
     if attrs.get("evaluator", EVALUATOR) != EVALUATOR:
         return f"evaluator {attrs['evaluator']} (the task's own, not MTEB's ClusteringEvaluator)"
     text, label = attrs.get("input_column_name"), attrs.get("label_column_name")

@@ -14,9 +14,8 @@ from specrun.mteb.catalogue import Task
 from specrun.mteb.import_classification import fit_split, fit_split_entry
 from specrun.mteb.import_sts import hub_source
 from specrun.mteb.import_subset import split_stats
-from specrun.mteb.type_import import TypeImport, card_frame, renamed_back
+from specrun.mteb.type_import import TypeImport, abstask_refusal, card_frame, estimator_refusal, renamed_back
 from specrun.protocols.multilabel_classification import MAX_LABELS, MTEB_SEED
-from specrun.spec.mteb_ref import MAX_NAME
 
 MULTILABEL_DESCRIPTION = (
     "Each text is embedded on its own with the model's own pooling. In each of MTEB's experiments the fit items are "
@@ -40,25 +39,9 @@ KNOWN_ATTRIBUTES = {"abstask_prompt", "evaluator", "evaluator_model", "input_col
 
 def multilabel_refusal(task: Task) -> str | None:
     """What MTEB's AbsTaskMultilabelClassification does beyond the multilabel_classification kind's probe."""
-    attrs = task.attributes
-    if len(task.name) > MAX_NAME:
-        return f"task name longer than {MAX_NAME} characters ({len(task.name)}; an `mteb:` mapping's limit)"
-    if task.abstask != "AbsTaskMultilabelClassification":
-        return f"abstask {task.abstask} (only AbsTaskMultilabelClassification is imported as MultilabelClassification)"
-    other = sorted(set(attrs) - KNOWN_ATTRIBUTES)
-    if other:
-        return f"class attribute(s) {', '.join(other)} (the task's own, not the abstask's)"
-    if attrs.get("is_cross_validation"):
-        return "cross-validation (is_cross_validation: folds of one split are not in the kind)"
-    model = attrs.get("evaluator_model") or {}
-    params = dict(model.get("params") or {})
-    params.pop("n_neighbors", None)
-    if model.get("class") != KNN:
-        return f"classifier {str(model.get('class')).rsplit('.', 1)[-1]} (only MTEB's KNeighborsClassifier)"
-    changed = sorted(key for key in set(params) | set(DEFAULT_PARAMS) if params.get(key) != DEFAULT_PARAMS.get(key))
-    if changed:
-        return f"non-default classifier settings ({', '.join(changed)})"
-    return _draw_refusal(task) or _split_refusal(task)
+    return abstask_refusal(task, KNOWN_ATTRIBUTES, "AbsTaskMultilabelClassification") or estimator_refusal(
+        task.attributes, KNN, DEFAULT_PARAMS, own="n_neighbors", noun="classifier", only="KNeighborsClassifier",
+        kind="the kind") or _draw_refusal(task) or _split_refusal(task)
 
 
 def _draw_refusal(task: Task) -> str | None:

@@ -12,8 +12,7 @@ from typing import Any
 from specrun.mteb.catalogue import Task
 from specrun.mteb.import_sts import counts, hub_source
 from specrun.mteb.import_subset import split_stats
-from specrun.mteb.type_import import TypeImport, card_frame, renamed_back
-from specrun.spec.mteb_ref import MAX_NAME
+from specrun.mteb.type_import import TypeImport, abstask_refusal, card_frame, renamed_back
 
 PAIR_DESCRIPTION = (
     "Each text of a pair is embedded on its own with the model's own pooling. Per pair: the cosine and dot product "
@@ -42,13 +41,8 @@ ROLES = {None: "symmetric", "query": "query", "document": "document"}  # MTEB's 
 def pair_refusal(task: Task) -> str | None:
     """What of MTEB's AbsTaskPairClassification the pair_classification kind cannot say."""
     attrs = task.attributes
-    if len(task.name) > MAX_NAME:
-        return f"task name longer than {MAX_NAME} characters ({len(task.name)}; an `mteb:` mapping's limit)"
-    if task.abstask != "AbsTaskPairClassification":
-        return f"abstask {task.abstask} (only AbsTaskPairClassification is imported as PairClassification)"
-    other = sorted(set(attrs) - KNOWN_ATTRIBUTES)
-    if other:
-        return f"class attribute(s) {', '.join(other)} (the task's own, not the abstask's)"
+    if reason := abstask_refusal(task, KNOWN_ATTRIBUTES, "AbsTaskPairClassification"):
+        return reason
     columns = [attrs.get(key) for key in ("input1_column_name", "input2_column_name", "label_column_name")]
     if not all(isinstance(column, str) for column in columns):
         return f"input or label columns {columns!r} are not one column name each"

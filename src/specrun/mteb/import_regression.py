@@ -13,8 +13,7 @@ from specrun.mteb.catalogue import Task
 from specrun.mteb.import_classification import fit_split, fit_split_entry
 from specrun.mteb.import_sts import hub_source
 from specrun.mteb.import_subset import split_stats
-from specrun.mteb.type_import import TypeImport, card_frame, renamed_back
-from specrun.spec.mteb_ref import MAX_NAME
+from specrun.mteb.type_import import TypeImport, abstask_refusal, card_frame, estimator_refusal, renamed_back
 
 REGRESSION_DESCRIPTION = (
     "Each text is embedded on its own with the model's own pooling. A linear regression (scikit-learn's "
@@ -34,22 +33,11 @@ KNOWN_ATTRIBUTES = {"abstask_prompt", "evaluator", "evaluator_model", "input_col
 def regression_refusal(task: Task) -> str | None:
     """What MTEB's AbsTaskRegression does beyond the regression kind's fit on the whole fit split."""
     attrs = task.attributes
-    if len(task.name) > MAX_NAME:
-        return f"task name longer than {MAX_NAME} characters ({len(task.name)}; an `mteb:` mapping's limit)"
-    if task.abstask != "AbsTaskRegression":
-        return f"abstask {task.abstask} (only AbsTaskRegression is imported as Regression)"
-    other = sorted(set(attrs) - KNOWN_ATTRIBUTES)
-    if other:
-        return f"class attribute(s) {', '.join(other)} (the task's own, not the abstask's)"
-    if attrs.get("is_cross_validation"):
-        return "cross-validation (is_cross_validation: folds of one split are not in the regression kind)"
-    model = attrs.get("evaluator_model") or {}
-    if model.get("class") != LINEAR:
-        return f"regressor {str(model.get('class')).rsplit('.', 1)[-1]} (only MTEB's LinearRegression)"
-    params = model.get("params") or {}
-    changed = sorted(key for key in set(params) | set(DEFAULT_PARAMS) if params.get(key) != DEFAULT_PARAMS.get(key))
-    if changed:
-        return f"non-default regressor settings ({', '.join(changed)})"
+    reason = abstask_refusal(task, KNOWN_ATTRIBUTES, "AbsTaskRegression") or estimator_refusal(
+        attrs, LINEAR, DEFAULT_PARAMS, own=None, noun="regressor", only="LinearRegression",
+        kind="the regression kind")
+    if reason:
+        return reason
     fit = fit_split(task)
     if not fit or fit in task.eval_splits:
         return f"fit split missing or evaluated ({fit!r}; eval splits {', '.join(task.eval_splits)})"

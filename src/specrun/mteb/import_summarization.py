@@ -12,8 +12,7 @@ from typing import Any
 from specrun.mteb.catalogue import Task
 from specrun.mteb.import_sts import counts, hub_source
 from specrun.mteb.import_subset import split_stats
-from specrun.mteb.type_import import TypeImport, card_frame, renamed_back
-from specrun.spec.mteb_ref import MAX_NAME
+from specrun.mteb.type_import import TypeImport, abstask_refusal, card_frame, renamed_back
 
 SUMMARIZATION_DESCRIPTION = (
     "Each summary is embedded on its own with the model's own pooling (the source text is not embedded). A machine "
@@ -35,13 +34,8 @@ COLUMNS = (("machine_summaries", "machine_summaries_column_name"), ("human_summa
 def summarization_refusal(task: Task) -> str | None:
     """What of MTEB's AbsTaskSummarization the summarization kind cannot say."""
     attrs = task.attributes
-    if len(task.name) > MAX_NAME:
-        return f"task name longer than {MAX_NAME} characters ({len(task.name)}; an `mteb:` mapping's limit)"
-    if task.abstask != "AbsTaskSummarization":
-        return f"abstask {task.abstask} (only AbsTaskSummarization is imported as Summarization)"
-    other = sorted(set(attrs) - KNOWN_ATTRIBUTES)
-    if other:
-        return f"class attribute(s) {', '.join(other)} (the task's own, not the abstask's)"
+    if reason := abstask_refusal(task, KNOWN_ATTRIBUTES, "AbsTaskSummarization"):
+        return reason
     evaluator = str(attrs.get("evaluator"))
     if evaluator != EVALUATOR:
         return (f"evaluator {evaluator.rsplit('.', 1)[-1]} (MTEB's deprecated mean of each correlation with its "

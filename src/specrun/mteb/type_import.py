@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specrun.mteb.catalogue import Task
+from specrun.spec.mteb_ref import MAX_NAME
 
 
 def _no_splits(task: Task, name: str) -> dict[str, Any]:
@@ -53,4 +54,42 @@ def renamed_back(task: Task) -> dict[str, str]:
     return {new: old for old, new in (task.transform.renames if task.transform else {}).items()}
 
 
-__all__ = ["TypeImport", "card_frame", "renamed_back"]
+def name_refusal(task: Task) -> str | None:
+    """A task name longer than an `mteb:` mapping holds (the name is a file name in MTEB's results)."""
+    if len(task.name) > MAX_NAME:
+        return f"task name longer than {MAX_NAME} characters ({len(task.name)}; an `mteb:` mapping's limit)"
+    return None
+
+
+def attributes_refusal(attributes: dict[str, Any], known: set[str]) -> str | None:
+    """A class attribute the abstask does not define: the task's own, which a spec cannot say."""
+    other = sorted(set(attributes) - known)
+    return f"class attribute(s) {', '.join(other)} (the task's own, not the abstask's)" if other else None
+
+
+def abstask_refusal(task: Task, known: set[str], abstask: str | None = None) -> str | None:
+    """The head every type's refusal shares: the name, the abstask the type imports (None: the caller has
+    chosen it), and no class attribute of the task's own."""
+    if reason := name_refusal(task):
+        return reason
+    if abstask is not None and task.abstask != abstask:
+        return f"abstask {task.abstask} (only {abstask} is imported as {task.type})"
+    return attributes_refusal(task.attributes, known)
+
+
+def estimator_refusal(attributes: dict[str, Any], expected: str, defaults: dict[str, Any], *, own: str | None,
+                      noun: str, only: str, kind: str) -> str | None:
+    """MTEB's evaluator_model as a probe kind fits it: no cross-validation, the class expected, and its default
+    settings but for the one the kind takes as an option (`own`)."""
+    if attributes.get("is_cross_validation"):
+        return f"cross-validation (is_cross_validation: folds of one split are not in {kind})"
+    model = attributes.get("evaluator_model") or {}
+    if model.get("class") != expected:
+        return f"{noun} {str(model.get('class')).rsplit('.', 1)[-1]} (only MTEB's {only})"
+    params = {key: value for key, value in (model.get("params") or {}).items() if key != own}
+    changed = sorted(key for key in set(params) | set(defaults) if params.get(key) != defaults.get(key))
+    return f"non-default {noun} settings ({', '.join(changed)})" if changed else None
+
+
+__all__ = ["TypeImport", "abstask_refusal", "attributes_refusal", "card_frame", "estimator_refusal", "name_refusal",
+           "renamed_back"]

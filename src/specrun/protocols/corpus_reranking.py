@@ -36,7 +36,7 @@ from specrun.core.types import (
     Support,
     trec_output,
 )
-from specrun.protocols.corpus_retrieval import to_corpus  # noqa: F401  (registers the corpus and judgments field kinds)
+from specrun.protocols.corpus_retrieval import one_corpus, to_corpus  # noqa: F401  (to_corpus registers field kinds)
 from specrun.protocols.ranking import corpus_measures
 from specrun.search.cosine import checked_norms
 from specrun.search.similarity import SIMILARITIES, checked_finite, similarity_rows
@@ -75,11 +75,9 @@ class CorpusRerankingProtocol(ProtocolKind[CandidateOptions]):
 
     def validate_items(self, items: Sequence[Item], options: CandidateOptions, origin: str,
                        support: Support = NO_SUPPORT) -> None:
+        one_corpus(items, origin)
         corpus = items[0].fields["corpus"] if items else None
         for item in items:
-            if item.fields["corpus"] != corpus:
-                raise DataError(f"query {item.id}: a split ranks one corpus; its source splits hold different "
-                                "ones", file=origin)
             missing = next((doc for doc in item.fields["candidates"] if doc not in corpus.position), None)
             if missing is not None:
                 raise DataError(f"query {item.id}: candidate {missing!r} is not a document of the corpus",

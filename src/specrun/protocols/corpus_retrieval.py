@@ -78,6 +78,16 @@ def to_judgments(value: Any) -> dict[str, int]:
     return value
 
 
+def one_corpus(items: Sequence[Item], origin: str) -> None:
+    """Every query of a split ranks the same corpus (a split read from source splits that hold different ones
+    would rank each query against the wrong documents)."""
+    corpus = items[0].fields["corpus"] if items else None
+    for item in items:
+        if item.fields["corpus"] != corpus:
+            raise DataError(f"query {item.id}: a split ranks one corpus; its source splits hold different ones",
+                            file=origin)
+
+
 class CorpusRetrievalProtocol(ProtocolKind[CorpusOptions]):
     """Each query ranks the whole corpus by the protocol's similarity (cosine by default), highest first, ties by
     corpus order (module docstring); trec_eval's measures per query at each cutoff, which metrics average and the
@@ -98,11 +108,8 @@ class CorpusRetrievalProtocol(ProtocolKind[CorpusOptions]):
 
     def validate_items(self, items: Sequence[Item], options: CorpusOptions, origin: str,
                        support: Support = NO_SUPPORT) -> None:
-        corpus = items[0].fields["corpus"] if items else None
+        one_corpus(items, origin)
         for item in items:
-            if item.fields["corpus"] != corpus:
-                raise DataError(f"query {item.id}: a split ranks one corpus; its source splits hold different "
-                                "ones", file=origin)
             if not any(score >= 1 for score in item.fields["qrels"].values()):
                 raise DataError(f"query {item.id}: no relevant document in the qrels; recall and AP are undefined",
                                 file=origin)
