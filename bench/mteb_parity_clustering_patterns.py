@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mteb_parity_clustering_import import ROOT, articles, bundled_model, specrun, specrun_score
+from mteb_parity_cli import ROOT, bundled_model, specrun
+from mteb_parity_clustering_import import articles, specrun_score
 
 SETS = 3
 

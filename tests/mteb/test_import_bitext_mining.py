@@ -18,18 +18,10 @@ from specrun.mteb.import_bitext_mining import bitext_refusal
 from specrun.mteb.import_subset import restricted
 from specrun.mteb.importer import coverage, spec_text
 from tests.conftest import assert_one_line_error, run_cli
+from tests.mteb.snapshots import hub_snapshot
 
 SENTENCES = [f"sentence number {n} about {topic}" for n, topic in
              enumerate(["cats", "rain", "trains", "bread", "rivers", "music", "chess", "snow", "tea", "maps"] * 3)]
-
-
-@pytest.fixture(autouse=True)
-def own_datasets_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`datasets` caches a local folder by its name and README, not its rows: another test's (or an earlier
-    session's) snapshot of the same name would be served in place of this one's."""
-    import datasets
-
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf-datasets")
 
 
 def _import(tmp_path: Path, capsys: pytest.CaptureFixture[str], task: str) -> tuple[Path, dict[str, Any]]:
@@ -41,13 +33,7 @@ def _import(tmp_path: Path, capsys: pytest.CaptureFixture[str], task: str) -> tu
 
 def _snapshot(folder: Path, columns: dict[str, list[str]]) -> None:
     """A hub dataset as `datasets` reads it offline: README `configs:` and one test parquet."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    (folder / "data").mkdir(parents=True)
-    pq.write_table(pa.table(columns), folder / "data" / "test.parquet")
-    (folder / "README.md").write_text("---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n"
-                                      "    path: data/test.parquet\n---\n", encoding="utf-8")
+    hub_snapshot(folder, {"test": columns})
 
 
 def _run(path: Path, data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:

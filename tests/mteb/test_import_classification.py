@@ -16,6 +16,7 @@ import yaml
 from specrun.mteb import catalogue
 from specrun.mteb.importer import coverage
 from tests.conftest import SPECS, assert_one_line_error, run_cli
+from tests.mteb.snapshots import hub_snapshot
 
 PUBLISHED = Path("mteb-results") / "sentence-transformers__all-MiniLM-L6-v2" / \
     "8b3219a92973c328a8e22fadcfa821b5dc75636a"
@@ -122,21 +123,14 @@ def banking77_snapshot(data_dir: Path, target: Path) -> dict[str, int]:
     """MTEB's mteb/banking77 as `datasets` reads it offline: README `configs:` and train/test parquet with MTEB's
     columns `text` and integer `label`; the hub numbers the intents in their names' case-insensitive order
     (`Refund_not_showing_up` among the r's), which the test checks against MTEB's per-label training counts."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     rows = {}
     for split in ("train", "test"):
         with (data_dir / "banking77" / f"{split}.csv").open(encoding="utf-8", newline="") as handle:
             rows[split] = list(csv.DictReader(handle))
     names = sorted({row["category"] for row in rows["train"]}, key=str.lower)
-    (target / "data").mkdir(parents=True)
-    for split, found in rows.items():
-        pq.write_table(pa.table({"text": [row["text"] for row in found],
-                                 "label": [names.index(row["category"]) for row in found]}),
-                       target / "data" / f"{split}.parquet")
-    (target / "README.md").write_text("---\nconfigs:\n- config_name: default\n  data_files:\n" + "".join(
-        f"  - split: {split}\n    path: data/{split}.parquet\n" for split in rows) + "---\n", encoding="utf-8")
+    hub_snapshot(target, {split: {"text": [row["text"] for row in found],
+                                  "label": [names.index(row["category"]) for row in found]}
+                          for split, found in rows.items()})
     train_counts: dict[str, int] = {}
     for row in rows["train"]:
         label = str(names.index(row["category"]))

@@ -17,6 +17,7 @@ import yaml
 from specrun.mteb import catalogue
 from specrun.mteb.importer import coverage
 from tests.conftest import assert_one_line_error, run_cli, run_ok
+from tests.mteb.snapshots import hub_snapshot
 
 # members of MTEB(eng, v2) and JMTEB(v2) that import
 TARGETS = ["BiorxivClusteringP2P.v2", "MedrxivClusteringP2P.v2", "MedrxivClusteringS2S.v2",
@@ -105,14 +106,8 @@ def rows_of_lists(sets: int = 5, per_set: int = 100) -> tuple[list[dict[str, lis
 
 def write_snapshot(target: Path, rows: list[dict[str, list[str]]]) -> None:
     """A hub dataset repo as `datasets` reads it offline: README `configs:` and the test split's parquet."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    (target / "data").mkdir(parents=True)
-    pq.write_table(pa.table({"sentences": [row["sentences"] for row in rows],
-                             "labels": [row["labels"] for row in rows]}), target / "data" / "test.parquet")
-    (target / "README.md").write_text("---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n"
-                                      "    path: data/test.parquet\n---\n", encoding="utf-8")
+    hub_snapshot(target, {"test": {"sentences": [row["sentences"] for row in rows],
+                                   "labels": [row["labels"] for row in rows]}})
 
 
 def mteb2_reference(vectors: np.ndarray, labels: list[str], fraction: float) -> float:

@@ -20,6 +20,7 @@ from specrun.mteb import catalogue
 from specrun.mteb.import_subset import restricted
 from specrun.mteb.importer import build_spec, refusals
 from tests.conftest import run_cli, run_ok
+from tests.mteb.snapshots import hub_snapshot
 
 TARGETS = ["StackExchangeClustering.v2", "StackExchangeClusteringP2P.v2", "ArXivHierarchicalClusteringP2P",
            "ArXivHierarchicalClusteringS2S", "RedditClustering.v2", "RedditClusteringP2P.v2"]
@@ -134,8 +135,6 @@ def mteb_reference(vectors: np.ndarray, paths: list[list[str]]) -> tuple[float, 
 
 
 def test_an_imported_arxiv_spec_runs_on_a_snapshot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
     from specrun.core.settings import EncoderSettings
     from specrun.encoders.adapters import HashingAdapter
@@ -149,11 +148,8 @@ def test_an_imported_arxiv_spec_runs_on_a_snapshot(tmp_path: Path, capsys: pytes
     texts = [f"doc {i} " + " ".join(draw.sample([*words[label.split('.')[0]].split(), "on", "a"], 3))
              for i, label in enumerate(labels)]
     folder = tmp_path / "data" / yaml.safe_load(spec.read_text())["id"]
-    (folder / "data").mkdir(parents=True)
-    pq.write_table(pa.table({"sentences": [texts[:1000], texts[1000:]], "labels": [labels[:1000], labels[1000:]]}),
-                   folder / "data" / "test.parquet")
-    (folder / "README.md").write_text("---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n"
-                                      "    path: data/test.parquet\n---\n", encoding="utf-8")
+    hub_snapshot(folder, {"test": {"sentences": [texts[:1000], texts[1000:]],
+                                   "labels": [labels[:1000], labels[1000:]]}})
     code, _, err = run_cli(["fingerprint", str(spec), "--data-dir", str(tmp_path / "data"), "--write"], capsys)
     assert code == 0, err
     results = run_ok([str(spec), "--data-dir", str(tmp_path / "data"), "--adapter", "hashing", "-q",

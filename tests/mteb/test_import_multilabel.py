@@ -18,17 +18,9 @@ import yaml
 from specrun.mteb import catalogue
 from specrun.mteb.importer import coverage
 from tests.conftest import ROOT, assert_one_line_error, run_cli
+from tests.mteb.snapshots import hub_snapshot
 
 FIXTURE = ROOT / "tests" / "protocols" / "multilabel"
-
-
-@pytest.fixture(autouse=True)
-def own_datasets_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`datasets` caches a local folder by its name and README, not its rows: another snapshot of the same name
-    would be served in place of this one's."""
-    import datasets
-
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf-datasets")
 
 
 def _import(tmp_path: Path, capsys: pytest.CaptureFixture[str], task: str) -> tuple[Path, dict[str, Any]]:
@@ -45,17 +37,9 @@ def _rows(split: str) -> list[dict[str, Any]]:
 
 def _snapshot(folder: Path) -> None:
     """CEDRClassification's layout: README `configs:`, train and test parquet, `text` and a list `label`."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    (folder / "data").mkdir(parents=True)
-    for split in ("train", "test"):
-        rows = _rows(split)
-        pq.write_table(pa.table({"text": [r["text"] for r in rows], "label": [r["labels"] for r in rows]}),
-                       folder / "data" / f"{split}.parquet")
-    (folder / "README.md").write_text("---\nconfigs:\n- config_name: default\n  data_files:\n" + "".join(
-        f"  - split: {split}\n    path: data/{split}.parquet\n" for split in ("train", "test")) + "---\n",
-        encoding="utf-8")
+    hub_snapshot(folder, {split: {"text": [r["text"] for r in rows], "label": [r["labels"] for r in rows]}
+                          for split in ("train", "test") for rows in [_rows(split)]})
 
 
 def _mteb_reference() -> dict[str, float]:

@@ -21,6 +21,7 @@ from specrun.mteb.import_pair_classification import PAIR_METRICS, pair_refusal
 from specrun.mteb.importer import coverage, refusals
 from specrun.spec import load_spec
 from tests.conftest import assert_one_line_error, run_cli, run_ok
+from tests.mteb.snapshots import hub_snapshot
 
 ENG_V2 = ("SprintDuplicateQuestions", "TwitterSemEval2015", "TwitterURLCorpus")  # MTEB(eng, v2)'s members
 WORDS = ["river", "bank", "money", "loan", "water", "fish", "boat", "city", "train", "ticket", "music", "guitar",
@@ -122,14 +123,10 @@ def snapshot(folder: Path, rows: list[tuple[str, str, int]], *, one_row: bool) -
     """The hub repo as `datasets` reads it offline: README `configs:` and a test parquet with MTEB's columns
     sent1, sent2, labels; `one_row`: MTEB's v1 layout, the split as one row of lists."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     columns = {"sent1": [a for a, _, _ in rows], "sent2": [b for _, b, _ in rows], "labels": [y for _, _, y in rows]}
-    (folder / "data").mkdir(parents=True)
-    table = pa.table({key: [values] for key, values in columns.items()}) if one_row else pa.table(columns)
-    pq.write_table(table, folder / "data" / "test.parquet")
-    (folder / "README.md").write_text("---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n"
-                                      "    path: data/test.parquet\n---\n", encoding="utf-8")
+    hub_snapshot(folder, {"test": pa.table({key: [values] for key, values in columns.items()}) if one_row
+                          else columns})
 
 
 def best_accuracy(scores: np.ndarray, labels: np.ndarray) -> float:

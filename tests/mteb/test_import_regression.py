@@ -25,14 +25,6 @@ TASK, SUBSET = "RuSciBenchYearPublRegression", "yearpubl_en"
 TOPICS = ["graphs", "proteins", "glaciers", "markets", "lasers", "soils", "poems", "bridges"]
 
 
-@pytest.fixture(autouse=True)
-def own_datasets_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`datasets` caches a local folder by its name and README, not its rows."""
-    import datasets
-
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf-datasets")
-
-
 def _small_task(train: int, test: int) -> catalogue.Task:
     """The task restricted to one subset, its statistics saying the subset's splits hold train and test rows."""
     task = catalogue.task(TASK)

@@ -16,6 +16,7 @@ from specrun.mteb.benchmark_import import member_tasks
 from specrun.mteb.import_sampling import unsaid_steps
 from specrun.mteb.importer import build_spec, refusals
 from tests.conftest import run_cli, run_ok
+from tests.mteb.snapshots import hub_snapshot
 
 SAMPLE = {"n": 2048, "stratify": "label", "seed": 42, "method": "mteb_stratified"}
 
@@ -78,15 +79,8 @@ def test_a_sample_size_computed_in_python_is_refused() -> None:
 
 def snapshot(folder: Path, splits: dict[str, list[dict]]) -> None:
     """The hub repo as `datasets` reads it offline: README `configs:` and one parquet per split."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    (folder / "data").mkdir(parents=True)
-    for split, rows in splits.items():
-        pq.write_table(pa.table({"text": [row["text"] for row in rows], "label": [row["label"] for row in rows]}),
-                       folder / "data" / f"{split}.parquet")
-    (folder / "README.md").write_text("---\nconfigs:\n- config_name: default\n  data_files:\n" + "".join(
-        f"  - split: {split}\n    path: data/{split}.parquet\n" for split in splits) + "---\n", encoding="utf-8")
+    hub_snapshot(folder, {split: {"text": [row["text"] for row in rows], "label": [row["label"] for row in rows]}
+                          for split, rows in splits.items()})
 
 
 def test_an_imported_sampled_spec_runs_on_mteb_s_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

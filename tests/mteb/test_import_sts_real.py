@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
+from tests.mteb.snapshots import hub_snapshot
 
 MODEL = "sentence-transformers__all-MiniLM-L6-v2"
 PUBLISHED = Path("mteb-results") / MODEL / "8b3219a92973c328a8e22fadcfa821b5dc75636a"
@@ -19,19 +20,13 @@ YEARS = {"STS12": 3108, "STS13": 1500, "STS14": 3750, "STS15": 3000, "STS16": 11
 def senteval_snapshot(data_dir: Path, year: str, target: Path) -> int:
     """A local copy of MTEB's dataset repo for one year, as `datasets` reads it offline: README.md with `configs:`
     front matter and the test split as parquet (sentence1, sentence2, score), from the SentEval files."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     from specrun.core.contracts import ReadLayout
     from specrun.readers.senteval_sts import read_senteval_sts
 
     rows = read_senteval_sts(data_dir / "senteval-sts" / f"{year}-en-test", ReadLayout("senteval_sts"), "test")
-    (target / "data").mkdir(parents=True)
-    pq.write_table(pa.table({"sentence1": [row["sentence1"] for row in rows],
-                             "sentence2": [row["sentence2"] for row in rows],
-                             "score": [float(row["score"]) for row in rows]}), target / "data" / "test.parquet")
-    (target / "README.md").write_text("---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n"
-                                      "    path: data/test.parquet\n---\n", encoding="utf-8")
+    hub_snapshot(target, {"test": {"sentence1": [row["sentence1"] for row in rows],
+                                   "sentence2": [row["sentence2"] for row in rows],
+                                   "score": [float(row["score"]) for row in rows]}})
     return len(rows)
 
 

@@ -17,6 +17,7 @@ from specrun.mteb import catalogue
 from specrun.mteb.importer import refusals, spec_text
 from specrun.spec import load_spec, subset_specs
 from tests.conftest import assert_one_line_error, run_cli
+from tests.mteb.snapshots import hub_snapshot
 
 VERSION = catalogue.load().provenance.mteb_version
 FOLDER = "sentence-transformers__all-MiniLM-L6-v2+adapter-hashing"
@@ -58,9 +59,6 @@ def test_each_subset_merged_is_that_subsets_own_import(name: str, tmp_path: Path
 
 def sts17_snapshot(snapshot: Path, half: bool = True) -> None:
     """A hub-style copy of STS17's one config: parquet rows of every subset (`lang`), 30 or more each."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     rows: dict[str, list[Any]] = {"sentence1": [], "sentence2": [], "score": [], "lang": []}
     for lang, count in zip(catalogue.task("STS17").hf_subsets, range(30, 60), strict=False):
         for i in range(count):
@@ -68,10 +66,7 @@ def sts17_snapshot(snapshot: Path, half: bool = True) -> None:
             rows["sentence2"].append(f"{lang} a dog sat {'on mat' if i % 2 else 'far away'} {i * 7 % 5}")
             rows["score"].append(float((i * 37) % 11) / (2 if half else 1))
             rows["lang"].append(lang)
-    (snapshot / "data").mkdir(parents=True)
-    pq.write_table(pa.table(rows), snapshot / "data" / "test.parquet")
-    (snapshot / "README.md").write_text("---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n"
-                                        "    path: data/test.parquet\n---\n", encoding="utf-8")
+    hub_snapshot(snapshot, {"test": rows})
 
 
 def test_a_fast_loading_task_runs_each_subset_from_its_lang_rows_and_writes_their_mean(

@@ -22,6 +22,7 @@ from specrun.results.statistics import item_statistics
 from specrun.spec import load_spec
 from specrun.spec.model import Expected
 from tests.conftest import assert_one_line_error, run_cli, run_ok
+from tests.mteb.snapshots import hub_snapshot
 
 WORDS = ["council", "budget", "vote", "city", "mayor", "team", "cup", "final", "goal", "rain", "storm", "week",
          "phone", "price", "launch", "market", "bank", "rate", "school", "teacher", "exam"]
@@ -103,12 +104,8 @@ def texts(count: int = 12, seed: int = 3) -> list[dict[str, object]]:
 
 def snapshot(folder: Path, rows: list[dict[str, object]]) -> None:
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    (folder / "data").mkdir(parents=True)
-    pq.write_table(pa.Table.from_pylist(rows), folder / "data" / "test.parquet")
-    (folder / "README.md").write_text("---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n"
-                                      "    path: data/test.parquet\n---\n", encoding="utf-8")
+    hub_snapshot(folder, {"test": pa.Table.from_pylist(rows)})
 
 
 def reference(rows: list[dict[str, object]]) -> dict[str, float]:
