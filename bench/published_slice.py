@@ -30,8 +30,8 @@ PHASES = ("index", "facts", "task", "every-file")
 def run_phase(phase: str, root: Path) -> dict[str, float | int | str]:
     """One phase, timed (wall) and measured (tracemalloc's peak of Python allocations; the process's peak RSS)."""
     from specrun.mteb import task_facts
-    from specrun.published import PublishedDir, read_task_file
-    from specrun.spec.mteb_ref import MtebRef
+    from specrun.mteb.results import PublishedDir, read_task_file
+    from specrun.mteb.score_ref import MtebRef
 
     ref = MtebRef(task="STSBenchmark", split="test", score="cosine_spearman")
     tracemalloc.start()
@@ -86,7 +86,7 @@ def mteb_dump(out: Path, root: Path) -> int:
 
 def compare(dump: Path, root: Path) -> list[str]:
     """The files whose reading here differs from mteb's (task name, dataset revision or any entry)."""
-    from specrun.published import read_task_file
+    from specrun.mteb.results import read_task_file
 
     differ = []
     for name, theirs in json.loads(dump.read_text(encoding="utf-8")).items():

@@ -22,12 +22,15 @@ RANKS = {
     "search": 1,
     "readers": 2, "protocols": 2, "metrics": 2,
     "yamlsafe": 3, "spec": 3,
+    # one subject across the flow, ranked module by module: MTEB's vocabularies and score mapping are the spec's,
+    # its result files, export and catalogue sit with the other stages that read many runs
+    "mteb.vocabulary": 3, "mteb.score_ref": 3,
     "plan": 4,
     "data": 5,
     "encoders": 6,
     "evaluation": 7,
     "results": 8,
-    "compare": 9, "published": 9, "mteb": 9,
+    "compare": 9, "mteb": 9,
     "reports": 10, "publish": 10, "leaderboard": 10, "outputs": 10, "prompt_sets": 10,
     "subset_means": 10,
     "runner": 11,
@@ -47,8 +50,11 @@ def module_name(path: Path, package: Path = PACKAGE) -> str:
 
 
 def stage_of(module: str) -> str:
-    """specrun.data.items -> data; specrun.cli -> cli; specrun -> __init__."""
+    """specrun.data.items -> data; specrun.cli -> cli; specrun -> __init__; specrun.mteb.vocabulary ->
+    mteb.vocabulary (a module ranked on its own in RANKS)."""
     parts = module.split(".")
+    if len(parts) > 2 and ".".join(parts[1:3]) in RANKS:
+        return ".".join(parts[1:3])
     return parts[1] if len(parts) > 1 else "__init__"
 
 

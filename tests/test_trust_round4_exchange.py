@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from tests.conftest import SPECS, assert_one_line_error, run_cli
-from tests.published.test_published import task_file_2x, write_published
+from tests.mteb.results.test_published import task_file_2x, write_published
 
 ROOT = Path(__file__).resolve().parent.parent
 HASHING = "sentence-transformers__all-MiniLM-L6-v2+adapter-hashing"

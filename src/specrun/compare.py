@@ -15,11 +15,12 @@ from specrun.core.markdown import md_text
 from specrun.metrics import METRICS, intervals
 from specrun.metrics.estimate import n_runs, per_run_values, point_of
 from specrun.metrics.resampling import distribution, mean_over_runs
+from specrun.mteb.results.markdown import PublishedCell, published_table
 from specrun.results import Results, confidence_percent, run_identity, run_labels
 from specrun.results.verify import find_spec, load_verified, refuse_limited
 
 if TYPE_CHECKING:
-    from specrun.published import PublishedDir
+    from specrun.mteb.results import PublishedDir
 
 
 @dataclass(frozen=True)
@@ -159,30 +160,19 @@ def published_markdown(a: Results, b: Results, path_a: Path, path_b: Path, publi
     """`compare --published DIR`: A's and B's published MTEB values beside theirs, per metric with an `mteb`
     counterpart. Shown, never paired: a published number has no units to resample."""
     loaded = find_spec(a, path_a).spec  # both runs used this spec (checked by sha256 in `compare`)
-    label_a, label_b = (md_text(label) for label in run_labels([run_identity(a), run_identity(b)]))
-    lines = ["", "Published (MTEB result files): shown beside, not in the paired differences (a published value has "
-                 "no interval and no units to resample).", "",
-             "| split | metric | model | ours | published | ours − published |",
-             "| --- | --- | --- | --- | --- | --- |"]
-    missing, notes = [], []
+    labels = run_labels([run_identity(a), run_identity(b)])
+    cells = []
     for metric_id, metric in loaded.metrics.items():
         split = loaded.mteb_split(metric_id)
         if metric.mteb is None or split is None:
             continue
-        for run, label in ((a, label_a), (b, label_b)):
+        for run, label in zip((a, b), labels, strict=True):
             model = run.provenance.model
-            found = published.find(model.name, model.revision, metric.mteb)
-            ours = run.scores[split][metric_id].value
-            if found.note and found.note not in notes:
-                notes.append(found.note)
-            if found.value is None:
-                missing.append(f"{label} {metric_id}: {md_text(found.reason or '')}")
-                lines.append(f"| {split} | {metric_id} | {label} | {ours:.4f} | — | — |")
-                continue
-            lines.append(f"| {split} | {metric_id} | {label} | {ours:.4f} | {found.value.value:.4f} | "
-                         f"{ours - found.value.value:+.3e} |")
-    if len(lines) == 6:
+            cells.append(PublishedCell(keys=(split, metric_id, label), ours=run.scores[split][metric_id].value,
+                                       found=published.find(model.name, model.revision, metric.mteb),
+                                       label=f"{label} {metric_id}"))
+    if not cells:
         return "\nPublished: no metric of spec " + f"{a.spec_id} names an MTEB counterpart (`metrics.NAME.mteb`).\n"
-    lines += [""] + [f"Note: {md_text(note)}." for note in notes] if notes else []
-    lines += [f"Not published: {line}." for line in missing]
+    lines = ["", "Published (MTEB result files): shown beside, not in the paired differences (a published value has "
+                 "no interval and no units to resample).", "", *published_table(("split", "metric", "model"), cells)]
     return "\n".join(lines) + "\n"

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from specrun.core.errors import SpecError
+from specrun.mteb.vocabulary import ANNOTATIONS_CREATORS, DOMAINS, SAMPLE_CREATION
 from specrun.spec import load_spec, matches, task_types
-from specrun.spec.metadata import ANNOTATIONS_CREATORS, DOMAINS, SAMPLE_CREATION
 from tests.conftest import ROOT, SPECS, assert_one_line_error, run_cli
 
 

@@ -90,7 +90,7 @@ def _run_suite(paths: list[str], suites: list[str], options: RunOptions, console
                          "`subset`")
     published = None
     if published_dir is not None:  # checked before anything runs
-        from specrun.published import PublishedDir
+        from specrun.mteb.results import PublishedDir
 
         published = PublishedDir(Path(published_dir))
     output = run_suite(suites[0], options, console, published)
@@ -231,7 +231,7 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     output = output_file(args.output)
     published = None
     if args.published:
-        from specrun.published import PublishedDir
+        from specrun.mteb.results import PublishedDir
 
         published = PublishedDir(Path(args.published))
     from specrun.suites.joint import is_suite_json

@@ -30,7 +30,7 @@ def run_files(names: list[str]) -> list[Path]:
 
 def cmd_check_published(args: argparse.Namespace, console: Console) -> int:
     """Ours, published, the difference; exit 1 past --tolerance (what a CI job checks; 0: exactly equal)."""
-    from specrun.published import PublishedDir, check_published, check_text
+    from specrun.mteb.results import PublishedDir, check_published, check_text
 
     paths = run_files(args.results)
     notes: list[str] = []
@@ -51,8 +51,8 @@ def cmd_check_published(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_export(args: argparse.Namespace, console: Console) -> int:
+    from specrun.mteb.export import mteb_files
     from specrun.outputs import write_file_tree
-    from specrun.publish.mteb_export import mteb_files
 
     folder = output_folder(args.output)
     assert folder is not None

@@ -362,7 +362,7 @@ def build_leaderboard(paths: list[Path], output: Path, *, title: str | None = No
     (each atomically, and only once everything is computed); with `published`, MTEB's published rows beside."""
     from specrun.leaderboard.facets import with_facets
     from specrun.leaderboard.published import with_published
-    from specrun.published import PublishedDir
+    from specrun.mteb.results import PublishedDir
 
     if output.exists() and not output.is_dir():
         raise CompareError("the leaderboard output must be a folder", file=str(output))

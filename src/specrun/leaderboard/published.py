@@ -4,7 +4,7 @@ rows, not ranked. A published number has no interval and no per-unit predictions
 no paired difference to the best; it gets no rank, is never the best, and takes no part in Borda or the mean.
 The repository is read as it is: a file that cannot give the value is set aside with a reason naming it (a note,
 never an error of the board), and where a model holds the task in several revisions one is taken by the rule of
-`specrun.published.index.choose`, said in a note."""
+`specrun.mteb.results.index.choose`, said in a note."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 
 from specrun.core.errors import SpecrunError
 from specrun.leaderboard.model import Leaderboard, PublishedRow
-from specrun.published import PublishedDir
-from specrun.published.lookup import Published
+from specrun.mteb.results import PublishedDir
+from specrun.mteb.results.lookup import Published
 from specrun.results.verify import Verified, find_spec
 
 

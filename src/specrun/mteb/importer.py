@@ -29,7 +29,8 @@ from specrun.mteb.import_sts import STS_IMPORT
 from specrun.mteb.import_subset import MAX_SUBSETS, one_subset, restricted, split_stats, subset_reading, subset_spec
 from specrun.mteb.import_summarization import SUMMARIZATION_IMPORT
 from specrun.mteb.type_import import TypeImport
-from specrun.spec.metadata import ANNOTATIONS_CREATORS, DOMAINS, SAMPLE_CREATION, Metadata
+from specrun.mteb.vocabulary import ANNOTATIONS_CREATORS, DOMAINS, SAMPLE_CREATION
+from specrun.spec.metadata import Metadata
 from specrun.spec.model import MAX_NAME, SUBSET_NAME_PATTERN
 
 SEED = 20261006  # the seed every shipped spec uses: it seeds the subset draw (none here: `all`) and the bootstrap

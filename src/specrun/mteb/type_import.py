@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specrun.mteb.catalogue import Task
-from specrun.spec.mteb_ref import MAX_NAME
+from specrun.mteb.score_ref import MAX_NAME
 
 
 def _no_splits(task: Task, name: str) -> dict[str, Any]:

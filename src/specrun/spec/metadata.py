@@ -9,22 +9,16 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator
 
 from specrun.core.types import Strict
+from specrun.mteb.vocabulary import (
+    ANNOTATIONS_CREATORS,
+    DOMAINS,
+    LANGUAGE_SCRIPT_MEANING,
+    LANGUAGE_SCRIPT_PATTERN,
+    SAMPLE_CREATION,
+)
 
-# The vocabularies of MTEB's TaskMetadata (embeddings-benchmark/mteb, mteb/abstasks/TaskMetadata.py: TASK_DOMAIN,
-# ANNOTATOR_TYPE, SAMPLE_CREATION_METHOD), so a spec's metadata reads as MTEB's task metadata does.
-DOMAINS = ("Academic", "Blog", "Constructed", "Encyclopaedic", "Engineering", "Fiction", "Government", "Legal",
-           "Medical", "News", "Non-fiction", "Poetry", "Religious", "Reviews", "Scene", "Social", "Spoken",
-           "Subtitles", "Web", "Written", "Programming", "Chemistry", "Financial", "Entertainment")
-ANNOTATIONS_CREATORS = ("expert-annotated", "human-annotated", "derived", "LM-generated",
-                        "LM-generated and reviewed")
-SAMPLE_CREATION = ("found", "created", "human-translated and localized", "human-translated", "machine-translated",
-                   "machine-translated and verified", "machine-translated and localized",
-                   "LM-generated and verified", "rendered", "multiple")
-# ISO 639-3 and ISO 15924, as MTEB's eval_langs; or a programming language as MTEB writes one (python-Code, c++-Code)
-LANGUAGE_SCRIPT_PATTERN = r"^([a-z]{3}-[A-Z][a-z]{3}|[a-z][a-z+#]*-Code)$"
 DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
-PATTERN_MEANINGS = {LANGUAGE_SCRIPT_PATTERN: "an ISO 639-3 code and an ISO 15924 script, e.g. jpn-Jpan, eng-Latn (or "
-                                             "MTEB's code language, e.g. python-Code)",
+PATTERN_MEANINGS = {LANGUAGE_SCRIPT_PATTERN: LANGUAGE_SCRIPT_MEANING,
                     DATE_PATTERN: "a date YYYY-MM-DD"}  # how an error names what was expected
 
 LanguageScript = Annotated[str, Field(pattern=LANGUAGE_SCRIPT_PATTERN)]

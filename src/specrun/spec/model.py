@@ -14,10 +14,10 @@ from pydantic import AfterValidator, BaseModel, Field, ValidationInfo, create_mo
 
 from specrun.core import registry
 from specrun.core.types import IntervalChoice, Strict
+from specrun.mteb.score_ref import MTEB_NAME_PATTERN, MTEB_PATTERN_MEANINGS, MtebRef
 from specrun.spec.compat import move_reader_options
 from specrun.spec.expect import Expected
 from specrun.spec.metadata import PATTERN_MEANINGS, Metadata
-from specrun.spec.mteb_ref import MTEB_NAME_PATTERN, MTEB_PATTERN_MEANINGS, MtebRef
 from specrun.spec.sample import RowSteps, Sample
 
 REVISION_PATTERN = r"^[0-9a-f]{40}$"

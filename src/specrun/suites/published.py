@@ -9,7 +9,8 @@ import math
 from dataclasses import dataclass, replace
 
 from specrun.core.markdown import md_text
-from specrun.published import Found, PublishedDir
+from specrun.mteb.results import Found, PublishedDir
+from specrun.mteb.results.markdown import PublishedCell, published_table
 from specrun.spec.model import Spec
 from specrun.suites.model import LoadedSuite
 from specrun.suites.results import SuiteResults
@@ -70,26 +71,15 @@ def published_markdown(results: SuiteResults, rows: list[MemberPublished], chang
         lines += [f"Ours is not the model as it is ({md_text(', '.join(changed))}); the published values are the "
                   "model's own: the difference is the configuration's, not a check of the run.", ""]
     lines += ["Shown beside, never resampled: a published value has no interval, and the aggregates' intervals do "
-              "not use it.", "", "| member | ours | published | ours − published |", "| --- | --- | --- | --- |"]
-    reasons = []
-    for r in rows:
-        value = ours.get(r.index)
-        shown = "missing" if value is None else f"{value:.4f}"
-        if r.found is None or r.found.value is None:
-            reasons.append(f"{md_text(r.label)}: " + ("its spec metric names no MTEB counterpart" if r.found is None
-                                                       else md_text(r.found.reason or "")))
-            lines.append(f"| {md_text(r.label)} | {shown} | — | — |")
-            continue
-        published = r.found.value.value
-        difference = "—" if value is None else f"{value - published:+.3e}"
-        lines.append(f"| {md_text(r.label)} | {shown} | {published:.4f} | {difference} |")
+              "not use it.", ""]
+    table = published_table(("member",), [PublishedCell(keys=(r.label,), ours=ours.get(r.index), found=r.found,
+                                                        label=r.label) for r in rows])
+    rule = table.index("") if "" in table else len(table)  # the mean goes between the table and its notes
     mean = published_mean(rows)
     have = sum(1 for r in rows if r.found is not None and r.found.value is not None)
-    lines += ["", f"Mean (task), published: {mean:.4f}." if mean is not None else
-              f"Mean (task), published: not computed ({have} of {len(rows)} members published)."]
-    notes = dict.fromkeys(r.found.note for r in rows if r.found is not None and r.found.note)
-    lines += [f"Note: {md_text(note)}." for note in notes]
-    lines += [f"Not published: {reason}." for reason in reasons]
+    mean_line = (f"Mean (task), published: {mean:.4f}." if mean is not None else
+                 f"Mean (task), published: not computed ({have} of {len(rows)} members published).")
+    lines += [*table[:rule], "", mean_line, *table[rule + 1:]]
     return "\n".join(lines) + "\n"
 
 

@@ -20,10 +20,10 @@ from specrun.core.workspace import Workspace
 from specrun.data import load_splits, resolve_data_dir
 from specrun.encoders.models import ModelRef, resolve_model
 from specrun.metrics.aggregate import MemberUnits, aggregate_interval, aggregate_method, joint_draws
+from specrun.mteb.results import PublishedDir
 from specrun.outputs import SetKind, write_output_sets
 from specrun.outputs.folders import output_folder, suite_folder
 from specrun.plan import make_plan
-from specrun.published import PublishedDir
 from specrun.results import configuration
 from specrun.results.verify import Verified, verified_with_spec
 from specrun.runner import run

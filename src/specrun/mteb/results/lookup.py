@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from specrun.core.errors import PublishedError, SpecrunError
-from specrun.published.files import (
+from specrun.mteb.results.files import (
     NO_REVISION,
     PublishedValue,
     TaskFile,
@@ -17,9 +17,9 @@ from specrun.published.files import (
     read_task_file,
     score_of,
 )
-from specrun.published.index import Candidate, PublishedIndex, choose
-from specrun.published.meta import PublishedModelMeta, read_model_meta
-from specrun.spec.mteb_ref import MtebRef
+from specrun.mteb.results.index import Candidate, PublishedIndex, choose
+from specrun.mteb.results.meta import PublishedModelMeta, read_model_meta
+from specrun.mteb.score_ref import MtebRef
 
 MAX_REVISIONS_LISTED = 5
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from specrun.published import PublishedDir, read_task_file
+from specrun.mteb.results import PublishedDir, read_task_file
 from tests.conftest import SPECS, assert_one_line_error, run_cli
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -98,7 +98,7 @@ def test_reads_the_1x_files_of_the_mirror(data_dir: Path) -> None:
     sts = read_task_file(folder / "STSBenchmark.json")
     assert sts.mteb_version == "1.12.75"
     assert sts.scores["test"][0].model_extra["cosine_spearman"] == pytest.approx(0.8203247283076371, abs=0)
-    from specrun.spec.mteb_ref import MtebRef
+    from specrun.mteb.score_ref import MtebRef
 
     found = PublishedDir(data_dir / "mteb-results").find(
         MODEL, None, MtebRef(task="Banking77Classification", split="test", score="accuracy"))
@@ -290,7 +290,7 @@ def test_export_writes_model_meta_from_our_provenance(plain_runs: dict[str, Path
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     """model_meta.json sits beside the task files (mteb's ResultCache layout); its fields are mteb's
     ModelMeta.to_dict keys, and each one we record equals provenance.model_meta (absent: null, never guessed)."""
-    from specrun.publish.mteb_export import model_meta_json
+    from specrun.mteb.export import model_meta_json
     from specrun.results import read_results
 
     code, out, err = run_cli(["export", "--format", "mteb", str(plain_runs["stsb"]), "-o", str(tmp_path / "e")], capsys)

@@ -17,9 +17,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from specrun.published.files import NO_REVISION, TaskFile
-from specrun.published.meta import META_FILE
-from specrun.published.older import version_key
+from specrun.mteb.results.files import NO_REVISION, TaskFile
+from specrun.mteb.results.meta import META_FILE
+from specrun.mteb.results.older import version_key
 
 EXTERNAL = "external"  # a folder in place of a revision; the repository does not say where those came from
 _PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,254}$")

@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import Field
 
 from specrun.core.types import Strict
-from specrun.spec.metadata import LANGUAGE_SCRIPT_PATTERN
+from specrun.mteb.vocabulary import LANGUAGE_SCRIPT_PATTERN
 
 MAX_NAME = 64  # as the spec's names (spec.model.MAX_NAME): a task name is a file name
 SPEC_NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]*$"  # the spec's own names (spec.model.NAME_PATTERN)

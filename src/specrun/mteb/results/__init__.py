@@ -7,11 +7,11 @@ resampled, paired or ranked."""
 
 from __future__ import annotations
 
-from specrun.published.check import CheckRow, check_published, check_text
-from specrun.published.files import NO_REVISION, PublishedValue, TaskFile, read_task_file
-from specrun.published.index import PublishedIndex
-from specrun.published.lookup import Found, Published, PublishedDir
-from specrun.published.meta import PublishedModelMeta
+from specrun.mteb.results.check import CheckRow, check_published, check_text
+from specrun.mteb.results.files import NO_REVISION, PublishedValue, TaskFile, read_task_file
+from specrun.mteb.results.index import PublishedIndex
+from specrun.mteb.results.lookup import Found, Published, PublishedDir
+from specrun.mteb.results.meta import PublishedModelMeta
 
 __all__ = ["NO_REVISION", "CheckRow", "Found", "Published", "PublishedDir", "PublishedIndex", "PublishedModelMeta",
            "PublishedValue", "TaskFile", "check_published", "check_text", "read_task_file"]

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from specrun.core.markdown import md_text
-from specrun.published.lookup import Found, PublishedDir
+from specrun.mteb.results.lookup import Found, PublishedDir
+from specrun.mteb.score_ref import MtebRef
 from specrun.results import run_identity, run_labels
 from specrun.results.verify import refuse_limited, verified_with_spec
-from specrun.spec.mteb_ref import MtebRef
 
 
 @dataclass(frozen=True)

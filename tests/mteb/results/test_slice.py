@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from specrun.published import PublishedDir, read_task_file
-from specrun.published.index import PublishedIndex
-from specrun.spec.mteb_ref import MtebRef
+from specrun.mteb.results import PublishedDir, read_task_file
+from specrun.mteb.results.index import PublishedIndex
+from specrun.mteb.score_ref import MtebRef
 from tests.conftest import SPECS, run_cli
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"

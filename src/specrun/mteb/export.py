@@ -19,7 +19,7 @@ from typing import Any
 from specrun import __version__
 from specrun.core.errors import PublishedError, PublishError
 from specrun.core.files import sha256_file
-from specrun.published.files import NO_REVISION, checked_part, model_folder_name
+from specrun.mteb.results.files import NO_REVISION, checked_part, model_folder_name
 from specrun.results import Results, refuse_configured, run_identity, run_labels
 from specrun.results.verify import refuse_limited, verified_with_spec
 
