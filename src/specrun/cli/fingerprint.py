@@ -36,31 +36,58 @@ def pin_spec(path: Path, data_dir: Path | None, workspace: Workspace, *, write: 
                         "run it without --write and put each printed fingerprint under `splits.NAME` of the "
                         "file that should hold it", file=loaded.display, key="extends")
     if not loaded.spec.subsets:
-        found = _fingerprints(loaded, data_dir, workspace, "", echo)
+        found, files = _fingerprints(loaded, data_dir, workspace, "", echo)
         by_subset: dict[str, dict[str, str]] = {}
+        subset_files: dict[str, dict[str, dict[str, str]]] = {}
     else:
-        found = {}
-        by_subset = {str(one.subset): _fingerprints(one, data_dir, workspace, f"{one.subset}/", echo)
-                     for one in subset_specs(loaded, require_fingerprints=False)}
+        found, files, by_subset, subset_files = {}, {}, {}, {}
+        for one in subset_specs(loaded, require_fingerprints=False):
+            by_subset[str(one.subset)], subset_files[str(one.subset)] = _fingerprints(
+                one, data_dir, workspace, f"{one.subset}/", echo)
     if not write:
         return []
     from specrun.spec import write_fingerprints
 
-    return write_fingerprints(path, found, read_sha256=loaded.sha256, subsets=by_subset)
+    return write_fingerprints(path, found, read_sha256=loaded.sha256, subsets=by_subset,
+                              files=_shared(files, subset_files))
+
+
+def _shared(files: dict[str, dict[str, str]], subset_files: dict[str, dict[str, dict[str, str]]]
+            ) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, dict[str, str]]]]:
+    """A source's pins that every subset shares (one config read by all, as a `lang` column splits it) go once
+    under the spec's own source; only those that differ (a config per subset) go under each subset."""
+    names = {name for found in subset_files.values() for name in found}
+    for name in names:
+        pins = [found.get(name) for found in subset_files.values()]
+        if all(one is not None and one == pins[0] for one in pins):
+            files[name] = pins[0]  # type: ignore[assignment]
+            for found in subset_files.values():
+                del found[name]
+    return files, subset_files
 
 
 def _fingerprints(loaded: object, data_dir: Path | None, workspace: Workspace, shown: str,
-                  echo: bool = True) -> dict[str, str]:
+                  echo: bool = True) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
     """Each split's fingerprint, printed `[SUBSET/]SPLIT: sha256:...`; identity only (a run refuses what it cannot
-    score), so the data is read with its checks off."""
+    score), so the data is read with its checks off (but a source's pinned files are still checked: a pin is
+    changed by hand, or removed and written again). With a data folder, each hub source read by `datasets` from
+    its copy there also gets its data files' sha256 (its `files:`), printed `[SUBSET/]SOURCE:PATH: sha256`."""
     from specrun.data import load_split
+    from specrun.data.hub_files import file_pins
     from specrun.plan import make_plan
+    from specrun.spec import HubDataset
 
     plan = make_plan(loaded)  # type: ignore[arg-type]
-    found = {}
+    found, files = {}, {}
     for name in (split.name for split in (*plan.splits, *plan.support_splits)):
         split = load_split(plan, name, data_dir, check=False, workspace=workspace)
         found[name] = split.fingerprint
         if echo:
             print(f"{shown}{name}: {split.fingerprint}  ({split.n_source} items from {split.origin})")
-    return found
+        source = plan.split(name).source
+        if data_dir is not None and isinstance(source.declared, HubDataset) and source.declared.mirror is None \
+                and source.name not in files:
+            files[source.name] = file_pins(source.declared, data_dir / source.name, workspace.memo)
+            for relative, digest in files[source.name].items() if echo else ():
+                print(f"{shown}{source.name}:{relative}: {digest}")
+    return found, files

@@ -186,8 +186,15 @@ def read_source_split(plan: Plan, planned: PlannedSource, source_split: str, dat
     """The rows of one source split, where they came from, and the sha256 of the file read (for provenance)."""
     source = planned.declared
     if isinstance(source, HubDataset) and (source.mirror is None or data_dir is None):
-        rows, origin, class_labels = _read_hub(source, source_split,
-                                               data_dir / planned.name if data_dir and not source.mirror else None)
+        local = data_dir / planned.name if data_dir and not source.mirror else None
+        read_from = local
+        if source.files:  # pinned per file: checked before `datasets` reads a byte, online from a pinned download
+            from specrun.data.hub_files import pinned_copy
+
+            read_from = pinned_copy(plan, planned.name, source, local, workspace or Workspace.resolve())
+        rows, origin, class_labels = _read_hub(source, source_split, read_from)
+        if read_from is not None and local is None:  # the pinned download: read as a copy, yet from the hub
+            origin = origin.replace(str(read_from), f"{source.path}@{source.revision}", 1)
         return SourceRows(rows, origin, None, None, class_labels)
     layout = source.layout
     ref = planned.files[source_split].ref

@@ -148,14 +148,50 @@ def _set_fingerprints(document: Any, fingerprints: dict[str, str], subsets: dict
     return changed
 
 
+SourceFiles = dict[str, dict[str, str]]  # source -> {path inside the hub repo: sha256}
+
+
+def _set_files(document: Any, files: SourceFiles, subsets: dict[str, SourceFiles]) -> list[str]:
+    """Each hub source's `files:` set whole (`[SUBSET/]sources.NAME.files` where it changed). A spec with subsets
+    pins them per subset (each may read another config): an entry of the spec's own would merge into each
+    subset's, so it goes."""
+    changed = []
+    for name, pins in files.items():
+        if dict(document["sources"][name].get("files") or {}) != pins:
+            document["sources"][name]["files"] = dict(pins)
+            changed.append(f"sources.{name}.files")
+        for subset, override in (document.get("subsets") or {}).items():  # would merge into the spec's own
+            if "files" in ((override or {}).get("sources") or {}).get(name, {}):
+                del override["sources"][name]["files"]
+                changed.append(f"{subset}/sources.{name}.files")
+                if not override["sources"][name]:  # nothing else of the subset's own: no empty mappings left
+                    del override["sources"][name]
+                if not override["sources"]:
+                    del override["sources"]
+    for subset, found in subsets.items():
+        if document["subsets"][subset] is None:
+            document["subsets"][subset] = {}
+        override = document["subsets"][subset]
+        for name, pins in found.items():
+            if "files" in document["sources"][name]:
+                del document["sources"][name]["files"]
+                changed.append(f"sources.{name}.files")
+            entry = override.setdefault("sources", {}).setdefault(name, {})
+            if dict(entry.get("files") or {}) != pins:
+                entry["files"] = dict(pins)
+                changed.append(f"{subset}/sources.{name}.files")
+    return changed
+
+
 def write_fingerprints(path: Path, fingerprints: dict[str, str], *, read_sha256: str | None = None,
-                       subsets: dict[str, dict[str, str]] | None = None) -> list[str]:
-    """Set `splits.<name>.fingerprint` (and `subsets.<subset>.splits.<name>.fingerprint`) in the spec file,
+                       subsets: dict[str, dict[str, str]] | None = None,
+                       files: tuple[SourceFiles, dict[str, SourceFiles]] | None = None) -> list[str]:
+    """Set `splits.<name>.fingerprint` (and `subsets.<subset>.splits.<name>.fingerprint`) in the spec file, and
+    a hub source's per-file pins `sources.<name>.files` (`subsets.<subset>.sources.<name>.files`) where given,
     keeping its comments, order and layout (ruamel.yaml's round-trip mode; PyYAML would drop every comment), its
-    line endings, BOM and mode. A symlinked spec is
-    written through to its target. Refused in one line: a read-only file, mixed line endings, and a file whose
-    bytes differ from `read_sha256` (the spec the fingerprints were computed from) or change before the rename.
-    Returns the splits whose value changed."""
+    line endings, BOM and mode. A symlinked spec is written through to its target. Refused in one line: a
+    read-only file, mixed line endings, and a file whose bytes differ from `read_sha256` (the spec the
+    fingerprints were computed from) or change before the rename. Returns the keys whose value changed."""
     import codecs
     import hashlib
     import io
@@ -189,6 +225,7 @@ def write_fingerprints(path: Path, fingerprints: dict[str, str], *, read_sha256:
     yaml_rt.width = 4096  # never re-wrap the author's lines
     document = yaml_rt.load(text.replace("\r\n", "\n"))
     changed = _set_fingerprints(document, fingerprints, subsets or {})
+    changed += _set_files(document, *files) if files else []
     if changed:
         mode = stat.S_IMODE(os.stat(target).st_mode)
         if not mode & stat.S_IWUSR or not os.access(target, os.W_OK):

@@ -6,24 +6,36 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import AfterValidator, BaseModel, Field, ValidationInfo, create_model, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationInfo, create_model, field_validator, model_validator
 
 from specrun.core import registry
 from specrun.core.types import IntervalChoice, Strict
 from specrun.mteb.score_ref import MTEB_NAME_PATTERN, MTEB_PATTERN_MEANINGS, MtebRef
+from specrun.spec.common import (
+    FINGERPRINT_PATTERN,
+    HUB_ID_PATTERN,
+    NAME_PATTERN,
+    REVISION_PATTERN,
+    Count,
+    FileRef,
+    Fingerprint,
+    ItemIds,
+    Layout,
+    Name,
+    Revision,
+    Sha256,
+    Text,
+)
+from specrun.spec.common import MAX_NAME as MAX_NAME
+from specrun.spec.common import MAX_PATH_PART as MAX_PATH_PART
 from specrun.spec.compat import move_reader_options
 from specrun.spec.expect import Expected
+from specrun.spec.hub_source import HubDataset as HubDataset
 from specrun.spec.metadata import PATTERN_MEANINGS, Metadata
 from specrun.spec.sample import RowSteps, Sample
-
-REVISION_PATTERN = r"^[0-9a-f]{40}$"
-FINGERPRINT_PATTERN = r"^sha256:[0-9a-f]{64}$"
-NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]*$"
-HUB_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$"
 
 PATTERN_MEANING = {
     REVISION_PATTERN: "a full 40-hex commit hash (lower case)",
@@ -34,22 +46,9 @@ PATTERN_MEANING = {
     **MTEB_PATTERN_MEANINGS,
 }
 
-Revision = Annotated[str, Field(pattern=REVISION_PATTERN, description="Full 40-hex commit hash.")]
-Fingerprint = Annotated[str, Field(pattern=FINGERPRINT_PATTERN, description="sha256 of the mapped items.")]
-MAX_NAME = 64  # ids, split, source, protocol and metric names become folder and file names: keep them short
-MAX_PATH_PART = 255  # bytes in one path component: what ext4, xfs, btrfs and tmpfs accept
-Name = Annotated[str, Field(pattern=NAME_PATTERN, max_length=MAX_NAME)]
 # a subset keeps the name its data gives it (MTEB's `jpn_Jpan`); its run's id `<id>.<subset>` is in lower case
 SUBSET_NAME_PATTERN = MTEB_NAME_PATTERN
 SubsetName = Annotated[str, Field(pattern=SUBSET_NAME_PATTERN, max_length=MAX_NAME)]
-Count = Annotated[int, Field(strict=True)]  # a YAML `true` is not the number 1
-def _visible(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must hold text, not only white space")
-    return value
-
-
-Text = Annotated[str, Field(min_length=1), AfterValidator(_visible)]
 
 
 class Licence(Strict):
@@ -64,92 +63,6 @@ class Licence(Strict):
         if self.publication == "unconfirmed" and not self.notice:
             raise ValueError("an unconfirmed licence needs a notice for the top of the card")
         return self
-
-
-class Layout(Strict):
-    """How a source's files are read: the format, and its options."""
-
-    format: Annotated[str, Field(json_schema_extra=lambda schema: schema.update(enum=sorted(registry.READERS)),
-                                 description="A registered reader (`specrun list --formats`).")]
-    options: dict[Name, Any] = Field(default_factory=dict, description=(
-        "Options of the format, typed by its reader (`specrun list --formats`): tsv/csv take quoting, names, "
-        "optional_names and extra_fields; xls takes names; plugins their own."))
-
-
-class Mirror(Layout):
-    """Where the data lies in a local mirror: <data-dir>/<source name>/<file>, one file per source split."""
-
-    files: dict[Name, Text] = Field(min_length=1, description="Source split -> path inside the source's folder.")
-
-
-class ItemIds(Strict):
-    """How items are named: a column of the data, or the row number (0-based, zero-padded to `width`)."""
-
-    prefix: str = ""
-    column: str | None = None
-    width: Count = Field(0, ge=0, le=12)
-
-
-@dataclass(frozen=True)
-class FileRef:
-    """One source split's file: where it lies in the mirror and, for git sources, where upstream and its hash."""
-
-    mirror: str
-    repo_path: str | None = None
-    sha256: str | None = None
-    member: str | None = None
-    contents: dict[str, str] | None = None
-    member_sha256: str | None = None
-
-    @property
-    def pinned(self) -> bool:
-        return self.sha256 is not None or bool(self.contents) or self.member_sha256 is not None
-
-
-class HubDataset(Strict):
-    """A Hugging Face hub dataset at a commit, read with `datasets` (config, data files, split). Offline: either
-    mirror files read like any file source (`mirror`), or a local copy of the dataset repo in
-    <data-dir>/<source>/ read by `datasets` with the very same arguments (`splits` without `mirror`)."""
-
-    type: Literal["hf_dataset"]
-    path: Annotated[str, Field(pattern=HUB_ID_PATTERN)]
-    revision: Revision
-    licence: Text
-    config: Text | None = Field(None, description="The dataset's config (subset) name.")
-    data_files: dict[Name, Text | list[Text]] | None = Field(
-        None, description="Split -> file pattern(s) inside the dataset repo, as `load_dataset(data_files=...)`.")
-    splits: list[Name] | None = Field(None, description="The dataset's splits this spec reads (without `mirror`).")
-    mirror: Mirror | None = None
-    columns: dict[Name, Text] = Field(min_length=1, description="Item field -> column of the data.")
-    values: dict[Text, dict[str, str | int | float]] | None = Field(
-        None, description="Column -> {value in the data: value to use}, e.g. NLI labels to numbers.")
-    ids: ItemIds = ItemIds()
-
-    @model_validator(mode="after")
-    def _mirror_or_splits(self) -> HubDataset:
-        if self.mirror is None and not self.splits and not self.data_files:
-            raise ValueError("name the dataset's splits (`splits: [test]`), its `data_files`, or mirror files "
-                             "(`mirror`)")
-        return self
-
-    @property
-    def layout(self) -> Layout:
-        return self.mirror if self.mirror is not None else Layout(format="hf_dataset")
-
-    @property
-    def split_names(self) -> list[str]:
-        if self.mirror is not None:
-            return list(self.mirror.files)
-        return list(self.splits or self.data_files or [])
-
-    def file_for(self, split: str) -> FileRef:
-        return FileRef(mirror=self.mirror.files[split] if self.mirror is not None else ".")
-
-    def mirror_key(self, split: str) -> tuple[str, ...]:
-        return ("mirror", "files", split) if self.mirror is not None else ("splits",)
-
-
-Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 
 
 class GitFile(Strict):

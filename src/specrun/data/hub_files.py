@@ -1,0 +1,229 @@
+"""Per-file sha256 pins of a hub dataset read by `datasets` (`files:` of an hf_dataset source): which data files a
+copy of the dataset repo gives `datasets` for the spec's config and splits (resolved by `datasets`' own pattern
+rules, so a pin covers exactly what is read), their digests for `fingerprint --write`, their check before a copy
+is read, and the pinned files fetched from the hub at the commit so an online read is checked the same way.
+
+The hub stores a data file with Git LFS, and the LFS object id is the sha256 of the file's bytes: a pin equals
+the `lfs.sha256` the hub lists for the file at that commit, and a file downloaded from the hub checks against it."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from specrun.core.errors import DataError, OfflineError, first_line
+from specrun.core.files import RACY_NS, memo_sha256
+from specrun.core.workspace import Workspace
+from specrun.plan import Plan
+from specrun.spec import HubDataset
+
+CARD = "README.md"  # the dataset card: says which files a config reads, is no data itself
+
+
+def read_files(source: HubDataset, local: Path) -> dict[str, Path]:
+    """Path inside the repo -> file, for each data file `datasets` reads from the copy `local` for the source's
+    config (the README's `configs:`, or the spec's `data_files`, or `datasets`' inferred layout without either)
+    and the spec's splits."""
+    from datasets.data_files import DataFilesDict, get_data_patterns, sanitize_patterns
+
+    root = local.resolve()
+    try:
+        base, patterns = (root, sanitize_patterns(dict(source.data_files))) if source.data_files \
+            else _config_patterns(source, root)
+        if patterns is None:
+            patterns = get_data_patterns(str(base))
+        found = DataFilesDict.from_patterns(patterns, base_path=str(base), allowed_extensions=_extensions())
+    except DataError:
+        raise
+    except Exception as exc:  # datasets' own refusals: no file matches a pattern, an empty folder
+        raise DataError(f"cannot tell which files `datasets` reads for config {source.config or 'default'}: "
+                        f"{first_line(exc)}", file=str(local)) from None
+    out: dict[str, Path] = {}
+    for split in source.split_names:
+        for name in found.get(split, []):
+            path = Path(name)
+            if not path.is_relative_to(root):
+                raise DataError(f"split {split} reads {name}, outside the copy of the dataset repo", file=str(local))
+            relative = path.relative_to(root).as_posix()
+            if relative != CARD:
+                out[relative] = local / relative
+    return dict(sorted(out.items()))
+
+
+def _extensions() -> list[str] | None:
+    """The file extensions `datasets` resolves a local folder's patterns with (None, every one, where this
+    version of `datasets` keeps them elsewhere)."""
+    import datasets.load
+
+    return getattr(datasets.load, "_ALL_ALLOWED_EXTENSIONS", None)
+
+
+def _config_patterns(source: HubDataset, root: Path) -> tuple[Path, Any]:
+    """The folder and the data_files patterns of the source's config in the README's `configs:` (None: the
+    card names no configs, so `datasets` infers the layout from the folder)."""
+    from datasets.data_files import sanitize_patterns
+    from datasets.utils.metadata import MetadataConfigs
+    from huggingface_hub import DatasetCard, DatasetCardData
+
+    readme = root / CARD
+    card = DatasetCard.load(readme).data if readme.is_file() else DatasetCardData()
+    configs = MetadataConfigs.from_dataset_card_data(card)
+    if not configs:
+        return root, None
+    name = source.config or configs.get_default_config_name()
+    if name not in configs:
+        raise DataError(f"the card's `configs:` has no config {name!r} (it has {', '.join(map(repr, configs))})",
+                        file=str(readme))
+    params = configs[name]
+    base = root / params["data_dir"] if params.get("data_dir") else root
+    data_files = params.get("data_files")
+    return base, sanitize_patterns(data_files) if data_files is not None else None
+
+
+def file_pins(source: HubDataset, local: Path, memo_dir: Path | None) -> dict[str, str]:
+    """Path inside the repo -> sha256, for each data file read from the copy: what `fingerprint --write` pins."""
+    return {relative: memo_sha256(path, memo_dir) for relative, path in read_files(source, local).items()}
+
+
+_VERIFIED: set[tuple[Any, ...]] = set()  # copies this process checked, by their pinned files' state
+_FETCHED: dict[tuple[str, str, str, tuple[str, ...]], Path] = {}  # downloads made: by folder, repo, commit, files
+
+
+def pinned_copy(plan: Plan, name: str, source: HubDataset, local: Path | None, workspace: Workspace) -> Path:
+    """The copy to read a pinned source from (`local`, else its pinned files downloaded), checked against the
+    pins; each copy is checked once per process while its pinned files keep their state (size, times, inode)."""
+    assert source.files is not None
+    if local is None:
+        downloads = workspace.downloads()
+        key = (str(downloads), source.path, source.revision, tuple(sorted(source.files)))
+        known = _FETCHED.get(key)
+        local = _FETCHED[key] = known if known is not None and known.is_dir() else fetch_pinned(source, downloads)
+    if local.is_dir():  # else `datasets` says it is no folder
+        state = _state(local, source.files)
+        if state is None or state not in _VERIFIED:
+            verify_copy(plan, name, source, local, workspace.memo)
+            if state is not None and time.time_ns() - max(state[-1]) > RACY_NS:
+                _VERIFIED.add(state)
+        else:
+            _check_read(plan, name, source, local, workspace.memo)
+    return local
+
+
+def _state(local: Path, files: dict[str, str]) -> tuple[Any, ...] | None:
+    """The copy, its pins and each pinned file's state, the latest change last (None: a pinned file is missing)."""
+    try:
+        stats = [(local / relative).stat() for relative in sorted(files)]
+    except OSError:
+        return None
+    return (str(local.resolve()), tuple(sorted(files.items())),
+            tuple((s.st_dev, s.st_ino, s.st_size, s.st_mtime_ns, s.st_ctime_ns) for s in stats),
+            tuple(max(s.st_mtime_ns, s.st_ctime_ns) for s in stats))
+
+
+def verify_copy(plan: Plan, name: str, source: HubDataset, local: Path, memo_dir: Path | None) -> None:
+    """Every pinned file of the copy against its pin, then the files read against those pinned: a changed,
+    missing or unpinned file is one line naming it, its pinned and its found sha256, before anything is read."""
+    assert source.files is not None
+    for relative, expected in source.files.items():
+        path = local / relative
+        if not path.is_file():
+            raise _refused(plan, name, source, local, relative, expected, "no such file in the copy")
+        found = memo_sha256(path, memo_dir)
+        if found != expected:
+            raise _refused(plan, name, source, local, relative, expected, found)
+    _check_read(plan, name, source, local, memo_dir)
+
+
+def _check_read(plan: Plan, name: str, source: HubDataset, local: Path, memo_dir: Path | None) -> None:
+    """The files the config's splits read are exactly those pinned (the card may have changed, a file been
+    added)."""
+    assert source.files is not None
+    read = read_files(source, local)
+    for relative, path in read.items():
+        if relative not in source.files:
+            raise _refused(plan, name, source, local, relative, "none (not pinned, but the config's splits read it)",
+                           memo_sha256(path, memo_dir))
+    for relative, expected in source.files.items():
+        if relative not in read:
+            raise _refused(plan, name, source, local, relative, expected,
+                           "a file the config's splits no longer read (the card changed?)")
+
+
+def _refused(plan: Plan, name: str, source: HubDataset, local: Path, relative: str, expected: str,
+             found: str) -> Exception:
+    """One line: the file, its pinned and its found sha256, at the pin's key (or `files` for a file unpinned)."""
+    key = ("sources", name, "files", relative) if relative in (source.files or {}) else ("sources", name, "files")
+    return plan.error(key, f"{local / relative}: expected sha256 {expected}, found {found}; if this copy is the "
+                           "one meant, remove `files:` and run `specrun fingerprint SPEC --data-dir D --write`")
+
+
+def fetch_pinned(source: HubDataset, downloads: Path) -> Path:
+    """The card, every pinned file and the config's other files (its other splits, which `datasets` prepares
+    too: read, never turned into items) of the repo at the commit, downloaded into a folder of their own, to be
+    verified and read as a local copy (a file already there is checked again, never trusted)."""
+    from specrun.core.network import hub_unreachable, quiet_hub_logging
+
+    assert source.files is not None
+    quiet_hub_logging()
+    reason = hub_unreachable()
+    if reason is not None:
+        raise OfflineError(f"cannot reach the Hugging Face hub {reason} for {source.path}@{source.revision[:12]}; "
+                           "pass --data-dir DIR (or set SPECRUN_DATA_DIR) to use a local copy")
+    folder = downloads / "hf_dataset" / source.path.replace("/", "__") / source.revision
+    print(f"specrun: note: {source.path}@{source.revision[:12]}: downloading its {len(source.files)} pinned "
+          f"file(s) to {folder}, checked against `files:` before `datasets` reads them there", file=sys.stderr)
+    _download(source, CARD, folder)
+    for relative in sorted(set(source.files) | set(config_files_on_hub(source, folder))):
+        _download(source, relative, folder)
+    return folder
+
+
+def _download(source: HubDataset, relative: str, folder: Path) -> None:
+    """One file of the repo at the commit into `folder` (a missing card is no error: the spec's data_files)."""
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import EntryNotFoundError
+
+    try:
+        hf_hub_download(source.path, relative, repo_type="dataset", revision=source.revision, local_dir=folder)
+    except EntryNotFoundError:
+        if relative != CARD:
+            raise DataError(f"{source.path}@{source.revision[:12]} has no file {relative}") from None
+    except Exception as exc:  # connection and HTTP errors, OSError on the cache
+        raise OfflineError(f"cannot download {source.path}@{source.revision[:12]}:{relative} ({first_line(exc)}); "
+                           "pass --data-dir DIR to use a local copy") from None
+
+
+def config_files_on_hub(source: HubDataset, folder: Path) -> list[str]:
+    """The repo paths of every file the config's splits name on the hub at the commit (the card's patterns, read
+    from the card downloaded into `folder`, or the spec's data_files, resolved by `datasets` against the hub)."""
+    from datasets.data_files import DataFilesDict, sanitize_patterns
+
+    root = folder.resolve()
+    hub = f"hf://datasets/{source.path}@{source.revision}"
+    try:
+        base, patterns = (root, sanitize_patterns(dict(source.data_files))) if source.data_files \
+            else _config_patterns(source, root)
+        if patterns is None:
+            raise DataError(f"{source.path}@{source.revision[:12]}: its card names no `configs:`; pinned files are "
+                            "read online only through a card's configs or the spec's data_files: pass --data-dir "
+                            "with a copy of the repo")
+        below = base.relative_to(root).as_posix()
+        found = DataFilesDict.from_patterns(patterns, base_path=hub if below == "." else f"{hub}/{below}",
+                                            allowed_extensions=_extensions())
+    except DataError:
+        raise
+    except Exception as exc:  # no file matches a pattern on the hub; the listing failed
+        raise OfflineError(f"cannot list the files of {source.path}@{source.revision[:12]} for config "
+                           f"{source.config or 'default'} ({first_line(exc)}); pass --data-dir DIR to use a local "
+                           "copy") from None
+    return sorted({_repo_path(name, source) for names in found.values() for name in names})
+
+
+def _repo_path(name: str, source: HubDataset) -> str:
+    """`hf://datasets/OWNER/NAME@REVISION/PATH` (or without the revision) -> PATH."""
+    for head in (f"{source.path}@{source.revision}/", f"hf://datasets/{source.path}/"):
+        if head in name:
+            return name.split(head, 1)[1]
+    raise DataError(f"`datasets` resolved {name!r}, not a file of {source.path}@{source.revision[:12]}")
