@@ -72,7 +72,7 @@ def test_reranking_tasks_import_as_corpus_reranking_specs(tmp_path: Path,
         (source,) = spec["sources"].values()
         subset = {"subset": task.hf_subsets[0]} if task.hf_subsets != ["default"] else {}
         assert source["mirror"] == {"format": "mteb_retrieval", "files": {"test": "."},
-                                    "options": {**subset, "candidates": True}}
+                                    "options": {**subset, "candidates": True, "instructions": True}}
         assert source["columns"]["candidates"] == "candidates"
         (protocol,) = spec["protocols"].values()
         assert protocol["kind"] == "corpus_reranking"

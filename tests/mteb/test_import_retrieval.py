@@ -38,7 +38,8 @@ def test_retrieval_tasks_import_as_corpus_retrieval_specs(tmp_path: Path,
         load_spec(path, require_fingerprints=False)  # valid, but for the fingerprint a local copy needs
         (source,) = spec["sources"].values()
         assert (source["path"], source["revision"]) == (task.dataset.path, task.dataset.revision)
-        assert source["mirror"] == {"format": "mteb_retrieval", "files": {"test": "."}}
+        assert source["mirror"] == {"format": "mteb_retrieval", "files": {"test": "."},
+                                    "options": {"instructions": True}}
         assert source["columns"] == {"query": "query", "qrels": "qrels", "corpus": "corpus"}
         assert spec["protocols"]["search"]["kind"] == "corpus_retrieval"
         assert spec["protocols"]["search"]["options"] == {"top_k": 100}
@@ -56,7 +57,7 @@ def test_a_named_subset_reads_its_prefixed_configs(tmp_path: Path, capsys: pytes
     assert task.hf_subsets != ["default"] and not refusals(task)
     spec = yaml.safe_load(imported(tmp_path, capsys, task.name)[task.name].read_text(encoding="utf-8"))
     (source,) = spec["sources"].values()
-    assert source["mirror"]["options"] == {"subset": task.hf_subsets[0]}
+    assert source["mirror"]["options"] == {"subset": task.hf_subsets[0], "instructions": True}
 
 
 def test_what_corpus_retrieval_lacks_is_refused_by_name(tmp_path: Path,

@@ -68,12 +68,11 @@ def _cutoff(score: str) -> int:
 
 def retrieval_source(task: Task, name: str, source: dict[str, Any]) -> dict[str, Any]:
     """A local copy of the repo read by `mteb_retrieval` (its corpus, queries and qrels configs, and its
-    top_ranked config where the task has candidates)."""
+    top_ranked config where the task has candidates), every instruction joined to its query as MTEB's loader
+    does for any retrieval task (an `instruction` config, or a column of the queries, where the repo has one)."""
     mirror: dict[str, Any] = {"format": "mteb_retrieval", "files": dict.fromkeys(task.eval_splits, ".")}
-    options = ({"subset": task.hf_subsets[0]} if task.hf_subsets[0] != "default" else {}) | (
-        {"candidates": True} if has_top_ranked(task) else {})
-    if options:
-        mirror["options"] = options
+    mirror["options"] = ({"subset": task.hf_subsets[0]} if task.hf_subsets[0] != "default" else {}) | (
+        {"candidates": True} if has_top_ranked(task) else {}) | {"instructions": True}
     columns = {"query": "query", "qrels": "qrels", "corpus": "corpus"}
     source.update(mirror=mirror, columns=columns | ({"candidates": "candidates"} if has_top_ranked(task) else {}),
                   ids={"column": "query_id"})

@@ -19,6 +19,7 @@ from specrun.mteb.expect import expected_split
 from specrun.mteb.import_bitext_mining import BITEXT_MINING_IMPORT
 from specrun.mteb.import_classification import CLASSIFICATION_IMPORT
 from specrun.mteb.import_clustering import CLUSTERING_IMPORT
+from specrun.mteb.import_instruction_retrieval import INSTRUCTION_RERANKING_IMPORT, INSTRUCTION_RETRIEVAL_IMPORT
 from specrun.mteb.import_multilabel import MULTILABEL_IMPORT
 from specrun.mteb.import_pair_classification import PAIR_CLASSIFICATION_IMPORT
 from specrun.mteb.import_regression import REGRESSION_IMPORT
@@ -47,7 +48,9 @@ TYPES: dict[str, TypeImport] = {entry.type: entry for entry in (STS_IMPORT, RETR
                                                                    BITEXT_MINING_IMPORT, MULTILABEL_IMPORT,
                                                                    REGRESSION_IMPORT,
                                                                    PAIR_CLASSIFICATION_IMPORT, CLUSTERING_IMPORT,
-                                                                   SUMMARIZATION_IMPORT, RERANKING_IMPORT)}
+                                                                   SUMMARIZATION_IMPORT, RERANKING_IMPORT,
+                                                                   INSTRUCTION_RETRIEVAL_IMPORT,
+                                                                   INSTRUCTION_RERANKING_IMPORT)}
 
 
 @dataclass(frozen=True)
@@ -295,7 +298,8 @@ _Dumper.add_representer(Flow, lambda dumper, value: dumper.represent_mapping("ta
 def spec_text(task: Task, version: str, spec: dict[str, Any] | None = None) -> str:
     """The spec as YAML with its header; `spec`: build_spec's dict when the caller already has it."""
     pins = ("No fingerprint: the hub is read at its commit; a local copy (--data-dir) is checked against one, "
-            "which `specrun fingerprint SPEC --write` adds.") if task.type not in ("Retrieval", "Reranking") else (
+            "which `specrun fingerprint SPEC --write` adds.") if task.type not in (
+        "Retrieval", "Reranking", "InstructionRetrieval", "InstructionReranking") else (
         f"Read from a local copy of the dataset repo in <data-dir>/{spec_id(task.name)}/ only; `specrun "
         "fingerprint SPEC --data-dir DIR --write` pins it before a run.")
     header = (f"# MTEB {version} task {task.name} ({task.type}), written by `specrun import mteb` from the "

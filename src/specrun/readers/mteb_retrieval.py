@@ -4,7 +4,10 @@
 `beir_corpus` gives them (one per query with qrels, the corpus held once as a `SharedCorpus` of digests and
 positions), read the way MTEB's `RetrievalDatasetLoader` reads the repo, so the items are MTEB's. With option
 `candidates`, the `top_ranked` (or `<subset>-top_ranked`) config (query-id, corpus-ids) is read too: each row
-gets its query's candidate document ids, MTEB's reranking form of the layout (the `corpus_reranking` kind)."""
+gets its query's candidate document ids, MTEB's reranking form of the layout (the `corpus_reranking` kind). With
+option `instructions`, the `instruction` (or `<subset>-instruction`) config (query-id, instruction), where the repo
+has one, is joined into each query as MTEB's loader and `_retrieval_texts` join it: the query, a space, the
+instruction."""
 
 from __future__ import annotations
 
@@ -25,9 +28,11 @@ from specrun.readers.hub_snapshot import Snapshot, read_snapshot, records
 
 QRELS_COLUMNS = ("query-id", "corpus-id", "score")
 TOP_RANKED_COLUMNS = ("query-id", "corpus-ids")
+INSTRUCTION_COLUMNS = ("query-id", "instruction")
 NOT_YET = {"top_ranked": "per-query candidates (MTEB evaluates it as reranking: read it with option "
                          "`candidates: true` and the corpus_reranking kind)",
-           "instruction": "per-query instructions (MTEB evaluates it as instruction retrieval)"}
+           "instruction": "per-query instructions (MTEB joins each to its query: read it with option "
+                          "`instructions: true`)"}
 
 
 class MtebRetrievalOptions(Strict):
@@ -38,12 +43,17 @@ class MtebRetrievalOptions(Strict):
         "Read the `top_ranked` (`<subset>-top_ranked`) config too: each row's `candidates` are its query's "
         "candidate document ids (MTEB's reranking form; a query with qrels and no candidates gets none, as MTEB "
         "scores it: zero)."))
+    instructions: bool = Field(False, description=(
+        "Join the `instruction` (`<subset>-instruction`) config, where the repo has one, into each query as MTEB "
+        "does: the query, a space, its instruction; without the option such a config is refused."))
 
 
-def config_names(snapshot: Snapshot, subset: str | None, candidates: bool = False) -> dict[str, str]:
+def config_names(snapshot: Snapshot, subset: str | None, candidates: bool = False,
+                 instructions: bool = False) -> dict[str, str]:
     """Which config holds each part, as MTEB's loader picks them (a `query` config, where there is one, holds
     the queries of every subset; unprefixed qrels are `default`, else `qrels`; `candidates`: the top_ranked
-    config as well); a missing one is one line."""
+    config as well; `instructions`: the instruction config where there is one, as MTEB's loader reads it only
+    then); a missing one is one line."""
     prefix = "" if subset in (None, "default") else f"{subset}-"
     names = {"corpus": f"{prefix}corpus", "queries": "query" if "query" in snapshot.configs else f"{prefix}queries",
              "qrels": f"{prefix}qrels" if prefix or "default" not in snapshot.configs else "default"}
@@ -53,6 +63,8 @@ def config_names(snapshot: Snapshot, subset: str | None, candidates: bool = Fals
         if name not in snapshot.configs:
             raise DataError(f"has no config {name!r} for the {part} (its configs: "
                             f"{', '.join(map(repr, snapshot.configs))})", file=str(snapshot.root / "README.md"))
+    if instructions and f"{prefix}instruction" in snapshot.configs:
+        names["instructions"] = f"{prefix}instruction"
     for part, what in NOT_YET.items():
         if f"{prefix}{part}" in snapshot.configs and f"{prefix}{part}" not in names.values():
             raise DataError(f"config {prefix}{part!r} holds {what}; format mteb_retrieval reads full-corpus "
@@ -71,15 +83,33 @@ def mteb_document(record: Any, file: Path, line: int) -> tuple[str, str]:
     return doc_id, (f"{title} {text}" if title else text).strip()
 
 
-def _queries(snapshot: Snapshot, config: str, split: str) -> dict[str, str]:
-    """Query id -> text, in file order; an id given twice is one line."""
+def _queries(snapshot: Snapshot, config: str, split: str, own: str) -> dict[str, str]:
+    """Query id -> text, in file order; an id given twice is one line. A query record's own `instruction` column
+    (`own`): "join"ed as MTEB's `_retrieval_texts` joins it (the query, a space, the instruction) with option
+    `instructions`; "skip"ped where an instruction config replaces it (MTEB's loader overwrites the column);
+    else refused: read as the bare query it would be a number MTEB never gives."""
     queries: dict[str, str] = {}
     for file, number, record in records(snapshot.files(config, split)):
         query_id = _record_id(record, "query", file, number)
         if query_id in queries:
             raise DataError(f"query id {query_id!r} appears twice", file=str(file), line=number, key="_id")
         queries[query_id] = _text_field(record, "text", f"query {query_id!r}", file, number)
+        if "instruction" in record and own != "skip":
+            if own != "join":
+                raise DataError("the queries carry an `instruction` column, which MTEB joins to each query: read "
+                                "it with option `instructions: true`", file=str(file), line=number,
+                                key="instruction")
+            queries[query_id] += " " + _instruction(record["instruction"], query_id, file, number)
     return queries
+
+
+def _instruction(value: Any, query_id: str, file: Path, number: int) -> str:
+    """An instruction as MTEB can embed it: a string (its evaluator fails on a null one)."""
+    if not isinstance(value, str):
+        shown = "null (MTEB's evaluator fails on one)" if value is None else type(value).__name__
+        raise DataError(f"query {query_id!r}: instruction must be a string, got {shown}", file=str(file),
+                        line=number, key="instruction")
+    return value
 
 
 def qrels_score(value: Any, file: Path, number: int) -> int:
@@ -164,19 +194,51 @@ def _top_ranked(snapshot: Snapshot, config: str, split: str, qrels: dict[str, di
     return {query_id: found.get(query_id, []) for query_id in qrels}
 
 
+def _instructions(snapshot: Snapshot, config: str, split: str, queries: dict[str, str],
+                  qrels: dict[str, dict[str, int]]) -> dict[str, str]:
+    """Each judged query's text as MTEB embeds it: the query, a space, its instruction (MTEB's
+    `_combine_queries_with_instruction_text`). A query with qrels and no instruction row (MTEB's loader fails
+    there) or a null one (its evaluator's collate fails there, though its text join would drop it), a query
+    listed twice or an instruction that is not a string is one line."""
+    found: dict[str, str] = {}
+    seen: set[str] = set()  # every listed query id, judged or not (ids only: the texts kept are the judged ones')
+    for file, number, record in records(snapshot.files(config, split)):
+        if not isinstance(record, dict) or any(name not in record for name in INSTRUCTION_COLUMNS):
+            raise DataError(f"an instruction record needs {', '.join(INSTRUCTION_COLUMNS)}", file=str(file),
+                            line=number)
+        query_id, instruction = record["query-id"], record["instruction"]
+        if isinstance(query_id, bool) or not isinstance(query_id, (str, int)) or query_id == "":
+            raise DataError(f"query-id must be a non-empty string, got {query_id!r}", file=str(file), line=number,
+                            key="query-id")
+        if str(query_id) in seen:
+            raise DataError(f"query {str(query_id)!r} has two instruction rows", file=str(file), line=number)
+        _instruction(instruction, str(query_id), file, number)
+        seen.add(str(query_id))
+        if str(query_id) in qrels:
+            found[str(query_id)] = instruction
+    missing = next((query_id for query_id in queries if query_id in qrels and query_id not in found), None)
+    if missing is not None:
+        raise DataError(f"query {missing!r} has qrels and no row in config {config!r}",
+                        file=str(snapshot.root / "README.md"))
+    return {query_id: f"{text} {found[query_id]}" for query_id, text in queries.items() if query_id in qrels}
+
+
 def read_mteb_retrieval(path: Path, layout: Any, split: str) -> Rows:
     """One row per query that has qrels, in the queries' order (MTEB drops the others): `query_id`, `query`,
     `qrels` (document id -> whole-number score) and `corpus`, one `SharedCorpus` shared by every row. Each config
     reads the evaluated split, or its only split when it has one."""
     options = MtebRetrievalOptions.model_validate(dict(getattr(layout, "options", None) or {}))
     snapshot = read_snapshot(path)
-    names = config_names(snapshot, options.subset, options.candidates)
+    names = config_names(snapshot, options.subset, options.candidates, options.instructions)
     corpus, judged = read_corpus_files(snapshot.files(names["corpus"], split), mteb_document)
-    queries = _queries(snapshot, names["queries"], split)
+    own = "skip" if "instructions" in names else "join" if options.instructions else "refuse"
+    queries = _queries(snapshot, names["queries"], split, own)
     qrels = _qrels(snapshot, names["qrels"], split, queries, judged)
     locate_all(judged, qrels)  # a query's own document, for corpus_retrieval's ignore_identical_ids
     candidates = _top_ranked(snapshot, names["candidates"], split, qrels, judged) if options.candidates else {}
     judged.seal()
+    if "instructions" in names:
+        queries = _instructions(snapshot, names["instructions"], split, queries, qrels)
     return [{"query_id": query_id, "query": text, "qrels": qrels[query_id], "corpus": corpus}
             | ({"candidates": candidates[query_id]} if options.candidates else {})
             for query_id, text in queries.items() if query_id in qrels]
@@ -186,4 +248,4 @@ register_reader(ReaderEntry(
     "mteb_retrieval", read_mteb_retrieval, folder=True, options=MtebRetrievalOptions,
     description="MTEB's hub retrieval repo: README configs corpus, queries, default/qrels (or <subset>-...), "
                 "parquet or jsonl; one row per query with its graded qrels, the corpus held once (option "
-                "candidates: its top_ranked candidate ids too)"))
+                "candidates: its top_ranked candidate ids too; instructions: each query joined with its instruction)"))

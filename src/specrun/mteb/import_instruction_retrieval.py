@@ -1,0 +1,102 @@
+"""The InstructionRetrieval and InstructionReranking parts of `specrun import mteb`. In MTEB 2.x both are an
+AbsTaskRetrieval on the hub retrieval layout whose `instruction` config gives each query an instruction: MTEB's
+loader joins it to the query (`_combine_queries_with_instruction_text`: the query, a space, the instruction) and
+then scores the task as any retrieval task (its reranking form where the data has `top_ranked`). So a task whose
+main score is one of trec_eval's measures imports as import_retrieval writes it, its source read by
+`mteb_retrieval` with option `instructions`. What MTEB computes beyond that is refused by name with the piece it
+needs: FollowIR's p-MRR over each query's og/changed pair (with the `qrel_diff` config MTEB reads in its own
+task_specific_scores) and InstructIR's robustness@10 (the lowest nDCG@10 over a query's instruction variants)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from specrun.mteb.catalogue import Task
+from specrun.mteb.import_reranking import RERANKING_COMPANIONS
+from specrun.mteb.import_retrieval import (
+    CANDIDATES_DESCRIPTION,
+    COMPANIONS,
+    RETRIEVAL_DESCRIPTION,
+    RETRIEVAL_METRICS,
+    has_top_ranked,
+    retrieval_card,
+    retrieval_protocol,
+    retrieval_refusal,
+    retrieval_source,
+)
+from specrun.mteb.type_import import TypeImport, abstask_refusal
+
+ATTRIBUTES = {"abstask_prompt", "ignore_identical_ids", "k_values", "skip_first_result"}  # AbsTaskRetrieval's own
+JOINED = ("Each query is read as MTEB's loader builds it: the query, a space, its instruction (from the data's "
+          "instruction config; where the data has none, the query as it is). ")
+# MTEB's main scores of these types that no trec_eval measure is, each with the piece a spec would need for it
+NEEDS = {
+    "p-MRR": ("needs: p-MRR over og/changed query pairs (MTEB 2.x ranks each `-og` and `-changed` query's "
+              "top_ranked candidates from the shared corpus, ties by document id, and scores the documents its "
+              "qrel_diff config lists; instruction_retrieval takes candidate texts with both labels and derives "
+              "the changed documents from them)"),
+    "robustness_at_10": ("needs: robustness_at_10 (the mean over query groups, ids up to '_', of the lowest "
+                         "nDCG@10 among a group's instruction variants; no kind groups queries)"),
+    "ndcg_at_20": ("needs: cutoff 20 (corpus_retrieval and corpus_reranking compute trec_eval's measures at 1, 3, "
+                   "5, 10, 100 and 1000)"),  # IFIR's main score
+}
+# the main scores above mapped only so that their refusal names what each needs (instruction_refusal)
+INSTRUCTION_METRICS = RETRIEVAL_METRICS | {score: (score, score) for score in NEEDS}
+# IFIR's task_specific_scores: nDCG@20 averaged per instruction level (query ids with v1, v2, v3) beside the usual
+# scores, which it does not change: the spec scores the usual ones and says the others are left out
+LEVEL_SCORES = {"task_specific_scores": frozenset({"append", "items", "len", "sum"})}
+# MTEB looks a model's prompts up under the task's own type; the spec's kind under Retrieval or Reranking
+PROMPT_CAVEAT = ("MTEB looks a model's prompts up under this task's type ({type}); the spec's kind looks them up under "
+                 "{kind}, so a model whose prompts are keyed by type may read another prompt here than in MTEB")
+LEVEL_CAVEAT = (" MTEB also reports this task's own level_scores (nDCG@20 averaged per instruction level, from its "
+                "task_specific_scores), which this spec does not compute; it changes none of its other scores.")
+
+
+def instruction_refusal(task: Task) -> str | None:
+    """A main score no trec_eval measure is (by name, with what it needs), then what the retrieval form refuses."""
+    if reason := abstask_refusal(task, ATTRIBUTES, "AbsTaskRetrieval"):
+        return reason
+    if task.main_score in NEEDS:
+        return NEEDS[task.main_score]
+    return retrieval_refusal(task)
+
+
+def reranking_refusal(task: Task) -> str | None:
+    """An InstructionReranking task also needs its top_ranked candidates (else it would be full-corpus search)."""
+    if (reason := instruction_refusal(task)) or has_top_ranked(task):
+        return reason
+    return "no top_ranked candidates in MTEB's statistics (its reranking form could not be checked)"
+
+
+def instruction_source(task: Task, name: str, source: dict[str, Any]) -> dict[str, Any]:
+    """import_retrieval's source (its reader joins the instruction config into the queries, as for any
+    retrieval task)."""
+    return retrieval_source(task, name, source)
+
+
+def instruction_protocol(task: Task, companions: tuple[str, ...] = COMPANIONS) -> dict[str, Any]:
+    """import_retrieval's protocol, its description saying how each query reads."""
+    entry = retrieval_protocol(task, companions)
+    entry["description"] = JOINED + (CANDIDATES_DESCRIPTION if has_top_ranked(task) else RETRIEVAL_DESCRIPTION)
+    return entry
+
+
+def instruction_card(task: Task, version: str) -> dict[str, Any]:
+    """import_retrieval's card, naming the instruction config and the level scores a task's hook adds."""
+    card = retrieval_card(task, version)
+    card["data"] = card["data"].replace(" configs)", " configs, and its instruction config joined into each query)")
+    card["caveats"] = card["caveats"].split(" MTEB also reports")[0] + (
+        LEVEL_CAVEAT if "task_specific_scores" in task.hooks else "")
+    return card
+
+
+INSTRUCTION_RETRIEVAL_IMPORT = TypeImport(
+    type="InstructionRetrieval", protocol="search", metrics=INSTRUCTION_METRICS, companions=COMPANIONS,
+    refusal=instruction_refusal, source=instruction_source, protocol_entry=instruction_protocol,
+    card=instruction_card, extra_scores=LEVEL_SCORES,
+    mteb_caveat=PROMPT_CAVEAT.format(type="InstructionRetrieval", kind="Retrieval"))
+INSTRUCTION_RERANKING_IMPORT = TypeImport(
+    type="InstructionReranking", protocol="rerank", metrics=INSTRUCTION_METRICS, companions=RERANKING_COMPANIONS,
+    refusal=reranking_refusal, source=instruction_source,
+    protocol_entry=lambda task: instruction_protocol(task, RERANKING_COMPANIONS), card=instruction_card,
+    mteb_caveat=PROMPT_CAVEAT.format(type="InstructionReranking", kind="Reranking"))
