@@ -32,7 +32,8 @@ class View:
     instruction: str | None = None
 
 RANK_CUTOFFS = (1, 3, 5, 10, 20, 100)  # the K of precision_at_K / recall_at_K, shared by protocol and metrics
-CORPUS_CUTOFFS = (1, 3, 5, 10, 100, 1000)  # the K of the trec measures: ndcg_cut_K, map_cut_K, ...
+# the K of the trec measures ndcg_cut_K, map_cut_K, ...: MTEB's k_values, and 2, which some of its tasks score
+CORPUS_CUTOFFS = (1, 2, 3, 5, 10, 20, 100, 1000)
 TREC_MEASURES = ("ndcg", "map", "mrr", "recall", "precision")  # per query, at each of CORPUS_CUTOFFS
 
 

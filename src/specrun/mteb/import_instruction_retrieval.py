@@ -37,8 +37,6 @@ NEEDS = {
               "the changed documents from them)"),
     "robustness_at_10": ("needs: robustness_at_10 (the mean over query groups, ids up to '_', of the lowest "
                          "nDCG@10 among a group's instruction variants; no kind groups queries)"),
-    "ndcg_at_20": ("needs: cutoff 20 (corpus_retrieval and corpus_reranking compute trec_eval's measures at 1, 3, "
-                   "5, 10, 100 and 1000)"),  # IFIR's main score
 }
 # the main scores above mapped only so that their refusal names what each needs (instruction_refusal)
 INSTRUCTION_METRICS = RETRIEVAL_METRICS | {score: (score, score) for score in NEEDS}
