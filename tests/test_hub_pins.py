@@ -162,13 +162,13 @@ def test_validate_refuses_a_pin_that_is_no_pin(files: dict[str, str], message: s
     assert_one_line_error(code, err, contains=message)
 
 
-def test_files_beside_mirror_files_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_files_beside_a_file_format_mirror_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     spec, _ = _pinned(tmp_path, capsys)
     document = yaml.safe_load(spec.read_text(encoding="utf-8"))
     document["sources"]["sts12"]["mirror"] = {"format": "parquet", "files": {"test": "data/test-0.parquet"}}
     spec.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
     code, _, err = run_cli(["validate", str(spec)], capsys)
-    assert_one_line_error(code, err, contains="a source with `mirror` files is read by its format")
+    assert_one_line_error(code, err, contains="format parquet reads one file per split: drop `files`")
 
 
 def _fake_hub(monkeypatch: pytest.MonkeyPatch, copy: Path, asked: list[str]) -> None:

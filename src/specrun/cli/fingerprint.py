@@ -71,9 +71,10 @@ def _fingerprints(loaded: object, data_dir: Path | None, workspace: Workspace, s
     """Each split's fingerprint, printed `[SUBSET/]SPLIT: sha256:...`; identity only (a run refuses what it cannot
     score), so the data is read with its checks off (but a source's pinned files are still checked: a pin is
     changed by hand, or removed and written again). With a data folder, each hub source read by `datasets` from
-    its copy there also gets its data files' sha256 (its `files:`), printed `[SUBSET/]SOURCE:PATH: sha256`."""
+    its copy there also gets its data files' sha256 (its `files:`), printed `[SUBSET/]SOURCE:PATH: sha256`; a hub
+    source with `mirror` files in a folder format gets each file it may read there (hub_files.mirror_files)."""
     from specrun.data import load_split
-    from specrun.data.hub_files import file_pins
+    from specrun.data.hub_files import file_pins, mirror_pins
     from specrun.plan import make_plan
     from specrun.spec import HubDataset
 
@@ -85,9 +86,10 @@ def _fingerprints(loaded: object, data_dir: Path | None, workspace: Workspace, s
         if echo:
             print(f"{shown}{name}: {split.fingerprint}  ({split.n_source} items from {split.origin})")
         source = plan.split(name).source
-        if data_dir is not None and isinstance(source.declared, HubDataset) and source.declared.mirror is None \
-                and source.name not in files:
-            files[source.name] = file_pins(source.declared, data_dir / source.name, workspace.memo)
+        if data_dir is not None and isinstance(source.declared, HubDataset) and source.name not in files \
+                and (source.reader is None or source.reader.folder):  # a file format's mirror file: not pinned
+            files[source.name] = file_pins(source.declared, data_dir / source.name, workspace.memo) \
+                if source.declared.mirror is None else mirror_pins(source, data_dir / source.name, workspace.memo)
             for relative, digest in files[source.name].items() if echo else ():
                 print(f"{shown}{source.name}:{relative}: {digest}")
     return found, files

@@ -1,13 +1,16 @@
 """Per-file sha256 pins of a hub dataset read by `datasets` (`files:` of an hf_dataset source): which data files a
 copy of the dataset repo gives `datasets` for the spec's config and splits (resolved by `datasets`' own pattern
 rules, so a pin covers exactly what is read), their digests for `fingerprint --write`, their check before a copy
-is read, and the pinned files fetched from the hub at the commit so an online read is checked the same way.
+is read, and the pinned files fetched from the hub at the commit so an online read is checked the same way. A
+source with `mirror` files is read by its format, not by `datasets`: its pins cover what that format may read from
+<data-dir>/<source>/ (`mirror_files`), checked the same way before the format reads a byte (`verify_mirror`).
 
 The hub stores a data file with Git LFS, and the LFS object id is the sha256 of the file's bytes: a pin equals
 the `lfs.sha256` the hub lists for the file at that commit, and a file downloaded from the hub checks against it."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -16,7 +19,7 @@ from typing import Any
 from specrun.core.errors import DataError, OfflineError, first_line
 from specrun.core.files import RACY_NS, memo_sha256
 from specrun.core.workspace import Workspace
-from specrun.plan import Plan
+from specrun.plan import Plan, PlannedSource
 from specrun.spec import HubDataset
 
 CARD = "README.md"  # the dataset card: says which files a config reads, is no data itself
@@ -157,6 +160,85 @@ def _refused(plan: Plan, name: str, source: HubDataset, local: Path, relative: s
     key = ("sources", name, "files", relative) if relative in (source.files or {}) else ("sources", name, "files")
     return plan.error(key, f"{local / relative}: expected sha256 {expected}, found {found}; if this copy is the "
                            "one meant, remove `files:` and run `specrun fingerprint SPEC --data-dir D --write`")
+
+
+def mirror_files(planned: PlannedSource, local: Path) -> dict[str, Path]:
+    """Path inside the source's folder `local` -> file, for each file a `mirror` source's folder format may read
+    (a copy of a hub repo read through its card's `configs:`, as `mteb_retrieval` does): every regular file below
+    each split's folder, the card README.md included (it decides which files each config reads), except below a
+    dot-name (`.cache`, `.git`, `.gitattributes`: no config reads them). Every file rather than each config's own:
+    a file added under a config's folder may be matched by its pattern, and pins that cover the whole copy cannot
+    miss one. (A file format's split file is not pinned here: spec/references refuses `files` beside it.)"""
+    source = planned.declared
+    assert isinstance(source, HubDataset) and source.mirror is not None and planned.reader is not None
+    out: dict[str, Path] = {}
+    for split in source.split_names:
+        target = local / source.mirror.files[split]
+        for folder, subfolders, names in os.walk(target):  # symlinked folders are not followed
+            subfolders[:] = [name for name in subfolders if not name.startswith(".")]
+            for name in names:
+                path = Path(folder) / name
+                if not name.startswith(".") and path.is_file():
+                    out[path.relative_to(local).as_posix()] = local / path.relative_to(local)
+    return dict(sorted(out.items()))
+
+
+def mirror_pins(planned: PlannedSource, local: Path, memo_dir: Path | None) -> dict[str, str]:
+    """Path inside the source's folder -> sha256, for each file its format may read: what `fingerprint --write`
+    pins for a `mirror` source."""
+    return {relative: memo_sha256(path, memo_dir) for relative, path in mirror_files(planned, local).items()}
+
+
+def verify_mirror(plan: Plan, planned: PlannedSource, data_dir: Path, memo_dir: Path | None) -> None:
+    """A pinned `mirror` source's folder before its format reads a byte: every file it may read pinned, every pin
+    a file it may read, each with its pinned sha256 (hashed once per process while the files keep their state). A
+    split's file or folder missing altogether is left to the mirror's own missing-data error."""
+    source = planned.declared
+    assert isinstance(source, HubDataset) and source.mirror is not None and source.files is not None
+    local = data_dir / planned.name
+    if not all((local / source.mirror.files[split]).exists() for split in source.split_names):
+        return
+    covered = mirror_files(planned, local)
+    for relative, path in covered.items():
+        if relative not in source.files:
+            raise _refused(plan, planned.name, source, local, relative,
+                           f"none (not pinned, but format {source.mirror.format} may read it)",
+                           memo_sha256(path, memo_dir))
+    state = _state(local, source.files)
+    if state is not None and state in _VERIFIED:
+        return
+    for relative, expected in source.files.items():
+        if not (local / relative).is_file():
+            raise _refused(plan, planned.name, source, local, relative, expected, "no such file in the copy")
+        if relative not in covered:
+            raise _refused(plan, planned.name, source, local, relative, expected,
+                           f"a file format {source.mirror.format} does not read (a dot-name, or outside the "
+                           "splits' files)")
+        found = memo_sha256(local / relative, memo_dir)
+        if found != expected:
+            raise _refused(plan, planned.name, source, local, relative, expected, found)
+    if state is not None and time.time_ns() - max(state[-1]) > RACY_NS:
+        _VERIFIED.add(state)
+
+
+def fetch_mirror(source: HubDataset, name: str, downloads: Path) -> Path:
+    """A pinned `mirror` source read online: its pinned files (every file its format may read, the card included)
+    of the repo at the commit, downloaded into <folder>/<name>/, and <folder> returned as the data folder to read
+    it from, verified and read by its format as a local copy is (a file already there is checked again)."""
+    from specrun.core.network import hub_unreachable, quiet_hub_logging
+
+    assert source.files is not None
+    quiet_hub_logging()
+    reason = hub_unreachable()
+    if reason is not None:
+        raise OfflineError(f"cannot reach the Hugging Face hub {reason} for {source.path}@{source.revision[:12]}; "
+                           "pass --data-dir DIR (or set SPECRUN_DATA_DIR) to use a local copy")
+    folder = downloads / "hf_dataset_mirror" / source.path.replace("/", "__") / source.revision
+    print(f"specrun: note: {source.path}@{source.revision[:12]}: downloading its {len(source.files)} pinned "
+          f"file(s) to {folder / name}, checked against `files:` before they are read", file=sys.stderr)
+    for relative in sorted(source.files):
+        _download(source, relative, folder / name)
+    return folder
 
 
 def fetch_pinned(source: HubDataset, downloads: Path) -> Path:

@@ -185,6 +185,12 @@ def read_source_split(plan: Plan, planned: PlannedSource, source_split: str, dat
                       workspace: Workspace | None = None) -> SourceRows:
     """The rows of one source split, where they came from, and the sha256 of the file read (for provenance)."""
     source = planned.declared
+    if isinstance(source, HubDataset) and source.mirror is not None and source.files:
+        from specrun.data.hub_files import fetch_mirror, verify_mirror
+
+        workspace = workspace or Workspace.resolve()  # pinned mirror files: checked before the format reads a byte
+        data_dir = data_dir or fetch_mirror(source, planned.name, workspace.downloads())
+        verify_mirror(plan, planned, data_dir, workspace.memo)
     if isinstance(source, HubDataset) and (source.mirror is None or data_dir is None):
         local = data_dir / planned.name if data_dir and not source.mirror else None
         read_from = local

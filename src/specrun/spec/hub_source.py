@@ -1,7 +1,8 @@
 """The `hf_dataset` source: a Hugging Face hub dataset at a commit, read with `datasets`, and the per-file sha256
-pins (`files:`) of the data files it reads. On the hub a data file is stored with Git LFS, whose object id (the
-`oid sha256:` of the pointer file, the `lfs.sha256` the hub's API lists per file) is the sha256 of the file's
-bytes: a pin here is that id, so it can be checked against the hub's listing as well as against a local copy."""
+pins (`files:`) of the data files it reads (or its `mirror` format may read). On the hub a data file is stored with
+Git LFS, whose object id (the `oid sha256:` of the pointer file, the `lfs.sha256` the hub's API lists per file) is
+the sha256 of the file's bytes: a pin here is that id, so it can be checked against the hub's listing as well as
+against a local copy."""
 
 from __future__ import annotations
 
@@ -48,8 +49,10 @@ class HubDataset(Strict):
     mirror: Mirror | None = None
     files: dict[RepoPath, Sha256] | None = Field(None, min_length=1, description=(
         "Path inside the dataset repo -> sha256 of each data file the config's splits read (as `datasets` resolves "
-        "the README's `configs:` or `data_files`; the hub's LFS id of the file is its sha256). Checked before a "
-        "copy is read; a file read but not pinned is refused. `specrun fingerprint --write` fills it from a copy."))
+        "the README's `configs:` or `data_files`; the hub's LFS id of the file is its sha256). With `mirror` in a "
+        "folder format: of every regular file below each split's folder in <data-dir>/<source>/, README.md "
+        "included, none below a dot-name. Checked before a copy is read; a file read but not pinned is refused. "
+        "`specrun fingerprint --write` fills it from a copy."))
     columns: dict[Name, Text] = Field(min_length=1, description="Item field -> column of the data.")
     values: dict[Text, dict[str, str | int | float]] | None = Field(
         None, description="Column -> {value in the data: value to use}, e.g. NLI labels to numbers.")
@@ -60,9 +63,6 @@ class HubDataset(Strict):
         if self.mirror is None and not self.splits and not self.data_files:
             raise ValueError("name the dataset's splits (`splits: [test]`), its `data_files`, or mirror files "
                              "(`mirror`)")
-        if self.mirror is not None and self.files:
-            raise ValueError("`files` pins the data files `datasets` reads from a copy of the dataset repo; a "
-                             "source with `mirror` files is read by its format, not by `datasets`: drop one of them")
         return self
 
     @property

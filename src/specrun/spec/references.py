@@ -251,10 +251,15 @@ def _check_layout(source: HubDataset | GitSource, key: KeyPath, located: Located
 
 def _check_pinned_members(source_name: str, source: HubDataset | GitSource, located: LocatedYaml) -> None:
     """A folder format that names the files it reads reads only pinned ones, where the folder's contents are
-    pinned: an unpinned file beside pinned ones would be read unverified."""
+    pinned: an unpinned file beside pinned ones would be read unverified. A hub source's `files` beside `mirror`
+    pins a folder format's copy of the repo (data/hub_files.mirror_files); a file format's split file it does not."""
     if isinstance(source, HubDataset) and source.mirror is None:
         return
     entry = registry.READERS.get(source.layout.format)
+    if isinstance(source, HubDataset) and source.files and entry is not None and not entry.folder:
+        raise located.error(("sources", source_name, "files"), f"`files` beside `mirror` pins the copy of the repo "
+                                                               f"a folder format reads; format {entry.name} reads one "
+                                                               "file per split: drop `files`")
     if entry is None or entry.files_read is None:
         return
     options = dict(source.layout.options)
