@@ -96,6 +96,34 @@ def train_only(world: Path, data_dir: Path) -> Path:
     return next((world / "two" / "biosses-two").glob("*/results.json"))
 
 
+def test_one_metric_maps_each_of_several_splits_to_its_mteb_split(world: Path, data_dir: Path, tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Item 27: a metric's one `mteb:` counterpart named one split, so a task MTEB evaluates on several needed a
+    copy of the metric per split (and the report showed every copy on every split). `splits:` maps each evaluated
+    split to MTEB's: check-published reads each split's own counterpart, with one metric."""
+    from specrun.cli import main
+
+    specs = world / "specs"
+    specs.mkdir(exist_ok=True)
+    twin = specs / "biosses-splits.yaml"
+    twin.write_text(f"extends: {os.path.relpath(SPECS / 'biosses.yaml', specs)}\nid: biosses-splits\n"
+                    f"splits:\n  train: {{evaluate: true, fingerprint: '{BIOSSES_FINGERPRINT}'}}\n"
+                    "metrics:\n"
+                    "  pearson_zero_shot: {mteb: {spec_split: test}}\n"
+                    "  spearman_zero_shot: {mteb: {split: null, splits: {test: test, train: train}}}\n",
+                    encoding="utf-8")
+    assert main([str(twin), "--data-dir", str(data_dir), "--output", str(world / "several"), "--adapter",
+                 "hashing", "-q"]) == 0
+    run = next((world / "several" / "biosses-splits").glob("*/results.json"))
+    code, out, err = run_cli(["check-published", str(run), "--published", str(published_like(world, tmp_path))],
+                             capsys)
+    assert code == 0, err
+    for split in ("test", "train"):
+        assert (f"| biosses-splits | {split} | spearman_zero_shot | BIOSSES · {split} · default · cosine_spearman |"
+                in out), out
+    assert "| biosses-splits | train | pearson_zero_shot |" not in out
+
+
 @pytest.mark.parametrize("command", ["check-published", "export"])
 def test_a_splits_run_without_the_counterparts_split_is_one_line(world: Path, train_only: Path, tmp_path: Path,
                                                                  command: str,

@@ -162,14 +162,11 @@ def published_markdown(a: Results, b: Results, path_a: Path, path_b: Path, publi
     loaded = find_spec(a, path_a).spec  # both runs used this spec (checked by sha256 in `compare`)
     labels = run_labels([run_identity(a), run_identity(b)])
     cells = []
-    for metric_id, metric in loaded.metrics.items():
-        split = loaded.mteb_split(metric_id)
-        if metric.mteb is None or split is None:
-            continue
+    for metric_id, split, ref in ((m, split, ref) for m in loaded.metrics for split, ref in loaded.mteb_cells(m)):
         for run, label in zip((a, b), labels, strict=True):
             model = run.provenance.model
             cells.append(PublishedCell(keys=(split, metric_id, label), ours=run.scores[split][metric_id].value,
-                                       found=published.find(model.name, model.revision, metric.mteb),
+                                       found=published.find(model.name, model.revision, ref),
                                        label=f"{label} {metric_id}"))
     if not cells:
         return "\nPublished: no metric of spec " + f"{a.spec_id} names an MTEB counterpart (`metrics.NAME.mteb`).\n"

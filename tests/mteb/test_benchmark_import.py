@@ -59,7 +59,8 @@ def test_a_benchmark_imports_what_converts_and_names_the_rest(name: str, written
         metrics = member.metric if isinstance(member.metric, dict) else dict.fromkeys(splits, member.metric)
         assert list(metrics) == splits and (member.split is None) == (member.splits is not None)
         refs = [spec["metrics"][metrics[split]]["mteb"] for split in splits]
-        assert all(ref["main"] is True and ref["split"] == split for ref, split in zip(refs, splits, strict=True))
+        assert all(ref["main"] is True and (ref.get("split") == split or ref.get("splits", {}).get(split) == split)
+                   for ref, split in zip(refs, splits, strict=True))
         # one member per task: its splits the benchmark's eval splits (several: a member over them, MTEB's task
         # score their mean); a task of several subsets: one member over all of them, its spec holding exactly the
         # subsets the benchmark takes, each scored by its main score on each split

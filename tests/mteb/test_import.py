@@ -13,6 +13,7 @@ import yaml
 
 from specrun.mteb import catalogue
 from specrun.mteb.importer import coverage, refusals, spec_id
+from specrun.spec import load_spec
 from tests.conftest import SPECS, assert_one_line_error, run_cli
 
 STS_TASKS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICK-R"]
@@ -62,18 +63,23 @@ def test_the_mteb_mappings_are_the_hand_written_specs(task: str, hand_written: s
 
 def test_renames_and_several_eval_splits_become_columns_and_mapped_metrics(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A dataset_transform of renames alone maps the data's own columns; each eval split gets its metrics, each
-    mapped to its MTEB split through spec_split."""
+    """A dataset_transform of renames alone maps the data's own columns; several eval splits give one metric per
+    score, mapped to MTEB's split of each (`splits`), not a copy per split: a report's table then shows each
+    metric on each split it was scored on, and nothing else."""
     specs = imported(tmp_path, capsys, "Assin2STS", "ATEC")
     (source,) = specs["Assin2STS"]["sources"].values()
     assert source["columns"] == {"text1": "premise", "text2": "hypothesis", "gold": "relatedness_score"}
     atec = specs["ATEC"]
     assert list(atec["splits"]) == ["validation", "test"]
     refs = {name: metric["mteb"] for name, metric in atec["metrics"].items()}
-    assert refs["spearman_zero_shot_test"] == {"task": "ATEC", "split": "test", "subset": "default",
-                                               "score": "cosine_spearman", "main": True,
-                                               "languages": ["cmn-Hans"], "spec_split": "test"}
-    assert {ref["spec_split"] for ref in refs.values()} == {"validation", "test"}
+    assert refs["spearman_zero_shot"] == {"task": "ATEC", "subset": "default", "score": "cosine_spearman",
+                                          "splits": {"validation": "validation", "test": "test"}, "main": True,
+                                          "languages": ["cmn-Hans"]}
+    assert all("spec_split" not in ref and "split" not in ref for ref in refs.values())
+    spec = load_spec(tmp_path / "imported" / "atec.yaml").spec
+    assert [(split, ref.split) for split, ref in spec.mteb_cells("spearman_zero_shot")] == [
+        ("validation", "validation"), ("test", "test")]
+    assert spec.mteb_ref("spearman_zero_shot", "test").split == "test"
 
 
 def test_a_task_of_another_type_is_refused_naming_it_and_nothing_is_written(

@@ -115,8 +115,9 @@ def headline(results: Results, spec: Spec | None = None) -> tuple[str, str, str]
     `test` if scored, else on its last scored split, and the reason says so. A mean of one spec's Pearson with
     other specs' Spearmans is what a silent first metric gave."""
     if spec is not None:
-        mains = [(spec.mteb_split(m), m) for m, metric in spec.metrics.items() if metric.mteb and metric.mteb.main]
-        scored = [(split, m) for split, m in mains if split is not None and m in results.scores.get(split, {})]
+        mains = [(split, m) for m, metric in spec.metrics.items() if metric.mteb and metric.mteb.main
+                 for split, _ in spec.mteb_cells(m)]
+        scored = [(split, m) for split, m in mains if m in results.scores.get(split, {})]
         if scored:
             split, metric_id = next((key for key in scored if key[0] == "test"), scored[0])
             return split, metric_id, MAIN_DECLARED

@@ -34,8 +34,8 @@ def with_published(board: Leaderboard, runs: Sequence[Verified], published: Publ
             continue
         boards = []
         for b in spec_board.boards:
-            ref = spec.metrics[b.metric].mteb if b.metric in spec.metrics else None
-            if ref is None or spec.mteb_split(b.metric) != b.split:
+            ref = spec.mteb_ref(b.metric, b.split) if b.metric in spec.metrics else None
+            if ref is None:
                 boards.append(b)
                 continue
             found = published.every_model(ref)

@@ -41,10 +41,10 @@ def _refused_split(benchmark: Benchmark, task_name: str, splits: list[str], task
 
 
 def _main_metric(spec: dict, split: str) -> str:
-    """The spec's metric whose `mteb` counterpart is the main score on `split` (the importer marks one per split)."""
+    """The spec's metric whose `mteb` counterpart is the main score on `split` (the importer marks one)."""
     for metric_id, metric in spec["metrics"].items():
         ref = metric.get("mteb") or {}
-        if ref.get("main") and ref.get("split") == split:
+        if ref.get("main") and (ref.get("split") == split or split in (ref.get("splits") or {})):
             return str(metric_id)
     raise UsageError(f"spec {spec['id']}: no metric is MTEB's main score on {split} (a bug in specrun import)")
 

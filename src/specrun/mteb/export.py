@@ -110,10 +110,7 @@ def _run_scores(state: _Export, folder: tuple[str, str], results: Results, spec:
     """The run's scores with an MTEB counterpart, entered into their task files; per task, what the `specrun`
     block records of them. A counterpart on a split the run did not score (a --splits run) is a note."""
     by_task: dict[str, list[dict[str, Any]]] = {}
-    for metric_id, metric in spec.metrics.items():
-        split, ref = spec.mteb_split(metric_id), metric.mteb
-        if ref is None or split is None:
-            continue
+    for metric_id, split, ref in ((m, split, ref) for m in spec.metrics for split, ref in spec.mteb_cells(m)):
         if metric_id not in results.scores.get(split, {}):
             state.notes.append(f"{path}: {metric_id} is not exported: its MTEB counterpart is on split {split}, "
                                "which this run did not score (--splits)")

@@ -191,26 +191,25 @@ def _accepted(key: str, value: Any) -> bool:
 
 
 def _metrics(task: Task, entry: TypeImport) -> dict[str, Any]:
-    """The main score and its companions, per eval split, each with its `mteb:` counterpart."""
-    several = len(task.eval_splits) > 1
-    ordered = list(dict.fromkeys([task.main_score, *entry.companions]))
+    """The main score and its companions, each with its `mteb:` counterpart: on the one eval split (`split`), or
+    on each of several (`splits`: every spec split is MTEB's split of the same name), one metric either way."""
     metrics: dict[str, Any] = {}
-    for split in task.eval_splits:
-        for score in ordered:
-            metric, label = entry.metrics[score]
-            name = entry.metric_name(score, metric) + (f"_{split}" if several else "")
-            ref: dict[str, Any] = {"task": task.name, "split": split, "subset": task.hf_subsets[0], "score": score}
-            if score == task.main_score:
-                ref["main"] = True
-            ref["languages"] = _languages(task)
-            if entry.mteb_caveat:
-                ref["caveat"] = entry.mteb_caveat
-            if several:
-                ref["spec_split"] = split
-            metrics[name] = {"metric": metric, "protocol": entry.protocol,
-                             "label": label + (f", {split}" if several else ""), "direction": "higher",
-                             "range": list(entry.score_range),
-                             **({"interval": method} if (method := entry.interval(task)) else {}), "mteb": Flow(ref)}
+    for score in dict.fromkeys([task.main_score, *entry.companions]):
+        metric, label = entry.metrics[score]
+        ref: dict[str, Any] = {"task": task.name, "subset": task.hf_subsets[0], "score": score}
+        if len(task.eval_splits) > 1:
+            ref["splits"] = Flow({split: split for split in task.eval_splits})
+        else:
+            ref["split"] = task.eval_splits[0]
+        if score == task.main_score:
+            ref["main"] = True
+        ref["languages"] = _languages(task)
+        if entry.mteb_caveat:
+            ref["caveat"] = entry.mteb_caveat
+        metrics[entry.metric_name(score, metric)] = {
+            "metric": metric, "protocol": entry.protocol, "label": label, "direction": "higher",
+            "range": list(entry.score_range),
+            **({"interval": method} if (method := entry.interval(task)) else {}), "mteb": Flow(ref)}
     return metrics
 
 

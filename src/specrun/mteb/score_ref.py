@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from specrun.core.types import Strict
 from specrun.mteb.vocabulary import LANGUAGE_SCRIPT_PATTERN
@@ -26,7 +26,12 @@ class MtebRef(Strict):
     `export --format mteb`."""
 
     task: MtebName = Field(description="MTEB's task name as its result files spell it (the file name, less .json).")
-    split: MtebName = Field(description="MTEB's split of the task, e.g. test.")
+    split: MtebName | None = Field(None, description=(
+        "MTEB's split of the task, e.g. test; or `splits` where the metric stands for MTEB's score on several."))
+    splits: dict[Annotated[str, Field(pattern=SPEC_NAME_PATTERN, max_length=MAX_NAME)], MtebName] | None = Field(
+        None, min_length=1, description=(
+            "The spec's evaluated split -> MTEB's split, for a metric whose score on each of those splits is MTEB's "
+            "on its counterpart (a task evaluated on several splits: one metric, not a copy per split)."))
     subset: MtebName = Field("default", description="MTEB's hf_subset, e.g. default, jpn-eng.")
     score: Annotated[str, Field(pattern=MTEB_SCORE_PATTERN, max_length=MAX_NAME)] = Field(
         description="The key of the score in that entry, e.g. cosine_spearman, accuracy, f1.")
@@ -39,3 +44,21 @@ class MtebRef(Strict):
         "check-published shows it beside the difference."))
     spec_split: Annotated[str, Field(pattern=SPEC_NAME_PATTERN, max_length=MAX_NAME)] | None = Field(None, description=(
         "The spec's evaluated split that is MTEB's `split`; needed only when the spec evaluates several."))
+
+    @model_validator(mode="after")
+    def _one_split_form(self) -> MtebRef:
+        if (self.split is None) == (self.splits is None):
+            raise ValueError("name MTEB's split (`split: test`) or, for several, `splits: {SPEC_SPLIT: MTEB_SPLIT}`; "
+                             "not both, not neither")
+        if self.splits is not None and self.spec_split is not None:
+            raise ValueError("`spec_split` goes with `split`; `splits` names each spec split itself")
+        return self
+
+    def cells(self, evaluated: list[str]) -> list[tuple[str, MtebRef]]:
+        """Each (spec split, counterpart on MTEB's split of it) this names among the evaluated splits, `split` set
+        in each: one for `split` (its `spec_split`, or the only evaluated split), one per entry of `splits`."""
+        if self.splits is not None:
+            return [(ours, self.model_copy(update={"split": theirs, "splits": None}))
+                    for ours, theirs in self.splits.items()]
+        own = self.spec_split or (evaluated[0] if len(evaluated) == 1 else None)
+        return [(own, self)] if own is not None else []

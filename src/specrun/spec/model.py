@@ -264,13 +264,15 @@ class Spec(Strict):
     def evaluated_splits(self) -> list[str]:
         return [name for name, split in self.splits.items() if split.evaluate]
 
-    def mteb_split(self, metric_id: str) -> str | None:
-        """The evaluated split whose score of `metric_id` is its MTEB counterpart's (None: no `mteb` key)."""
+    def mteb_cells(self, metric_id: str) -> list[tuple[str, MtebRef]]:
+        """Each evaluated split whose score of `metric_id` has an MTEB counterpart, with that counterpart (its
+        `split` the MTEB split of that cell); none without an `mteb` key."""
         ref = self.metrics[metric_id].mteb
-        if ref is None:
-            return None
-        evaluated = self.evaluated_splits
-        return ref.spec_split or (evaluated[0] if len(evaluated) == 1 else None)
+        return [] if ref is None else ref.cells(self.evaluated_splits)
+
+    def mteb_ref(self, metric_id: str, split: str) -> MtebRef | None:
+        """The MTEB counterpart of `metric_id`'s score on the evaluated `split`, if it has one."""
+        return dict(self.mteb_cells(metric_id)).get(split)
 
 
 def _protocol_models() -> list[type[ProtocolSpec]]:

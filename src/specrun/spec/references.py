@@ -8,6 +8,7 @@ from pathlib import PurePosixPath
 from pydantic import ValidationError
 
 from specrun.core import registry
+from specrun.mteb.score_ref import MtebRef
 from specrun.spec.model import MAX_PATH_PART, GitSource, HubDataset, Source, Spec
 from specrun.yamlsafe import KeyPath, LocatedYaml
 
@@ -189,28 +190,45 @@ def _check_mteb(spec: Spec, located: LocatedYaml) -> None:
             raise located.error(("metrics", name, "mteb", "spec_split"),
                                 f"{ref.spec_split!r} is not an evaluated split; expected one of: "
                                 f"{', '.join(evaluated)}")
-        if ref.spec_split is None and len(evaluated) != 1:
+        if ref.split is not None and ref.spec_split is None and len(evaluated) != 1:
             raise located.error(("metrics", name, "mteb"),
                                 f"the spec evaluates {len(evaluated)} splits ({', '.join(evaluated)}); name the "
-                                "one MTEB's split stands for: `spec_split: NAME`")
-        where = (ref.task, ref.split, ref.subset, ref.score)
-        if where in claimed:
-            raise located.error(("metrics", name, "mteb"),
-                                f"metric {claimed[where]!r} already maps to MTEB {ref.task} {ref.split} "
-                                f"{ref.subset} {ref.score}")
-        claimed[where] = name
-        entry = (ref.task, ref.split, ref.subset)
-        if ref.languages and languages.setdefault(entry, (name, ref.languages))[1] != ref.languages:
-            other, theirs = languages[entry]
-            raise located.error(("metrics", name, "mteb", "languages"),
-                                f"{ref.languages} differ from the {theirs} metric {other!r} gives MTEB {ref.task} "
-                                f"{ref.split} {ref.subset}")
-        if ref.main and entry in mains:
-            raise located.error(("metrics", name, "mteb", "main"),
-                                f"metric {mains[entry]!r} is already the main score of MTEB {ref.task} {ref.split} "
-                                f"{ref.subset}")
-        if ref.main:
-            mains[entry] = name
+                                "one MTEB's split stands for (`spec_split: NAME`), or each (`splits: {NAME: "
+                                "MTEB_SPLIT}`)")
+        for ours in ref.splits or {}:
+            if ours not in evaluated:
+                raise located.error(("metrics", name, "mteb", "splits", ours),
+                                    f"{ours!r} is not an evaluated split; expected one of: {', '.join(evaluated)}")
+        for _, cell in ref.cells(evaluated):
+            _claim(cell, name, located, claimed, languages, mains)
+
+
+Entry = tuple[str, str, str]  # MTEB task, split, subset: one entry of a result file
+
+
+def _claim(ref: MtebRef, name: str, located: LocatedYaml, claimed: dict[tuple[str, str, str, str], str],
+           languages: dict[Entry, tuple[str, list[str]]], mains: dict[Entry, str]) -> None:
+    """One MTEB score claimed by one metric on one split: no other may write it, its entry's languages agree, and
+    an entry has one main score."""
+    split = ref.split or ""
+    where = (ref.task, split, ref.subset, ref.score)
+    if where in claimed:
+        raise located.error(("metrics", name, "mteb"),
+                            f"metric {claimed[where]!r} already maps to MTEB {ref.task} {split} {ref.subset} "
+                            f"{ref.score}")
+    claimed[where] = name
+    entry = (ref.task, split, ref.subset)
+    if ref.languages and languages.setdefault(entry, (name, ref.languages))[1] != ref.languages:
+        other, theirs = languages[entry]
+        raise located.error(("metrics", name, "mteb", "languages"),
+                            f"{ref.languages} differ from the {theirs} metric {other!r} gives MTEB {ref.task} "
+                            f"{split} {ref.subset}")
+    if ref.main and entry in mains:
+        raise located.error(("metrics", name, "mteb", "main"),
+                            f"metric {mains[entry]!r} is already the main score of MTEB {ref.task} {split} "
+                            f"{ref.subset}")
+    if ref.main:
+        mains[entry] = name
 
 
 def _check_card(spec: Spec, located: LocatedYaml) -> None:

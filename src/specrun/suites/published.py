@@ -36,8 +36,8 @@ def members_published(loaded: LoadedSuite, published: PublishedDir, model: str,
 
 def _find(published: PublishedDir, model: str, revision: str | None, spec: Spec, metric: str,
           split: str) -> Found | None:
-    ref = spec.metrics[metric].mteb
-    return published.find(model, revision, ref) if ref is not None and spec.mteb_split(metric) == split else None
+    ref = spec.mteb_ref(metric, split)
+    return published.find(model, revision, ref) if ref is not None else None
 
 
 def _mean(found: list[Found | None]) -> Found | None:

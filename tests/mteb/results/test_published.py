@@ -246,6 +246,10 @@ def test_export_refuses_what_it_cannot_write(plain_runs: dict[str, Path], tmp_pa
      "task: ../STSBenchmark, split: test, subset: default, score: cosine_pearson", "letters, digits"),
     ("score: cosine_pearson, languages: [eng-Latn]", "score: cosine_pearson, languages: [en]", "eng-Latn"),
     ("score: cosine_pearson,", "score: cosine_pearson, tasks: x,", "tasks"),
+    ("split: test, subset: default, score: cosine_pearson", "splits: {dev: test}, subset: default, "
+     "score: cosine_pearson", "'dev' is not an evaluated split"),
+    ("split: test, subset: default, score: cosine_pearson", "split: test, splits: {test: test}, subset: default, "
+     "score: cosine_pearson", "not both"),
 ])
 def test_the_mteb_key_is_checked_strictly(tmp_path: Path, old: str, new: str, contains: str,
                                           capsys: pytest.CaptureFixture[str]) -> None:

@@ -48,18 +48,16 @@ def check_published(paths: list[Path], published: PublishedDir, spec: str | None
             labels[i] = label
     for (path, verified, loaded), label in zip(checked, labels, strict=True):
         results, model = verified.results, verified.results.provenance.model
-        for metric_id, metric in loaded.spec.metrics.items():
-            split = loaded.spec.mteb_split(metric_id)
-            if metric.mteb is None or split is None:
-                continue
+        for metric_id, split, ref in ((m, split, ref) for m in loaded.spec.metrics
+                                      for split, ref in loaded.spec.mteb_cells(m)):
             if metric_id not in results.scores.get(split, {}):
                 notes.append(f"{path}: {metric_id} is not checked: its MTEB counterpart is on split {split}, which "
                              "this run did not score (--splits)")
                 continue
             ours = results.scores[split][metric_id].value
             rows.append(CheckRow(results=path, spec_id=results.spec_id, split=split, metric=metric_id,
-                                 ref=metric.mteb, ours=ours, label=label,
-                                 found=published.find(model.name, model.revision, metric.mteb)))
+                                 ref=ref, ours=ours, label=label,
+                                 found=published.find(model.name, model.revision, ref)))
     return rows
 
 
