@@ -37,7 +37,7 @@ from specrun.metrics import estimate
 from specrun.protocols.corpus_retrieval import CorpusOptions
 from specrun.protocols.ranking import corpus_measures
 from specrun.readers.beir import read_beir_corpus
-from specrun.search.exact import rank_corpus
+from specrun.search.exact import rank_positions
 
 WORDS = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu", "nu",
          "xi", "omicron", "pi", "rho", "sigma", "tau")
@@ -219,8 +219,8 @@ def floor_seconds(args: argparse.Namespace, n_docs: int, chunk_size: int, querie
 def search_and_score(args: argparse.Namespace, options: CorpusOptions, phases: dict[str, dict[str, float]],
                      phase: Any, rows: Any, corpus: Any, queries: np.ndarray, vectors: Any) -> dict[str, Any]:
     clock = time.perf_counter()
-    ranked, _, fallbacks = rank_corpus(queries, vectors.rows, len(corpus), options.top_k, search=options.search,
-                                       chunk_size=options.chunk_size)
+    ranked, fallbacks = rank_positions(queries, vectors.rows, len(corpus), options.top_k, search=options.search,
+                                       chunk_size=options.chunk_size)  # the protocol's call: positions only
     phase("search", clock)
     clock = time.perf_counter()
     arrays = corpus_measures(ranked, [row["qrels"] for row in rows], corpus.position)

@@ -48,7 +48,7 @@ from specrun.core.types import (
 )
 from specrun.protocols.ranking import corpus_measures, reranked
 from specrun.search.by_similarity import rank_corpus_by
-from specrun.search.exact import rank_corpus
+from specrun.search.exact import rank_positions
 from specrun.search.similarity import SIMILARITIES
 
 
@@ -125,7 +125,7 @@ class CorpusRetrievalProtocol(ProtocolKind[CorpusOptions]):
         queries = ctx.embed([item.fields["query"] for item in items], "query")
         documents = lambda start, stop: ctx.embed(corpus.slice(start, stop), "corpus")  # noqa: E731
         if ctx.similarity == "cosine":
-            ranked, _, _ = rank_corpus(queries, documents, len(corpus), depth, search=options.search,
+            ranked, _ = rank_positions(queries, documents, len(corpus), depth, search=options.search,
                                        chunk_size=options.chunk_size, mapper=ctx.chunk_map)
         elif options.search == "faiss":
             raise SpecrunError(f"corpus_retrieval: search: faiss ranks by cosine only; similarity "

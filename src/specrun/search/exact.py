@@ -7,10 +7,12 @@ The corpus is read through `documents(start, stop)` in chunks of `chunk_size` ro
    in `BestScores` (a compare per block; a query is cut back to its best only when its spare slots run out);
 2. exact order: the candidates that can still reach the top `top_k` (float32 score within twice the error bound
    of the query's top_k-th) are re-scored as `cosine_rows` scores (float64, rounded to 12 decimals, so equal
-   cosines are equal numbers) in a second pass over the corpus in chunk order (`exact_scores`), and sorted by
+   cosines are equal numbers) in a second pass over the corpus in chunk order (`pairs.exact_scores`), and sorted by
    score, highest first, then by corpus order. A bound on the float32 error proves, per query, that no document
    outside the candidates can enter (or tie into) the top `top_k`; a query without that proof is ranked by an
-   exact float64 scan of the corpus.
+   exact float64 scan of the corpus. `rank_positions` (the protocol's call: no scores) orders the same
+   candidates by approximate float64 cosines, proven to order all but near-ties, and re-scores only those
+   (`ranking`): the same positions for about half the re-scoring's time.
 
 So numpy and faiss give the same ranking, and the ranking is the one a full float64 sort would give.
 Memory: Q x 2 (top_k + margin) candidate slots (float32 scores and positions), their exact scores, one chunk of
@@ -21,25 +23,28 @@ actors (`chunk_candidates`, the same arithmetic) and merged here; the mapper bou
 
 from __future__ import annotations
 
-import os
-import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
 from specrun.core.errors import SpecrunError
 from specrun.core.mapping import ChunkMap
-from specrun.search.cosine import COSINE_DECIMALS, check_norms, checked_norms, cosine_of_dots, cosine_rows, row_dots
+from specrun.search.cosine import COSINE_DECIMALS, check_norms, cosine_rows
+from specrun.search.pairs import RESCORE_ROWS, _pair_dots, _PairRows, exact_scores  # noqa: F401 (their home was here)
+from specrun.search.ranking import ranked_by_bounds
 
 BLOCK_BYTES = 8 * 2**20  # one block of float32 scores, queries x documents
+SAMPLE = 8  # a first chunk's bar is guessed from every 8th score
 PRESELECT = 4  # a row of a block with over 4 x width scores above its bar is cut within the block first
 MERGE_ROWS = 256  # queries of another search's best met at once (a cut copies their slots)
-RESCORE_ROWS = 1_024  # (query, candidate) pairs re-scored per block (float64 rows of both sides: ~6 MB at 384)
-RUN_PAIRS = 16  # pairs of one query a block, on average, from which its row is met as one row, not copied
-RESCORE_THREADS = min(4, os.cpu_count() or 1)  # the gathers and einsum release the GIL: blocks in parallel
 UNIT_ROUNDOFF = 2.0**-24  # float32
+
+
+def _pad(rows: int, columns: int, first: int = 0) -> np.ndarray:
+    """Scores for empty slots: below every cosine (-1 at worst) and all distinct, since introselect on rows of one
+    repeated value (-inf) is several times slower (72 against 10 ns a cell, measured at 1,125 of 2,250)."""
+    return np.broadcast_to(-2.0 - np.arange(first, first + columns, dtype=np.float32) / 1024, (rows, columns))
 
 
 def float32_error(dim: int) -> float:
@@ -70,7 +75,7 @@ class BestScores:
     def __init__(self, rows: int, width: int, spare: int | None = None, positions: type = np.int64) -> None:
         self.width = width
         slots = width + (width if spare is None else spare)
-        self.scores = np.full((rows, slots), -np.inf, dtype=np.float32)
+        self.scores = np.array(_pad(rows, slots))
         self.positions = np.full((rows, slots), -1, dtype=positions)  # int32 where the corpus allows
         self.filled = np.zeros(rows, dtype=np.int64)
         self.bar = np.full(rows, -np.inf, dtype=np.float32)
@@ -82,9 +87,8 @@ class BestScores:
         scores = np.ascontiguousarray(scores, dtype=np.float32)
         n, m = scores.shape
         bar = self.bar[rows]
-        if m > PRESELECT * self.width and not np.isfinite(bar).any():  # rows that hold nothing yet (a first
-            self._cut(rows, scores, positions, np.empty(0, dtype=np.int64), np.full(n, m))  # chunk): no compare
-            return
+        if m > PRESELECT * self.width and not np.isfinite(bar).any():  # rows that hold nothing yet: a first chunk
+            bar = self.bar[rows] = self._guess(scores)
         hits = np.flatnonzero(scores > bar[:, None])  # in row order: a row's hits lie between its bounds
         counts = np.diff(np.searchsorted(hits, np.arange(0, (n + 1) * m, m)))
         if int((self.filled[rows] + counts).max()) > self.scores.shape[1]:
@@ -96,6 +100,17 @@ class BestScores:
         self.scores[row_of + first, slot] = scores.reshape(-1)[hits]
         self.positions[row_of + first, slot] = _at(positions, hits, m)
         self.filled[rows] += counts
+
+    def _guess(self, scores: np.ndarray) -> np.ndarray:
+        """Bars for rows that hold nothing yet, from every SAMPLE-th score: about 1.5 x width of a row's scores
+        lie above its bar (checked: a row with fewer than width gets -inf, so all of its scores are met). A
+        partition of an eighth of the block and a compare, where a partition of each row with its positions
+        cost 3 x as much (measured)."""
+        sample = scores[:, ::SAMPLE]
+        keep = min(sample.shape[1], -(-3 * self.width // (2 * SAMPLE)))
+        guess = np.partition(sample, sample.shape[1] - keep, axis=1)[:, sample.shape[1] - keep]
+        guess[np.count_nonzero(scores > guess[:, None], axis=1) < self.width] = -np.inf
+        return guess
 
     def _cut(self, rows: slice, scores: np.ndarray, positions: np.ndarray, hits: np.ndarray,
              counts: np.ndarray) -> None:
@@ -112,7 +127,7 @@ class BestScores:
         counts = counts.copy()
         counts[many] = 0
         most = max(width if many.size else 0, int(counts.max()))
-        new_s = np.full((n, most), -np.inf, dtype=np.float32)
+        new_s = np.array(_pad(n, most))
         new_i = np.full((n, most), -1, dtype=self.positions.dtype)
         if many.size:
             block = scores if many.size == n else scores[many]  # (all of them: the first chunk, not copied)
@@ -124,15 +139,16 @@ class BestScores:
         row_of, slot = _places(counts, np.zeros(n, dtype=np.int64))
         new_s[row_of, slot] = scores.reshape(-1)[hits]
         new_i[row_of, slot] = _at(positions, hits, m)
-        if self.filled[rows].any():
-            new_s = np.concatenate([self.scores[rows], new_s], axis=1)
-            new_i = np.concatenate([self.positions[rows], new_i], axis=1)
+        held = int(self.filled[rows].max())
+        if held:  # the slots held, not the empty ones after them
+            new_s = np.concatenate([self.scores[rows, :held], new_s], axis=1)
+            new_i = np.concatenate([self.positions[rows, :held], new_i], axis=1)
         if new_s.shape[1] > width:  # (never fewer: an overflow brings over width + spare, or width from many)
             keep = np.argpartition(new_s, new_s.shape[1] - width, axis=1)[:, new_s.shape[1] - width:]
             new_s, new_i = np.take_along_axis(new_s, keep, axis=1), np.take_along_axis(new_i, keep, axis=1)
         self.scores[rows, :width] = new_s
         self.positions[rows, :width] = new_i
-        self.scores[rows, width:] = -np.inf
+        self.scores[rows, width:] = _pad(1, self.scores.shape[1] - width, width)
         self.positions[rows, width:] = -1
         self.filled[rows] = width
         self.bar[rows] = new_s.min(axis=1)
@@ -143,7 +159,11 @@ class BestScores:
         out_s = np.empty((n, width), dtype=np.float32)
         out_i = np.empty((n, width), dtype=np.int64)
         for low in range(0, n, rows_per_cut):
-            block_s, block_i = self.scores[low:low + rows_per_cut], self.positions[low:low + rows_per_cut]
+            held = max(width, int(self.filled[low:low + rows_per_cut].max()))  # a row just cut holds `width`
+            block_s, block_i = self.scores[low:low + rows_per_cut, :held], self.positions[low:low + rows_per_cut, :held]
+            if held == width:
+                out_s[low:low + rows_per_cut], out_i[low:low + rows_per_cut] = block_s, block_i
+                continue
             keep = np.argpartition(block_s, block_s.shape[1] - width, axis=1)[:, block_s.shape[1] - width:]
             out_s[low:low + rows_per_cut] = np.take_along_axis(block_s, keep, axis=1)
             out_i[low:low + rows_per_cut] = np.take_along_axis(block_i, keep, axis=1)
@@ -276,81 +296,6 @@ def exact_scan(query: np.ndarray, documents: Callable[[int, int], np.ndarray], n
     return best_s[order], best_i[order]
 
 
-def exact_scores(queries: np.ndarray, documents: Callable[[int, int], np.ndarray], n_docs: int,
-                 positions: np.ndarray, chunk_size: int, wanted: np.ndarray | None = None) -> np.ndarray:
-    """cosine_rows of each query (row) with each of its candidate documents (corpus positions) where `wanted`
-    (default: all; -inf elsewhere), in one pass over the corpus in chunk order: the pairs are sorted by chunk,
-    then by query, once; each chunk that holds some is read once (`documents`), its candidates' rows taken in
-    float64, and scored in blocks of RESCORE_ROWS pairs (a query's pairs in a chunk side by side, so its row is
-    read from cache). Never a gather of rows from all over the store, never more than one chunk of vectors."""
-    width = positions.shape[1]
-    pairs = np.flatnonzero(wanted) if wanted is not None else np.arange(positions.size)
-    pairs = pairs.astype(np.int32 if positions.size < 2**31 else np.int64)  # Q x width of them: kept small
-    chunk_of = positions.reshape(-1)[pairs]
-    np.floor_divide(chunk_of, chunk_size, out=chunk_of)
-    n_chunks = -(-n_docs // chunk_size)
-    bounds = np.concatenate([[0], np.cumsum(np.bincount(chunk_of, minlength=n_chunks))])
-    keys = chunk_of.astype(np.int16 if n_chunks < 2**15 else np.int64)  # 16-bit keys sort by radix
-    del chunk_of
-    pairs = pairs[np.argsort(keys, kind="stable")]  # stable: within a chunk, pairs stay in query order
-    del keys
-    exact = np.full(positions.size, -np.inf, dtype=np.float64)
-    queries64 = np.asarray(queries, dtype=np.float64)
-    query_norms = checked_norms(queries64)  # once, not per pair: the same numbers (checked_norms)
-    pair_rows = _PairRows(queries64.shape[1])
-    with ThreadPoolExecutor(RESCORE_THREADS) as pool:
-        for number in range(n_chunks):
-            low, high = int(bounds[number]), int(bounds[number + 1])
-            if low == high:
-                continue  # no candidate in this chunk: not read
-            start = number * chunk_size
-            chunk = documents(start, min(start + chunk_size, n_docs))
-            in_chunk = pairs[low:high]
-            local = positions.reshape(-1)[in_chunk] - start
-            needed = np.flatnonzero(np.bincount(local, minlength=len(chunk)))
-            row_of = np.empty(len(chunk), dtype=np.int64)
-            row_of[needed] = np.arange(len(needed))
-            rows64 = np.asarray(chunk[needed], dtype=np.float64)  # only the candidates' rows, in float64
-            del chunk
-            row_norms = checked_norms(rows64)
-            where = row_of[local]
-
-            def score(block: int, in_chunk: np.ndarray = in_chunk, where: np.ndarray = where,
-                      rows64: np.ndarray = rows64, row_norms: np.ndarray = row_norms) -> None:
-                these = in_chunk[block:block + RESCORE_ROWS]
-                queries_of, docs_of = these // width, where[block:block + RESCORE_ROWS]
-                exact[these] = cosine_of_dots(_pair_dots(queries64, queries_of, rows64, docs_of, pair_rows),
-                                              query_norms[queries_of], row_norms[docs_of])
-
-            list(pool.map(score, range(0, high - low, RESCORE_ROWS)))
-            del rows64, score  # score's defaults hold this chunk's rows: gone before the next chunk's are made
-    return exact.reshape(positions.shape)
-
-
-class _PairRows(threading.local):
-    """One re-scoring thread's float64 rows for a block of pairs, made once per thread: a fresh array of a few MB
-    a block is a fresh mapping whose page faults cost more than the arithmetic (5 x, measured on this machine)."""
-
-    def __init__(self, dim: int) -> None:
-        self.queries = np.empty((RESCORE_ROWS, dim))
-        self.docs = np.empty((RESCORE_ROWS, dim))
-
-
-def _pair_dots(queries64: np.ndarray, queries_of: np.ndarray, rows64: np.ndarray, docs_of: np.ndarray,
-               rows: _PairRows) -> np.ndarray:
-    """row_dots of each pair (query row, document row), the pairs in runs of one query: where the runs are long
-    (few queries a block, a small corpus), each run meets its query's one row, not a copy of it a pair."""
-    n = len(docs_of)
-    docs = np.take(rows64, docs_of, axis=0, out=rows.docs[:n], mode="clip")  # in range: clip never clips
-    starts = np.flatnonzero(queries_of[1:] != queries_of[:-1]) + 1
-    if (len(starts) + 1) * RUN_PAIRS > n:
-        return row_dots(np.take(queries64, queries_of, axis=0, out=rows.queries[:n], mode="clip"), docs)
-    dots = np.empty(n)
-    for low, high in zip([0, *starts.tolist()], [*starts.tolist(), n], strict=True):
-        dots[low:high] = row_dots(docs[low:high], queries64[queries_of[low]])
-    return dots
-
-
 def rank_corpus(queries: np.ndarray, documents: Callable[[int, int], np.ndarray], n_docs: int, depth: int, *,
                 search: str = "numpy", chunk_size: int = 16_384,
                 mapper: ChunkMap | None = None) -> tuple[np.ndarray, np.ndarray, int]:
@@ -378,3 +323,21 @@ def rank_corpus(queries: np.ndarray, documents: Callable[[int, int], np.ndarray]
     for q in unproven:
         ranked_s[q], ranked_i[q] = exact_scan(queries[q], documents, n_docs, depth, chunk_size)
     return ranked_i, ranked_s, len(unproven)
+
+
+def rank_positions(queries: np.ndarray, documents: Callable[[int, int], np.ndarray], n_docs: int, depth: int, *,
+                   search: str = "numpy", chunk_size: int = 16_384,
+                   mapper: ChunkMap | None = None) -> tuple[np.ndarray, int]:
+    """rank_corpus's positions (the same, to the last one) and fallback count, without its scores: a ranking
+    needs exact cosines only for near-ties, so the other candidates are ordered by approximate float64 ones
+    (`ranking.ranked_by_bounds`: about half the re-scoring's time)."""
+    queries = np.asarray(queries)
+    depth = min(depth, n_docs)
+    width = min(n_docs, depth + max(64, depth // 8))
+    cand_s, cand_i = candidates(queries, documents, n_docs, width, search=search, chunk_size=chunk_size,
+                                mapper=mapper)
+    ranked_i, unproven = ranked_by_bounds(queries, documents, n_docs, depth, cand_s, cand_i, chunk_size,
+                                          float32_error(queries.shape[1]))
+    for q in unproven:
+        ranked_i[q] = exact_scan(queries[q], documents, n_docs, depth, chunk_size)[1]
+    return ranked_i, len(unproven)

@@ -1,0 +1,107 @@
+"""The exact search's order without its scores (`exact.rank_positions`): `rank_corpus`'s ranking, to the last
+position, from cheaper arithmetic where it proves the order.
+
+A ranking needs cosine_rows' numbers (einsum, rounded to 12 decimals) only to order pairs whose cosines are
+within about 1e-12 of each other. So the candidates that can reach the top (as `rank_corpus` chooses them) get
+approximate float64 cosines (`pairs`: BLAS dot products, within `approximate_error` of the exact ones), are
+sorted by them, and split into groups wherever two neighbours' approximate cosines differ by more than twice that
+error plus 2.5e-12: such a gap leaves the exact cosines over 2.5e-12 apart, so distinct after rounding, in the
+same order. Only the groups of two or more that reach into the top `depth` (near-ties: equal documents, mostly)
+are re-scored exactly, in a third pass over the chunks that hold them, and ordered within their group by
+(exact score descending, corpus position ascending): `rank_corpus`'s order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from specrun.search.cosine import COSINE_DECIMALS
+from specrun.search.pairs import approximate_error, exact_scores
+
+TIE_GAP = 2.5e-12  # exact cosines further apart than this are distinct after rounding to 12 decimals
+ROUNDING = 1e-12  # a rounded score is within half of this of its cosine; the rest is room for the arithmetic
+ROWS = 1_024  # queries ordered at once: the order's own arrays are a block of rows, never Q x width
+
+
+def ranked_by_bounds(queries: np.ndarray, documents: Callable[[int, int], np.ndarray], n_docs: int, depth: int,
+                     cand_s: np.ndarray, cand_i: np.ndarray, chunk_size: int,
+                     slack: float) -> tuple[np.ndarray, np.ndarray]:
+    """Each query's top `depth` corpus positions (rank_corpus's order) from its float32 candidates (`cand_s`,
+    `cand_i`, within `slack` of the cosines), and the queries whose candidates cannot be proven to hold their
+    top `depth`: those are left to the exact scan (their rows here are not an answer). Q x width arrays: the
+    scores of one pass at a time (float64, as rank_corpus holds), the rest narrow or a block of rows at a time."""
+    width = cand_s.shape[1]
+    kth = np.partition(cand_s, width - depth, axis=1)[:, width - depth].astype(np.float64)
+    wanted = cand_s >= (kth - 2 * slack)[:, None]  # the others are below `depth` of these: rank_corpus' rule
+    error = approximate_error(queries.shape[1])
+    approx = exact_scores(queries, documents, n_docs, cand_i, chunk_size, wanted=wanted, exact=False)
+    del wanted
+    narrow = np.int16 if width < 2**15 else np.int64
+    by_approx, group = np.empty(cand_s.shape, dtype=narrow), np.empty(cand_s.shape, dtype=narrow)
+    tied = np.empty(cand_s.shape, dtype=bool)
+    kth_approx = np.empty(len(cand_s))
+    for low in range(0, len(cand_s), ROWS):
+        rows = slice(low, low + ROWS)
+        by_approx[rows], group[rows], tied[rows], kth_approx[rows] = _groups(approx[rows], depth, error)
+    del approx
+    proven = np.ones(len(cand_s), dtype=bool)
+    if width < n_docs:  # outside the candidates: float32 <= weakest, so cosine <= weakest + slack
+        weakest = cand_s.min(axis=1).astype(np.float64)
+        proven = weakest + slack + ROUNDING < kth_approx - error - ROUNDING
+    tied &= proven[:, None]
+    exact = None
+    if tied.any():
+        exact_wanted = np.zeros(cand_s.shape, dtype=bool)
+        for low in range(0, len(cand_s), ROWS):
+            rows = slice(low, low + ROWS)
+            np.put_along_axis(exact_wanted[rows], by_approx[rows].astype(np.int64), tied[rows], axis=1)
+        exact = exact_scores(queries, documents, n_docs, cand_i, chunk_size, wanted=exact_wanted)
+        del exact_wanted
+    ranked = np.empty((len(cand_s), depth), dtype=cand_i.dtype)
+    for low in range(0, len(cand_s), ROWS):
+        rows = slice(low, low + ROWS)
+        by = by_approx[rows].astype(np.int64)
+        units = np.zeros(by.shape, dtype=np.int64)
+        if exact is not None:
+            scored = np.take_along_axis(exact[rows], by, axis=1)
+            units[tied[rows]] = np.rint(scored[tied[rows]] * 10.0**COSINE_DECIMALS)
+        ranked[rows] = _in_groups(group[rows].astype(np.int64), units, np.take_along_axis(cand_i[rows], by, axis=1),
+                                  depth)
+    return ranked, np.flatnonzero(~proven)
+
+
+def _groups(approx: np.ndarray, depth: int, error: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """For rows of approximate cosines (-inf: not scored): the columns by approximate cosine, descending; each
+    sorted cell's group (the sorted column its group starts at: neighbours within 2 error + TIE_GAP are one
+    group); whether it is a near-tie that decides the top `depth` (a group of 2+ starting there); and each
+    row's depth-th approximate cosine."""
+    by_approx = np.argsort(-approx, axis=1)  # not scored (-inf) last
+    approx = np.take_along_axis(approx, by_approx, axis=1)
+    with np.errstate(invalid="ignore"):  # -inf - -inf: not linked
+        linked = approx[:, :-1] - approx[:, 1:] <= 2 * error + TIE_GAP
+    starts = np.ones(approx.shape, dtype=bool)
+    starts[:, 1:] = ~linked
+    group = np.where(starts, np.arange(approx.shape[1]), 0)
+    np.maximum.accumulate(group, axis=1, out=group)
+    tied = ~starts
+    tied[:, :-1] |= linked
+    tied &= group < depth
+    return by_approx, group, tied, approx[:, depth - 1]
+
+
+def _in_groups(group: np.ndarray, units: np.ndarray, positions: np.ndarray, depth: int) -> np.ndarray:
+    """The first `depth` positions of each row ordered by (group, exact score descending, position ascending),
+    the cells already in group order: one int64 key a cell (the group, the score's count of 1e-12 below its
+    group's first member, the position), sorted once; lexsort where the key's 63 bits do not hold them."""
+    below = np.take_along_axis(units, group, axis=1) - units  # 0 outside a near-tie; a few units within one
+    below -= below.min()
+    group_bits, below_bits = int(group.max()).bit_length(), int(below.max()).bit_length()
+    position_bits = max(1, int(positions.max()).bit_length())
+    if group_bits + below_bits + position_bits > 63:
+        order = np.lexsort((positions, below, group), axis=-1)[:, :depth]
+    else:
+        keys = (group.astype(np.int64) << (below_bits + position_bits)) | (below << position_bits) | positions
+        order = np.argsort(keys, axis=1, kind="stable")[:, :depth]  # nearly sorted already: timsort's best case
+    return np.take_along_axis(positions, order, axis=1)
