@@ -10,7 +10,9 @@ templates, one of them empty, which MTEB still joins with a space; a null one wo
 collate refuses None, so specrun's reader refuses it too):
   - IFIRCds' layout (InstructionRetrieval): corpus, queries, default (qrels) and instruction configs;
   - Core17InstructionRetrieval's (InstructionReranking, FollowIR): `<id>-og` and `<id>-changed` queries of one
-    text with their own instructions and qrels, top_ranked candidates, and the qrel_diff config its class reads.
+    text with their own instructions and qrels, top_ranked candidates, and the qrel_diff config its class reads
+    (a changed document's text also under a second id among the candidates, a tie; every third pair's qrel_diff
+    also lists a document outside its candidates).
 Then, per snapshot:
   1. the query texts: specrun's reader (option `instructions`) against MTEB's RetrievalDatasetLoader followed by
      `_retrieval_texts` (what its evaluator embeds), every query compared;
@@ -19,8 +21,12 @@ Then, per snapshot:
      own MRR, caught from calculate_retrieval_scores) against the spec `specrun import mteb` writes for the task
      once its revision is a commit and its main score nDCG@10 (the real ones are refused: IFIR's revision is a short
      hash and its main score nDCG@20, FollowIR's p-MRR), given every trec measure MTEB reports, run with --model.
+  3. Core17InstructionRetrieval as it really imports (main score p-MRR: the paired_reranking kind, the reader's
+     option `pairs`), given every measure MTEB reports for it: p-MRR (caught from its calculate_pmrr), the pooled
+     trec measures and the og and changed ones (`og.ndcg_at_10`, ..., caught from the calculate_retrieval_scores
+     calls of its evaluate_p_mrr_change), unrounded, against the spec run with --model.
 Prints the largest difference per snapshot and per score family; exit 1 when texts differ or a score differs by
-more than 1e-6. MTEB's p-MRR, which no spec computes yet, is printed for the record."""
+more than 1e-6."""
 
 from __future__ import annotations
 
@@ -40,6 +46,7 @@ TEMPLATES = ("Relevant documents restate the query in other words.", "Only answe
              "A document is relevant if it shares the subject.", "")
 MEASURES = {"ndcg": "ndcg_cut", "map": "map_cut", "recall": "recall", "precision": "P"}  # MTEB key -> pytrec's
 CUTOFFS = (1, 3, 5, 10, 100, 1000)
+PAIRED_CUTOFFS = (1, 3, 5, 10, 20, 100, 1000)  # Core17's k_values: every cutoff MTEB reports for it
 WRITE_SPEC = """
 import json, sys, yaml
 from specrun.mteb import catalogue
@@ -58,6 +65,24 @@ for key, (metric, label) in RETRIEVAL_METRICS.items():
     spec["metrics"].setdefault(key, first | {"metric": metric, "label": label, "mteb": ref})
 (protocol,) = spec["protocols"].values()
 protocol["options"]["top_k"] = 1000
+path = f"{folder}/{entry.spec_id}.yaml"
+open(path, "w").write(yaml.safe_dump(spec, sort_keys=False))
+print(path, entry.spec_id)
+"""
+WRITE_PAIRED = """
+import sys, yaml
+from specrun.mteb import catalogue
+from specrun.mteb.import_retrieval import RETRIEVAL_METRICS
+from specrun.mteb.importer import import_tasks
+name, folder, cutoffs = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
+(entry,) = import_tasks([name], catalogue.load())
+spec = yaml.safe_load(entry.text)
+first = {k: v for k, v in spec["metrics"]["ndcg_at_10"].items() if k != "mteb"}
+for key, (metric, label) in RETRIEVAL_METRICS.items():
+    if key.rsplit("_", 1)[-1] in cutoffs:
+        for side in ("", "og.", "changed."):
+            spec["metrics"].setdefault(side + key, first | {"metric": side.replace(".", "_") + metric,
+                                                             "label": side + label})
 path = f"{folder}/{entry.spec_id}.yaml"
 open(path, "w").write(yaml.safe_dump(spec, sort_keys=False))
 print(path, entry.spec_id)
@@ -116,8 +141,12 @@ def followir_rows(pairs: list[tuple[float, str, str]], queries: int, candidates:
         og = {f"d{i}": 1} | dict.fromkeys(others[:3], 1) | dict.fromkeys(others[3:6], 0)
         dropped = others[:2]
         changed = og | dict.fromkeys(dropped, 0)
-        listed = [f"d{i}", *others]
+        copy = f"{dropped[0]}x{number}"  # a dropped document's text under another id: a tie, broken by id descending
+        rows["corpus"].append({"_id": copy, "title": "", "text": pairs[int(dropped[0][1:])][2]})
+        listed = [f"d{i}", *others, copy]
         rng.shuffle(listed)
+        if number % 3 == 0:  # a listed document no run holds: rank len + 1 on both sides
+            dropped = [*dropped, next(f"d{j}" for j in chosen if f"d{j}" not in listed)]
         for suffix, judged, instruction in (("og", og, TEMPLATES[number % 3]),
                                             ("changed", changed, TEMPLATES[number % 3] + " Nothing about sports.")):
             query_id = f"q{i}-{suffix}"
@@ -152,42 +181,63 @@ def mteb_texts(snapshot: Path) -> dict[str, str]:
     return dict(zip(queries["id"], _retrieval_texts(queries, PromptType.query), strict=True))
 
 
+def unrounded(result: Any, cutoffs: tuple[int, ...], prefix: str = "") -> dict[str, float]:
+    """Means over one calculate_retrieval_scores call's per-query pytrec_eval scores, and its own MRR."""
+    per_query = result.all_scores
+    means = {f"{prefix}{key}_at_{k}": sum(s[f"{measure}_{k}"] for s in per_query.values()) / len(per_query)
+             for key, measure in MEASURES.items() for k in cutoffs}
+    return means | {f"{prefix}mrr_at_{k}": float(result.mrr[f"MRR@{k}"]) for k in cutoffs}
+
+
 def mteb_scores(name: str, snapshot: Path, model: str) -> tuple[dict[str, float], dict[str, Any]]:
-    """MTEB's unrounded means over its per-query pytrec_eval scores (and its MRR), and its reported result."""
+    """MTEB's unrounded means over its per-query pytrec_eval scores (and its MRR), and its reported result; for
+    a FollowIR task also its og and changed means (`og.` and `changed.` keys) and its unrounded p-MRR."""
     import datasets
     import mteb
     import mteb._evaluators.retrieval_evaluator as evaluator
+    import mteb._evaluators.retrieval_metrics as metrics
     from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
 
     datasets.disable_progress_bars()
     caught: list[Any] = []
-    original = evaluator.calculate_retrieval_scores
+    originals = (evaluator.calculate_retrieval_scores, metrics.calculate_retrieval_scores, metrics.calculate_pmrr)
 
-    def catching(*args: Any, **kwargs: Any) -> Any:
-        caught.append(original(*args, **kwargs))
-        return caught[-1]
+    def catching(function: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            caught.append(function(*args, **kwargs))
+            return caught[-1]
+        return call
 
-    evaluator.calculate_retrieval_scores = catching
+    evaluator.calculate_retrieval_scores, metrics.calculate_retrieval_scores, metrics.calculate_pmrr = map(
+        catching, originals)
     task = mteb.get_task(name)
     task.metadata.dataset = {"path": str(snapshot), "revision": task.metadata.dataset["revision"]}
     task.load_data()
-    found = task.evaluate(SentenceTransformerEncoderWrapper(model, device="cpu"), "test",
-                          encode_kwargs={"batch_size": 32})
-    evaluator.calculate_retrieval_scores = original
-    per_query = caught[0].all_scores  # the task's own run (Core17's hook scores og and changed again after it)
-    means = {f"{key}_at_{k}": sum(s[f"{measure}_{k}"] for s in per_query.values()) / len(per_query)
-             for key, measure in MEASURES.items() for k in CUTOFFS}
-    return means | {f"mrr_at_{k}": float(caught[0].mrr[f"MRR@{k}"]) for k in CUTOFFS}, found["default"]
+    try:
+        found = task.evaluate(SentenceTransformerEncoderWrapper(model, device="cpu"), "test",
+                              encode_kwargs={"batch_size": 32})
+    finally:
+        evaluator.calculate_retrieval_scores, metrics.calculate_retrieval_scores, metrics.calculate_pmrr = originals
+    # the task's own run first; a FollowIR hook then computes p-MRR and scores og and changed again, in that order
+    scores = unrounded(caught[0], PAIRED_CUTOFFS if len(caught) == 4 else CUTOFFS)
+    if len(caught) == 4:
+        scores |= {"p-MRR": float(caught[1])} | unrounded(caught[2], PAIRED_CUTOFFS, "og.") | unrounded(
+            caught[3], PAIRED_CUTOFFS, "changed.")
+    return scores, found["default"]
 
 
-def specrun_scores(name: str, work: Path, data: Path, model: str) -> tuple[dict[str, float], str]:
-    specs = work / "specs"
+def specrun_scores(name: str, work: Path, data: Path, model: str, paired: bool = False) -> tuple[dict[str, float], str]:
+    """The imported spec's scores on the snapshot: the pinned nDCG@10 form, or (`paired`) the task as it imports
+    with every measure MTEB reports for it added."""
+    specs = work / ("paired-specs" if paired else "specs")
     specs.mkdir(exist_ok=True)
-    spec, spec_id = project_python(WRITE_SPEC, name, str(specs), "c5691e3c48741d5f83b5cc8e630653d7a8cfc048").split()
+    writer = (WRITE_PAIRED, name, str(specs), ",".join(map(str, PAIRED_CUTOFFS))) if paired else (
+        WRITE_SPEC, name, str(specs), "c5691e3c48741d5f83b5cc8e630653d7a8cfc048")
+    spec, spec_id = project_python(*writer).split()
     cache = str(work / "cache")
     specrun("fingerprint", spec, "--data-dir", str(data), "--cache-dir", cache, "--write")
     path = specrun(spec, "--data-dir", str(data), "--model", model, "--cache-dir", cache, "--output",
-                   str(work / "runs"), "-q")
+                   str(work / ("paired-runs" if paired else "runs")), "-q")
     scores = json.loads(Path(path.splitlines()[-1]).read_text(encoding="utf-8"))["scores"]["test"]
     return {key: float(value["value"]) for key, value in scores.items()}, spec_id
 
@@ -202,7 +252,7 @@ def compare(name: str, snapshot: Path, work: Path, model: str) -> float:
     print(f"{name}: {len(ours_texts)} queries, joined texts {'equal' if same else 'DIFFER'} "
           f"(MTEB {len(theirs_texts)}); MTEB's reported main score {reported['main_score']:.5f}"
           + (f", p-MRR {reported['p-MRR']:.5f}" if "p-MRR" in reported else ""))
-    worst = 0.0
+    worst = paired_gap(name, work, snapshot.parent, model, theirs) if "p-MRR" in theirs else 0.0
     for family in ("ndcg", "map", "mrr", "recall", "precision"):
         keys = [f"{family}_at_{k}" for k in CUTOFFS]
         gap = max(abs(ours[key] - theirs[key]) for key in keys)
@@ -210,6 +260,22 @@ def compare(name: str, snapshot: Path, work: Path, model: str) -> float:
         print(f"  {family:9s} @{','.join(map(str, CUTOFFS))}: largest difference {gap:.1e} "
               f"(@10 specrun {ours[keys[3]]:.10f} mteb {theirs[keys[3]]:.10f})")
     return worst if same else float("inf")
+
+
+def paired_gap(name: str, work: Path, data: Path, model: str, theirs: dict[str, float]) -> float:
+    """The task as it imports (paired_reranking, main score p-MRR) against MTEB's p-MRR and every pooled, og and
+    changed trec measure it reports; the largest difference."""
+    ours, _ = specrun_scores(name, work, data, model, paired=True)
+    ours["p-MRR"] = ours.pop("p_mrr")
+    gaps = {key: abs(ours[key] - value) for key, value in theirs.items()}
+    print(f"  as imported (paired_reranking): p-MRR specrun {ours['p-MRR']:.12f} mteb {theirs['p-MRR']:.12f}; "
+          f"{len(gaps)} scores compared")
+    for side in ("", "og.", "changed."):
+        keys = [key for key in gaps if key != "p-MRR" and key.startswith(side) and (side or "." not in key)]
+        print(f"  {side or 'pooled.'}*: {len(keys)} measures, largest difference {max(gaps[k] for k in keys):.1e} "
+              f"(ndcg@10 specrun {ours[side + 'ndcg_at_10']:.10f} mteb {theirs[side + 'ndcg_at_10']:.10f})")
+    print(f"  p-MRR difference {gaps['p-MRR']:.1e}; max abs diff over all {len(gaps)}: {max(gaps.values()):.1e}")
+    return max(gaps.values())
 
 
 def main() -> int:

@@ -1,9 +1,11 @@
 """`specrun import mteb` for InstructionRetrieval and InstructionReranking tasks: MTEB 2.x's AbsTaskRetrieval on the
 hub retrieval layout with an `instruction` config, which `mteb_retrieval` joins into each query as MTEB does (the
-query, a space, the instruction); what no spec can say (p-MRR over og/changed pairs, robustness@10)
-refused by name; and the form such a task imports as (a catalogue task with a pinned revision and a main score
-corpus_retrieval computes) run end to end on a local hub snapshot with the hashing adapter, equal to pytrec_eval
-on the same vectors and the joined query texts. mteb is never imported and the hub is never asked."""
+query, a space, the instruction); what no spec can say (robustness@10) refused by name; the form such a task
+imports as (a catalogue task with a pinned revision and a main score corpus_retrieval computes) run end to end on a
+local hub snapshot with the hashing adapter, equal to pytrec_eval on the same vectors and the joined query texts;
+and FollowIR's tasks (main score p-MRR) as they import, a `paired_reranking` spec read with option `pairs`, run
+end to end and equal to MTEB's p-MRR transcribed here and pytrec_eval. mteb is never imported and the hub is never
+asked."""
 
 from __future__ import annotations
 
@@ -117,21 +119,23 @@ def test_instruction_faults_are_one_line(tmp_path: Path, instructions: Any, mess
 
 def test_every_instruction_task_is_refused_with_the_piece_it_needs(tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    for name in ("Core17InstructionRetrieval", "News21InstructionRetrieval", "Robust04InstructionRetrieval",
-                 "mFollowIR", "mFollowIRCrossLingual"):
-        assert NEEDS["p-MRR"] in refusals(catalogue.task(name)), name
+    for name in ("Core17InstructionRetrieval", "News21InstructionRetrieval", "Robust04InstructionRetrieval"):
+        assert refusals(catalogue.task(name)) == [], name  # p-MRR: paired_reranking; its hook: what the kind does
+    for name in ("mFollowIR", "mFollowIRCrossLingual"):  # their own load_data stays refused
+        assert refusals(catalogue.task(name)) == [f"overrides load_data, task_specific_scores ({name}): custom "
+                                                  "Python that YAML cannot say"], name
     assert NEEDS["robustness_at_10"] in refusals(catalogue.task("InstructIR"))
     for name in ("IFIRAila", "IFIRCds", "IFIRFiQA", "IFIRFire", "IFIRNFCorpus", "IFIRPm", "IFIRScifact"):
         found = refusals(catalogue.task(name))
         assert found == [next(r for r in found if r.startswith("dataset revision"))], found  # nDCG@20 maps
         assert not any(reason.startswith(("main score", "overrides")) for reason in found), found  # level_scores
-    code, _out, err = run_cli(["import", "mteb", "Core17InstructionRetrieval", "-o", str(tmp_path / "x")], capsys)
-    assert_one_line_error(code, err, contains="needs: p-MRR over og/changed query pairs")
+    code, _out, err = run_cli(["import", "mteb", "InstructIR", "-o", str(tmp_path / "x")], capsys)
+    assert_one_line_error(code, err, contains="needs: robustness_at_10")
     assert not (tmp_path / "x").exists()
     tasks = list(catalogue.active_text_tasks().values())
     counts = coverage(tasks)
     assert (counts["InstructionRetrieval"]["tasks"], counts["InstructionRetrieval"]["imports"]) == (8, 0)
-    assert (counts["InstructionReranking"]["tasks"], counts["InstructionReranking"]["imports"]) == (5, 0)
+    assert (counts["InstructionReranking"]["tasks"], counts["InstructionReranking"]["imports"]) == (5, 3)
 
 
 def pinned(name: str) -> Any:
@@ -196,3 +200,133 @@ def test_the_imported_form_runs_on_a_local_snapshot(tmp_path: Path, capsys: pyte
         assert score.value == pytest.approx(value, abs=1e-12), metric
         assert score.n == len(QRELS)
     assert 0 < expected["ndcg_at_10"] < 1
+
+
+PAIRS = {"p1": "upgrade ubuntu", "p2": "wifi disconnects", "p3": "install a .deb file"}
+PAIR_QRELS = {"p1-og": {"d1": 2, "d0": 1, "d5": 0}, "p1-changed": {"d1": 2, "d0": 0},
+              "p2-og": {"d2": 1, "d7": 1}, "p2-changed": {"d2": 1, "d7": 0},
+              "p3-og": {"d3": 1, "d0": 1}, "p3-changed": {"d3": 1, "d0": 0}}
+PAIR_TOP = {"p1": ["d0", "d1", "d5", "d6"], "p2": ["d2", "d7", "d4"], "p3": ["d3", "d0", "d4", "d6"]}
+# p2 lists d3, none of its candidates (rank len + 1 in both runs); p9 is no judged pair (MTEB skips it)
+QREL_DIFF = {"p1": ["d0"], "p2": ["d7", "d3"], "p3": ["d0"], "p9": ["d1"]}
+SIDE_INSTRUCTIONS = {"og": "Any answer is relevant.", "changed": "Only answers from the terminal."}
+
+
+def pair_text(query_id: str) -> str:
+    """The text MTEB embeds for a query of a pair: the query, a space, its instruction."""
+    base, side = query_id.rsplit("-", 1)
+    return f"{PAIRS[base]} {SIDE_INSTRUCTIONS[side]}"
+
+
+def make_pairs(root: Path, qrels: dict[str, dict[str, int]] | None = None) -> Path:
+    """FollowIR's layout in MTEB 2.x: -og/-changed queries with their instructions, qrels and top_ranked, and the
+    qrel_diff config (its split named qrel_diff, as the tasks' own Python asks for it)."""
+    qrels = PAIR_QRELS if qrels is None else qrels
+    queries = [f"{base}-{side}" for base in PAIRS for side in ("og", "changed")]
+    parts = {"corpus": [{"_id": d, "title": "", "text": t} for d, t in DOCS.items()],
+             "queries": [{"_id": q, "text": PAIRS[q.rsplit("-", 1)[0]]} for q in queries],
+             "default": [{"query-id": q, "corpus-id": d, "score": s} for q, judged in qrels.items()
+                         for d, s in judged.items()],
+             "instruction": [{"query-id": q, "instruction": SIDE_INSTRUCTIONS[q.rsplit("-", 1)[1]]} for q in queries],
+             "top_ranked": [{"query-id": q, "corpus-ids": PAIR_TOP[q.rsplit("-", 1)[0]]} for q in queries],
+             "qrel_diff": [{"query-id": q, "corpus-ids": ids} for q, ids in QREL_DIFF.items()]}
+    lines = ["---", "configs:"]
+    for name, rows in parts.items():
+        split = "qrel_diff" if name == "qrel_diff" else "test"
+        write(root / name / f"{split}.parquet", rows, row_group_size=2)
+        lines += [f"- config_name: {name}", "  data_files:", f"  - split: {split}", f"    path: {name}/{split}.parquet"]
+    (root / "README.md").write_text("\n".join([*lines, "---", ""]), encoding="utf-8")
+    return root
+
+
+def test_option_pairs_reads_one_row_per_og_changed_pair(tmp_path: Path) -> None:
+    rows = read_mteb_retrieval(make_pairs(tmp_path / "repo"), Layout(instructions=True, candidates=True, pairs=True),
+                               "test")
+    assert [row["query_id"] for row in rows] == list(PAIRS)
+    first = rows[0]
+    assert (first["query"], first["changed_query"]) == (pair_text("p1-og"), pair_text("p1-changed"))
+    assert (first["qrels"], first["changed_qrels"]) == (PAIR_QRELS["p1-og"], PAIR_QRELS["p1-changed"])
+    assert first["candidates"] == first["changed_candidates"] == PAIR_TOP["p1"]
+    assert [row["changed"] for row in rows] == [QREL_DIFF[p] for p in PAIRS]  # p9: no judged pair, left out
+
+
+@pytest.mark.parametrize(("qrels", "message"), [
+    ({**PAIR_QRELS, "p4": {"d1": 1}}, "query 'p4' ends in neither -og nor -changed"),
+    ({k: v for k, v in PAIR_QRELS.items() if k != "p2-changed"}, "query 'p2-og' has qrels and its pair "
+                                                                 "'p2-changed' has none")])
+def test_a_query_outside_a_pair_is_one_line(tmp_path: Path, qrels: dict[str, dict[str, int]], message: str) -> None:
+    repo = make_pairs(tmp_path / "repo", qrels)
+    if "p4" in qrels:  # a judged query needs a query row (and an instruction, with option instructions)
+        write(repo / "queries" / "test.parquet", [{"_id": q, "text": "x"} for q in [*qrels]], row_group_size=2)
+        write(repo / "instruction" / "test.parquet", [{"query-id": q, "instruction": "y"} for q in qrels])
+    with pytest.raises(DataError, match=message) as caught:
+        read_mteb_retrieval(repo, Layout(instructions=True, candidates=True, pairs=True), "test")
+    assert "\n" not in str(caught.value)
+
+
+def mteb_followir(vectors: dict[str, np.ndarray]) -> dict[str, float]:
+    """MTEB 2.26's evaluate_p_mrr_change transcribed: each query's run (its candidates by float64 cosine),
+    get_rank_from_dict (sorted by (score, id) descending, len + 1 when absent), rank_score, the mean per pair and
+    over pairs; pytrec_eval over the -og queries, the others, and all of them."""
+    def cosine(a: np.ndarray, b: np.ndarray) -> float:
+        return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+    run = {q: {d: cosine(vectors[pair_text(q)], vectors[DOCS[d]]) for d in PAIR_TOP[q.rsplit("-", 1)[0]]}
+           for q in PAIR_QRELS}
+
+    def rank(query_id: str, doc: str) -> int:
+        ordered = [d for d, _ in sorted(run[query_id].items(), key=lambda x: (x[1], x[0]), reverse=True)]
+        return ordered.index(doc) + 1 if doc in ordered else len(ordered) + 1
+
+    def rank_score(og: int, new: int) -> float:
+        return ((1 / og) / (1 / new)) - 1 if og >= new else 1 - ((1 / new) / (1 / og))
+
+    per_pair = [np.mean([rank_score(rank(f"{p}-og", d), rank(f"{p}-changed", d)) for d in docs])
+                for p, docs in QREL_DIFF.items() if f"{p}-og" in run]
+    found = {"p_mrr": float(np.mean(per_pair))}
+    for prefix, chosen in (("og_", lambda q: q.endswith("-og")), ("changed_", lambda q: not q.endswith("-og")),
+                           ("", lambda q: True)):
+        qrels = {q: judged for q, judged in PAIR_QRELS.items() if chosen(q)}
+        scores = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "map_cut.1000"}).evaluate(
+            {q: run[q] for q in qrels})
+        found |= {f"{prefix}{name}": float(np.mean([s[measure] for s in scores.values()]))
+                  for name, measure in (("ndcg_cut_10", "ndcg_cut_10"), ("map_cut_1000", "map_cut_1000"))}
+    return found
+
+
+def test_a_followir_task_imports_as_paired_reranking_and_runs_as_mteb_scores_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from specrun.cli import main
+    from specrun.core.settings import EncoderSettings
+    from specrun.encoders.adapters import HashingAdapter
+
+    (entry,) = import_tasks(["Core17InstructionRetrieval"], catalogue.load())  # as it is: p-MRR, its own hook
+    spec = yaml.safe_load(entry.text)
+    (source,) = spec["sources"].values()
+    assert source["mirror"]["options"] == {"candidates": True, "instructions": True, "pairs": True}
+    (protocol,) = spec["protocols"].values()
+    assert protocol["kind"] == "paired_reranking" and protocol["options"] == {"top_k": 1000}
+    assert spec["metrics"]["p_mrr"]["range"] == [-1.0, 1.0] and spec["metrics"]["p_mrr"]["mteb"]["main"]
+    assert spec["metrics"]["p_mrr"]["mteb"]["score"] == "p-MRR"
+    first = {key: value for key, value in spec["metrics"]["ndcg_at_10"].items() if key != "mteb"}
+    for name in ("og_ndcg_cut_10", "changed_ndcg_cut_10", "og_map_cut_1000", "changed_map_cut_1000"):
+        spec["metrics"][name] = first | {"metric": name, "label": name}
+    path = tmp_path / "specs" / f"{entry.spec_id}.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    data = tmp_path / "data"
+    make_pairs(data / spec["id"])
+    assert main(["fingerprint", str(path), "--data-dir", str(data), "--no-cache", "--write"]) == 0
+    capsys.readouterr()
+    results = run_ok([str(path), "--data-dir", str(data), "--adapter", "hashing", "--output", str(tmp_path / "o"),
+                      "-q"], capsys)
+    texts = [*DOCS.values(), *(pair_text(q) for q in PAIR_QRELS)]
+    encoded = HashingAdapter(None, EncoderSettings(adapter="hashing"), ["cpu"]).encode_group(texts, 32)
+    expected = mteb_followir({t: np.asarray(v, dtype=np.float64) for t, v in zip(texts, encoded, strict=True)})
+    names = {"p_mrr": "p_mrr", "ndcg_cut_10": "ndcg_at_10", "map_cut_1000": "map_at_1000"}
+    for metric, value in expected.items():
+        score = results.scores["test"][names.get(metric, metric)]
+        assert score.value == pytest.approx(value, abs=1e-12), metric
+        assert score.n == len(PAIRS)  # the unit: pairs, a percentile interval over them
+    assert results.scores["test"]["p_mrr"].interval == "percentile"
+    assert expected["p_mrr"] != 0 and expected["og_ndcg_cut_10"] != expected["changed_ndcg_cut_10"]

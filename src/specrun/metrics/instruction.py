@@ -1,6 +1,7 @@
-"""Metrics of the instruction retrieval protocol: p-MRR (FollowIR's paired MRR change, as MTEB's
-`calculate_pmrr` / `rank_score`; per query in `protocols.ranking.p_mrr`) and the trec measures of the original
-(`og_`) and changed (`changed_`) rankings, each the mean over queries of its per-query value."""
+"""Metrics of the instruction retrieval and paired reranking protocols: p-MRR (FollowIR's paired MRR change, as
+MTEB's `calculate_pmrr` / `rank_score`; per query in `protocols.ranking.p_mrr`, per pair in
+`protocols.paired_reranking`) and the trec measures of the original (`og_`) and changed (`changed_`) rankings, each
+the mean over units of its per-unit value."""
 
 from __future__ import annotations
 

@@ -3,9 +3,12 @@ AbsTaskRetrieval on the hub retrieval layout whose `instruction` config gives ea
 loader joins it to the query (`_combine_queries_with_instruction_text`: the query, a space, the instruction) and
 then scores the task as any retrieval task (its reranking form where the data has `top_ranked`). So a task whose
 main score is one of trec_eval's measures imports as import_retrieval writes it, its source read by
-`mteb_retrieval` with option `instructions`. What MTEB computes beyond that is refused by name with the piece it
-needs: FollowIR's p-MRR over each query's og/changed pair (with the `qrel_diff` config MTEB reads in its own
-task_specific_scores) and InstructIR's robustness@10 (the lowest nDCG@10 over a query's instruction variants)."""
+`mteb_retrieval` with option `instructions`. A task whose main score is FollowIR's p-MRR (its own
+task_specific_scores calls `evaluate_p_mrr_change` with the `qrel_diff` config) imports as a `paired_reranking`
+spec: the reader's option `pairs` makes each `<id>-og`/`<id>-changed` query pair one row with qrel_diff's changed
+documents, and the kind scores p-MRR and the pooled, og and changed trec measures as MTEB does. What MTEB computes
+beyond that is refused by name with the piece it needs: InstructIR's robustness@10 (the lowest nDCG@10 over a
+query's instruction variants)."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from specrun.mteb.import_retrieval import (
     COMPANIONS,
     RETRIEVAL_DESCRIPTION,
     RETRIEVAL_METRICS,
+    _depth,
     has_top_ranked,
     retrieval_card,
     retrieval_protocol,
@@ -31,15 +35,25 @@ JOINED = ("Each query is read as MTEB's loader builds it: the query, a space, it
           "instruction config; where the data has none, the query as it is). ")
 # MTEB's main scores of these types that no trec_eval measure is, each with the piece a spec would need for it
 NEEDS = {
-    "p-MRR": ("needs: p-MRR over og/changed query pairs (MTEB 2.x ranks each `-og` and `-changed` query's "
-              "top_ranked candidates from the shared corpus, ties by document id, and scores the documents its "
-              "qrel_diff config lists; instruction_retrieval takes candidate texts with both labels and derives "
-              "the changed documents from them)"),
     "robustness_at_10": ("needs: robustness_at_10 (the mean over query groups, ids up to '_', of the lowest "
                          "nDCG@10 among a group's instruction variants; no kind groups queries)"),
 }
 # the main scores above mapped only so that their refusal names what each needs (instruction_refusal)
-INSTRUCTION_METRICS = RETRIEVAL_METRICS | {score: (score, score) for score in NEEDS}
+INSTRUCTION_METRICS = RETRIEVAL_METRICS | {score: (score, score) for score in NEEDS} | {"p-MRR": ("p_mrr", "p-MRR")}
+PAIRED = "p-MRR"  # the main score of MTEB's paired (og/changed) evaluation: the paired_reranking kind's
+# FollowIR's task_specific_scores: `evaluate_p_mrr_change` on the qrel_diff config (load_dataset), which the
+# paired_reranking kind computes (p-MRR and the og/changed trec measures) rather than leaves out
+PAIRED_SCORES = {"task_specific_scores": frozenset({"evaluate_p_mrr_change", "load_dataset"})}
+PAIRED_DESCRIPTION = (
+    "Each `<id>-og` query and its `<id>-changed` query (each read as MTEB's loader builds it: the query, a space, "
+    "its instruction) are one pair; each ranks only its own candidates (the data's top_ranked) by cosine, ties by "
+    "document id descending, kept to MTEB's depth. Per pair: p-MRR over the documents the data's qrel_diff config "
+    "lists (MTEB's rank_score of each one's rank in the og and in the changed run, len(run) + 1 where it is not "
+    "in one), and trec_eval's measures of each run against its own qrels, as MTEB's evaluate_p_mrr_change scores "
+    "them (the plain ones: the mean of the pair's og and changed).")
+PAIRED_CAVEAT = (" MTEB also reports the og and changed runs' own trec measures (under `og` and `changed`), which "
+                 "the spec's kind computes (metrics og_ndcg_cut_10, changed_ndcg_cut_10, ...) but writes no "
+                 "`mteb:` counterpart for (MTEB nests them).")
 # IFIR's task_specific_scores: nDCG@20 averaged per instruction level (query ids with v1, v2, v3) beside the usual
 # scores, which it does not change: the spec scores the usual ones and says the others are left out
 LEVEL_SCORES = {"task_specific_scores": frozenset({"append", "items", "len", "sum"})}
@@ -56,6 +70,10 @@ def instruction_refusal(task: Task) -> str | None:
         return reason
     if task.main_score in NEEDS:
         return NEEDS[task.main_score]
+    if task.main_score == PAIRED and not has_top_ranked(task):
+        return "p-MRR without top_ranked candidates (paired_reranking ranks each query's candidates)"
+    if task.main_score == PAIRED and "evaluate_p_mrr_change" not in task.hook_calls.get("task_specific_scores", []):
+        return "p-MRR without MTEB's evaluate_p_mrr_change (the paired scores it says are not the kind's)"
     return retrieval_refusal(task)
 
 
@@ -68,12 +86,23 @@ def reranking_refusal(task: Task) -> str | None:
 
 def instruction_source(task: Task, name: str, source: dict[str, Any]) -> dict[str, Any]:
     """import_retrieval's source (its reader joins the instruction config into the queries, as for any
-    retrieval task)."""
-    return retrieval_source(task, name, source)
+    retrieval task); for p-MRR read in pairs (option `pairs`), each pair's og and changed fields and its changed
+    documents."""
+    source = retrieval_source(task, name, source)
+    if task.main_score == PAIRED:
+        source["mirror"]["options"]["pairs"] = True
+        source["columns"] |= {field: field for field in (
+            "changed_query", "changed_qrels", "changed_candidates", "changed")}
+    return source
 
 
 def instruction_protocol(task: Task, companions: tuple[str, ...] = COMPANIONS) -> dict[str, Any]:
-    """import_retrieval's protocol, its description saying how each query reads."""
+    """import_retrieval's protocol, its description saying how each query reads; for p-MRR the paired kind,
+    its runs as deep as MTEB's (max(k_values)), since p-MRR reads ranks anywhere in them."""
+    if task.main_score == PAIRED:
+        return {"kind": "paired_reranking", "label": "Reranking of each og/changed query pair's candidates",
+                "capability": "embed.text.pooled", "similarity": "cosine", "description": PAIRED_DESCRIPTION,
+                "options": {"top_k": _depth(task)}}
     entry = retrieval_protocol(task, companions)
     entry["description"] = JOINED + (CANDIDATES_DESCRIPTION if has_top_ranked(task) else RETRIEVAL_DESCRIPTION)
     return entry
@@ -85,6 +114,15 @@ def instruction_card(task: Task, version: str) -> dict[str, Any]:
     card["data"] = card["data"].replace(" configs)", " configs, and its instruction config joined into each query)")
     card["caveats"] = card["caveats"].split(" MTEB also reports")[0] + (
         LEVEL_CAVEAT if "task_specific_scores" in task.hooks else "")
+    if task.main_score == PAIRED:
+        card["data"] = card["data"].replace(" and top_ranked configs", ", top_ranked and qrel_diff configs")
+        card["items"] = card["items"].replace("Every query with qrels", "Every pair of an `-og` and a `-changed` "
+                                              "query with qrels").replace("each query ranks", "each of them ranks")
+        card["uncertainty"] = "95 % bootstrap interval over the query pairs, 1,000 resamples."
+        card["caveats"] = card["caveats"].split(" MTEB also reports")[0] + PAIRED_CAVEAT
+        card["examples"]["heading"] = card["examples"]["heading"].replace("Three queries", "Three og queries")
+    elif task.type == "InstructionReranking":  # corpus_reranking's prompts are Reranking's, not the task type's
+        card["caveats"] += " " + PROMPT_CAVEAT.format(type=task.type, kind="Reranking") + "."
     return card
 
 
@@ -97,4 +135,5 @@ INSTRUCTION_RERANKING_IMPORT = TypeImport(
     type="InstructionReranking", protocol="rerank", metrics=INSTRUCTION_METRICS, companions=RERANKING_COMPANIONS,
     refusal=reranking_refusal, source=instruction_source,
     protocol_entry=lambda task: instruction_protocol(task, RERANKING_COMPANIONS), card=instruction_card,
-    mteb_caveat=PROMPT_CAVEAT.format(type="InstructionReranking", kind="Reranking"))
+    metric_name=lambda score, metric: metric if score == PAIRED else score, score_ranges={PAIRED: (-1.0, 1.0)},
+    extra_scores=PAIRED_SCORES)

@@ -208,7 +208,7 @@ def _metrics(task: Task, entry: TypeImport) -> dict[str, Any]:
             ref["caveat"] = entry.mteb_caveat
         metrics[entry.metric_name(score, metric)] = {
             "metric": metric, "protocol": entry.protocol, "label": label, "direction": "higher",
-            "range": list(entry.score_range),
+            "range": list(entry.score_ranges.get(score, entry.score_range)),
             **({"interval": method} if (method := entry.interval(task)) else {}), "mteb": Flow(ref)}
     return metrics
 

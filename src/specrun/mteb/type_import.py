@@ -29,6 +29,8 @@ class TypeImport:
     card: Callable[[Task, str], dict[str, Any]]  # (task, mteb version) -> the card's prose and examples
     metric_name: Callable[[str, str], str] = field(default=lambda score, metric: score)  # (MTEB key, metric)
     score_range: tuple[float, float] = (0.0, 1.0)
+    score_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)  # MTEB score key -> its own range,
+    # where it is not score_range (p-MRR's -1..1 beside trec measures' 0..1)
     extra_splits: Callable[[Task, str], dict[str, Any]] = _no_splits  # splits read, not scored (a fit split)
     split_reading: Callable[[Task], dict[str, Any]] = field(default=lambda task: {})  # each eval split's extra keys
     expect_fields: dict[str, str] | None = None  # item field -> MTEB's statistics key, for `expect`

@@ -89,15 +89,8 @@ class CorpusRerankingProtocol(ProtocolKind[CandidateOptions]):
 
     def run(self, items: Sequence[Item], ctx: RunContext, options: CandidateOptions) -> Outputs:
         corpus: SharedCorpus = items[0].fields["corpus"]
-        ids = [sorted(set(item.fields["candidates"]), reverse=True) for item in items]  # ties: id descending
-        lists = [np.array([corpus.position[doc] for doc in docs], dtype=np.int64) for docs in ids]
         queries = checked(ctx.embed([item.fields["query"] for item in items], "query"), ctx.similarity)
-        documents = lambda start, stop: ctx.embed(corpus.slice(start, stop), "corpus")  # noqa: E731
-        scores = candidate_scores(queries, lists, documents, len(corpus), options.chunk_size, ctx.similarity)
-        ranked = np.full((len(items), max(1, min(options.top_k, max(map(len, lists))))), -1, dtype=np.int64)
-        for row, (positions, values) in enumerate(zip(lists, scores, strict=True)):
-            order = np.argsort(-values, kind="stable")[:options.top_k]
-            ranked[row, :len(order)] = positions[order]
+        ranked = ranked_candidates(queries, [item.fields["candidates"] for item in items], corpus, ctx, options)
         return Outputs(unit=self.info.unit, ids=[item.id for item in items],
                        arrays=measures(ranked, [item.fields["qrels"] for item in items], corpus))
 
@@ -112,6 +105,22 @@ class CorpusRerankingProtocol(ProtocolKind[CandidateOptions]):
                                                            "candidates": c})
                                   for i, (q, r, c) in enumerate(queries)], options={"top_k": 3, "chunk_size": 4},
                            metrics=("ndcg_cut_10", "map_cut_1000", "mrr_cut_10", "recall_cut_3", "precision_cut_1"))
+
+
+def ranked_candidates(queries: np.ndarray, candidates: Sequence[Sequence[str]], corpus: SharedCorpus,
+                      ctx: RunContext, options: CandidateOptions) -> np.ndarray:
+    """Each query's (a row of `queries`, checked vectors) candidates best first by the similarity, ties by
+    document id descending (pytrec_eval's order), cut at top_k: (queries, depth) corpus positions, -1 past the end
+    of a shorter list. Also the paired kind's ranking (paired_reranking)."""
+    ids = [sorted(set(docs), reverse=True) for docs in candidates]  # ties: id descending
+    lists = [np.array([corpus.position[doc] for doc in docs], dtype=np.int64) for docs in ids]
+    documents = lambda start, stop: ctx.embed(corpus.slice(start, stop), "corpus")  # noqa: E731
+    scores = candidate_scores(queries, lists, documents, len(corpus), options.chunk_size, ctx.similarity)
+    ranked = np.full((len(lists), max(1, min(options.top_k, max(map(len, lists))))), -1, dtype=np.int64)
+    for row, (positions, values) in enumerate(zip(lists, scores, strict=True)):
+        order = np.argsort(-values, kind="stable")[:options.top_k]
+        ranked[row, :len(order)] = positions[order]
+    return ranked
 
 
 def checked(vectors: np.ndarray, function: str) -> np.ndarray:

@@ -7,7 +7,9 @@ positions), read the way MTEB's `RetrievalDatasetLoader` reads the repo, so the 
 gets its query's candidate document ids, MTEB's reranking form of the layout (the `corpus_reranking` kind). With
 option `instructions`, the `instruction` (or `<subset>-instruction`) config (query-id, instruction), where the repo
 has one, is joined into each query as MTEB's loader and `_retrieval_texts` join it: the query, a space, the
-instruction."""
+instruction. With option `pairs`, each `<id>-og` query and its `<id>-changed` query (FollowIR's layout in MTEB 2.x)
+become one row, with the document ids the `qrel_diff` config lists for `<id>` (the documents the changed
+instruction made non-relevant, which MTEB's FollowIR tasks read in their own task_specific_scores)."""
 
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ from specrun.readers.hub_snapshot import Snapshot, read_snapshot, records
 QRELS_COLUMNS = ("query-id", "corpus-id", "score")
 TOP_RANKED_COLUMNS = ("query-id", "corpus-ids")
 INSTRUCTION_COLUMNS = ("query-id", "instruction")
+PAIR_SUFFIXES = ("-og", "-changed")  # MTEB's query ids of a pair: its og group is every id ending in -og
 NOT_YET = {"top_ranked": "per-query candidates (MTEB evaluates it as reranking: read it with option "
                          "`candidates: true` and the corpus_reranking kind)",
            "instruction": "per-query instructions (MTEB joins each to its query: read it with option "
@@ -46,19 +49,26 @@ class MtebRetrievalOptions(Strict):
     instructions: bool = Field(False, description=(
         "Join the `instruction` (`<subset>-instruction`) config, where the repo has one, into each query as MTEB "
         "does: the query, a space, its instruction; without the option such a config is refused."))
+    pairs: bool = Field(False, description=(
+        "One row per pair of queries `<id>-og` and `<id>-changed` (MTEB's FollowIR layout): `query`, `qrels` "
+        "(and `candidates`) are the og query's, `changed_query`, `changed_qrels` (`changed_candidates`) the "
+        "changed one's, and `changed` the document ids the `qrel_diff` (`<subset>-qrel_diff`) config lists for "
+        "`<id>` (none where it has no row); a judged query outside a judged pair is one line."))
 
 
 def config_names(snapshot: Snapshot, subset: str | None, candidates: bool = False,
-                 instructions: bool = False) -> dict[str, str]:
+                 instructions: bool = False, pairs: bool = False) -> dict[str, str]:
     """Which config holds each part, as MTEB's loader picks them (a `query` config, where there is one, holds
     the queries of every subset; unprefixed qrels are `default`, else `qrels`; `candidates`: the top_ranked
     config as well; `instructions`: the instruction config where there is one, as MTEB's loader reads it only
-    then); a missing one is one line."""
+    then; `pairs`: the qrel_diff config); a missing one is one line."""
     prefix = "" if subset in (None, "default") else f"{subset}-"
     names = {"corpus": f"{prefix}corpus", "queries": "query" if "query" in snapshot.configs else f"{prefix}queries",
              "qrels": f"{prefix}qrels" if prefix or "default" not in snapshot.configs else "default"}
     if candidates:
         names["candidates"] = f"{prefix}top_ranked"
+    if pairs:
+        names["changed"] = f"{prefix}qrel_diff"
     for part, name in names.items():
         if name not in snapshot.configs:
             raise DataError(f"has no config {name!r} for the {part} (its configs: "
@@ -223,13 +233,59 @@ def _instructions(snapshot: Snapshot, config: str, split: str, queries: dict[str
     return {query_id: f"{text} {found[query_id]}" for query_id, text in queries.items() if query_id in qrels}
 
 
+def _qrel_diff(snapshot: Snapshot, config: str) -> dict[str, list[str]]:
+    """Pair id -> the document ids its qrel_diff row lists, in order and as often as listed (MTEB scores each
+    listed id), read from the config's `qrel_diff` split as MTEB's FollowIR tasks read it (or its only split).
+    Ids must be strings (MTEB joins the pair id to `-og` and matches documents by their string ids); a pair
+    listed twice is one line."""
+    found: dict[str, list[str]] = {}
+    for file, number, record in records(snapshot.files(config, "qrel_diff")):
+        if not isinstance(record, dict) or any(name not in record for name in TOP_RANKED_COLUMNS):
+            raise DataError(f"a qrel_diff record needs {', '.join(TOP_RANKED_COLUMNS)}", file=str(file), line=number)
+        pair, documents = record["query-id"], record["corpus-ids"]
+        if not isinstance(pair, str) or not pair:
+            raise DataError(f"query-id must be a non-empty string, got {pair!r}", file=str(file), line=number,
+                            key="query-id")
+        if not isinstance(documents, list) or not all(isinstance(doc, str) and doc for doc in documents):
+            raise DataError(f"corpus-ids must be a list of document ids (strings), got {documents!r:.80}",
+                            file=str(file), line=number, key="corpus-ids")
+        if pair in found:
+            raise DataError(f"pair {pair!r} has two qrel_diff rows", file=str(file), line=number)
+        found[pair] = documents
+    return found
+
+
+def _paired(rows: Rows, changed: dict[str, list[str]], origin: str) -> Rows:
+    """One row per judged pair, in the og queries' order: MTEB's og group is every query id ending in `-og`, its
+    changed group every other, so a judged query that is not `<id>-og` or `<id>-changed` of a judged pair would
+    count in one group's means with no partner (one line). A qrel_diff row of no judged pair is left out, as
+    MTEB leaves it out of p-MRR."""
+    by_id = {row["query_id"]: row for row in rows}
+    for query_id in by_id:
+        if not query_id.endswith(PAIR_SUFFIXES):
+            raise DataError(f"query {query_id!r} ends in neither {' nor '.join(PAIR_SUFFIXES)}; option pairs "
+                            "pairs <id>-og with <id>-changed", file=origin)
+        og = query_id.endswith("-og")
+        partner = (query_id[:-3] + "-changed") if og else (query_id.removesuffix("-changed") + "-og")
+        if partner not in by_id:
+            raise DataError(f"query {query_id!r} has qrels and its pair {partner!r} has none", file=origin)
+    paired = []
+    for query_id, row in by_id.items():
+        if query_id.endswith("-og"):
+            pair, other = query_id[:-3], by_id[query_id[:-3] + "-changed"]
+            paired.append(row | {"query_id": pair, "changed_query": other["query"], "changed_qrels": other["qrels"],
+                                 "changed": changed.get(pair, [])}
+                          | ({"changed_candidates": other["candidates"]} if "candidates" in other else {}))
+    return paired
+
+
 def read_mteb_retrieval(path: Path, layout: Any, split: str) -> Rows:
     """One row per query that has qrels, in the queries' order (MTEB drops the others): `query_id`, `query`,
     `qrels` (document id -> whole-number score) and `corpus`, one `SharedCorpus` shared by every row. Each config
     reads the evaluated split, or its only split when it has one."""
     options = MtebRetrievalOptions.model_validate(dict(getattr(layout, "options", None) or {}))
     snapshot = read_snapshot(path)
-    names = config_names(snapshot, options.subset, options.candidates, options.instructions)
+    names = config_names(snapshot, options.subset, options.candidates, options.instructions, options.pairs)
     corpus, judged = read_corpus_files(snapshot.files(names["corpus"], split), mteb_document)
     own = "skip" if "instructions" in names else "join" if options.instructions else "refuse"
     queries = _queries(snapshot, names["queries"], split, own)
@@ -239,13 +295,17 @@ def read_mteb_retrieval(path: Path, layout: Any, split: str) -> Rows:
     judged.seal()
     if "instructions" in names:
         queries = _instructions(snapshot, names["instructions"], split, queries, qrels)
-    return [{"query_id": query_id, "query": text, "qrels": qrels[query_id], "corpus": corpus}
+    rows = [{"query_id": query_id, "query": text, "qrels": qrels[query_id], "corpus": corpus}
             | ({"candidates": candidates[query_id]} if options.candidates else {})
             for query_id, text in queries.items() if query_id in qrels]
+    if options.pairs:
+        return _paired(rows, _qrel_diff(snapshot, names["changed"]), str(snapshot.root / "README.md"))
+    return rows
 
 
 register_reader(ReaderEntry(
     "mteb_retrieval", read_mteb_retrieval, folder=True, options=MtebRetrievalOptions,
     description="MTEB's hub retrieval repo: README configs corpus, queries, default/qrels (or <subset>-...), "
                 "parquet or jsonl; one row per query with its graded qrels, the corpus held once (option "
-                "candidates: its top_ranked candidate ids too; instructions: each query joined with its instruction)"))
+                "candidates: its top_ranked candidate ids too; instructions: each query joined with its instruction; "
+                "pairs: one row per -og/-changed query pair, with qrel_diff's changed documents)"))
