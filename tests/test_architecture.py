@@ -431,14 +431,12 @@ def test_a_new_setting_is_one_field_and_its_flag() -> None:
 
     from pydantic import create_model
 
-    from specrun.cli.parser import add_setting_flags
+    from specrun.cli.run_flags import add_setting_flags
     from specrun.core.settings import EncoderSettings, _setting
 
     Extended = create_model("Extended", __base__=EncoderSettings,
-                            layer=(int | None, _setting(None, "Hidden layer pooled.", metavar="L",
-                                                        help="pool hidden layer L")),
-                            norm=(Literal["l2", "none"], _setting("l2", "Normalisation.", help="how vectors are "
-                                                                  "normalised")))
+                            layer=(int | None, _setting(None, "pool hidden layer L", metavar="L")),
+                            norm=(Literal["l2", "none"], _setting("l2", "how vectors are normalised")))
     parser = argparse.ArgumentParser()
     add_setting_flags(parser, Extended)
     args = parser.parse_args(["--layer", "4", "--norm", "none"])

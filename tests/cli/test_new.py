@@ -148,4 +148,34 @@ def test_other_formats_by_extension(tmp_path: Path, capsys: pytest.CaptureFixtur
     (folder / "test.txt").write_text("x\n", encoding="utf-8")
     code, _, err = run_cli(["new", "sts", "pairs", "--data", str(folder / "test.txt"), "-o",
                             str(tmp_path / "t.yaml")], capsys)
-    assert_one_line_error(code, err, contains="expected files of one format, by extension .tsv, .csv, .jsonl")
+    assert_one_line_error(code, err, contains="expected files of one format, by extension .csv, .json, .jsonl, "
+                                              ".parquet, .tsv")
+
+
+def test_the_format_is_the_one_a_reader_declares_for_the_extension(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """`new` knows no extension itself: a plugin reader that declares one is chosen by it, and two readers that
+    declare the same one are named rather than one picked."""
+    from specrun.core.contracts import ReaderEntry
+    from specrun.core.errors import RegistryError
+    from specrun.core.registry import READERS, register_reader
+    from specrun.readers.delimited import read_tsv
+
+    data = tsv(tmp_path / "data" / "pairs" / "test.pairs", ["text1", "text2", "gold"], PAIRS)
+    register_reader(ReaderEntry("toy_pairs", read_tsv, extensions=(".pairs",), provider="toy-plugin"))
+    try:
+        code, _, err = run_cli(["new", "sts", "pairs", "--data", str(data), "-o", str(tmp_path / "p.yaml")], capsys)
+        assert code == 0, err
+        assert load_spec(tmp_path / "p.yaml").spec.sources["pairs"].format == "toy_pairs"  # type: ignore[union-attr]
+        register_reader(ReaderEntry("toy_pairs_too", read_tsv, extensions=(".pairs",), provider="toy-plugin"))
+        code, _, err = run_cli(["new", "sts", "pairs", "--data", str(data), "-o", str(tmp_path / "q.yaml")], capsys)
+        assert_one_line_error(code, err, contains=".pairs is read by formats toy_pairs, toy_pairs_too")
+        assert not (tmp_path / "q.yaml").exists()
+    finally:
+        READERS.unregister("toy_pairs")
+        READERS.unregister("toy_pairs_too")
+    with pytest.raises(RegistryError, match="extensions must be a tuple of lower-case"):
+        register_reader(ReaderEntry("toy_bad", read_tsv, extensions=("TSV",)))
+    with pytest.raises(RegistryError, match="a folder format reads no file by extension"):
+        register_reader(ReaderEntry("toy_folder", read_tsv, folder=True, extensions=(".tsv",)))
+    assert "toy_bad" not in READERS and "toy_folder" not in READERS

@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from rich.console import Console
 
 from specrun.cli.commands import COMMAND_FUNCTIONS
-from specrun.cli.parser import DEBUG_ENV, build_parser, run_options
+from specrun.cli.parser import DEBUG_ENV, build_parser
+from specrun.cli.run_flags import run_options
 from specrun.core.errors import SpecrunError, Terminated, os_error_text
 from specrun.core.registry import ADAPTERS
 

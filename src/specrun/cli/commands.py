@@ -16,8 +16,8 @@ from specrun.cli.fingerprint import cmd_fingerprint
 from specrun.cli.importing import cmd_import
 from specrun.cli.listing import cmd_list
 from specrun.cli.new import cmd_new
-from specrun.cli.parser import run_options
 from specrun.cli.paths import output_file, output_folder
+from specrun.cli.run_flags import run_options
 from specrun.core.errors import SpecrunError, UsageError
 
 if TYPE_CHECKING:

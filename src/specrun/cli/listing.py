@@ -28,11 +28,11 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
         from specrun.core.registry import READERS
 
         formats = Table(title="file formats (readers)")
-        for column in ("format", "reads", "provider", "description"):
+        for column in ("format", "reads", "extensions", "provider", "description"):
             formats.add_column(column)
         for entry in READERS.values():
-            formats.add_row(entry.name, "folder" if entry.folder else "file", entry.provider,
-                            rich.markup.escape(entry.description))
+            formats.add_row(entry.name, "folder" if entry.folder else "file", " ".join(entry.extensions),
+                            entry.provider, rich.markup.escape(entry.description))
         Console(width=200).print(formats)
         return 0
     if args.metrics:

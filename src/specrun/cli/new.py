@@ -19,7 +19,6 @@ from rich.console import Console
 
 from specrun.core.errors import SpecrunError, UsageError
 
-FORMATS = {".tsv": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl", ".parquet": "parquet"}
 TODO = "TODO"
 PLACEHOLDER_REVISION = "0" * 40  # a well-formed commit hash that names no commit: the TODO beside it says so
 FIELD_KINDS_READ = ("text", "number", "label", "binary", "label_path")  # one column each (a label path: a plain
@@ -45,6 +44,31 @@ def _columns_of(path: Path, fmt: str, split: str) -> list[str]:
     for row in rows:
         return list(row)
     raise SpecrunError("no rows: a spec needs data to describe", file=str(path))
+
+
+def formats_by_extension() -> dict[str, list[str]]:
+    """File-name ending -> the registered formats that declare it (their `extensions`), endings in sorted order."""
+    from specrun.core.registry import READERS
+
+    found: dict[str, list[str]] = {}
+    for entry in READERS.values():
+        for extension in entry.extensions:
+            found.setdefault(extension, []).append(entry.name)
+    return dict(sorted(found.items()))
+
+
+def _format_of(files: list[Path]) -> str:
+    """The one format of the data files, told by their extensions as the readers declare them."""
+    known = formats_by_extension()
+    formats = {tuple(known.get(path.suffix.lower(), ())) for path in files}
+    if () in formats or len(formats) != 1:
+        raise UsageError(f"--data: expected files of one format, by extension {', '.join(known)}; got "
+                         f"{', '.join(path.name for path in files)}")
+    (names,) = formats
+    if len(names) > 1:
+        raise UsageError(f"--data: {files[0].suffix.lower()} is read by formats {', '.join(names)}; write the "
+                         "source by hand with the one you mean (docs/readers.md)")
+    return names[0]
 
 
 def _sha256(path: Path) -> str:
@@ -91,11 +115,7 @@ def spec_text(kind: str, name: str, files: list[Path], given: dict[str, str]) ->
     if len(required) > len(guessable):
         raise UsageError(f"kind {kind} needs options {', '.join(o for o in required if o not in guessable)}, "
                          "which `new` cannot guess; write them by hand (docs/kinds.md)")
-    formats = {FORMATS.get(path.suffix.lower()) for path in files}
-    if None in formats or len(formats) != 1:
-        raise UsageError(f"--data: expected files of one format, by extension {', '.join(FORMATS)}; got "
-                         f"{', '.join(path.name for path in files)}")
-    fmt = formats.pop() or ""
+    fmt = _format_of(files)
     splits = [_split_name(path) for path in files]
     if len(set(splits)) != len(splits):
         raise UsageError(f"--data: two files give the same split name ({', '.join(splits)}); rename one")

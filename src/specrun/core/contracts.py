@@ -21,6 +21,7 @@ from specrun.core.types import (
     INTERVAL_METHODS,
     NO_SUPPORT,
     ROLES,
+    SIMILARITIES,
     Embed,
     FieldText,
     Item,
@@ -227,6 +228,8 @@ class ReaderEntry:
     provider: str = "specrun"  # the distribution that registered it
     files_read: Callable[[Mapping[str, Any], str], list[str]] | None = None  # folder formats: the files inside
     # the folder it reads for (options, source split), so the spec check can demand a sha256 pin for each
+    extensions: tuple[str, ...] = ()  # file-name endings it reads, lower case with the dot (".tsv"): how
+    # `specrun new` tells a data file's format; a folder format has none
 
 
 @dataclass(frozen=True)
@@ -257,8 +260,8 @@ def _problems_of_info(info: KindInfo, field_kinds: Container[str]) -> list[str]:
         problems.append("info.outputs must be a non-empty tuple of names")
     if not isinstance(info.unit, str) or not info.unit:
         problems.append("info.unit must name what the bootstrap resamples")
-    if not info.similarities or not set(info.similarities) <= {"cosine", "dot", "euclidean", "manhattan"}:
-        problems.append("info.similarities must be a non-empty tuple of cosine, dot, euclidean, manhattan")
+    if not info.similarities or not set(info.similarities) <= set(SIMILARITIES):
+        problems.append(f"info.similarities must be a non-empty tuple of {', '.join(SIMILARITIES)}")
     if info.plot is not None and (len(info.plot) != 2 or not set(info.plot) <= set(outputs or ())):
         problems.append("info.plot must be two of its outputs, or None")
     bad_roles = {name: role for name, role in dict(info.roles).items()
@@ -320,6 +323,11 @@ def _problems_of_reader(entry: Any, field_kinds: Container[str]) -> list[str]:
         problems.append("read must be callable")
     if entry.options is not None and not (isinstance(entry.options, type) and issubclass(entry.options, BaseModel)):
         problems.append("options must be a pydantic model or None")
+    if not isinstance(entry.extensions, tuple) or not all(
+            isinstance(e, str) and e.startswith(".") and e == e.lower() and len(e) > 1 for e in entry.extensions):
+        problems.append("extensions must be a tuple of lower-case file-name endings such as '.tsv'")
+    elif entry.folder and entry.extensions:
+        problems.append("a folder format reads no file by extension: extensions must be empty")
     return problems
 
 

@@ -24,17 +24,18 @@ PromptSource = Literal["flag", "instruction", "model", "model default", "none"]
 
 
 def _setting(default: Any, description: str, *, keyed: bool = True, folder: Folder = "value",
-             identity: bool = True, model_default: bool = False, help: str, metavar: str | None = None,
+             identity: bool = True, model_default: bool = False, metavar: str | None = None,
              flag: str | None = None, choices_from: str | None = None) -> Any:
-    """A settings field. keyed: part of the cache key as it is (a prompt is keyed through the text each view
-    applies); folder: how a value away from the default names the result folder (its value, the first 8 hex
-    digits of its sha256, `no-<name>` for a switch turned off, or not at all);
+    """A settings field. Its description is its one text: the command line's help says it as written (the
+    field's default added where the text states none). keyed: part of the cache key as it is (a prompt is keyed
+    through the text each view applies); folder: how a value away from the default names the result folder (its
+    value, the first 8 hex digits of its sha256, `no-<name>` for a switch turned off, or not at all);
     identity: whether compare and the leaderboard name it when two runs of one model differ in it;
     model_default: None means the model's own value, which the adapter applies and reports.
-    The command line's flag is made from the field (cli.parser.add_setting_flags): `--<name>` (or `flag`), its
-    `help` and `metavar`, choices from a Literal type or a registry (`choices_from`), the field's default."""
+    The command line's flag is made from the field (cli.run_flags.add_setting_flags): `--<name>` (or `flag`), its
+    description and `metavar`, choices from a Literal type or a registry (`choices_from`), the field's default."""
     return Field(default, description=description, json_schema_extra={
-        "keyed": keyed, "folder": folder, "identity": identity, "model_default": model_default, "help": help,
+        "keyed": keyed, "folder": folder, "identity": identity, "model_default": model_default,
         "metavar": metavar, "flag": flag, "choices_from": choices_from})
 
 
@@ -43,77 +44,58 @@ Precision = Literal["float32", "int8", "uint8", "binary", "ubinary"]
 
 
 class EncoderSettings(Strict):
+    # requested, resolved and applied (module docstring): the adapter is resolved from auto; a prompt given by
+    # name is resolved to its text; max_length and dtype are applied as the adapter reports them
     adapter: str = _setting(
-        "auto", "How the model's output becomes one vector: a registered adapter, or auto.", choices_from="adapters",
-        help="how to turn the model's output into one vector (auto: sentence-transformers when the model directory "
-             "has modules.json, else transformers with mean pooling; hashing: no model, a deterministic "
-             "word-hashing embedder for tests and scale checks)")
+        "auto", "how to turn the model's output into one vector (auto: sentence-transformers when the model "
+                "directory has modules.json, else transformers with mean pooling; hashing: no model, a "
+                "deterministic word-hashing embedder for tests and scale checks)", choices_from="adapters")
     prompt: str | None = _setting(
-        None, "Text put before every input of every role (resolved: also when given by name); keyed through each "
-              "view's prompt text.", keyed=False, folder="digest", metavar="TEXT",
-        help="text put before every input of every role (recorded); a role's own flag wins")
+        None, "text put before every input of every role (recorded); a role's own flag wins", keyed=False,
+        folder="digest", metavar="TEXT")  # keyed through each view's prompt text
     prompt_name: str | None = _setting(
-        None, "A prompt of the model's sentence-transformers config, by name, for every role.", keyed=False,
-        metavar="NAME", help="a prompt the sentence-transformers model defines, by name, for every role (recorded "
-                             "with its text)")
+        None, "a prompt the sentence-transformers model defines, by name, for every role (recorded with its text)",
+        keyed=False, metavar="NAME")
     query_prompt: str | None = _setting(
-        None, "Text put before every query, or name:NAME of a model's prompt (resolved: the text).", keyed=False,
-        folder="digest", metavar="TEXT",
-        help="text put before every query (retrieval, reranking), or name:NAME of the model's prompts, e.g. "
-             "'query: ' (default: the model's own query prompt)")
+        None, "text put before every query (retrieval, reranking), or name:NAME of the model's prompts, e.g. "
+              "'query: ' (default: the model's own query prompt)", keyed=False, folder="digest", metavar="TEXT")
     document_prompt: str | None = _setting(
-        None, "Text put before every document, or name:NAME of a model's prompt (resolved: the text).",
-        keyed=False, folder="digest", metavar="TEXT",
-        help="text put before every document (corpus, candidates, bitext sides), or name:NAME (default: the "
-             "model's own document prompt)")
+        None, "text put before every document (corpus, candidates, bitext sides), or name:NAME (default: the "
+              "model's own document prompt)", keyed=False, folder="digest", metavar="TEXT")
     model_prompts: bool = _setting(
-        True, "Whether the prompts the model declares (its sentence-transformers config, its default prompt) "
-              "apply where no flag gives one.", keyed=False, folder="negated", flag="--no-model-prompts",
-        help="evaluate the model without the prompts its sentence-transformers config declares (its "
-             "query/document/task prompts and its default_prompt_name)")
+        True, "evaluate the model without the prompts its sentence-transformers config declares (its "
+              "query/document/task prompts and its default_prompt_name)", keyed=False, folder="negated",
+        flag="--no-model-prompts")  # True: the model's declared prompts apply where no flag gives one
     instruction_template: str | None = _setting(
-        None, "How a protocol's task instruction becomes a query's prompt: a text holding {instruction}.",
-        keyed=False, folder="digest", metavar="TEXT",
-        help="how a protocol's task instruction becomes the prompt of its queries and symmetric texts, e.g. "
-             "'Instruct: {instruction}\\nQuery: ' (default: instructions are not used)")
+        None, "how a protocol's task instruction becomes the prompt of its queries and symmetric texts, e.g. "
+              "'Instruct: {instruction}\\nQuery: ' (default: instructions are not used)", keyed=False,
+        folder="digest", metavar="TEXT")
     max_length: int | None = _setting(
-        None, "Tokens per text: the user's override (applied: the effective limit).", model_default=True,
-        metavar="N", help="truncate texts to N tokens (default: the model's own limit)")
+        None, "truncate texts to N tokens, more than the model's special tokens and at most its positions "
+              "(default: the model's own limit)", model_default=True, metavar="N")
     dtype: Dtype = _setting(
-        "float32", "What the model computes in; vectors are float32 whatever it is.",
-        help="precision the model computes in; vectors are stored as float32; recorded in results and in the "
-             "cache key")
+        "float32", "precision the model computes in; vectors are stored as float32; recorded in results and in the "
+                   "cache key")
     batch_size: int = _setting(
-        32, "Texts per batch: a vector moves by about 1e-7 with its batch's shape, enough to swap near-tied "
-            "cosines, so it is keyed and recorded.", metavar="N",
-        help="texts per batch; keyed and recorded, since a vector moves by about 1e-7 with its batch")
+        32, "texts per batch; keyed and recorded, since a vector moves by about 1e-7 with its batch (enough to "
+            "swap near-tied cosines)", metavar="N")
     truncate_dim: int | None = _setting(
-        None, "Keep the first N dimensions of each vector (Matryoshka), normalised again when the model "
-              "normalises; applied to the cached full vectors, so not keyed.", keyed=False,
-        metavar="N",
-        help="keep the first N dimensions of each vector (Matryoshka), normalised again when the model normalises; "
-             "reuses the full vectors already cached; recorded")
+        None, "keep the first N dimensions of each vector (Matryoshka), normalised again when the model "
+              "normalises; reuses the full vectors already cached; recorded", keyed=False, metavar="N")
     precision: Precision = _setting(
-        "float32", "Vectors as an index would hold them: float32, int8 or uint8 (scalar quantisation calibrated "
-                   "on the run's vectors), binary or ubinary (one bit a dimension); quantised after the cache, "
-                   "which keeps float32.", keyed=False,
-        help="score the vectors as a quantised index holds them (sentence-transformers' quantize_embeddings; "
-             "int8/uint8 calibrated on the spec's own vectors; binary compared by Hamming distance); recorded")
+        "float32", "score the vectors as a quantised index holds them (sentence-transformers' quantize_embeddings; "
+                   "int8/uint8 calibrated on the spec's own vectors; binary compared by Hamming distance); "
+                   "recorded", keyed=False)  # quantised after the cache, which keeps float32
     reranker: str | None = _setting(
-        None, "A sentence-transformers CrossEncoder that rescores each query's first-stage top rerank_top_k "
-              "(two-stage retrieval); its pair scores have their own cache, so not keyed here.", keyed=False,
-        folder="digest", metavar="MODEL",
-        help="rescore each query's top --rerank-top-k documents with this CrossEncoder (a local folder or hub "
-             "id), as MTEB's two-stage reranking; corpus_retrieval and reranking kinds; recorded")
+        None, "rescore each query's top --rerank-top-k documents with this CrossEncoder (a local folder or hub "
+              "id), as MTEB's two-stage reranking; corpus_retrieval and reranking kinds; recorded", keyed=False,
+        folder="digest", metavar="MODEL")  # its pair scores have their own cache
     rerank_top_k: int = _setting(
-        100, "Documents per query the reranker rescores: the first stage's top k, reordered by the cross-encoder; "
-             "the rest are dropped, as MTEB's convert_to_reranking keeps its top_k.", keyed=False, metavar="N",
-        help="documents per query the --reranker rescores (default 100); measures at larger cutoffs see only "
-             "these")
+        100, "documents per query the --reranker rescores; the rest are dropped, as MTEB's convert_to_reranking "
+             "keeps its top_k; measures at larger cutoffs see only these", keyed=False, metavar="N")
     trust_remote_code: bool = _setting(
-        False, "Whether code from the model folder may compute the vectors.", folder="none", identity=False,
-        help="allow a model whose folder ships its own Python code (config auto_map, custom modules) to run that "
-             "code; recorded in results and in the cache key (default: refuse)")
+        False, "allow a model whose folder ships its own Python code (config auto_map, custom modules) to run that "
+               "code; recorded in results and in the cache key (default: refuse)", folder="none", identity=False)
 
     @classmethod
     def meta(cls, name: str) -> dict[str, Any]:

@@ -20,6 +20,11 @@ Role = Literal["query", "document", "symmetric"]
 ROLES: tuple[Role, ...] = ("query", "document", "symmetric")  # how a model is asked to embed a text: as a query,
 # as a document it is searched in, or the one way texts compared with each other are embedded
 
+Similarity = Literal["cosine", "dot", "euclidean", "manhattan"]  # how vectors are compared, named as
+# sentence-transformers' similarity_fn_name names them (euclidean and manhattan as negated distances)
+SimilarityRequest = Literal[Similarity, "model"]  # what a spec's `similarity:` takes; model: the model's own
+SIMILARITIES: tuple[Similarity, ...] = get_args(Similarity)  # the one list every stage reads
+
 
 @dataclass(frozen=True)
 class View:

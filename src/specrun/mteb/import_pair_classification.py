@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from specrun.core.types import SIMILARITIES
 from specrun.mteb.catalogue import Task
 from specrun.mteb.import_sts import counts, hub_source
 from specrun.mteb.import_subset import split_stats
@@ -19,7 +20,7 @@ PAIR_DESCRIPTION = (
     "of the two vectors and their negated euclidean and manhattan distances. AP needs no threshold; accuracy and "
     "F1 are taken at the threshold that is best on the evaluated pairs themselves, as MTEB's "
     "AbsTaskPairClassification chooses it; max_* is the best of the four functions.")
-FUNCTIONS = ("cosine", "dot", "euclidean", "manhattan")  # MTEB's names, the kind's score columns
+FUNCTIONS = SIMILARITIES  # MTEB's names too, the kind's score columns
 _SUFFIX = {function: "" if function == "cosine" else f"_{function}" for function in FUNCTIONS}
 # MTEB score key -> (spec metric, label); MTEB's precision, recall and `similarity_*` (the model's own function,
 # one of the four) are not metrics of the kind

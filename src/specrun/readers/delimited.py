@@ -129,8 +129,8 @@ def read_csv(path: Path, layout: Any, split: str) -> Rows:
     return _read_delimited(path, layout, ",")
 
 
-register_reader(ReaderEntry("tsv", read_tsv, options=DelimitedOptions,
+register_reader(ReaderEntry("tsv", read_tsv, options=DelimitedOptions, extensions=(".tsv",),
                             description="tab-separated, header row or `names`; `quoting`, `optional_names`, "
                                         "`extra_fields`"))
-register_reader(ReaderEntry("csv", read_csv, options=DelimitedOptions,
+register_reader(ReaderEntry("csv", read_csv, options=DelimitedOptions, extensions=(".csv",),
                             description="comma-separated, as tsv"))

@@ -112,4 +112,5 @@ def jsonl_at_offsets(path: Path) -> Iterator[tuple[int, int, Any]]:
                     yield start, number, parse_line(text, path, number)
 
 
-register_reader(ReaderEntry("jsonl", read_jsonl, description="JSON Lines, one object a line"))
+register_reader(ReaderEntry("jsonl", read_jsonl, extensions=(".jsonl", ".json"),
+                            description="JSON Lines, one object a line"))

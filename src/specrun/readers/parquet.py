@@ -65,4 +65,5 @@ def _rows(parquet: Any, path: Path) -> Iterator[dict[str, Any]]:
         parquet.close()
 
 
-register_reader(ReaderEntry("parquet", read_parquet, description="Apache Parquet, rows as the file holds them"))
+register_reader(ReaderEntry("parquet", read_parquet, extensions=(".parquet",),
+                            description="Apache Parquet, rows as the file holds them"))

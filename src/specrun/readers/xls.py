@@ -46,5 +46,5 @@ def _cell_text(value: Any) -> Any:
     return value if isinstance(value, str) else str(value)
 
 
-register_reader(ReaderEntry("xls", read_xls, options=XlsOptions,
+register_reader(ReaderEntry("xls", read_xls, options=XlsOptions, extensions=(".xls",),
                             description="legacy Excel, first sheet (needs specrun[xls])"))

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from specrun.core.settings import AppliedPrompt, EncoderSettings
-from specrun.core.types import Score, Strict
+from specrun.core.types import Score, Similarity, SimilarityRequest, Strict
 
 RESULTS_FORMAT = "specrun.results/1"
 
@@ -131,8 +131,8 @@ class Uncertainty(Strict):
 class SimilarityUsed(Strict):
     """How a protocol compared vectors: as its spec asked (`model`: the model's own) and the function applied."""
 
-    requested: Literal["cosine", "dot", "euclidean", "manhattan", "model"]
-    function: Literal["cosine", "dot", "euclidean", "manhattan"]
+    requested: SimilarityRequest
+    function: Similarity
 
 
 class Provenance(Strict):

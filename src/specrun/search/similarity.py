@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from specrun.core.types import SIMILARITIES as SIMILARITIES  # the one list (core.types), read here by the kinds
 from specrun.search.cosine import COSINE_DECIMALS, check_norms, cosine_rows, row_dots
-
-SIMILARITIES = ("cosine", "dot", "euclidean", "manhattan")  # what sentence-transformers' similarity_fn_name takes
-REQUESTS = (*SIMILARITIES, "model")  # what a spec's `similarity:` takes; `model`: the model's similarity_fn_name
 
 
 def checked_finite(rows: np.ndarray, function: str) -> np.ndarray:

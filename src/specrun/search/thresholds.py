@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-FUNCTIONS = ("cosine", "dot", "euclidean", "manhattan")  # euclidean and manhattan as negated distances
+from specrun.core.types import SIMILARITIES
+
+FUNCTIONS = SIMILARITIES  # a score column each; euclidean and manhattan as negated distances
 THRESHOLD_SCORE = "threshold_score"  # each pair's score under the protocol's similarity: what fixed thresholds cut
 
 

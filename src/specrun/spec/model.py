@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, Field, ValidationInfo, create_model, field_validator, model_validator
 
 from specrun.core import registry
-from specrun.core.types import IntervalChoice, Strict
+from specrun.core.types import IntervalChoice, SimilarityRequest, Strict
 from specrun.mteb.score_ref import MTEB_NAME_PATTERN, MTEB_PATTERN_MEANINGS, MtebRef
 from specrun.spec.common import (
     FINGERPRINT_PATTERN,
@@ -171,7 +171,7 @@ class ProtocolSpec(Strict):
     kind: Name = Field(description="Registered protocol kind, e.g. sts.")
     label: Text
     capability: Text
-    similarity: Literal["cosine", "dot", "euclidean", "manhattan", "model"] = Field("cosine", description=(
+    similarity: SimilarityRequest = Field("cosine", description=(
         "How the kind compares vectors: cosine, dot, euclidean or manhattan (negated distances: higher is more "
         "similar), or model: the model's own similarity_fn_name (sentence-transformers' config; cosine when it "
         "states none), resolved at run time and recorded."))
