@@ -70,3 +70,29 @@ def test_imported_sts12_to_16_equal_mteb_published(tmp_path: Path, data_dir: Pat
     for year in YEARS:
         rows = [line for line in out.splitlines() if f"| {year.lower()} |" in line]
         assert len(rows) == 2 and all("—" not in row for row in rows), year
+    ranked_beside_the_slice(tmp_path / "runs", data_dir, tmp_path / "board", capsys)
+
+
+def ranked_beside_the_slice(runs: Path, data_dir: Path, board_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """On the leaderboard with MTEB's results repository (`--published`, the slice), the model's published rows
+    equal our runs within check-published's tolerance, and our row ranks where the model's published row ranks,
+    bar the published rows within that tolerance of it (brahmairesearch/slx-v0.1 publishes the model's numbers to
+    5e-7); our rank interval holds our rank."""
+    code, _, err = run_cli(["leaderboard", str(runs), "-o", str(board_dir), "--published",
+                            str(data_dir / "mteb-results-slice" / "results")], capsys)
+    assert code == 0, err
+    board = json.loads((board_dir / "leaderboard.json").read_text(encoding="utf-8"))
+    seen = set()
+    for spec in board["specs"]:
+        for b in spec["boards"]:
+            if not b["published"]:
+                continue
+            (ours,) = b["rows"]
+            theirs = next(r for r in b["published"] if r["model"] == "sentence-transformers/all-MiniLM-L6-v2")
+            tolerance = 2e-5 if spec["spec_id"] == "sts12" else 1e-6
+            assert ours["score"] == pytest.approx(theirs["score"], abs=tolerance), (spec["spec_id"], b["metric"])
+            near = sum(abs(r["score"] - theirs["score"]) <= tolerance for r in b["published"])
+            assert abs(ours["published_rank"] - theirs["rank"]) <= near, (spec["spec_id"], b["metric"])
+            assert ours["published_rank_low"] <= ours["published_rank"] <= ours["published_rank_high"]
+            seen.add(spec["spec_id"])
+    assert seen == {year.lower() for year in YEARS}

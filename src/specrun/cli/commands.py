@@ -368,16 +368,18 @@ def cmd_leaderboard(args: argparse.Namespace, console: Console) -> int:
 
     suites = said_mode(args.results, suite_inputs([Path(p) for p in args.results]))  # a suite board is said
     if suites is not None:
-        if args.published or args.prompt_variants != "each" or args.resample_specs:
-            raise SpecrunError("--published, --prompt-variants and --resample-specs are not supported for suite "
-                               "runs")
-        for path in build_suite_leaderboard(suites, Path(args.output), title=args.title):
+        if args.prompt_variants != "each" or args.resample_specs:
+            raise SpecrunError("--prompt-variants and --resample-specs are not supported for suite runs")
+        for path in build_suite_leaderboard(suites, Path(args.output), title=args.title,
+                                            published=Path(args.published) if args.published else None,
+                                            published_only=args.published_only):
             print(path)
         return 0
     for path in build_leaderboard([Path(p) for p in args.results], Path(args.output), title=args.title,
                                   console=console, resample_specs=args.resample_specs,
                                   prompt_variants=args.prompt_variants,
-                                  published=Path(args.published) if args.published else None):
+                                  published=Path(args.published) if args.published else None,
+                                  published_only=args.published_only):
         print(path)
     return 0
 

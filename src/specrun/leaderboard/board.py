@@ -185,9 +185,11 @@ def board_method(runs: Sequence[Verified], split: str, metric_id: str, combined_
 
 
 def spec_board(groups: Sequence[Sequence[Verified]], names: Sequence[str],
-               prompt_variants: str = "each", spec: Spec | None = None) -> tuple[SpecBoard, Ranking]:
+               prompt_variants: str = "each", spec: Spec | None = None,
+               keep: dict[tuple[str, str], Ranking] | None = None) -> tuple[SpecBoard, Ranking]:
     """Every board of one spec (an entry: one run, or a model's prompt variants reduced to their worst or mean);
-    returns the headline board's ranking too, for the across-spec level."""
+    returns the headline board's ranking too, for the across-spec level; `keep` gets every board's ranking by
+    (split, metric id), entries in input order (what published points are ranked against)."""
     runs = [run for group in groups for run in group]
     positions, start = [], 0
     for group in groups:
@@ -229,6 +231,8 @@ def spec_board(groups: Sequence[Sequence[Verified]], names: Sequence[str],
                                 rows=_rows(order, ranking, groups, names, split, metric_id, u.confidence)))
             if (split, metric_id) == head:
                 head_ranking = ranking
+            if keep is not None:
+                keep[(split, metric_id)] = ranking
     boards.sort(key=lambda board: not board.headline)
     assert head_ranking is not None
     return SpecBoard(spec_id=first.spec_id, title=first.title, resamples=u.resamples, confidence=u.confidence,
@@ -266,7 +270,8 @@ class Labels:
 
 
 def compute(runs: Sequence[Verified], *, title: str = "specrun leaderboard", resample_specs: bool = False,
-            progress: Callable[[str], None] | None = None, prompt_variants: str = "each") -> Leaderboard:
+            progress: Callable[[str], None] | None = None, prompt_variants: str = "each",
+            keep: dict[str, tuple[list[str], dict[tuple[str, str], Ranking]]] | None = None) -> Leaderboard:
     """The whole leaderboard from verified runs (any specs, any models): checks, labels, boards, overall. With
     prompt_variants worst|mean, a model's prompt variants (runs that differ in their prompts only) are one row,
     scored by their worst or mean variant in every resample."""
@@ -282,8 +287,11 @@ def compute(runs: Sequence[Verified], *, title: str = "specrun leaderboard", res
     spec_boards, observed, scores = [], [], []
     for spec_id, entries in entries_of.items():
         ordered = sorted(entries, key=labels.of_entry)  # ties for best: first label
+        kept: dict[tuple[str, str], Ranking] = {}
         board, ranking = spec_board([entries[ident] for ident in ordered], [labels.of_entry(i) for i in ordered],
-                                    prompt_variants, spec_of(by_spec[spec_id][0]))
+                                    prompt_variants, spec_of(by_spec[spec_id][0]), kept)
+        if keep is not None:  # each board's ranking, its entries' labels in input order
+            keep[spec_id] = ([labels.of_entry(i) for i in ordered], kept)
         spec_boards.append(board)
         columns = [labels.idents.index(ident) for ident in ordered]
         observed.append(np.full(len(labels.idents), np.nan))
@@ -358,9 +366,11 @@ def overall_rows(overall: OverallRanking, names: Sequence[str], observed: Sequen
 
 def build_leaderboard(paths: list[Path], output: Path, *, title: str | None = None,
                       console: Console | None = None, resample_specs: bool = False,
-                      prompt_variants: str = "each", published: Path | None = None) -> list[Path]:
+                      prompt_variants: str = "each", published: Path | None = None,
+                      published_only: str = "all") -> list[Path]:
     """`specrun leaderboard`: verify every run, rank, and write leaderboard.md, .json and .html into `output`
-    (each atomically, and only once everything is computed); with `published`, MTEB's published rows beside."""
+    (each atomically, and only once everything is computed); with `published`, MTEB's published rows ranked with
+    ours (`published_only` comparable: flagged ones listed, not ranked)."""
     from specrun.leaderboard.facets import with_facets
     from specrun.leaderboard.published import with_published
     from specrun.mteb.results import PublishedDir
@@ -371,10 +381,12 @@ def build_leaderboard(paths: list[Path], output: Path, *, title: str | None = No
     progress = (lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True)) \
         if console is not None else None
     runs = full_runs([load_verified(path) for path in find_results(paths)], paths)
+    rankings: dict[str, tuple[list[str], dict[tuple[str, str], Ranking]]] = {}
     board = compute(runs, title=title or "specrun leaderboard", resample_specs=resample_specs,
-                    prompt_variants=prompt_variants, progress=progress)
+                    prompt_variants=prompt_variants, progress=progress, keep=rankings)
     if published_dir is not None:
-        board = with_published(board, runs, published_dir, progress or (lambda line: None))
+        board = with_published(board, runs, published_dir, progress or (lambda line: None), rankings,
+                               published_only)
     board = with_facets(board, runs)  # what the page's filters read: languages, task types, domains
     board = Leaderboard.model_validate_json(board.model_dump_json())  # what is written is what validates
     files = {"leaderboard.md": render_markdown(board), "leaderboard.json": board.model_dump_json(indent=2) + "\n",

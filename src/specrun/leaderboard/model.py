@@ -46,11 +46,16 @@ class BoardRow(Strict):
     diff_low: float
     diff_high: float
     separable_from_best: bool
+    published_rank: int | None = Field(None, description=(
+        "With --published: this row's rank among the ranked published points and our rows (leaderboard.beside)."))
+    published_rank_low: int | None = Field(None, description=(
+        "The rank interval among the published points, from our score's resamples against the fixed points."))
+    published_rank_high: int | None = None
 
 
 class PublishedRow(Strict):
-    """A published number beside the ranked rows (MTEB's result files): no interval, no rank, no paired
-    difference, never the best; it takes no part in the across-spec ranking."""
+    """A published number ranked with our rows (MTEB's result files): a point with no interval, so its rank has
+    no interval and it has no paired difference to the best; it takes no part in the across-spec ranking."""
 
     model: str
     revision: str
@@ -58,6 +63,14 @@ class PublishedRow(Strict):
     mteb: str  # task · split · subset · score it was read from
     mteb_version: str | None
     file: str
+    rank: int | None = Field(None, description=(
+        "Its rank among the ranked published points and our rows (ties: the best rank); none: left out of the "
+        "ranking by --published-only comparable (it has flags)."))
+    interval: Literal["none: a published point"] = "none: a published point"
+    dataset_revision: str = ""
+    flags: list[str] = Field(default_factory=list, description=(
+        "Why it may not be comparable: dataset_revision, mteb_version, external (mteb.results.comparable)."))
+    flag_reasons: list[str] = Field(default_factory=list)
 
 
 class Board(Strict):
@@ -74,7 +87,10 @@ class Board(Strict):
     rows: list[BoardRow]
     better: list[list[float]]  # better[i][j]: share of resamples where rows[i] beats rows[j]
     published: list[PublishedRow] = Field(default_factory=list, description=(
-        "With --published: every model's published value of this board's MTEB counterpart, listed, not ranked."))
+        "With --published: every model's published value of this board's MTEB counterpart, ranked with our rows "
+        "(by rank, then model name)."))
+    published_only: Literal["all", "comparable"] = Field("all", description=(
+        "Which published rows are ranked: all, or only those without flags (--published-only)."))
 
 
 class SpecBoard(Strict):

@@ -10,7 +10,7 @@ import jinja2
 from specrun.core.errors import printable
 from specrun.core.markdown import md_text
 from specrun.leaderboard.facets import FACETS, filter_options, shown_values, size_bucket
-from specrun.leaderboard.model import META_COLUMNS, BoardRow, Leaderboard, PublishedRow, SpecBoard
+from specrun.leaderboard.model import META_COLUMNS, Board, BoardRow, Leaderboard, PublishedRow, SpecBoard
 from specrun.results import (
     IDENTITY_FIELDS,
     confidence_percent,
@@ -33,9 +33,14 @@ HOW_TO_READ = (
 
 
 PUBLISHED_RULE = (
-    "Rows marked published are MTEB's published values (its result files), listed beside the ranked rows, not "
-    "ranked: a published number has no interval and no per-unit predictions, so it has no rank, no rank interval "
-    "and no paired difference to the best; it is never the best and takes no part in Borda points or the mean.")
+    "Rows marked published are MTEB's published values (its result files), ranked with ours: a published number "
+    "is a point with no interval and no per-unit predictions, so it has a rank but no rank interval, no paired "
+    "difference to the best, is never the best and takes no part in Borda points or the mean. Each of our rows "
+    "keeps its interval and gets a rank interval among the published points: its rank in every resample of its "
+    "score against the fixed published values. Ties share the best rank, as MTEB's leaderboard ranks; rows of one "
+    "rank are listed by model name. Comparability flags: another dataset revision than the task's, an mteb version "
+    "whose numbers differ for the task type, an external/ source; with --published-only comparable, flagged rows "
+    "are listed and not ranked.")
 
 
 def published_label(row: PublishedRow) -> str:
@@ -123,10 +128,8 @@ def render_markdown(board: Leaderboard) -> str:
                 lines.append(f"| {_ranks(r.rank, r.rank_low, r.rank_high)} | {_md(r.model)} | {r.score:.4f} | "
                              f"{_ci(r.ci_low, r.ci_high)} | {r.diff_to_best:+.4f} | "
                              f"[{r.diff_low:+.4f}, {r.diff_high:+.4f}] | {_separable(r, b.best)} |")
-            for pr in b.published:
-                lines.append(f"| published | {_md(published_label(pr))} | {pr.score:.4f} | — | — | — | — |")
             if b.published:
-                lines += ["", PUBLISHED_RULE]
+                lines += published_table(b, sp)
             if b.headline and 1 < len(b.rows) <= 12:
                 lines += ["", "Share of resamples in which the row's model beats the column's:", "",
                           "| better than → | " + " | ".join(str(j + 1) for j in range(len(b.rows))) + " |",
@@ -135,6 +138,25 @@ def render_markdown(board: Leaderboard) -> str:
                     cells = ["—" if i == j else f"{b.better[i][j]:.2f}" for j in range(len(b.rows))]
                     lines.append(f"| {i + 1}. {_md(r.model)} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def published_table(b: Board, sp: str) -> list[str]:
+    """Our rows and the published ones in one ranked table (leaderboard.beside), flags per published row."""
+    ranked = sum(p.rank is not None for p in b.published)
+    cells: list[tuple[tuple[bool, int, str], str]] = []
+    for r in b.rows:
+        rank = _ranks(r.published_rank, r.published_rank_low, r.published_rank_high)
+        cells.append(((r.published_rank is None, r.published_rank or 0, r.model),
+                      f"| {rank} | {_md(r.model)} (ours) | {r.score:.4f} | {_ci(r.ci_low, r.ci_high)} | ours |"))
+    for p in b.published:
+        rank = "not ranked (flagged)" if p.rank is None else f"{p.rank} (a point: no interval)"
+        flags = "; ".join(_md(reason) for reason in p.flag_reasons) or "comparable"
+        cells.append(((p.rank is None, p.rank or 0, p.model),
+                      f"| {rank} | {_md(published_label(p))} | {p.score:.4f} | — | {flags} |"))
+    cells.sort(key=lambda cell: cell[0])
+    return ["", f"#### Ranked with MTEB's published results ({len(b.published)} published, {ranked} ranked: "
+                f"{b.published_only})", "", f"| rank (interval) | model | score | {sp} CI | comparability |",
+            "| --- | --- | --- | --- | --- |", *(line for _, line in cells), "", PUBLISHED_RULE]
 
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("specrun", "templates"), autoescape=True,

@@ -24,6 +24,7 @@ import numpy as np
 
 from specrun.core.errors import CompareError
 from specrun.core.markdown import md_text
+from specrun.core.workspace import warn_stderr
 from specrun.leaderboard.ranking import Ranking, borda_points, min_ranks, rank_interval, rank_scores
 from specrun.metrics.aggregate import AGGREGATE_LABELS, aggregate_method, over_resamples, point
 from specrun.outputs import SetKind, write_output_sets
@@ -145,9 +146,14 @@ def board_markdown(board: SuiteBoard) -> str:
     return "\n".join(lines) + "\n"
 
 
-def build_suite_leaderboard(paths: Sequence[Path], output: Path, *, title: str | None = None) -> list[Path]:
+def build_suite_leaderboard(paths: Sequence[Path], output: Path, *, title: str | None = None,
+                            published: Path | None = None, published_only: str = "all") -> list[Path]:
     """`specrun leaderboard` of suite runs: each suite's runs verified, checked together and ranked; then
-    leaderboard.md and leaderboard.json written into `output` together (nothing when anything fails)."""
+    leaderboard.md and leaderboard.json written into `output` together (nothing when anything fails). With
+    `published`, each suite's MTEB aggregates and Borda over the published models too (`board_published`)."""
+    from specrun.mteb.results import PublishedDir
+    from specrun.suites.board_published import published_section, suite_published
+
     if output.exists() and not output.is_dir():
         raise CompareError("the leaderboard output must be a folder", file=str(output))
     groups: dict[str, list[Path]] = {}
@@ -156,10 +162,21 @@ def build_suite_leaderboard(paths: Sequence[Path], output: Path, *, title: str |
         if isinstance(results, str):
             raise CompareError(results)
         groups.setdefault(results.suite_id, []).append(path)
+    if published_only not in ("all", "comparable"):
+        raise CompareError(f"--published-only {published_only}: expected all or comparable")
+    published_dir = PublishedDir(published) if published is not None else None
     boards = [rank_suite(read_suite_runs(group)) for group in groups.values()]
     heading = title or "specrun leaderboard of suites"
-    text = f"# {md_text(heading)}\n\n" + "\n".join(board_markdown(b) for b in boards)
-    document = {"format": SUITE_BOARD_FORMAT, "title": heading, "suites": [board_json(b) for b in boards]}
+    sections = [suite_published(b.runs, published_dir, b.method, published_only) if published_dir else None
+                for b in boards]
+    text = f"# {md_text(heading)}\n\n" + "\n".join(
+        board_markdown(b) + ("\n".join(published_section(p, f"{b.runs[0].results.provenance.confidence * 100:g} %"))
+                             if p is not None else "") for b, p in zip(boards, sections, strict=True))
+    document = {"format": SUITE_BOARD_FORMAT, "title": heading, "suites": [
+        board_json(b) | ({"published": p} if p is not None else {}) for b, p in zip(boards, sections, strict=True)]}
+    for p in sections:
+        for line in (p or {}).get("notes", []):
+            warn_stderr(line)
     files = {"leaderboard.md": text, "leaderboard.json": json.dumps(document, indent=1, ensure_ascii=False) + "\n"}
     write_output_sets([(output, files, SUITE_BOARD_FILES)])
     return [output / name for name in files]

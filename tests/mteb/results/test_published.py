@@ -154,8 +154,10 @@ def test_several_revisions_and_none_recorded_is_a_line(runs: dict[str, Path], pu
     assert "has 2 published revisions" in out
 
 
-def test_leaderboard_lists_published_rows_beside_not_ranked(runs: dict[str, Path], published: Path, tmp_path: Path,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_leaderboard_ranks_published_rows_with_ours(runs: dict[str, Path], published: Path, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """The rule (docs/publishing.md): a published row is ranked with ours, a point with no interval; our row keeps
+    its interval and gets a rank interval among the published points; our own ranking is untouched."""
     code, _out, err = run_cli(["leaderboard", str(runs["stsb"]), "-o", str(tmp_path / "plain")], capsys)
     assert code == 0, err
     code, _out, err = run_cli(["leaderboard", str(runs["stsb"]), "-o", str(tmp_path / "board"), "--published",
@@ -164,14 +166,24 @@ def test_leaderboard_lists_published_rows_beside_not_ranked(runs: dict[str, Path
     plain = json.loads((tmp_path / "plain" / "leaderboard.json").read_text())
     board = json.loads((tmp_path / "board" / "leaderboard.json").read_text())
     head = board["specs"][0]["boards"][0]
-    assert [row["model"] for row in head["published"]] == [MODEL]
-    assert head["published"][0]["score"] == scores_of(runs["stsb"])["spearman_zero_shot"] + 1e-9
-    assert head["rows"] == plain["specs"][0]["boards"][0]["rows"]  # the ranked rows are untouched
+    (row,) = head["published"]
+    assert row["model"] == MODEL and row["score"] == scores_of(runs["stsb"])["spearman_zero_shot"] + 1e-9
+    assert (row["rank"], row["flags"], row["interval"]) == (1, [], "none: a published point")  # above ours by 1e-9
+    (ours,) = head["rows"]
+    assert ours["published_rank"] == 2 and ours["published_rank_low"] <= 2 <= ours["published_rank_high"]
+    own = ("published_rank", "published_rank_low", "published_rank_high")
+    def kept(rows: list[dict]) -> list[dict]:
+        return [{k: v for k, v in r.items() if k not in own} for r in rows]
+
+    assert all(r[k] is None for r in plain["specs"][0]["boards"][0]["rows"] for k in own)
+    assert kept(head["rows"]) == kept(plain["specs"][0]["boards"][0]["rows"])  # our ranks, intervals: untouched
     assert board["overall"] == plain["overall"]  # and so is the ranking across specs
     markdown = (tmp_path / "board" / "leaderboard.md").read_text()
-    assert f"| published | {MODEL} (published, revision 8b3219a92973, mteb 2.1.0) |" in markdown
-    assert "listed beside the ranked rows, not ranked" in markdown
-    assert 'class="published"' in (tmp_path / "board" / "leaderboard.html").read_text()
+    assert (f"| 1 (a point: no interval) | {MODEL} (published, revision 8b3219a92973, mteb 2.1.0) | "
+            f"{row['score']:.4f} | — | comparable |") in markdown
+    assert "ranked with ours: a published number is a point" in markdown
+    html = (tmp_path / "board" / "leaderboard.html").read_text()
+    assert 'class="published"' in html and "1 (published: no interval)" in html
 
 
 def test_compare_shows_published_values_never_paired(runs: dict[str, Path], published: Path, tmp_path: Path,

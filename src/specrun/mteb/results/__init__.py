@@ -2,8 +2,9 @@
 <TaskName>.json`, mteb 1.x and 2.x) read as reference rows beside ours (`files`: the bounded, validated read;
 `older`: the layout before mteb 1.11, converted as mteb does; `index`: the folder's names, one revision per
 model; `meta`: model_meta.json; `lookup`: a run's model and revision to its values, or every model's; `check`:
-ours against theirs). A published value has no interval and no per-unit predictions: it is shown, never
-resampled, paired or ranked."""
+ours against theirs; `comparable`: why a published value may not measure what our run measures). A published
+value has no interval and no per-unit predictions: never resampled or paired; a leaderboard ranks it as a point
+(`leaderboard.beside`)."""
 
 from __future__ import annotations
 
