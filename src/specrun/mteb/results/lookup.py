@@ -4,6 +4,7 @@ run's model revision, the task file by the metric's `mteb` counterpart. A value 
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,11 +18,12 @@ from specrun.mteb.results.files import (
     read_task_file,
     score_of,
 )
-from specrun.mteb.results.index import Candidate, PublishedIndex, choose
+from specrun.mteb.results.index import Candidate, Kept, PublishedIndex, choose
 from specrun.mteb.results.meta import PublishedModelMeta, read_model_meta
 from specrun.mteb.score_ref import MtebRef
 
 MAX_REVISIONS_LISTED = 5
+FILES_KEPT = 32  # task files `find` keeps read (a run's metrics share a few); a board's task reads keep none
 
 
 @dataclass(frozen=True)
@@ -35,10 +37,11 @@ class Found:
 
 @dataclass
 class PublishedDir:
-    """One folder in the results repository's layout, each task file read (and validated) once."""
+    """One folder in the results repository's layout: its names indexed once; a task file read (and validated)
+    when asked, the last few kept, so memory grows with the index of names, never with the files opened."""
 
     root: Path
-    _files: dict[Path, TaskFile] = field(default_factory=dict)
+    _files: OrderedDict[Path, TaskFile] = field(default_factory=OrderedDict)
     _index: PublishedIndex | None = None
     _meta: dict[Path, PublishedModelMeta | str] = field(default_factory=dict)
 
@@ -48,9 +51,15 @@ class PublishedDir:
                                  "(<org>__<model>/<revision>/<TaskName>.json)", file=str(self.root))
 
     def task_file(self, path: Path) -> TaskFile:
-        if path not in self._files:
-            self._files[path] = read_task_file(path)
-        return self._files[path]
+        """The file, read once while among the last FILES_KEPT asked (several metrics of a run share one)."""
+        found = self._files.get(path)
+        if found is None:
+            found = self._files[path] = read_task_file(path)
+            if len(self._files) > FILES_KEPT:
+                self._files.popitem(last=False)
+        else:
+            self._files.move_to_end(path)
+        return found
 
     def revision_folder(self, model: str, revision: str | None) -> tuple[Path | None, str | None, str | None]:
         """(folder, reason when none, note): the run's revision when it records one; without one, MTEB's
@@ -90,10 +99,10 @@ class PublishedDir:
         path = folder / f"{checked_part(ref.task, 'MTEB task')}.json"
         if not path.is_file():
             return Found(None, f"no {ref.task}.json in {folder.relative_to(self.root).as_posix()}/", note)
-        return self._value(path, model, folder.name, ref, note)
+        return self._value(self.task_file(path), path, model, folder.name, ref, note)
 
-    def _value(self, path: Path, model: str, revision: str, ref: MtebRef, note: str | None) -> Found:
-        task_file = self.task_file(path)
+    @staticmethod
+    def _value(task_file: TaskFile, path: Path, model: str, revision: str, ref: MtebRef, note: str | None) -> Found:
         if task_file.task_name != ref.task:
             raise PublishedError(f"task_name {task_file.task_name!r} is not {ref.task!r}, the file's name",
                                  file=str(path), key="task_name")
@@ -116,28 +125,29 @@ class PublishedDir:
         model; each file that has no such value, or cannot be read, is set aside with a reason naming it."""
         checked_part(ref.task, "MTEB task")
         out = Published(set_aside=[f"{line} (the whole repository)" for line in self.index.set_aside])
-        by_model: dict[str, list[tuple[Candidate, TaskFile, float]]] = {}
+        by_model: dict[str, list[tuple[Candidate, Kept, float]]] = {}
         for candidate in self.index.tasks.get(ref.task, []):
             out.n_files += 1
             shown = self.index.shown(candidate.path)
-            try:
-                result = self._value(candidate.path, candidate.model, candidate.revision, ref, None)
+            try:  # read here, not kept: only the value and what `choose` needs stay
+                task_file = read_task_file(candidate.path)
+                result = self._value(task_file, candidate.path, candidate.model, candidate.revision, ref, None)
             except SpecrunError as exc:
                 out.set_aside.append(f"{shown}: " + (f"{exc.key}: " if exc.key else "") + exc.message)
                 continue
             if result.value is None:
                 out.set_aside.append(result.reason or shown)
                 continue
-            by_model.setdefault(candidate.model, []).append((candidate, self.task_file(candidate.path),
-                                                             result.value.value))
+            kept = Kept(task_file.mteb_version, task_file.dataset_revision, task_file.layout)
+            by_model.setdefault(candidate.model, []).append((candidate, kept, result.value.value))
         expected = _expected_dataset_revision(ref.task)
         for model, files in sorted(by_model.items()):
             taken, why = choose(files, expected)
-            candidate, task_file, value = files[taken]
+            candidate, kept, value = files[taken]
             out.values.append(PublishedValue(
                 model=model, revision=candidate.revision, task=ref.task, split=ref.split, subset=ref.subset,
-                score=ref.score, value=value, mteb_version=task_file.mteb_version, file=candidate.path,
-                dataset_revision=task_file.dataset_revision, layout=task_file.layout, chosen=why,
+                score=ref.score, value=value, mteb_version=kept.mteb_version, file=candidate.path,
+                dataset_revision=kept.dataset_revision, layout=kept.layout, chosen=why,
                 meta=self.model_meta(model, candidate.revision, out.set_aside)))
         return out
 
