@@ -1,6 +1,7 @@
 """What the HTML page's filters read: each benchmark's languages, task types and domains, and each model's size
 bucket. Task types come from the results alone (each metric's protocol kind); languages and domains from the spec,
-found by the sha256 its runs record (`results.verify.find_spec`); a spec not found leaves them empty (unknown)."""
+found by the sha256 its runs record (`results.verify.find_spec`); a spec not found leaves them empty (unknown).
+Published rows add open weights, release year and comparability flags, read from their model_meta.json."""
 
 from __future__ import annotations
 
@@ -8,12 +9,16 @@ from collections.abc import Sequence
 
 from specrun.core import registry
 from specrun.core.errors import SpecrunError
-from specrun.leaderboard.model import Leaderboard
+from specrun.leaderboard.model import Leaderboard, PublishedRow
+from specrun.mteb.results.comparable import FLAGS
 from specrun.results.verify import Verified, find_spec
 
 UNKNOWN = "unknown"  # what a filter shows for a value nobody recorded
 SIZE_BUCKETS = ((10**8, "<100M"), (10**9, "100M–1B"))  # upper bound (exclusive) -> name; above the last: ">1B"
 SIZE_ORDER = (*(name for _, name in SIZE_BUCKETS), ">1B", UNKNOWN)
+OPEN_WEIGHTS = ("yes", "no", UNKNOWN)
+FLAG_LABELS = {"dataset_revision": "another dataset revision", "mteb_version": "an mteb version whose numbers differ",
+               "external": "an external/ source"}  # comparable.FLAGS as the page's checkboxes name them
 
 
 def size_bucket(n_parameters: int | None) -> str:
@@ -71,6 +76,48 @@ def filter_options(board: Leaderboard) -> dict[str, list[tuple[str, int]]]:
             for value in dict.fromkeys(shown_values(getattr(spec, facet))):
                 counts[value] = counts.get(value, 0) + 1
         options[facet] = sorted(counts.items(), key=lambda item: (item[0] == UNKNOWN, item[0].lower()))
-    sizes = [size_bucket(m.n_parameters) for m in board.models]
+    published = published_models(board)
+    sizes = [size_bucket(m.n_parameters) for m in board.models] + [published_facets(p)["size"]
+                                                                   for p in published.values()]
     options["size"] = [(name, sizes.count(name)) for name in SIZE_ORDER if name in sizes]
     return options
+
+
+def open_weights(row: PublishedRow) -> str:
+    """yes, no, or unknown where the row has no model_meta.json or it states none."""
+    stated = None if row.meta is None else row.meta.open_weights
+    return UNKNOWN if stated is None else "yes" if stated else "no"
+
+
+def published_facets(row: PublishedRow) -> dict[str, str]:
+    """A published row's filter values as the page's data attributes hold them (flags joined by '|')."""
+    meta = row.meta
+    return {"size": size_bucket(None if meta is None else meta.n_parameters), "open": open_weights(row),
+            "released": (meta.release_date if meta is not None else None) or "", "flags": "|".join(row.flags)}
+
+
+def published_models(board: Leaderboard) -> dict[str, PublishedRow]:
+    """Each published model of the board once (its first row: the boards of one spec read one revision)."""
+    models: dict[str, PublishedRow] = {}
+    for spec in board.specs:
+        for b in spec.boards:
+            for row in b.published:
+                models.setdefault(row.model, row)
+    return models
+
+
+def published_options(board: Leaderboard) -> dict[str, list[tuple[str, int]]]:
+    """The published filters' choices: open weights (models with each) and flags (rows with each, over every
+    board); empty where no row is published."""
+    opens = [open_weights(p) for p in published_models(board).values()]
+    rows = [p for spec in board.specs for b in spec.boards for p in b.published]
+    flags = [(code, sum(code in p.flags for p in rows)) for code in FLAGS]
+    return {"open_weights": [(v, opens.count(v)) for v in OPEN_WEIGHTS if v in opens],
+            "flags": [(code, count) for code, count in flags if count]}
+
+
+def release_years(board: Leaderboard) -> tuple[int, int] | None:
+    """The first and last release year the published models state (the range inputs' bounds); None if none."""
+    years = [int(p.meta.release_date[:4]) for p in published_models(board).values()
+             if p.meta is not None and p.meta.release_date]
+    return (min(years), max(years)) if years else None

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field, create_model
 
 from specrun.core.types import Strict
+from specrun.mteb.results.meta import PublishedModelMeta
 from specrun.results import (
     IDENTITY_FIELDS,
     ModelProvenance,
@@ -71,6 +72,9 @@ class PublishedRow(Strict):
     flags: list[str] = Field(default_factory=list, description=(
         "Why it may not be comparable: dataset_revision, mteb_version, external (mteb.results.comparable)."))
     flag_reasons: list[str] = Field(default_factory=list)
+    meta: PublishedModelMeta | None = Field(None, description=(
+        "The revision's model_meta.json as read (parameters, dimension, memory, max tokens, licence, open weights, "
+        "release date, framework); none: the folder has none, or it was set aside (a note)."))
 
 
 class Board(Strict):

@@ -85,7 +85,8 @@ def published_rows(found: Published, task_type: str | None) -> list[PublishedRow
         rows.append(PublishedRow(model=v.model, revision=v.revision, score=v.value,
                                  mteb=f"{v.task} · {v.split} · {v.subset} · {v.score}", mteb_version=v.mteb_version,
                                  file=str(v.file), dataset_revision=v.dataset_revision,
-                                 flags=[f.code for f in flags], flag_reasons=[f.reason for f in flags]))
+                                 flags=[f.code for f in flags], flag_reasons=[f.reason for f in flags],
+                                 meta=v.meta))
     return rows
 
 

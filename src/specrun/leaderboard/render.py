@@ -9,7 +9,16 @@ import jinja2
 
 from specrun.core.errors import printable
 from specrun.core.markdown import md_text
-from specrun.leaderboard.facets import FACETS, filter_options, shown_values, size_bucket
+from specrun.leaderboard.facets import (
+    FACETS,
+    FLAG_LABELS,
+    filter_options,
+    published_facets,
+    published_options,
+    release_years,
+    shown_values,
+    size_bucket,
+)
 from specrun.leaderboard.model import META_COLUMNS, Board, BoardRow, Leaderboard, PublishedRow, SpecBoard
 from specrun.results import (
     IDENTITY_FIELDS,
@@ -76,18 +85,42 @@ def _separable(row: BoardRow, best: str) -> str:
     return "best" if row.model == best else "yes" if row.separable_from_best else "no"
 
 
+def meta_text(name: str, value: int | None) -> str:
+    """One metadata value as the tables show it (— where none is recorded)."""
+    if value is None:
+        return "—"
+    if name == "n_parameters":
+        return f"{value / 1e6:.1f}M" if value >= 10**6 else f"{value:,}"
+    if name == "weights_bytes":
+        return f"{value / 1e6:.1f} MB"
+    return str(value)
+
+
 def meta_cells(board: Leaderboard) -> dict[str, list[str]]:
     """Per model label, its metadata columns as shown (— where its results record none)."""
-    def shown(name: str, value: int | None) -> str:
-        if value is None:
-            return "—"
-        if name == "n_parameters":
-            return f"{value / 1e6:.1f}M" if value >= 10**6 else f"{value:,}"
-        if name == "weights_bytes":
-            return f"{value / 1e6:.1f} MB"
-        return str(value)
+    return {m.label: [meta_text(name, getattr(m, name)) for name in META_COLUMNS] for m in board.models}
 
-    return {m.label: [shown(name, getattr(m, name)) for name in META_COLUMNS] for m in board.models}
+
+def published_title(row: PublishedRow) -> str:
+    """A published row's tooltip: the file it was read from and what its model_meta.json states."""
+    lines = [row.file]
+    if row.meta is not None:
+        stated = row.meta.model_dump(exclude={"file", "no_token_limit"}, exclude_none=True)
+        lines += [f"{key}: {', '.join(value) if isinstance(value, list) else value}" for key, value in stated.items()]
+        lines.append(f"from {row.meta.file}")
+    return "\n".join(lines)
+
+
+def table_rows(b: Board) -> list[tuple[str, BoardRow | PublishedRow]]:
+    """A board's one table: ("ours", row) and ("published", row) in rank order with the published points (rows
+    left unranked last; one rank: by model name); without published rows, ours as ranked among themselves."""
+    if not b.published:
+        return [("ours", r) for r in b.rows]
+    cells: list[tuple[tuple[bool, int, str], tuple[str, BoardRow | PublishedRow]]] = [
+        ((r.published_rank is None, r.published_rank or 0, r.model), ("ours", r)) for r in b.rows]
+    cells += [((p.rank is None, p.rank or 0, p.model), ("published", p)) for p in b.published]
+    cells.sort(key=lambda cell: cell[0])
+    return [row for _, row in cells]
 
 
 META_HEADERS = ("parameters", "dimension", "max tokens", "weights")  # META_COLUMNS as the tables head them
@@ -143,20 +176,19 @@ def render_markdown(board: Leaderboard) -> str:
 def published_table(b: Board, sp: str) -> list[str]:
     """Our rows and the published ones in one ranked table (leaderboard.beside), flags per published row."""
     ranked = sum(p.rank is not None for p in b.published)
-    cells: list[tuple[tuple[bool, int, str], str]] = []
-    for r in b.rows:
-        rank = _ranks(r.published_rank, r.published_rank_low, r.published_rank_high)
-        cells.append(((r.published_rank is None, r.published_rank or 0, r.model),
-                      f"| {rank} | {_md(r.model)} (ours) | {r.score:.4f} | {_ci(r.ci_low, r.ci_high)} | ours |"))
-    for p in b.published:
-        rank = "not ranked (flagged)" if p.rank is None else f"{p.rank} (a point: no interval)"
-        flags = "; ".join(_md(reason) for reason in p.flag_reasons) or "comparable"
-        cells.append(((p.rank is None, p.rank or 0, p.model),
-                      f"| {rank} | {_md(published_label(p))} | {p.score:.4f} | — | {flags} |"))
-    cells.sort(key=lambda cell: cell[0])
+    lines = []
+    for _, row in table_rows(b):
+        if isinstance(row, BoardRow):
+            rank = _ranks(row.published_rank, row.published_rank_low, row.published_rank_high)
+            lines.append(f"| {rank} | {_md(row.model)} (ours) | {row.score:.4f} | {_ci(row.ci_low, row.ci_high)} | "
+                         "ours |")
+        else:
+            rank = "not ranked (flagged)" if row.rank is None else f"{row.rank} (a point: no interval)"
+            flags = "; ".join(_md(reason) for reason in row.flag_reasons) or "comparable"
+            lines.append(f"| {rank} | {_md(published_label(row))} | {row.score:.4f} | — | {flags} |")
     return ["", f"#### Ranked with MTEB's published results ({len(b.published)} published, {ranked} ranked: "
                 f"{b.published_only})", "", f"| rank (interval) | model | score | {sp} CI | comparability |",
-            "| --- | --- | --- | --- | --- |", *(line for _, line in cells), "", PUBLISHED_RULE]
+            "| --- | --- | --- | --- | --- |", *lines, "", PUBLISHED_RULE]
 
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("specrun", "templates"), autoescape=True,
@@ -189,7 +221,9 @@ def render_html(board: Leaderboard) -> str:
         boards = []
         for b in spec.boards:
             axis = _axis([v for r in b.rows for v in (r.ci_low, r.ci_high, r.score)] + [r.score for r in b.published])
-            boards.append({"board": b, "x": scale(axis, 1.0), "axis": axis, "models": len(b.rows)})
+            boards.append({"board": b, "x": scale(axis, 1.0), "axis": axis, "models": len(b.rows),
+                           "table": table_rows(b),
+                           "ranked": len(b.rows) + sum(p.rank is not None for p in b.published)})
         specs.append({"spec": spec, "boards": boards, "percent": confidence_percent(spec.confidence)})
     configs = {m.label: ", ".join(describe_setting(field, getattr(m, field)) for field in IDENTITY_FIELDS)
                for m in board.models}
@@ -201,4 +235,7 @@ def render_html(board: Leaderboard) -> str:
         headlines=[headline_line(spec) for spec in board.specs], options=filter_options(board),
         facets={spec.spec_id: {facet: shown_values(getattr(spec, facet)) for facet in FACETS} for spec in board.specs},
         sizes={m.label: size_bucket(m.n_parameters) for m in board.models},
+        published_options=published_options(board), years=release_years(board), flag_labels=FLAG_LABELS,
+        has_published=any(b.published for spec in board.specs for b in spec.boards),
+        published_facets=published_facets, published_title=published_title, meta_text=meta_text,
         how_to_read=HOW_TO_READ.format(percent=percent, resamples=board.overall.resamples))

@@ -183,7 +183,7 @@ def test_leaderboard_ranks_published_rows_with_ours(runs: dict[str, Path], publi
             f"{row['score']:.4f} | — | comparable |") in markdown
     assert "ranked with ours: a published number is a point" in markdown
     html = (tmp_path / "board" / "leaderboard.html").read_text()
-    assert 'class="published"' in html and "1 (published: no interval)" in html
+    assert 'class="published"' in html and "1 (a point: no interval)" in html
 
 
 def test_compare_shows_published_values_never_paired(runs: dict[str, Path], published: Path, tmp_path: Path,
