@@ -124,17 +124,18 @@ def test_every_instruction_task_is_refused_with_the_piece_it_needs(tmp_path: Pat
     for name in ("mFollowIR", "mFollowIRCrossLingual"):  # their own load_data stays refused
         assert refusals(catalogue.task(name)) == [f"overrides load_data, task_specific_scores ({name}): custom "
                                                   "Python that YAML cannot say"], name
-    assert NEEDS["robustness_at_10"] in refusals(catalogue.task("InstructIR"))
+    assert refusals(catalogue.task("InstructIR")) == []  # robustness_at_10: a metric over query groups
+    assert NEEDS == {}
     for name in ("IFIRAila", "IFIRCds", "IFIRFiQA", "IFIRFire", "IFIRNFCorpus", "IFIRPm", "IFIRScifact"):
         found = refusals(catalogue.task(name))
         assert found == [next(r for r in found if r.startswith("dataset revision"))], found  # nDCG@20 maps
         assert not any(reason.startswith(("main score", "overrides")) for reason in found), found  # level_scores
-    code, _out, err = run_cli(["import", "mteb", "InstructIR", "-o", str(tmp_path / "x")], capsys)
-    assert_one_line_error(code, err, contains="needs: robustness_at_10")
+    code, _out, err = run_cli(["import", "mteb", "mFollowIR", "-o", str(tmp_path / "x")], capsys)
+    assert_one_line_error(code, err, contains="overrides load_data")
     assert not (tmp_path / "x").exists()
     tasks = list(catalogue.active_text_tasks().values())
     counts = coverage(tasks)
-    assert (counts["InstructionRetrieval"]["tasks"], counts["InstructionRetrieval"]["imports"]) == (8, 0)
+    assert (counts["InstructionRetrieval"]["tasks"], counts["InstructionRetrieval"]["imports"]) == (8, 1)
     assert (counts["InstructionReranking"]["tasks"], counts["InstructionReranking"]["imports"]) == (5, 3)
 
 
@@ -330,3 +331,104 @@ def test_a_followir_task_imports_as_paired_reranking_and_runs_as_mteb_scores_it(
         assert score.n == len(PAIRS)  # the unit: pairs, a percentile interval over them
     assert results.scores["test"]["p_mrr"].interval == "percentile"
     assert expected["p_mrr"] != 0 and expected["og_ndcg_cut_10"] != expected["changed_ndcg_cut_10"]
+
+
+TOPICS = ["ubuntu", "wifi", "deb", "audio", "grub", "font", "sound", "network", "upgrade", "terminal"]
+GROUPED = {f"{group}_{variant}": (f"{topic} question", f"Instruction {variant} about {topic}.")  # 1-3 variants
+           for group, topic in enumerate(TOPICS, start=1) for variant in ("a", "b", "c")[:1 + group % 3]}
+
+
+def grouped_qrels() -> dict[str, dict[str, int]]:
+    """Seeded judgments of each grouped query: one or two relevant documents, one judged irrelevant."""
+    rng = np.random.default_rng(3)
+    out = {}
+    for query in GROUPED:
+        picked = rng.permutation(list(DOCS))[:3]
+        out[query] = {str(picked[0]): 2, str(picked[1]): int(rng.integers(0, 2)), str(picked[2]): 0}
+    return out
+
+
+def make_grouped(root: Path, qrels: dict[str, dict[str, int]]) -> Path:
+    """InstructIR's layout: corpus, queries (ids `<group>_<variant>`), qrels and the instruction config."""
+    parts = {"corpus": [{"_id": d, "title": "", "text": t} for d, t in DOCS.items()],
+             "queries": [{"_id": q, "text": text} for q, (text, _) in GROUPED.items()],
+             "default": [{"query-id": q, "corpus-id": d, "score": s} for q, judged in qrels.items()
+                         for d, s in judged.items()],
+             "instruction": [{"query-id": q, "instruction": told} for q, (_, told) in GROUPED.items()]}
+    lines = ["---", "configs:"]
+    for name, rows in parts.items():
+        write(root / name / "test.parquet", rows, row_group_size=4)
+        lines += [f"- config_name: {name}", "  data_files:", "  - split: test", f"    path: {name}/test.parquet"]
+    (root / "README.md").write_text("\n".join([*lines, "---", ""]), encoding="utf-8")
+    return root
+
+
+def robustness_reference(qrels: dict[str, dict[str, int]]) -> tuple[float, float]:
+    """MTEB's robustness_at_10 transcribed (mteb/_evaluators/retrieval_metrics.py: qrels keys grouped by
+    `key.split("_")[0]`, each group's lowest ndcg_cut_10, their mean) on pytrec_eval's per-query nDCG@10 of the
+    joined queries against the corpus by float64 cosine; and the plain nDCG@10."""
+    from specrun.core.settings import EncoderSettings
+    from specrun.encoders.adapters import HashingAdapter
+
+    joined = {q: f"{text} {told}" for q, (text, told) in GROUPED.items()}
+    texts = [*DOCS.values(), *joined.values()]
+    encoded = HashingAdapter(None, EncoderSettings(adapter="hashing"), ["cpu"]).encode_group(texts, 32)
+    vectors = {t: np.asarray(v, dtype=np.float64) for t, v in zip(texts, encoded, strict=True)}
+
+    def cosine(a: np.ndarray, b: np.ndarray) -> float:
+        return float(np.round(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)), 12))
+
+    run = {q: {d: cosine(vectors[joined[q]], vectors[DOCS[d]]) for d in DOCS} for q in qrels}
+    scores = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(run)
+    groups: dict[str, list[str]] = {}
+    for key in qrels:
+        groups.setdefault(key.split("_")[0], []).append(key)
+    lowest = [min(scores[key]["ndcg_cut_10"] for key in keys) for keys in groups.values()]
+    return sum(lowest) / len(lowest), float(np.mean([s["ndcg_cut_10"] for s in scores.values()]))
+
+
+def test_instructir_imports_robustness_at_10_over_query_groups_and_runs_as_mteb_scores_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from specrun.cli import main
+
+    (entry,) = import_tasks(["InstructIR"], catalogue.load())
+    path = tmp_path / "specs" / f"{entry.spec_id}.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(entry.text, encoding="utf-8")
+    spec = yaml.safe_load(entry.text)
+    (protocol,) = spec["protocols"].values()
+    assert (protocol["kind"], protocol["options"]["query_groups"]) == ("corpus_retrieval", "_")
+    main_metric = spec["metrics"]["robustness_at_10"]
+    assert (main_metric["metric"], main_metric["mteb"]["score"], main_metric["mteb"]["main"]) == \
+        ("robustness_at_10", "robustness_at_10", True)
+    assert "level_scores" not in spec["card"]["caveats"] and "query groups" in spec["card"]["uncertainty"]
+    qrels = grouped_qrels()
+    data = tmp_path / "data"
+    make_grouped(data / spec["id"], qrels)
+    assert main(["fingerprint", str(path), "--data-dir", str(data), "--no-cache", "--write"]) == 0
+    capsys.readouterr()
+    results = run_ok([str(path), "--data-dir", str(data), "--adapter", "hashing", "--output", str(tmp_path / "o"),
+                      "-q"], capsys)
+    robustness, ndcg = robustness_reference(qrels)
+    score = results.scores["test"]["robustness_at_10"]
+    assert score.value == pytest.approx(robustness, abs=1e-12)
+    assert score.n == 10  # the groups
+    assert score.ci_low <= score.value <= score.ci_high
+    assert results.scores["test"]["ndcg_at_10"].value == pytest.approx(ndcg, abs=1e-12)
+    assert robustness < ndcg  # some group's variants differ
+
+
+def test_the_group_metric_weighs_each_group_by_its_first_query() -> None:
+    from specrun.core.registry import METRICS
+    from specrun.protocols.corpus_retrieval import query_groups
+
+    groups = query_groups(["1_a", "1_b", "2_a", "3_a", "3_b", "3_c", "x"], "_")
+    assert groups.tolist() == [0, 0, 1, 2, 2, 2, 3]
+    assert query_groups(["1_a", "1_b"], None).tolist() == [0, 1]
+    values = np.array([0.5, 0.2, 0.9, 0.4, 0.1, 0.7, 1.0])
+    entry = METRICS["robustness_at_10"]
+    assert entry.statistic(values, groups, weights=np.ones(7)) == pytest.approx((0.2 + 0.9 + 0.1 + 1.0) / 4)
+    # a resample that draws group 1's first query twice and group 3's none: (2 * 0.2 + 0.9 + 1.0) / 4
+    drawn = np.array([[2, 5, 1, 0, 3, 0, 1]], dtype=float)
+    assert entry.statistic(values, groups, weights=drawn)[0] == pytest.approx((2 * 0.2 + 0.9 + 1.0) / 4)
+    assert entry.count(values, groups) == 4

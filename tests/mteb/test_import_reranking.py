@@ -89,9 +89,9 @@ def test_reranking_tasks_import_as_corpus_reranking_specs(tmp_path: Path,
 
 def test_what_the_reranking_form_cannot_say_is_refused_by_name(tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    mind = refusals(catalogue.task("MindSmallReranking"))
-    assert any(reason.startswith("overrides task_specific_scores") for reason in mind), mind
-    assert any("max_over_subqueries_map_at_1000" in reason for reason in mind), mind
+    nevir = refusals(catalogue.task("NevIR"))  # MindSmallReranking imports now (test_import_subqueries)
+    assert any(reason.startswith("overrides task_specific_scores") for reason in nevir), nevir
+    assert any("main score paired_accuracy" in reason for reason in nevir), nevir
     assert refusals(catalogue.task("CodeRAGOnlineTutorials"))[0].startswith("overrides load_data")
     bare = catalogue.task("AskUbuntuDupQuestions").model_copy(update={"stats": None})
     assert reranking_refusal(bare) == ("no top_ranked candidates in MTEB's statistics (its reranking form could "
@@ -99,7 +99,7 @@ def test_what_the_reranking_form_cannot_say_is_refused_by_name(tmp_path: Path,
     own = catalogue.task("AskUbuntuDupQuestions").model_copy(
         update={"attributes": {**catalogue.task("AskUbuntuDupQuestions").attributes, "ignore_identical_ids": True}})
     assert reranking_refusal(own) == "ignore_identical_ids with top_ranked candidates (not in corpus_reranking yet)"
-    code, _out, err = run_cli(["import", "mteb", "MindSmallReranking", "-o", str(tmp_path / "x")], capsys)
+    code, _out, err = run_cli(["import", "mteb", "NevIR", "-o", str(tmp_path / "x")], capsys)
     assert_one_line_error(code, err, contains="overrides task_specific_scores")
     assert not (tmp_path / "x").exists()
 
@@ -107,8 +107,8 @@ def test_what_the_reranking_form_cannot_say_is_refused_by_name(tmp_path: Path,
 def test_coverage_of_the_active_reranking_tasks() -> None:
     tasks = [task for task in catalogue.active_text_tasks().values() if task.type == "Reranking"]
     counts = coverage(tasks)["Reranking"]
-    assert (counts["tasks"], counts["imports"]) == (50, 43)
-    assert counts["overrides load_data"] == 5 and counts["main score"] == 3
+    assert (counts["tasks"], counts["imports"]) == (50, 44)
+    assert counts["overrides load_data"] == 5 and counts["main score"] == 2
 
 
 def test_the_reader_joins_top_ranked_only_when_asked(tmp_path: Path) -> None:

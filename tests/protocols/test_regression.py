@@ -27,17 +27,19 @@ def embedded(n: int, seed: int, prefix: str) -> tuple[list[Item], dict[str, np.n
     return items, vectors
 
 
-@pytest.mark.parametrize("n_samples, runs", [("all", 1), (15, 3)])
-def test_regression_predictions_equal_linear_regression_fitted_directly(n_samples: object, runs: int) -> None:
+@pytest.mark.parametrize("n_samples, runs, draw", [("all", 1, "uniform"), (15, 3, "uniform"), (15, 3, "binned")])
+def test_regression_predictions_equal_linear_regression_fitted_directly(n_samples: object, runs: int,
+                                                                        draw: str) -> None:
     fit, vectors = embedded(40, 0, "f")
     test, more = embedded(12, 1, "t")
     vectors |= more
-    options = RegressionOptions(fit_split="train", n_samples=n_samples, n_experiments=runs)  # type: ignore[arg-type]
+    options = RegressionOptions(fit_split="train", n_samples=n_samples, n_experiments=runs,  # type: ignore[arg-type]
+                                draw=draw, bins=3)  # type: ignore[arg-type]
     embed = lambda texts, _field: np.stack([vectors[t] for t in texts])  # noqa: E731
     out = RegressionProtocol().run(test, RunContext(embed, {"train": fit}), options)
     x = np.stack([vectors[i.id] for i in fit])
     y = np.array([i.fields["target"] for i in fit])
-    for run, chosen in enumerate(subsamples(len(fit), options)):
+    for run, chosen in enumerate(subsamples(y, options)):
         model = LinearRegression().fit(x[chosen], y[chosen])
         np.testing.assert_allclose(out.arrays["predicted_value"][:, run],
                                    model.predict(np.stack([vectors[i.id] for i in test])), atol=1e-10)
@@ -99,4 +101,12 @@ def test_experiments_that_would_all_fit_the_same_regression_are_refused() -> Non
     fit, _ = embedded(10, 0, "f")
     options = RegressionOptions(fit_split="train", n_samples=20, n_experiments=3)
     with pytest.raises(DataError, match="every experiment would fit the same regression"):
+        RegressionProtocol().validate_items(fit, options, "f", {"train": fit})
+
+
+def test_a_binned_draw_datasets_refuses_is_one_line() -> None:
+    """Ten fit items in ten quantile bins: a bin of one item, which datasets' stratified split refuses."""
+    fit, _ = embedded(10, 0, "f")
+    options = RegressionOptions(fit_split="train", n_samples=5, n_experiments=2, draw="binned", bins=10)
+    with pytest.raises(DataError, match=r"^binned draw of 5 fit items \(seed 42\): .*least populated class"):
         RegressionProtocol().validate_items(fit, options, "f", {"train": fit})

@@ -6,9 +6,10 @@ main score is one of trec_eval's measures imports as import_retrieval writes it,
 `mteb_retrieval` with option `instructions`. A task whose main score is FollowIR's p-MRR (its own
 task_specific_scores calls `evaluate_p_mrr_change` with the `qrel_diff` config) imports as a `paired_reranking`
 spec: the reader's option `pairs` makes each `<id>-og`/`<id>-changed` query pair one row with qrel_diff's changed
-documents, and the kind scores p-MRR and the pooled, og and changed trec measures as MTEB does. What MTEB computes
-beyond that is refused by name with the piece it needs: InstructIR's robustness@10 (the lowest nDCG@10 over a
-query's instruction variants)."""
+documents, and the kind scores p-MRR and the pooled, og and changed trec measures as MTEB does. InstructIR's main
+score robustness@10 (its task_specific_scores: MTEB's `robustness_at_10`, the mean over query groups, ids up to the
+first '_', of the lowest nDCG@10 among a group's instruction variants) is the metric `robustness_at_10` on
+corpus_retrieval's option `query_groups: "_"`, the groups its unit."""
 
 from __future__ import annotations
 
@@ -34,12 +35,16 @@ ATTRIBUTES = {"abstask_prompt", "ignore_identical_ids", "k_values", "skip_first_
 JOINED = ("Each query is read as MTEB's loader builds it: the query, a space, its instruction (from the data's "
           "instruction config; where the data has none, the query as it is). ")
 # MTEB's main scores of these types that no trec_eval measure is, each with the piece a spec would need for it
-NEEDS = {
-    "robustness_at_10": ("needs: robustness_at_10 (the mean over query groups, ids up to '_', of the lowest "
-                         "nDCG@10 among a group's instruction variants; no kind groups queries)"),
-}
-# the main scores above mapped only so that their refusal names what each needs (instruction_refusal)
-INSTRUCTION_METRICS = RETRIEVAL_METRICS | {score: (score, score) for score in NEEDS} | {"p-MRR": ("p_mrr", "p-MRR")}
+NEEDS: dict[str, str] = {}
+ROBUSTNESS = "robustness_at_10"  # InstructIR's: the lowest nDCG@10 of each query group, averaged over the groups
+GROUP_SEPARATOR = "_"  # MTEB's robustness_at_10 groups qrels keys by `key.split("_")[0]`
+# the main scores in NEEDS mapped only so that their refusal names what each needs (instruction_refusal)
+INSTRUCTION_METRICS = RETRIEVAL_METRICS | {score: (score, score) for score in NEEDS} | {
+    "p-MRR": ("p_mrr", "p-MRR"),
+    ROBUSTNESS: (ROBUSTNESS, "Robustness@10 (the lowest nDCG@10 of each query's instruction variants, averaged)")}
+ROBUSTNESS_DESCRIPTION = (
+    " Robustness@10 groups the queries by their id up to the first '_' (the instruction variants of one query) "
+    "and averages over the groups each group's lowest nDCG@10; its interval resamples the groups.")
 PAIRED = "p-MRR"  # the main score of MTEB's paired (og/changed) evaluation: the paired_reranking kind's
 # FollowIR's task_specific_scores: `evaluate_p_mrr_change` on the qrel_diff config (load_dataset), which the
 # paired_reranking kind computes (p-MRR and the og/changed trec measures) rather than leaves out
@@ -55,8 +60,9 @@ PAIRED_CAVEAT = (" MTEB also reports the og and changed runs' own trec measures 
                  "the spec's kind computes (metrics og_ndcg_cut_10, changed_ndcg_cut_10, ...) but writes no "
                  "`mteb:` counterpart for (MTEB nests them).")
 # IFIR's task_specific_scores: nDCG@20 averaged per instruction level (query ids with v1, v2, v3) beside the usual
-# scores, which it does not change: the spec scores the usual ones and says the others are left out
-LEVEL_SCORES = {"task_specific_scores": frozenset({"append", "items", "len", "sum"})}
+# scores, which it does not change: the spec scores the usual ones and says the others are left out; InstructIR's
+# adds robustness_at_10, the metric of that name
+LEVEL_SCORES = {"task_specific_scores": frozenset({"append", "items", "len", "sum", ROBUSTNESS})}
 # MTEB looks a model's prompts up under the task's own type; the spec's kind under Retrieval or Reranking
 PROMPT_CAVEAT = ("MTEB looks a model's prompts up under this task's type ({type}); the spec's kind looks them up under "
                  "{kind}, so a model whose prompts are keyed by type may read another prompt here than in MTEB")
@@ -105,6 +111,9 @@ def instruction_protocol(task: Task, companions: tuple[str, ...] = COMPANIONS) -
                 "options": {"top_k": _depth(task)}}
     entry = retrieval_protocol(task, companions)
     entry["description"] = JOINED + (CANDIDATES_DESCRIPTION if has_top_ranked(task) else RETRIEVAL_DESCRIPTION)
+    if task.main_score == ROBUSTNESS:
+        entry["description"] += ROBUSTNESS_DESCRIPTION
+        entry.setdefault("options", {})["query_groups"] = GROUP_SEPARATOR
     return entry
 
 
@@ -113,7 +122,10 @@ def instruction_card(task: Task, version: str) -> dict[str, Any]:
     card = retrieval_card(task, version)
     card["data"] = card["data"].replace(" configs)", " configs, and its instruction config joined into each query)")
     card["caveats"] = card["caveats"].split(" MTEB also reports")[0] + (
-        LEVEL_CAVEAT if "task_specific_scores" in task.hooks else "")
+        LEVEL_CAVEAT if "task_specific_scores" in task.hooks and task.main_score != ROBUSTNESS else "")
+    if task.main_score == ROBUSTNESS:
+        card["uncertainty"] += (" Robustness@10's interval resamples the query groups (ids up to the first "
+                                "'_'), each counted by its first query.")
     if task.main_score == PAIRED:
         card["data"] = card["data"].replace(" and top_ranked configs", ", top_ranked and qrel_diff configs")
         card["items"] = card["items"].replace("Every query with qrels", "Every pair of an `-og` and a `-changed` "

@@ -1,9 +1,9 @@
 """The Regression part of `specrun import mteb`: MTEB 2.x's AbsTaskRegression (scikit-learn's LinearRegression
 fitted on the train split's embeddings and values, Kendall's tau of its predictions) as a `regression` spec, the
 fit split read beside the eval split. MTEB fits each of n_experiments on n_samples rows drawn stratified by binned
-value (datasets' train_test_split, seed 42 + experiment), a draw the kind does not make: a task whose fit split has
-more rows than n_samples is refused by name; one with fewer fits every experiment on the whole split, which the
-kind says as `n_samples: all` (one experiment, the same numbers)."""
+value (pandas' qcut into 10 bins, datasets' train_test_split with seed 42 + experiment), which the kind draws with
+`draw: binned`; a task whose fit split has no more rows than n_samples fits every experiment on the whole split,
+which the kind says as `n_samples: all` (one experiment, the same numbers)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,13 @@ REGRESSION_DESCRIPTION = (
     "LinearRegression, MTEB's default) is fitted on the embeddings and values of the whole fit split, which is no "
     "larger than MTEB's n_samples, so each of MTEB's experiments fits this same regression; every evaluated text "
     "gets the value it predicts.")
+DRAWN_DESCRIPTION = (
+    "Each text is embedded on its own with the model's own pooling. In each of {runs} experiments a linear "
+    "regression (scikit-learn's LinearRegression, MTEB's default) is fitted on {n:,} texts of the fit split and "
+    "their values, drawn as MTEB draws them: the values cut into 10 quantile bins, a stratified draw by bin "
+    "(datasets' train_test_split, seed 42 + experiment); every evaluated text gets the value each experiment's "
+    "regression predicts, and each measure is the mean over the experiments.")
+MTEB_SEED, MTEB_BINS = 42, 10  # AbsTask.seed; stratified_subsampling's n_bins
 # MTEB score key -> (spec metric, label); mae, mse and rmse are lower-is-better errors without a fixed range, which
 # an imported metric (higher, a range) does not say, so only the correlation is written
 REGRESSION_METRICS = {"kendalltau": ("kendall_tau", "Kendall's τ-b (prediction against gold value)")}
@@ -47,14 +54,15 @@ def regression_refusal(task: Task) -> str | None:
 
 
 def _draw_refusal(task: Task, fit: str) -> str | None:
-    n_samples, rows = task.attributes.get("n_samples"), (split_stats(task, fit) or {}).get("num_samples")
-    if not isinstance(n_samples, int) or not isinstance(rows, int):
-        return (f"n_samples {n_samples!r} and no statistics of fit split {fit!r} (MTEB draws a larger split "
-                "stratified by binned value, which the kind does not)")
-    if rows > n_samples:
-        return (f"n_samples {n_samples:,} < the {rows:,} rows of fit split {fit!r} (MTEB draws them stratified by "
-                "binned value, datasets' train_test_split with seed 42 + experiment; the kind does not)")
+    n_samples, experiments = task.attributes.get("n_samples"), task.attributes.get("n_experiments")
+    if not isinstance(n_samples, int) or not isinstance(_fit_rows(task), int) or not isinstance(experiments, int):
+        return (f"n_samples {n_samples!r}, n_experiments {experiments!r} or no statistics of fit split {fit!r} "
+                "(whether MTEB draws from it cannot be said)")
     return None
+
+
+def _fit_rows(task: Task) -> int | None:
+    return (split_stats(task, str(fit_split(task))) or {}).get("num_samples")
 
 
 def regression_columns(task: Task) -> dict[str, str]:
@@ -69,10 +77,17 @@ def regression_source(task: Task, name: str, source: dict[str, Any]) -> dict[str
 
 
 def regression_protocol(task: Task) -> dict[str, Any]:
-    """The whole fit split, once: MTEB's n_experiments fits on it are one and the same (its n_samples covers it)."""
-    return {"kind": "regression", "label": "Linear-regression probe", "capability": "embed.text.pooled",
-            "description": REGRESSION_DESCRIPTION,
-            "options": {"fit_split": fit_split(task), "n_samples": "all", "n_experiments": 1}}
+    """The whole fit split, once, where MTEB's n_samples covers it (its n_experiments fits are one and the same);
+    else MTEB's binned draw of n_samples rows per experiment."""
+    entry = {"kind": "regression", "label": "Linear-regression probe", "capability": "embed.text.pooled",
+             "description": REGRESSION_DESCRIPTION,
+             "options": {"fit_split": fit_split(task), "n_samples": "all", "n_experiments": 1}}
+    n_samples, runs = task.attributes["n_samples"], task.attributes["n_experiments"]
+    if (_fit_rows(task) or 0) > n_samples:
+        entry["description"] = DRAWN_DESCRIPTION.format(runs=runs, n=n_samples)
+        entry["options"] |= {"n_samples": n_samples, "n_experiments": runs, "seed": MTEB_SEED, "draw": "binned",
+                             "bins": MTEB_BINS}
+    return entry
 
 
 def regression_card(task: Task, version: str) -> dict[str, Any]:
@@ -87,12 +102,19 @@ def regression_card(task: Task, version: str) -> dict[str, Any]:
         "data": f"The hub dataset {task.dataset.path} at revision {task.dataset.revision}, as MTEB {version} loads "
                 f"it for task {task.name}.",
         "items": f"Every text of the evaluated split(s): {', '.join(f'{s} ({count(s)})' for s in task.eval_splits)}; "
-                 f"{fit} ({count(fit)}) is only read to fit the regression.",
-        "uncertainty": "95 % bootstrap interval over the evaluated texts, 1,000 resamples; the fit is fixed.",
+                 f"{fit} ({count(fit)}) is only read to fit the regression{_drawn(task)}.",
+        "uncertainty": "95 % bootstrap interval over the evaluated texts, 1,000 resamples; the fits are fixed.",
         "caveats": frame["caveats"],
         "examples": {"count": 3, "heading": "Three texts (input: a text; expected output: its value):",
                      "columns": {"id": "item_id", "text": "text", "target": "value"}},
     }
+
+
+def _drawn(task: Task) -> str:
+    n_samples = task.attributes["n_samples"]
+    if (_fit_rows(task) or 0) <= n_samples:
+        return ""
+    return f" ({n_samples:,} of them per experiment, {task.attributes['n_experiments']} experiments)"
 
 
 REGRESSION_IMPORT = TypeImport(

@@ -3,7 +3,9 @@ queries and qrels configs) as a `corpus_retrieval` spec read by `mteb_retrieval`
 (a skipped first result) refused by name. A task whose class sets MTEB's `ignore_identical_ids` imports with
 corpus_retrieval's option of that name (`retrieval_options`). A task whose data carries `top_ranked` candidates
 (MTEB then ranks each query's candidates only) is a `corpus_reranking` spec, its source read with
-`mteb_retrieval`'s option `candidates`: the form every Reranking task takes (import_reranking)."""
+`mteb_retrieval`'s option `candidates`: the form every Reranking task takes (import_reranking). A class whose
+load_data only calls one of MTEB's own loaders of this layout (`LOADERS`) imports with the reader options that
+read what it reads."""
 
 from __future__ import annotations
 
@@ -30,6 +32,21 @@ CANDIDATES_DESCRIPTION = (
     "a space) on its document path; every query ranks only its own candidates (the data's top_ranked) by cosine, "
     "ties by document id descending, and trec_eval's measures are computed on its top k against all its qrels, "
     "as MTEB's AbsTaskRetrieval does for a task with top_ranked (its reranking form).")
+
+
+# load_data overrides that read the hub retrieval layout themselves, by the one helper their body calls (as the
+# catalogue's hook_calls record it) -> the mteb_retrieval options that read the same rows. MTEB 2.26.24's
+# `_load_data_retrieval` (tasks/retrieval/multilingual/mr_tidy_retrieval.py) reads, per hf_subset, the configs
+# `<subset>-qrels` and `<subset>-queries` at split `test` and `<subset>-corpus` at split `train`, keeps rows as
+# they are (MTEB's later v1-to-v2 conversion and its evaluator drop the queries without qrels, as the reader does)
+# and reads no instruction (a repo with one is then refused, not joined)
+LOADERS = {"_load_data_retrieval": {"corpus_split": "train", "instructions": False}}
+
+
+def loader_options(task: Task) -> dict[str, Any]:
+    """The reader options of a known loader, where the task's load_data calls one and nothing else."""
+    calls = task.hook_calls.get("load_data", []) if "load_data" in task.hooks else []
+    return dict(LOADERS[calls[0]]) if len(calls) == 1 and calls[0] in LOADERS else {}
 
 
 def has_top_ranked(task: Task) -> bool:
@@ -72,7 +89,7 @@ def retrieval_source(task: Task, name: str, source: dict[str, Any]) -> dict[str,
     does for any retrieval task (an `instruction` config, or a column of the queries, where the repo has one)."""
     mirror: dict[str, Any] = {"format": "mteb_retrieval", "files": dict.fromkeys(task.eval_splits, ".")}
     mirror["options"] = ({"subset": task.hf_subsets[0]} if task.hf_subsets[0] != "default" else {}) | (
-        {"candidates": True} if has_top_ranked(task) else {}) | {"instructions": True}
+        {"candidates": True} if has_top_ranked(task) else {}) | {"instructions": True} | loader_options(task)
     columns = {"query": "query", "qrels": "qrels", "corpus": "corpus"}
     source.update(mirror=mirror, columns=columns | ({"candidates": "candidates"} if has_top_ranked(task) else {}),
                   ids={"column": "query_id"})
@@ -131,4 +148,4 @@ CAPPED_RECALL_CAVEAT = (" MTEB also reports this task's own capped recall (R_cap
 RETRIEVAL_IMPORT = TypeImport(
     type="Retrieval", protocol="search", metrics=RETRIEVAL_METRICS, companions=COMPANIONS,
     refusal=retrieval_refusal, source=retrieval_source, protocol_entry=retrieval_protocol, card=retrieval_card,
-    extra_scores=CAPPED_RECALL)
+    extra_scores=CAPPED_RECALL | {"load_data": frozenset(LOADERS)})

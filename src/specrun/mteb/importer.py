@@ -194,7 +194,8 @@ def _metrics(task: Task, entry: TypeImport) -> dict[str, Any]:
     """The main score and its companions, each with its `mteb:` counterpart: on the one eval split (`split`), or
     on each of several (`splits`: every spec split is MTEB's split of the same name), one metric either way."""
     metrics: dict[str, Any] = {}
-    for score in dict.fromkeys([task.main_score, *entry.companions]):
+    companions = entry.companions_of(task) if entry.companions_of else entry.companions
+    for score in dict.fromkeys([task.main_score, *companions]):
         metric, label = entry.metrics[score]
         ref: dict[str, Any] = {"task": task.name, "subset": task.hf_subsets[0], "score": score}
         if len(task.eval_splits) > 1:

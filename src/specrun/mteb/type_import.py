@@ -23,6 +23,7 @@ class TypeImport:
     protocol: str  # the spec's protocol name
     metrics: dict[str, tuple[str, str]]  # MTEB score key -> (spec metric, label)
     companions: tuple[str, ...]  # the scores written beside the main one, in order
+    # (or per task: `companions_of`, where a task's main score is of another family than the type's usual)
     refusal: Callable[[Task], str | None]  # what of the abstask the kind cannot say (None: nothing)
     source: Callable[[Task, str, dict[str, Any]], dict[str, Any]]  # the hf_dataset source, from its base
     protocol_entry: Callable[[Task], dict[str, Any]]
@@ -39,8 +40,10 @@ class TypeImport:
     mteb_caveat: str | None = None  # why a published number may differ from ours (every `mteb:` mapping's caveat)
     interval: Callable[[Task], str | None] = field(default=lambda task: None)  # each metric's `interval`, where
     # the task's own needs one other than `auto` (None: uncertainty.interval's auto)
-    # an overridden method that only adds scores beside MTEB's usual ones: method -> the names it may call
+    # an overridden method that only adds scores beside MTEB's usual ones (or, load_data, only calls a loader the
+    # type reads as options): method -> the names it may call
     extra_scores: dict[str, frozenset[str]] = field(default_factory=dict)
+    companions_of: Callable[[Task], tuple[str, ...]] | None = None  # a task's own companions (None: companions)
 
 
 def card_frame(task: Task, version: str) -> dict[str, str]:

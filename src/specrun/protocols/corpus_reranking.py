@@ -48,6 +48,11 @@ class CandidateOptions(KindOptions):
     top_k: int = Field(1000, ge=1, description="Candidates kept per query, best first: the largest cutoff the "
                                                "metrics use (MTEB keeps max(k_values), 1000).")
     chunk_size: int = Field(16_384, ge=1, description="Documents embedded per call (the chunk of vectors held).")
+    max_over_subqueries: bool = Field(False, description=(
+        "Score groups of subqueries, as MTEB's `max_over_subqueries` does: queries whose ids share the part "
+        "before their last '_' are one group (the unit); each subquery keeps its top_k candidates, a document "
+        "scores its highest similarity over the group's subqueries, and the group's run, ranked by that, is "
+        "scored against the group's qrels (its subqueries' must be equal)."))
 
 
 def to_document_ids(value: Any) -> list[str]:
@@ -82,6 +87,8 @@ class CorpusRerankingProtocol(ProtocolKind[CandidateOptions]):
             if missing is not None:
                 raise DataError(f"query {item.id}: candidate {missing!r} is not a document of the corpus",
                                 file=origin)
+        if options.max_over_subqueries:
+            subquery_groups(items)  # before anything is embedded
 
     def corpora(self, items: Sequence[Item], options: CandidateOptions) -> Iterator[tuple[str, SharedCorpus]]:
         if items:
@@ -90,6 +97,12 @@ class CorpusRerankingProtocol(ProtocolKind[CandidateOptions]):
     def run(self, items: Sequence[Item], ctx: RunContext, options: CandidateOptions) -> Outputs:
         corpus: SharedCorpus = items[0].fields["corpus"]
         queries = checked(ctx.embed([item.fields["query"] for item in items], "query"), ctx.similarity)
+        if options.max_over_subqueries:
+            groups = subquery_groups(items)
+            top = top_candidates(queries, [item.fields["candidates"] for item in items], corpus, ctx, options)
+            ranked = merged_ranking(items, top, list(groups.values()), corpus, options.top_k)
+            return Outputs(unit=self.info.unit, ids=list(groups), arrays=measures(
+                ranked, [items[members[0]].fields["qrels"] for members in groups.values()], corpus))
         ranked = ranked_candidates(queries, [item.fields["candidates"] for item in items], corpus, ctx, options)
         return Outputs(unit=self.info.unit, ids=[item.id for item in items],
                        arrays=measures(ranked, [item.fields["qrels"] for item in items], corpus))
@@ -112,15 +125,76 @@ def ranked_candidates(queries: np.ndarray, candidates: Sequence[Sequence[str]], 
     """Each query's (a row of `queries`, checked vectors) candidates best first by the similarity, ties by
     document id descending (pytrec_eval's order), cut at top_k: (queries, depth) corpus positions, -1 past the end
     of a shorter list. Also the paired kind's ranking (paired_reranking)."""
+    return padded([positions for positions, _ in top_candidates(queries, candidates, corpus, ctx, options)],
+                  options.top_k)
+
+
+def top_candidates(queries: np.ndarray, candidates: Sequence[Sequence[str]], corpus: SharedCorpus,
+                   ctx: RunContext, options: CandidateOptions) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each query's run as MTEB keeps it: its candidates' corpus positions and similarities, best first, ties by
+    document id descending, cut at top_k."""
     ids = [sorted(set(docs), reverse=True) for docs in candidates]  # ties: id descending
     lists = [np.array([corpus.position[doc] for doc in docs], dtype=np.int64) for docs in ids]
     documents = lambda start, stop: ctx.embed(corpus.slice(start, stop), "corpus")  # noqa: E731
     scores = candidate_scores(queries, lists, documents, len(corpus), options.chunk_size, ctx.similarity)
-    ranked = np.full((len(lists), max(1, min(options.top_k, max(map(len, lists))))), -1, dtype=np.int64)
-    for row, (positions, values) in enumerate(zip(lists, scores, strict=True)):
+    runs = []
+    for positions, values in zip(lists, scores, strict=True):
         order = np.argsort(-values, kind="stable")[:options.top_k]
-        ranked[row, :len(order)] = positions[order]
+        runs.append((positions[order], values[order]))
+    return runs
+
+
+def padded(lists: Sequence[np.ndarray], top_k: int) -> np.ndarray:
+    """(queries, depth) corpus positions from each query's ranked list, -1 past the end of a shorter one."""
+    ranked = np.full((len(lists), max(1, min(top_k, max(map(len, lists), default=0)))), -1, dtype=np.int64)
+    for row, positions in enumerate(lists):
+        ranked[row, :min(len(positions), top_k)] = positions[:top_k]
     return ranked
+
+
+def subquery_groups(items: Sequence[Item]) -> dict[str, list[int]]:
+    """Group id -> its subqueries (item indices), in first-seen order: MTEB's `max_over_subqueries` groups query
+    ids by the part before their last '_' (`"_".join(id.split("_")[:-1])`). An id without '_' (MTEB would pool
+    all such queries into one group named '') or a group whose subqueries' qrels differ (MTEB keeps one of them,
+    whichever its qrels order lists last) is one line."""
+    groups: dict[str, list[int]] = {}
+    for index, item in enumerate(items):
+        base, underscore, _ = item.id.rpartition("_")
+        if not underscore or not base:
+            raise DataError(f"query {item.id!r}: option max_over_subqueries groups query ids by the part before "
+                            "their last '_', and this one has none")
+        members = groups.setdefault(base, [])
+        if members and item.fields["qrels"] != items[members[0]].fields["qrels"]:
+            raise DataError(f"query {item.id!r}: its qrels differ from those of {items[members[0]].id!r}, a "
+                            f"subquery of the same group {base!r} (MTEB scores a group against one of them)")
+        members.append(index)
+    return groups
+
+
+def merged_ranking(items: Sequence[Item], runs: Sequence[tuple[np.ndarray, np.ndarray]],
+                   groups: Sequence[Sequence[int]], corpus: SharedCorpus, top_k: int) -> np.ndarray:
+    """Each group's run: every document of its subqueries' runs at its highest score among them, best first,
+    ties by document id descending (pytrec_eval's order of MTEB's merged run), cut at top_k. Sorted as arrays
+    (MTEB's MIND holds 2.4 million subqueries): by group, document and score, the first of each (group,
+    document) its max; then by group, score and id."""
+    descending = sorted({doc for item in items for doc in item.fields["candidates"]}, reverse=True)
+    tie = np.zeros(len(corpus), dtype=np.int64)
+    tie[[corpus.position[doc] for doc in descending]] = np.arange(len(descending))
+    group_of = np.empty(len(runs), dtype=np.int64)
+    for number, members in enumerate(groups):
+        group_of[members] = number
+    group = np.repeat(group_of, [len(positions) for positions, _ in runs])
+    position = np.concatenate([np.empty(0, dtype=np.int64), *(positions for positions, _ in runs)])
+    score = np.concatenate([np.empty(0), *(values for _, values in runs)])
+    order = np.lexsort((-score, position, group))
+    group, position, score = group[order], position[order], score[order]
+    first = np.ones(len(group), dtype=bool)
+    first[1:] = (group[1:] != group[:-1]) | (position[1:] != position[:-1])
+    group, position, score = group[first], position[first], score[first]
+    order = np.lexsort((tie[position], -score, group))
+    group, position = group[order], position[order]
+    bounds = np.searchsorted(group, np.arange(len(groups) + 1))
+    return padded([position[bounds[g]:bounds[g + 1]] for g in range(len(groups))], top_k)
 
 
 def checked(vectors: np.ndarray, function: str) -> np.ndarray:

@@ -62,6 +62,10 @@ class CorpusOptions(KindOptions):
     ignore_identical_ids: bool = Field(False, description="Leave out of each query's ranking the corpus document "
                                                           "whose id is the query's id (MTEB's option of that name); "
                                                           "the qrels are kept as they are.")
+    query_groups: str | None = Field(None, min_length=1, description=(
+        "Groups the queries for group metrics (robustness_at_10): a query's group is its id up to the first "
+        "occurrence of this text (MTEB's InstructIR: '_', its instruction variants of one query); none: each "
+        "query is its own group."))
 
 
 def to_corpus(value: Any) -> SharedCorpus:
@@ -95,7 +99,7 @@ class CorpusRetrievalProtocol(ProtocolKind[CorpusOptions]):
 
     info = KindInfo(
         item_fields={"query": "text", "qrels": "judgments", "corpus": "corpus"},
-        outputs=tuple(trec_output(m, k) for m in TREC_MEASURES for k in CORPUS_CUTOFFS),
+        outputs=(*(trec_output(m, k) for m in TREC_MEASURES for k in CORPUS_CUTOFFS), "query_group"),
         unit="queries",
         prompt_task="Retrieval",
         roles={"query": "query", "corpus": "document"},
@@ -144,6 +148,7 @@ class CorpusRetrievalProtocol(ProtocolKind[CorpusOptions]):
             if own is not None:
                 ranked = without_own(ranked, own, ranked.shape[1])
         arrays = corpus_measures(ranked, [item.fields["qrels"] for item in items], corpus.position)
+        arrays["query_group"] = query_groups([item.id for item in items], options.query_groups)
         return Outputs(unit=self.info.unit, ids=[item.id for item in items], arrays=arrays)
 
     def example(self) -> KindExample:
@@ -155,6 +160,14 @@ class CorpusRetrievalProtocol(ProtocolKind[CorpusOptions]):
         return KindExample(items=[Item(id=f"q{i}", fields={"query": q, "qrels": r, "corpus": corpus})
                                   for i, (q, r) in enumerate(queries)], options={"top_k": 5, "chunk_size": 4},
                            metrics=("ndcg_cut_5", "map_cut_5", "mrr_cut_10", "recall_cut_3", "precision_cut_1"))
+
+
+def query_groups(ids: Sequence[str], separator: str | None) -> np.ndarray:
+    """Each query's group as a code (groups numbered in order of first appearance): its id up to the first
+    `separator` (MTEB's `key.split(separator)[0]`), or, without one, the query itself."""
+    codes: dict[str, int] = {}
+    return np.array([codes.setdefault(i.split(separator)[0] if separator else i, len(codes)) for i in ids],
+                    dtype=np.float64)
 
 
 def own_positions(items: Sequence[Item], corpus: SharedCorpus) -> np.ndarray:

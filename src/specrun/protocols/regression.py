@@ -3,6 +3,7 @@ predicts each evaluated item's number; several experiments on subsamples of the 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Sequence
 from typing import Literal
 
@@ -19,10 +20,16 @@ from specrun.search.cosine import check_vectors
 class RegressionOptions(KindOptions):
     fit_split: str = Field(min_length=1, description="The split the regression is fitted on (read, not scored).")
     n_samples: int | Literal["all"] = Field(
-        "all", description="Fit items per experiment, drawn uniformly with seed + experiment (MTEB draws 2,048 "
-                           "stratified by binned target, which this does not reproduce); all: the whole fit split.")
+        "all", description="Fit items per experiment, drawn as `draw` says with seed + experiment; all: the whole "
+                           "fit split.")
     n_experiments: int = Field(1, ge=1, le=1000, description="Fits, each on its own subsample.")
     seed: int = Field(42, ge=0, le=2**32 - 1, description="Seeds the subsamples.")
+    draw: Literal["uniform", "binned"] = Field(
+        "uniform", description="uniform: n_samples items uniformly without replacement (numpy), fitted in item "
+                               "order; binned: MTEB's AbsTaskRegression draw, the targets cut into `bins` quantile "
+                               "bins (pandas' qcut, duplicate edges dropped) and datasets' train_test_split "
+                               "stratified by bin, its test part fitted in its order.")
+    bins: int = Field(10, ge=2, le=1000, description="Quantile bins of the binned draw (MTEB: 10).")
 
     @model_validator(mode="after")
     def _experiments_differ(self) -> RegressionOptions:
@@ -33,11 +40,50 @@ class RegressionOptions(KindOptions):
         return self
 
 
-def subsamples(n_fit: int, options: RegressionOptions) -> list[np.ndarray]:
+def subsamples(targets: np.ndarray, options: RegressionOptions) -> list[np.ndarray]:
+    """The fit items of each experiment, in the order they are fitted (every item where n_samples covers them)."""
+    n_fit = len(targets)
     if options.n_samples == "all" or options.n_samples >= n_fit:
         return [np.arange(n_fit)] * (1 if options.n_samples == "all" else options.n_experiments)
+    if options.draw == "binned":
+        key = hashlib.sha256(targets.tobytes()).hexdigest()
+        return [_binned(key, targets, options.n_samples, options.seed + run, options.bins)
+                for run in range(options.n_experiments)]
     return [np.sort(np.random.default_rng(options.seed + run).choice(n_fit, options.n_samples, replace=False))
             for run in range(options.n_experiments)]
+
+
+_DRAWS: dict[tuple[str, int, int, int], np.ndarray] = {}  # validation, texts and run draw the same rows
+
+
+def _binned(key: str, targets: np.ndarray, n: int, seed: int, bins: int) -> np.ndarray:
+    if (key, n, seed, bins) not in _DRAWS:
+        if len(_DRAWS) > 256:
+            _DRAWS.clear()
+        _DRAWS[key, n, seed, bins] = binned_draw(targets, n, seed, bins)
+    return _DRAWS[key, n, seed, bins]
+
+
+def binned_draw(targets: np.ndarray, n: int, seed: int, bins: int) -> np.ndarray:
+    """The positions MTEB's AbsTaskRegression.stratified_subsampling keeps (n below len(targets)), in its order:
+    the same pandas and datasets calls on a Dataset of the bins and the positions, so identical by construction
+    (the draw depends on the bins' order and datasets' generator, not on the other columns)."""
+    import datasets  # imported here: datasets (and pandas with it) cost seconds at start-up
+    import pandas as pd
+
+    binned = pd.qcut(targets.tolist(), q=bins, labels=False, duplicates="drop")
+    quiet = datasets.are_progress_bars_disabled()
+    datasets.disable_progress_bars()  # its casts draw bars; a run draws its own
+    try:
+        dataset = datasets.Dataset.from_dict({"bin": binned.tolist(), "position": list(range(len(targets)))})
+        dataset = dataset.cast_column("bin", datasets.ClassLabel(names=np.unique(binned).tolist()))
+        kept = dataset.train_test_split(test_size=n, seed=seed, stratify_by_column="bin")["test"]
+    except ValueError as exc:  # datasets' refusal, e.g. a bin of one item
+        raise DataError(f"binned draw of {n} fit items (seed {seed}): {str(exc).splitlines()[0]}") from None
+    finally:
+        if not quiet:
+            datasets.enable_progress_bars()
+    return np.asarray(kept["position"], dtype=np.int64)
 
 
 class RegressionProtocol(ProtocolKind[RegressionOptions]):
@@ -66,7 +112,7 @@ class RegressionProtocol(ProtocolKind[RegressionOptions]):
             raise DataError(f"n_samples {options.n_samples} >= the {len(fit)} items of fit split "
                             f"{options.fit_split!r}: every experiment would fit the same regression; set "
                             "n_samples: all and n_experiments: 1")
-        for run, indices in enumerate(subsamples(len(fit), options)):  # a constant fit is not a metric's fault
+        for run, indices in enumerate(subsamples(targets, options)):  # a constant fit is not a metric's fault
             if len(indices) and np.ptp(targets[indices]) == 0:
                 raise DataError(f"fit split {options.fit_split!r}: experiment {run}'s {len(indices)} fit items all "
                                 f"have target {float(targets[indices][0])!r}, so its regression predicts a constant; "
@@ -75,7 +121,7 @@ class RegressionProtocol(ProtocolKind[RegressionOptions]):
     def texts(self, items: Sequence[Item], options: RegressionOptions,
               support: Support = NO_SUPPORT) -> Iterator[FieldText]:
         fit = support[options.fit_split]
-        chosen = subsamples(len(fit), options)
+        chosen = subsamples(np.array([item.fields["target"] for item in fit], dtype=np.float64), options)
         used = sorted(set().union(*(set(indices.tolist()) for indices in chosen)))
         for index in used:
             yield "text", fit[index].fields["text"]
@@ -87,7 +133,7 @@ class RegressionProtocol(ProtocolKind[RegressionOptions]):
 
         fit = ctx.support[options.fit_split]
         targets = np.array([item.fields["target"] for item in fit], dtype=np.float64)
-        chosen = subsamples(len(fit), options)
+        chosen = subsamples(targets, options)
         used = sorted(set().union(*(set(c.tolist()) for c in chosen)))
         position = {index: row for row, index in enumerate(used)}
         undefined = "a regression cannot be fitted or applied"

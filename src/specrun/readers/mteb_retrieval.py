@@ -9,7 +9,9 @@ option `instructions`, the `instruction` (or `<subset>-instruction`) config (que
 has one, is joined into each query as MTEB's loader and `_retrieval_texts` join it: the query, a space, the
 instruction. With option `pairs`, each `<id>-og` query and its `<id>-changed` query (FollowIR's layout in MTEB 2.x)
 become one row, with the document ids the `qrel_diff` config lists for `<id>` (the documents the changed
-instruction made non-relevant, which MTEB's FollowIR tasks read in their own task_specific_scores)."""
+instruction made non-relevant, which MTEB's FollowIR tasks read in their own task_specific_scores). With option
+`corpus_split`, the corpus config is read from that split whatever split is evaluated (MTEB's loaders that keep
+the corpus under `train`)."""
 
 from __future__ import annotations
 
@@ -54,6 +56,10 @@ class MtebRetrievalOptions(Strict):
         "(and `candidates`) are the og query's, `changed_query`, `changed_qrels` (`changed_candidates`) the "
         "changed one's, and `changed` the document ids the `qrel_diff` (`<subset>-qrel_diff`) config lists for "
         "`<id>` (none where it has no row); a judged query outside a judged pair is one line."))
+    corpus_split: str | None = Field(None, min_length=1, description=(
+        "The split the corpus config is read from, whatever split is evaluated (MTEB's loaders that read the "
+        "corpus from `train` beside `test` queries and qrels); a config without that split is one line. None: the "
+        "evaluated split, or the config's only one."))
 
 
 def config_names(snapshot: Snapshot, subset: str | None, candidates: bool = False,
@@ -279,14 +285,24 @@ def _paired(rows: Rows, changed: dict[str, list[str]], origin: str) -> Rows:
     return paired
 
 
+def _corpus_split(snapshot: Snapshot, config: str, fixed: str | None, split: str) -> str:
+    """The corpus config's split: option corpus_split's, which must exist (MTEB's `load_dataset(...)[split]`
+    fails without it), else the evaluated one (or its fallback)."""
+    if fixed is not None and fixed not in snapshot.configs[config]:
+        raise DataError(f"config {config!r} has no split {fixed!r} (option corpus_split; its splits: "
+                        f"{', '.join(map(repr, snapshot.configs[config]))})", file=str(snapshot.root / "README.md"))
+    return fixed or split
+
+
 def read_mteb_retrieval(path: Path, layout: Any, split: str) -> Rows:
     """One row per query that has qrels, in the queries' order (MTEB drops the others): `query_id`, `query`,
     `qrels` (document id -> whole-number score) and `corpus`, one `SharedCorpus` shared by every row. Each config
-    reads the evaluated split, or its only split when it has one."""
+    reads the evaluated split, or its only split when it has one (the corpus: option corpus_split's, where set)."""
     options = MtebRetrievalOptions.model_validate(dict(getattr(layout, "options", None) or {}))
     snapshot = read_snapshot(path)
     names = config_names(snapshot, options.subset, options.candidates, options.instructions, options.pairs)
-    corpus, judged = read_corpus_files(snapshot.files(names["corpus"], split), mteb_document)
+    corpus, judged = read_corpus_files(snapshot.files(names["corpus"], _corpus_split(snapshot, names["corpus"],
+                                                                     options.corpus_split, split)), mteb_document)
     own = "skip" if "instructions" in names else "join" if options.instructions else "refuse"
     queries = _queries(snapshot, names["queries"], split, own)
     qrels = _qrels(snapshot, names["qrels"], split, queries, judged)
@@ -308,4 +324,5 @@ register_reader(ReaderEntry(
     description="MTEB's hub retrieval repo: README configs corpus, queries, default/qrels (or <subset>-...), "
                 "parquet or jsonl; one row per query with its graded qrels, the corpus held once (option "
                 "candidates: its top_ranked candidate ids too; instructions: each query joined with its instruction; "
-                "pairs: one row per -og/-changed query pair, with qrel_diff's changed documents)"))
+                "pairs: one row per -og/-changed query pair, with qrel_diff's changed documents; corpus_split: the "
+                "corpus config's split)"))

@@ -1,0 +1,146 @@
+"""MrTidyRetrieval's imported spec (JMTEB(v2)'s japanese subset; `mteb_retrieval` with option corpus_split: train)
+beside MTEB 2.x's own task class, whose load_data reads the repo with its own `_load_data_retrieval`, on the same
+local hub snapshot and model.
+
+MTEB is never a dependency: run this with the side environment's Python and specrun's source on the path,
+    PYTHONPATH=src HF_DATASETS_OFFLINE=1 /work/mteb-venv/bin/python bench/mteb_parity_loader_import.py \
+        [--queries 60] [--documents 300] [--model DIR] [--data-dir ../shared/data]
+It writes a hub-style snapshot in mteb/mrtidy's layout (README `configs:` japanese-corpus with a train split,
+japanese-queries and japanese-qrels with a test split, parquet) from the STS Benchmark test file in
+<data-dir>/stsb/: each query is a first sentence, relevant (1) its own second sentence, two other documents judged
+at random 0 or 1; the corpus (every fourth document with a title) also holds unjudged second sentences. The
+corpus config also has a `test` split of other documents, which MTEB's loader does not read. Then the task is
+scored twice with all-MiniLM-L6-v2:
+  - specrun: the MrTidyRetrieval spec `specrun import mteb --benchmark "JMTEB(v2)"` writes (japanese only),
+    fingerprinted on the snapshot, run with --model;
+  - MTEB: its real MrTidyRetrieval class (mteb.get_task, hf_subsets japanese), its dataset path pointed at the
+    snapshot, loaded by its own load_data and scored by AbsTaskRetrieval.evaluate on
+    SentenceTransformerEncoderWrapper. The unrounded means of its per-query pytrec_eval scores (caught from
+    calculate_retrieval_scores) are compared, and its rounded main score printed beside them.
+Prints both numbers per score and their difference; exit 1 when one differs by more than 1e-6."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import random
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from mteb_parity_cli import ROOT, bundled_model, specrun
+
+TASK = "MrTidyRetrieval"
+SUBSET = "japanese"
+SCORES = {"ndcg_at_10": "ndcg_cut_10", "map_at_10": "map_cut_10", "recall_at_100": "recall_100"}
+
+
+def snapshot_rows(data_dir: Path, queries: int, documents: int) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """Config -> split -> rows, drawn from the STS Benchmark test pairs (seeded), every text once."""
+    with (data_dir / "stsb" / "sts-test.csv").open(encoding="utf-8") as handle:
+        pairs = [(row[5], row[6]) for row in csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+                 if len(row) >= 7]
+    rng = random.Random(5)
+    unique = list({second: (first, second) for first, second in pairs}.values())
+    firsts = {first for first, _ in unique}
+    unique = [pair for pair in unique if pair[1] not in firsts]
+    rng.shuffle(unique)
+    corpus = {f"d{i}": second for i, (_, second) in enumerate(unique[:documents])}
+    decoys = [{"_id": f"x{i}", "title": "", "text": second} for i, (_, second) in enumerate(unique[documents:][:20])]
+    rows: dict[str, dict[str, list[dict[str, Any]]]] = {
+        f"{SUBSET}-corpus": {"train": [{"_id": doc, "title": f"Title {doc}" if i % 4 == 0 else "", "text": text}
+                                       for i, (doc, text) in enumerate(corpus.items())], "test": decoys},
+        f"{SUBSET}-queries": {"test": []}, f"{SUBSET}-qrels": {"test": []}}
+    for i, (first, _) in enumerate(unique[:queries]):
+        rows[f"{SUBSET}-queries"]["test"].append({"_id": f"q{i}", "text": first})
+        judged = {f"d{i}": 1, **{doc: rng.choice((0, 1)) for doc in rng.sample(sorted(corpus), 2)}}
+        rows[f"{SUBSET}-qrels"]["test"] += [{"query-id": f"q{i}", "corpus-id": doc, "score": score}
+                                           for doc, score in judged.items()]
+    return rows
+
+
+def write_snapshot(folder: Path, rows: dict[str, dict[str, list[dict[str, Any]]]]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    lines = ["---", "configs:"]
+    for name, splits in rows.items():
+        (folder / name).mkdir(parents=True)
+        lines += [f"- config_name: {name}", "  data_files:"]
+        for split, part in splits.items():
+            pq.write_table(pa.Table.from_pylist(part), folder / name / f"{split}.parquet")
+            lines += [f"  - split: {split}", f"    path: {name}/{split}.parquet"]
+    (folder / "README.md").write_text("\n".join([*lines, "---", ""]), encoding="utf-8")
+
+
+def specrun_scores(work: Path, data: Path, model: str) -> dict[str, float]:
+    specs = work / "specs"
+    specrun("import", "mteb", "--benchmark", "JMTEB(v2)", "-o", str(specs))
+    spec = str(specs / "mrtidyretrieval.yaml")
+    cache = str(work / "cache")
+    specrun("fingerprint", spec, "--data-dir", str(data), "--cache-dir", cache, "--write")
+    path = specrun(spec, "--data-dir", str(data), "--model", model, "--cache-dir", cache, "--output",
+                   str(work / "runs"), "-q")
+    scores = json.loads(Path(path.splitlines()[-1]).read_text(encoding="utf-8"))["scores"]["test"]
+    return {name: float(scores[name]["value"]) for name in (*SCORES, "mrr_at_10")} | {"n": scores["ndcg_at_10"]["n"]}
+
+
+def mteb_scores(snapshot: Path, model: str) -> tuple[dict[str, float], float]:
+    """MTEB's unrounded means (per-query pytrec_eval scores, its own MRR) and its reported main score."""
+    import datasets
+    import mteb
+    import mteb._evaluators.retrieval_evaluator as evaluator
+    from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
+
+    datasets.disable_progress_bars()
+    caught: list[Any] = []
+    original = evaluator.calculate_retrieval_scores
+
+    def catching(*args: Any, **kwargs: Any) -> Any:
+        caught.append(original(*args, **kwargs))
+        return caught[-1]
+
+    evaluator.calculate_retrieval_scores = catching
+    task = mteb.get_task(TASK, hf_subsets=[SUBSET])
+    task.metadata.dataset = {"path": str(snapshot), "revision": task.metadata.dataset["revision"]}
+    task.load_data()
+    found = task.evaluate(SentenceTransformerEncoderWrapper(model, device="cpu"), "test",
+                          encode_kwargs={"batch_size": 32})
+    (result,) = caught
+    per_query = result.all_scores
+    means = {key: sum(scores[measure] for scores in per_query.values()) / len(per_query)
+             for key, measure in SCORES.items()}
+    return means | {"mrr_at_10": float(result.mrr["MRR@10"]), "n": len(per_query)}, float(
+        found[SUBSET]["main_score"])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--queries", type=int, default=60, help="queries (default 60)")
+    parser.add_argument("--documents", type=int, default=300, help="corpus documents (default 300)")
+    parser.add_argument("--model", help="model folder (default: the bundled all-MiniLM-L6-v2)")
+    parser.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
+    args = parser.parse_args()
+    args.model = args.model or bundled_model()
+    with tempfile.TemporaryDirectory() as scratch:
+        work = Path(scratch)
+        os.environ["HF_DATASETS_CACHE"] = str(work / "hf-cache")  # no earlier run's rows for a folder like this
+        snapshot = work / "data" / "mrtidyretrieval"
+        write_snapshot(snapshot, snapshot_rows(args.data_dir, args.queries, args.documents))
+        theirs, reported = mteb_scores(snapshot, args.model)
+        ours = specrun_scores(work, work / "data", args.model)
+    print(f"{TASK} ({SUBSET}) on a {args.queries}-query, {args.documents}-document snapshot from STS Benchmark "
+          f"(specrun {ours.pop('n')} queries, MTEB {theirs.pop('n')}); MTEB's reported main score {reported:.5f}")
+    worst = 0.0
+    for name in theirs:
+        difference = ours[name] - theirs[name]
+        worst = max(worst, abs(difference))
+        print(f"  {name:14s} specrun {ours[name]:.10f}  mteb {theirs[name]:.10f}  difference {difference:.1e}")
+    print(f"largest difference {worst:.1e}")
+    return 0 if worst <= 1e-6 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
