@@ -27,12 +27,12 @@ def main() -> None:
     from specrun.cli import build_parser, run_options
     from specrun.core.types import View
     from specrun.core.workspace import Workspace
+    from specrun.data import load_data
     from specrun.encoders.cached import CachedEncoder
     from specrun.encoders.models import resolve_model
     from specrun.evaluation import run_context
     from specrun.metrics import estimate
     from specrun.plan import make_plan
-    from specrun.runner import load_data
     from specrun.spec import load_spec, subset_specs
 
     flags = ["run", str(ROOT / "specs" / "banking77.yaml"), "-q"] + (["--cache-dir", args.cache_dir]
@@ -49,7 +49,8 @@ def main() -> None:
         by_view: dict[View, list[str]] = {}
         for view, text in loaded.texts:
             by_view.setdefault(view, []).append(text)
-        embeddings = CachedEncoder(model, options, workspace, Console(stderr=True, quiet=True)).embeddings(
+        embeddings = CachedEncoder(model, options.encoder, workspace, Console(stderr=True, quiet=True),
+                               options.execution).embeddings(
             {view: list(dict.fromkeys(texts)) for view, texts in by_view.items()})
         encode = time.perf_counter() - clock
         protocol = plan.protocols[0]

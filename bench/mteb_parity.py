@@ -60,10 +60,10 @@ def specrun_side(work: Path, data_dir: Path) -> None:
     from specrun.cli import build_parser, run_options
     from specrun.core.types import View
     from specrun.core.workspace import Workspace
+    from specrun.data import load_data
     from specrun.encoders.cached import CachedEncoder
     from specrun.encoders.models import resolve_model
     from specrun.plan import make_plan
-    from specrun.runner import load_data
     from specrun.spec import load_spec, subset_specs
 
     cache = work / "cache"
@@ -89,7 +89,8 @@ def specrun_side(work: Path, data_dir: Path) -> None:
     workspace = Workspace.resolve(options.cache_dir, options.no_cache).check()
     model = resolve_model(options.model, options.model_revision, memo_dir=workspace.memo)
     by_view = {view: list(dict.fromkeys(values)) for view, values in texts.items()}
-    embeddings = CachedEncoder(model, options, workspace, Console(stderr=True, quiet=True)).embeddings(by_view)
+    embeddings = CachedEncoder(model, options.encoder, workspace, Console(stderr=True, quiet=True),
+                               options.execution).embeddings(by_view)
     first_view = {}
     for view, values in by_view.items():
         for text in values:

@@ -239,6 +239,28 @@ def test_modules_and_functions_are_short() -> None:
     assert stale == [], "an exception no longer needed: take it off the list"
 
 
+RUN_LINES = 30  # `runner._run`: the flow in one screen (issue 47 item 1; 47 lines before the encoder session)
+
+
+def test_the_run_reads_as_the_flow_and_the_encoder_stage_never_sees_the_run_options() -> None:
+    """`runner._run` stays one screen: the encoder session (encoders.session), the data stage and the writers own
+    the rest, so a run-wide setting does not lengthen it; the encoder stage is handed the parts of the options it
+    reads (`EncoderSettings`, `Execution`), never `RunOptions` whole."""
+    tree = ast.parse(MODULES["specrun.runner"].read_text(encoding="utf-8"))
+    run = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "_run")
+    assert run.end_lineno is not None and run.end_lineno - run.lineno + 1 <= RUN_LINES
+    readers = [name for name, path in MODULES.items()
+               if stage_of(name) in ("encoders", "evaluation") and "RunOptions" in names_in(path)]
+    assert readers == []
+
+
+def names_in(path: Path) -> set[str]:
+    """Every name a module reads or imports."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)} | {
+        alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names}
+
+
 def test_the_cycle_check_finds_a_cycle() -> None:
     """The checker itself: a two-module cycle and a three-module one are found, a chain is not."""
     assert cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]

@@ -9,11 +9,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from specrun.core.contracts import Rerank, RunContext, announced_embed
+from specrun.core.derived import DerivedCache
 from specrun.core.errors import SpecrunError
 from specrun.core.mapping import ChunkMap
 from specrun.core.types import Embed, Item, Outputs, Score, Support, View
 from specrun.data import SplitData
-from specrun.encoders.derived import DerivedCache
+from specrun.encoders.session import Scope
 from specrun.metrics import estimate
 from specrun.plan import Plan, PlannedMetric, PlannedProtocol
 
@@ -30,23 +31,21 @@ class ProtocolRun:
     similarity: str = "cosine"  # the function its vectors were compared by, resolved
 
 
-def evaluate(plan: Plan, splits: dict[str, SplitData], embed_view: Callable[[View, Sequence[str]], np.ndarray],
-             derived: DerivedCache | None, chunk_map: ChunkMap | None = None,
-             model_similarity: str = "cosine", rerank: Rerank | None = None) -> list[ProtocolRun]:
+def evaluate(plan: Plan, splits: dict[str, SplitData], scope: Scope,
+             derived: DerivedCache | None = None) -> list[ProtocolRun]:
     """Every protocol on every evaluated split; `splits` holds the support splits (fit splits) too. A protocol
-    asks for a field's texts; `embed_view` gives them as that field's view (role, task, instruction) is embedded;
-    `chunk_map` is the run's executor for a kind's chunks of work (None: this process); `model_similarity` is
-    what a protocol's `similarity: model` means for this model; `rerank` the run's second stage (--reranker),
-    handed to the kinds that rerank."""
+    asks for a field's texts; the scope's `embed_view` gives them as that field's view (role, task, instruction)
+    is embedded; its chunk map, similarity and rerank reach each protocol's `run` (the rerank only the kinds that
+    rerank)."""
     runs = []
     for split in plan.splits:
         items = splits[split.name].items
         for protocol in plan.protocols:
             support = {name: splits[name].items for name in protocol.support}
             with SpecrunError.named(f"{plan.id}, split {split.name}, protocol {protocol.name}"):
-                similarity = protocol.similarity_of(model_similarity)
-                context = run_context(protocol, items, support, embed_view, chunk_map, similarity,
-                                      rerank if protocol.entry.info.reranks else None)
+                similarity = protocol.similarity_of(scope.similarity)
+                context = run_context(protocol, items, support, scope.embed_view, scope.chunk_map, similarity,
+                                      scope.rerank if protocol.entry.info.reranks else None)
                 outputs = protocol.entry.run(items, context, protocol.options)
             scores = {}
             for metric in protocol.metrics:

@@ -164,7 +164,7 @@ def test_killed_mid_encode_then_rerun_encodes_only_what_was_missing(tmp_path: Pa
 
 
 def test_derived_cache_is_keyed_by_inputs_and_verified(tmp_path: Path) -> None:
-    from specrun.encoders.derived import DerivedCache
+    from specrun.core.derived import DerivedCache
 
     cache = DerivedCache(tmp_path, {"scipy": "1", "numpy": "2", "specrun": "3"})
     arrays = [np.array([0.1, 0.2, 0.3]), np.array([1.0, 2.0, 4.0])]

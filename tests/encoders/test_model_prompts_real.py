@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from specrun.core.options import RunOptions
 from specrun.core.settings import EncoderSettings
 from specrun.core.types import View
 from specrun.core.workspace import Workspace
@@ -67,8 +66,8 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def encoder(path: Path, **settings: object) -> CachedEncoder:
-    options = RunOptions(model=str(path), encoder=EncoderSettings(**settings))  # type: ignore[arg-type]
-    return CachedEncoder(resolve_model(str(path)), options, Workspace.resolve(no_cache=True), Console(quiet=True))
+    chosen = EncoderSettings(**settings)  # type: ignore[arg-type]
+    return CachedEncoder(resolve_model(str(path)), chosen, Workspace.resolve(no_cache=True), Console(quiet=True))
 
 
 @pytest.mark.parametrize("name", ["e5", "router", "default", "default_only"])

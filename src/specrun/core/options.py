@@ -5,12 +5,23 @@ states none."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from specrun.core.settings import EncoderSettings
 
 RAY_WAIT_FACTOR = 10  # the actors' start and each encoded group may take this many times --ray-timeout
+
+
+@dataclass(frozen=True)
+class Execution:
+    """Where the texts the cache lacks are encoded: the part of the run's options the encoder stage reads besides
+    its settings (none of it changes a vector)."""
+
+    device: str = "auto"
+    executor: str = "local"  # local | ray
+    ray_address: str | None = None
+    ray_timeout: float = 30.0
 
 
 def _option(default: Any, help: str, metavar: str | None = None) -> Any:
@@ -66,6 +77,11 @@ class RunOptions:
         None, "a smoke run: the first N items of each split read (after its sha256 and fingerprint checks and the "
               "spec's subset), fitted-on splits too; marked in results.json and the folder name (+limit-N), "
               "refused by compare, leaderboard, publish, export and check-published", "N")
+
+    @property
+    def execution(self) -> Execution:
+        """The options the encoder stage reads besides `encoder` (each field of `Execution`, by its name)."""
+        return Execution(**{option.name: getattr(self, option.name) for option in fields(Execution)})
 
 
 DEFAULTS = RunOptions()

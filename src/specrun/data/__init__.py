@@ -15,8 +15,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from specrun.core.corpus import SharedCorpus
 from specrun.core.errors import SpecrunError
-from specrun.core.types import Item
+from specrun.core.types import Item, View
 from specrun.core.workspace import Workspace
 from specrun.data.items import RawRow, WhereFilter, exploded, fingerprint, map_items, select
 from specrun.data.sample import rare_dropped, sampled, text_split
@@ -24,8 +25,8 @@ from specrun.data.sources import DATA_DIR_ENV, read_source_split, resolve_data_d
 from specrun.plan import Plan, PlannedSplit
 from specrun.spec import HubDataset
 
-__all__ = ["DATA_DIR_ENV", "SplitData", "check_scorable", "example_items", "fingerprint", "limit_hint", "limited",
-           "load_split", "load_splits", "resolve_data_dir"]
+__all__ = ["DATA_DIR_ENV", "Loaded", "SplitData", "check_scorable", "example_items", "fingerprint", "limit_hint",
+           "limited", "load_data", "load_split", "load_splits", "resolve_data_dir"]
 
 
 @dataclass(frozen=True)
@@ -159,3 +160,33 @@ def example_items(plan: Plan, data_dir: Path | None, workspace: Workspace | None
     if plan.spec.card is None or not plan.spec.card.examples.count:
         return []
     return load_split(plan, plan.splits[0].name, data_dir, workspace=workspace).items
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """One plan with its data: the splits' items and every text its protocols ask for, with its view
+    (duplicates included)."""
+
+    plan: Plan
+    splits: dict[str, SplitData]
+    texts: list[tuple[View, str]]
+    corpora: list[tuple[View, SharedCorpus]] = field(default_factory=list)  # embedded from digests, not listed
+
+
+def load_data(plan: Plan, data_dir: Path | None, workspace: Workspace) -> Loaded:
+    """The evaluated splits and the splits protocols fit on (checked alike), and every text the protocols ask for.
+    With --limit, each split's first N items (fitted-on splits too: a smoke run is quick) once it is read and
+    checked whole (pins, fingerprint, subset)."""
+    splits = load_splits(plan, data_dir, workspace=workspace, limit=plan.limit)
+    texts: list[tuple[View, str]] = []
+    corpora: list[tuple[View, SharedCorpus]] = []
+    for split in plan.splits:
+        for protocol in plan.protocols:
+            support = {name: splits[name].items for name in protocol.support}
+            with SpecrunError.named(f"{plan.id}, split {split.name}, protocol {protocol.name}"), limit_hint(plan.limit):
+                items = splits[split.name].items
+                texts.extend((protocol.view(text_field), text) for text_field, text in
+                             protocol.entry.texts(items, protocol.options, support))
+                corpora.extend((protocol.view(text_field), corpus) for text_field, corpus in
+                               protocol.entry.corpora(items, protocol.options))
+    return Loaded(plan=plan, splits=splits, texts=texts, corpora=corpora)

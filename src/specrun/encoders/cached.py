@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from specrun.core.corpus import SharedCorpus
-from specrun.core.options import RunOptions
+from specrun.core.options import Execution
 from specrun.core.registry import ADAPTERS
 from specrun.core.settings import AppliedPrompt, EncoderSettings
 from specrun.core.types import View
@@ -44,13 +44,14 @@ class CachedEncoder:
     """One model with one set of settings, behind the embedding cache of the workspace: a cache per encoding
     (role and prompt text), one model load for all of them."""
 
-    def __init__(self, model: ModelRef, options: RunOptions, workspace: Workspace, console: Console) -> None:
+    def __init__(self, model: ModelRef, settings: EncoderSettings, workspace: Workspace, console: Console,
+                 execution: Execution | None = None) -> None:
         self.model = model
-        self.options = options
+        self.execution = execution or Execution()
         self.console = console
         self.warn = workspace.warn
         self.workspace = workspace
-        self.settings = resolve_settings(model, options.encoder)
+        self.settings = resolve_settings(model, settings)
         self.declared = declared_prompts(model, self.settings.adapter)
         self.model_files = model_files_hash(Path(model.path), workspace.memo) if workspace.embeddings else None
         self.scratch_writer = CacheWriter(workspace.warn)  # --no-cache: its own, so a full scratch disk is its own
@@ -98,25 +99,10 @@ class CachedEncoder:
             for view, corpora in corpora_by_view.items():
                 into = wanted_corpora.setdefault((chosen[view].role, chosen[view].text), {})
                 into.update((corpus.digest, corpus) for corpus in corpora)
-        timings: dict[str, float] = {"cache_read": 0.0}
         caches = {encoding: self._cache(encoding) for encoding in dict.fromkeys([*wanted, *wanted_corpora])}
-        found: dict[Encoding, Found] = {}
-        missing: dict[Encoding, list[str]] = {}
         clock = time.perf_counter()
-        for encoding, texts in wanted.items():
-            unique = list(dict.fromkeys(texts))
-            cache = caches[encoding]
-            found[encoding] = cache.lookup(unique) if cache else Found()
-            missing[encoding] = [text for text in unique if text not in found[encoding]]
-        lookups: dict[tuple[Encoding, str], CorpusLookup] = {}
-        for encoding, corpora in wanted_corpora.items():
-            cache = caches[encoding]
-            for digest, corpus in corpora.items():
-                first, inverse = corpus.unique()
-                blocks, places = cache.lookup_digests(corpus.text_digests, first) if cache else (
-                    [], np.full(len(first), -1, dtype=np.int64))
-                lookups[(encoding, digest)] = CorpusLookup(corpus, first, inverse, blocks, places)
-        timings["cache_read"] += time.perf_counter() - clock
+        found, missing, lookups = _looked_up(wanted, wanted_corpora, caches)
+        timings: dict[str, float] = {"cache_read": time.perf_counter() - clock}
         info = self._stored_info(list(caches.values())) if not any(missing.values()) and not any(
             len(lookup.missing) for lookup in lookups.values()) else None
         if info is None:
@@ -141,7 +127,7 @@ class CachedEncoder:
         back when asked for, so a long run holds no more than a group of vectors (uncached: the run's vectors).
         A corpus' missing texts go a window at a time, read from its source (`encode_corpus`)."""
         lookups = lookups or {}
-        memory = PeakMemory() if self.options.executor == "local" else None  # Ray: the encode is elsewhere
+        memory = PeakMemory() if self.execution.executor == "local" else None  # Ray: the encode is elsewhere
         executor = self._open_executor(timings)
         info = executor.info
         if "," in info.device or not ADAPTERS[self.settings.adapter].needs_model:
@@ -189,14 +175,14 @@ class CachedEncoder:
 
     def _open_executor(self, timings: dict[str, float]) -> Executor:
         """The executor with the model loaded (its load timed and said), checked to be the model that was keyed."""
-        options = self.options
+        execution = self.execution
         clock = time.perf_counter()
-        job = EncodeJob(model=self.model, settings=self.settings, device=options.device,
+        job = EncodeJob(model=self.model, settings=self.settings, device=execution.device,
                         batch_size=self.settings.batch_size, model_files=self.model_files)
         what = f"model {self.model.name}" if ADAPTERS[self.settings.adapter].needs_model else (
             f"adapter {self.settings.adapter} (no model)")
         with self.console.status(f"loading {what}", spinner="line"):  # a phase of its own, before the bar
-            executor = open_executor(options.executor, job, self.warn, options.ray_address, options.ray_timeout)
+            executor = open_executor(execution, job, self.warn)
         try:
             self.model.check_unchanged()  # the key and the digests describe what was loaded, or nothing is encoded
         except BaseException:
@@ -238,3 +224,25 @@ class CachedEncoder:
         # precision) is whichever run wrote the file last, and `_this_run` replaces it
         applied = [(info.settings.cache_fields(), info.pooling, info.normalize) for info in infos]
         return infos[0] if infos and all(value == applied[0] for value in applied) else None
+
+
+def _looked_up(wanted: dict[Encoding, list[str]], wanted_corpora: dict[Encoding, dict[str, SharedCorpus]],
+               caches: dict[Encoding, EmbeddingCache | None],
+               ) -> tuple[dict[Encoding, Found], dict[Encoding, list[str]], dict[tuple[Encoding, str], CorpusLookup]]:
+    """What the caches hold of each encoding's texts (and what they lack), and each corpus' lookup by digests."""
+    found: dict[Encoding, Found] = {}
+    missing: dict[Encoding, list[str]] = {}
+    for encoding, texts in wanted.items():
+        unique = list(dict.fromkeys(texts))
+        cache = caches[encoding]
+        found[encoding] = cache.lookup(unique) if cache else Found()
+        missing[encoding] = [text for text in unique if text not in found[encoding]]
+    lookups: dict[tuple[Encoding, str], CorpusLookup] = {}
+    for encoding, corpora in wanted_corpora.items():
+        cache = caches[encoding]
+        for digest, corpus in corpora.items():
+            first, inverse = corpus.unique()
+            blocks, places = cache.lookup_digests(corpus.text_digests, first) if cache else (
+                [], np.full(len(first), -1, dtype=np.int64))
+            lookups[(encoding, digest)] = CorpusLookup(corpus, first, inverse, blocks, places)
+    return found, missing, lookups

@@ -21,6 +21,7 @@ import numpy as np
 
 from specrun.core.errors import ModelError, SpecrunError, first_line
 from specrun.core.files import folder_state
+from specrun.core.options import Execution
 from specrun.core.registry import ADAPTERS
 from specrun.core.settings import EncoderSettings
 from specrun.core.types import Role
@@ -75,10 +76,10 @@ def check_executor(kind: str, device: str | None) -> None:
                            "its own GPU")
 
 
-def open_executor(kind: str, job: EncodeJob, warn: Warn, ray_address: str | None = None,
-                  ray_timeout: float = RAY_TIMEOUT) -> Executor:
-    if kind == "ray":
-        return RayExecutor(job, warn, ray_address, ray_timeout)
+def open_executor(execution: Execution, job: EncodeJob, warn: Warn) -> Executor:
+    """Where the job runs: this process, or Ray actors (--executor ray, with its address and timeout)."""
+    if execution.executor == "ray":
+        return RayExecutor(job, warn, execution.ray_address, execution.ray_timeout)
     return LocalExecutor(job, warn)
 
 

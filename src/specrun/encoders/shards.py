@@ -5,7 +5,6 @@ reads whose file state is checked around every read, never a memory map)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Sequence
@@ -15,22 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from specrun.core.derived import keyed_checksum, keyed_hasher
 from specrun.core.errors import CacheError
 from specrun.core.files import open_regular_file
-
-
-def keyed_hasher(key: str) -> Any:
-    """The one checksum of every file the store writes (shards, info.json, derived entries): sha256 over the
-    entry's key, a newline, then its payload, so an entry copied under another key fails like a damaged one.
-    Returned open, for payloads that are streamed."""
-    return hashlib.sha256(key.encode() + b"\n")
-
-
-def keyed_checksum(key: str, payload: bytes) -> str:
-    digest = keyed_hasher(key)
-    digest.update(payload)
-    return digest.hexdigest()
-
 
 ROW_BITS = 32  # a text's place is one int, block << ROW_BITS | row: no tuple per text in the index
 

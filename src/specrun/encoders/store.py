@@ -24,10 +24,8 @@ a half-written entry never exists because every write is atomic (`CacheWriter`).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import shutil
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from specrun.core.corpus import DIGEST_BYTES, text_digest
+from specrun.core.derived import CACHE_FORMAT, keyed_checksum, keyed_hasher, remove_entry
 from specrun.core.errors import CacheError
 from specrun.core.files import digest_of_files, folder_files, memo_sha256, open_regular_file
 from specrun.core.settings import EncoderSettings
@@ -52,12 +51,8 @@ from specrun.encoders.shards import (
     _shard_shape,
     encode_shard,
     file_state,
-    keyed_checksum,
-    keyed_hasher,
     read_shard_header,
 )
-
-CACHE_FORMAT = 3  # 3: memory-mappable shards (2 wrote .npz chunks, now never read)
 
 
 @dataclass(frozen=True)
@@ -258,7 +253,7 @@ class EmbeddingCache:
 
     def _drop(self, shard: Path, reason: str) -> None:
         self.warn(f"cache: ignored {shard.name} ({reason}); its texts are encoded again")
-        _remove(shard)
+        remove_entry(shard)
 
     def store(self, texts: Sequence[str], vectors: np.ndarray) -> ShardRows | None:
         """Write one shard atomically; its rows, to read back when asked instead of holding the vectors, when
@@ -318,18 +313,8 @@ class EmbeddingCache:
     def drop_info(self, reason: str) -> None:
         self.warn(f"cache: ignored info.json of {self.folder.name} ({reason}); the model is loaded to state its "
                   "settings again")
-        _remove(self.folder / "info.json")
+        remove_entry(self.folder / "info.json")
 
     def save_info(self, info: dict[str, Any]) -> None:
         stored = {"key": self.key.digest, "checksum": _info_checksum(self.key.digest, info), "info": info}
         self.writer.write(self.folder / "info.json", json.dumps(stored, indent=2, sort_keys=True))
-
-
-def _remove(path: Path) -> None:
-    """A damaged entry removed: a file, or a folder in its place (else every later run would warn and go
-    uncached again); one that cannot be removed is simply ignored next time."""
-    with contextlib.suppress(OSError):
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        else:
-            path.unlink(missing_ok=True)

@@ -14,7 +14,7 @@ import tempfile
 import numpy as np
 
 from specrun.core import registry
-from specrun.encoders.derived import DerivedCache
+from specrun.core.derived import DerivedCache
 from specrun.evaluation import ProtocolRun
 from specrun.plan import Plan
 

@@ -1,19 +1,57 @@
-"""Results derived from exact inputs (metric estimates, plots), cached under the sha256 of those inputs and of the
-libraries that compute them, each entry checked before use."""
+"""Results derived from exact inputs (metric estimates, plots), cached beside the workspace that owns the folder,
+under the sha256 of those inputs and of the libraries that compute them, each entry checked before use; and the
+keyed checksum every cache file carries (the vector store's shards and info.json too)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from specrun.core.files import open_regular_file
-from specrun.core.workspace import CacheWriter, Warn
-from specrun.encoders.shards import keyed_checksum
-from specrun.encoders.store import CACHE_FORMAT, _remove
+from specrun.core.workspace import CacheWriter, Warn, Workspace
+
+CACHE_FORMAT = 3  # 3: memory-mappable shards (2 wrote .npz chunks, now never read); part of every cache key
+DERIVED_VERSIONS = ("specrun", "numpy", "scipy", "matplotlib")  # the libraries an estimate or a plot depends on
+
+
+def keyed_hasher(key: str) -> Any:
+    """The one checksum of every file the caches write (shards, info.json, derived entries): sha256 over the
+    entry's key, a newline, then its payload, so an entry copied under another key fails like a damaged one.
+    Returned open, for payloads that are streamed."""
+    return hashlib.sha256(key.encode() + b"\n")
+
+
+def keyed_checksum(key: str, payload: bytes) -> str:
+    digest = keyed_hasher(key)
+    digest.update(payload)
+    return digest.hexdigest()
+
+
+def remove_entry(path: Path) -> None:
+    """A damaged entry removed: a file, or a folder in its place (else every later run would warn and go
+    uncached again); one that cannot be removed is simply ignored next time."""
+    with contextlib.suppress(OSError):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+
+
+def derived_cache(workspace: Workspace, versions: dict[str, str]) -> DerivedCache | None:
+    """The workspace's cache of estimates and plots, keyed by the libraries they depend on (none with
+    --no-cache)."""
+    if workspace.derived is None:
+        return None
+    return DerivedCache(workspace.derived, {name: versions.get(name, "") for name in DERIVED_VERSIONS},
+                        workspace.warn, workspace.writer)
+
 
 DERIVED_LIMIT = 64 << 20  # an estimate or a plot is far smaller: a larger entry is not one
 
@@ -68,7 +106,7 @@ class DerivedCache:
     def discard(self, key: str, what: str, reason: str) -> None:
         """Report and remove a damaged entry (also for a payload its reader cannot parse)."""
         self.warn(f"cache: ignored {what} {key[:12]} ({reason}); computed again")
-        _remove(self.folder / key)
+        remove_entry(self.folder / key)
 
     def put(self, key: str, payload: bytes) -> None:
         header = f"{key} {keyed_checksum(key, payload)}\n".encode()
