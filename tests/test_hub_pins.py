@@ -199,6 +199,7 @@ def _fake_hub(monkeypatch: pytest.MonkeyPatch, copy: Path, asked: list[str]) -> 
 
 def test_online_the_pinned_files_are_downloaded_and_checked_before_datasets_reads_them(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SPECRUN_DATA_DIR", raising=False)  # online: no default data dir (CI sets one)
     spec, data = _pinned(tmp_path, capsys, parts=2)
     asked: list[str] = []
     _fake_hub(monkeypatch, data / "sts12", asked)

@@ -135,6 +135,8 @@ def test_online_the_pinned_files_are_downloaded_checked_and_read_by_the_format(
     checked, then read by `mteb_retrieval` as a local copy; other bytes on the hub are refused in one line."""
     import huggingface_hub
 
+    monkeypatch.delenv("SPECRUN_DATA_DIR", raising=False)  # online: no default data dir (CI sets one)
+
     import specrun.core.network
 
     spec, data = _pinned(tmp_path, capsys)
