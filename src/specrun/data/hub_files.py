@@ -221,10 +221,9 @@ def verify_mirror(plan: Plan, planned: PlannedSource, data_dir: Path, memo_dir: 
         _VERIFIED.add(state)
 
 
-def fetch_mirror(source: HubDataset, name: str, downloads: Path) -> Path:
-    """A pinned `mirror` source read online: its pinned files (every file its format may read, the card included)
-    of the repo at the commit, downloaded into <folder>/<name>/, and <folder> returned as the data folder to read
-    it from, verified and read by its format as a local copy is (a file already there is checked again)."""
+def _download_folder(source: HubDataset, downloads: Path, kind: str) -> Path:
+    """Where a pinned source's files of the repo at the commit are downloaded (`kind`: the way they are read),
+    once the hub is known to be reachable: unreachable is one line naming the local-copy way out."""
     from specrun.core.network import hub_unreachable, quiet_hub_logging
 
     assert source.files is not None
@@ -233,7 +232,14 @@ def fetch_mirror(source: HubDataset, name: str, downloads: Path) -> Path:
     if reason is not None:
         raise OfflineError(f"cannot reach the Hugging Face hub {reason} for {source.path}@{source.revision[:12]}; "
                            "pass --data-dir DIR (or set SPECRUN_DATA_DIR) to use a local copy")
-    folder = downloads / "hf_dataset_mirror" / source.path.replace("/", "__") / source.revision
+    return downloads / kind / source.path.replace("/", "__") / source.revision
+
+
+def fetch_mirror(source: HubDataset, name: str, downloads: Path) -> Path:
+    """A pinned `mirror` source read online: its pinned files (every file its format may read, the card included)
+    of the repo at the commit, downloaded into <folder>/<name>/, and <folder> returned as the data folder to read
+    it from, verified and read by its format as a local copy is (a file already there is checked again)."""
+    folder = _download_folder(source, downloads, "hf_dataset_mirror")
     print(f"specrun: note: {source.path}@{source.revision[:12]}: downloading its {len(source.files)} pinned "
           f"file(s) to {folder / name}, checked against `files:` before they are read", file=sys.stderr)
     for relative in sorted(source.files):
@@ -245,15 +251,7 @@ def fetch_pinned(source: HubDataset, downloads: Path) -> Path:
     """The card, every pinned file and the config's other files (its other splits, which `datasets` prepares
     too: read, never turned into items) of the repo at the commit, downloaded into a folder of their own, to be
     verified and read as a local copy (a file already there is checked again, never trusted)."""
-    from specrun.core.network import hub_unreachable, quiet_hub_logging
-
-    assert source.files is not None
-    quiet_hub_logging()
-    reason = hub_unreachable()
-    if reason is not None:
-        raise OfflineError(f"cannot reach the Hugging Face hub {reason} for {source.path}@{source.revision[:12]}; "
-                           "pass --data-dir DIR (or set SPECRUN_DATA_DIR) to use a local copy")
-    folder = downloads / "hf_dataset" / source.path.replace("/", "__") / source.revision
+    folder = _download_folder(source, downloads, "hf_dataset")
     print(f"specrun: note: {source.path}@{source.revision[:12]}: downloading its {len(source.files)} pinned "
           f"file(s) to {folder}, checked against `files:` before `datasets` reads them there", file=sys.stderr)
     _download(source, CARD, folder)
