@@ -15,6 +15,8 @@ from pathlib import Path
 
 from rich.console import Console
 
+from specrun.board.prompt_spread import summary_sets
+from specrun.board.subsets import SubsetRun, subset_means, subsets_json, subsets_markdown
 from specrun.core.derived import DerivedCache, derived_cache
 from specrun.core.errors import SpecError
 from specrun.core.mapping import ChunkMap
@@ -30,7 +32,7 @@ from specrun.evaluation import ProtocolRun, evaluate
 from specrun.outputs import OutputSet, RunFolders, SetKind, preflight_output_root, write_output_sets
 from specrun.outputs.folders import output_folder
 from specrun.plan import choose, make_plan
-from specrun.prompt_sets import LoadedPromptSet, summary_sets, variants_of
+from specrun.prompt_sets import LoadedPromptSet, variants_of
 from specrun.reports import render_card
 from specrun.reports.plots import plot_files
 from specrun.results import (
@@ -45,7 +47,6 @@ from specrun.results import (
 )
 from specrun.results.identity import identity_notes
 from specrun.spec import LoadedSpec, load_spec, subset_specs
-from specrun.subset_means import SubsetRun, subset_means, subsets_json, subsets_markdown
 
 __all__ = ["RunOptions", "RunOutput", "run"]
 

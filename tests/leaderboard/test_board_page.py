@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from specrun.leaderboard import Leaderboard
-from specrun.leaderboard.facets import filter_options, size_bucket, spec_facets
-from specrun.leaderboard.render import render_html
+from specrun.board.leaderboard import Leaderboard
+from specrun.board.leaderboard.facets import filter_options, size_bucket, spec_facets
+from specrun.board.leaderboard.render import render_html
 from specrun.results.verify import load_verified
 from tests.conftest import SPECS
 from tests.leaderboard.test_leaderboard import chromium_driver
@@ -220,9 +220,9 @@ def published_page(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> 
 def test_published_rows_carry_model_meta(tmp_path: Path) -> None:
     """published_rows copies each model's model_meta.json record; leaderboard.json round-trips it; the page's
     filter values read it (open weights yes/no/unknown, release date, size bucket, flags)."""
-    from specrun.leaderboard.facets import published_facets
-    from specrun.leaderboard.model import PublishedRow
-    from specrun.leaderboard.published import published_rows
+    from specrun.board.leaderboard.facets import published_facets
+    from specrun.board.leaderboard.model import PublishedRow
+    from specrun.board.leaderboard.published import published_rows
     from specrun.mteb.results import PublishedDir
     from specrun.mteb.score_ref import MtebRef
 
@@ -249,8 +249,8 @@ def test_published_rows_carry_model_meta(tmp_path: Path) -> None:
 
 @pytest.mark.slow  # two runs on the real data: the full suite runs it
 def test_leaderboard_json_carries_the_published_meta(published_page: tuple[Path, Leaderboard]) -> None:
-    from specrun.leaderboard.facets import published_options, release_years
-    from specrun.leaderboard.render import table_rows
+    from specrun.board.leaderboard.facets import published_options, release_years
+    from specrun.board.leaderboard.render import table_rows
 
     board_dir, board = published_page
     boards = [b for spec in board.specs for b in spec.boards if b.published]

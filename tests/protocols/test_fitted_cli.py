@@ -113,7 +113,7 @@ def _paired_loop(a: dict[str, np.ndarray], b: dict[str, np.ndarray], resamples: 
 
 def test_compare_pairs_units_and_experiments(two_runs: tuple[Path, Path, Path],
                                              capsys: pytest.CaptureFixture[str]) -> None:
-    from specrun.compare import compare
+    from specrun.board.compare import compare
 
     path_a, path_b, _ = two_runs
     a, b, differences = compare(path_a, path_b)

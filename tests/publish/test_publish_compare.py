@@ -48,7 +48,7 @@ def test_predictions_are_one_row_per_item_and_reproduce_the_scores(two_runs: tup
 @pytest.mark.slow  # the real model (the two_runs fixture): the full suite runs it
 def test_compare_gives_a_paired_interval_around_the_observed_difference(
         two_runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    from specrun.compare import compare
+    from specrun.board.compare import compare
 
     a, b, differences = compare(*two_runs)
     for d in differences:

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 import yaml
 
+from specrun.board.joint import member_draws
 from specrun.metrics import intervals
-from specrun.metrics.aggregate import member_draws
 from specrun.results.verify import verified_with_spec
 from tests.conftest import SPECS, assert_one_line_error, run_cli
 from tests.suites.conftest import write_suite

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from specrun.metrics.aggregate import member_draws
+from specrun.board.joint import member_draws
 from specrun.results.verify import verified_with_spec
 from tests.conftest import SPECS, assert_one_line_error, run_cli
 from tests.suites.conftest import write_suite
@@ -103,7 +103,7 @@ def test_the_member_is_the_mean_of_its_subsets_and_one_task(world: Path, capsys:
 def test_compare_and_the_leaderboard_count_the_member_once(world: Path, capsys: pytest.CaptureFixture[str]) -> None:
     suite = write_suite(world, [TATOEBA, BIOSSES], uncertainty={"resamples": 200})
     a, b = (run(world, suite, capsys, "--prompt", prompt) for prompt in ("a: ", "b: "))
-    from specrun.suites.compare import compare_suites
+    from specrun.board.suites.compare import compare_suites
 
     c = compare_suites(a, b)
     record_a, record_b = (json.loads(p.read_text(encoding="utf-8")) for p in (a, b))
@@ -113,8 +113,8 @@ def test_compare_and_the_leaderboard_count_the_member_once(world: Path, capsys: 
     assert c.members[0].ci_low <= c.members[0].difference <= c.members[0].ci_high
     code, _, err = run_cli(["leaderboard", str(a), str(b), "-o", str(world / "board")], capsys)
     assert code == 0, err
-    board = json.loads((world / "board" / "leaderboard.json").read_text(encoding="utf-8"))["suites"][0]
-    assert len(board["members"]) == 2
+    board = json.loads((world / "board" / "leaderboard.json").read_text(encoding="utf-8"))["specs"][0]
+    assert board["kind"] == "suite" and len(board["members"]) == 2
     assert sorted(m["points"] for m in board["borda"]) in ([0.0, 2.0], [0.5, 1.5], [1.0, 1.0])  # 2 members, 2 models
 
 

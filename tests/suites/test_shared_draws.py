@@ -17,10 +17,10 @@ import yaml
 from scipy import stats
 from sklearn.metrics import average_precision_score
 
-import specrun.metrics.aggregate as aggregate
+import specrun.board.joint as aggregate
 import specrun.metrics.resampling as resampling
-from specrun.metrics.aggregate import MemberUnits, aggregate_interval, joint_draws, member_seed
-from specrun.suites.aggregate import units_key
+from specrun.board.joint import MemberUnits, aggregate_interval, joint_draws, member_seed
+from specrun.board.suites.units import units_key
 from tests.conftest import ROOT, run_cli
 
 N, RESAMPLES, SEED = 120, 300, 11

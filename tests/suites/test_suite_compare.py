@@ -8,11 +8,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import markupsafe
 import numpy as np
 import pytest
 from scipy import stats
 
-from specrun.metrics.aggregate import member_seed
+from specrun.board.joint import member_seed
 from tests.conftest import SPECS, assert_one_line_error, run_cli
 from tests.suites.conftest import MEMBERS, write_suite
 
@@ -46,7 +47,7 @@ def test_the_aggregate_difference_is_a_minus_b_and_its_interval_a_plain_loop(
     code, out, err = run_cli(["compare", str(a), str(b), "-o", str(world / "c.md")], capsys)
     assert code == 0, err
     assert out == (world / "c.md").read_text(encoding="utf-8") and "Paired comparison on suite mini" in out
-    from specrun.suites.compare import compare_suites
+    from specrun.board.suites.compare import compare_suites
 
     c = compare_suites(a, b)
     record_a, record_b = (json.loads(p.read_text(encoding="utf-8")) for p in (a, b))
@@ -95,14 +96,17 @@ def test_a_leaderboard_of_suites_ranks_as_a_hand_computation(world: Path, capsys
     code, _, err = run_cli(["leaderboard", str(world / "out"), "-o", str(world / "board")], capsys)
     assert code == 0, err
     document = json.loads((world / "board" / "leaderboard.json").read_text(encoding="utf-8"))
-    board = document["suites"][0]
+    assert document["format"] == "specrun.leaderboard/1"  # the one leaderboard: a suite is a benchmark on it
+    board = document["specs"][0]
+    assert board["kind"] == "suite" and [b["metric"] for b in board["boards"]] == ["mean_task"]
     records = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
-    labels = [r["provenance"]["run"] for r in records]
-    assert [m["run"] for m in board["models"]] == labels  # found below the folder, in path order
+    by_path = {row["results"]: row for row in board["boards"][0]["rows"]}
+    rows = [by_path[str(p)] for p in paths]  # every run found below the folder, one row each
     means = np.array([r["aggregates"][0]["value"] for r in records])
-    rows = board["aggregates"]["mean_task"]
     assert [row["score"] for row in rows] == list(means)
     assert [row["rank"] for row in rows] == [1 + int(np.sum(means > v)) for v in means]
+    assert [(row["ci_low"], row["ci_high"]) for row in rows] == [
+        (r["aggregates"][0]["ci_low"], r["aggregates"][0]["ci_high"]) for r in records]
     # the rank interval: each model's members on the same resampled pairs (member i seeded [7, i])
     loops = np.array([np.mean([resampled(*pairs(p), 7, i, 400, f) for i, f in
                                enumerate((stats.spearmanr, stats.pearsonr))], axis=0) for p in paths]).T
@@ -113,9 +117,15 @@ def test_a_leaderboard_of_suites_ranks_as_a_hand_computation(world: Path, capsys
     # Borda as MTEB: per member 3 - average rank (descending), summed; ranked by minimum rank
     values = np.array([[m["value"] for m in r["members"]] for r in records])  # (models, members)
     points = sum(3 - rankdata(-values[:, k], method="average") for k in range(values.shape[1]))
-    assert [row["points"] for row in board["borda"]] == list(points)
-    assert [row["rank"] for row in board["borda"]] == list(rankdata(-points, method="min").astype(int))
+    borda = {row["model"]: row for row in board["borda"]}
+    assert [borda[row["model"]]["points"] for row in rows] == list(points)
+    assert [borda[row["model"]]["rank"] for row in rows] == list(rankdata(-points, method="min").astype(int))
     assert "Borda count over members" in (world / "board" / "leaderboard.md").read_text(encoding="utf-8")
+    # across suites (one here): the Borda over the suite's headline aggregate ranks as the aggregate does
+    overall = {row["model"]: row for row in document["overall"]["rows"]}
+    assert [overall[row["model"]]["mean"] for row in rows] == list(means)
+    page = (world / "board" / "leaderboard.html").read_text(encoding="utf-8")  # the page specs get
+    assert "Borda count over members" in page and all(str(markupsafe.escape(row["model"])) in page for row in rows)
     code, _, err = run_cli(["leaderboard", str(paths[0]), str(SPECS), "-o", str(world / "mixed")], capsys)
     assert_one_line_error(code, err, contains="not both")
     assert not (world / "mixed").exists()

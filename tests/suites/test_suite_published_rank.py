@@ -53,7 +53,8 @@ def test_suite_board_ranks_ours_among_published_models(world: Path, data_dir: Pa
     code, _, err = run_cli(["leaderboard", str(world / "out"), "-o", str(world / "board"), "--published", str(root)],
                            capsys)
     assert code == 0, err
-    section = json.loads((world / "board" / "leaderboard.json").read_text(encoding="utf-8"))["suites"][0]["published"]
+    document = json.loads((world / "board" / "leaderboard.json").read_text(encoding="utf-8"))
+    section = document["specs"][0]["suite_published"]
     values = {task: plain(root, task) for task in TASKS.values()}
     complete = sorted(set(values["BIOSSES"]) & set(values["STSBenchmark"]))
     lacking = sorted((set(values["BIOSSES"]) | set(values["STSBenchmark"])) - set(complete))
@@ -89,8 +90,8 @@ def test_suite_board_ranks_ours_among_published_models(world: Path, data_dir: Pa
     code, _, err = run_cli(["leaderboard", str(world / "out"), "-o", str(world / "comparable"), "--published",
                             str(root), "--published-only", "comparable"], capsys)
     assert code == 0, err
-    only = json.loads((world / "comparable" / "leaderboard.json").read_text(encoding="utf-8"))["suites"][0][
-        "published"]
+    only = json.loads((world / "comparable" / "leaderboard.json").read_text(encoding="utf-8"))["specs"][0][
+        "suite_published"]
     flagged = {f["model"] for f in only["flagged_out"]}
     assert flagged and flagged < set(complete)  # external/ folders, other dataset revisions: listed, not ranked
     kept = [r for r in only["borda"] if r["kind"] == "published"]

@@ -79,7 +79,7 @@ def _run_suite(paths: list[str], suites: list[str], options: RunOptions, console
                published_dir: str | None = None) -> int:
     """`specrun suites/NAME.yaml`: the members' table, then the aggregates; suite.json's path on stdout. With
     --published, a published column (no interval: "published", never in the aggregates' intervals)."""
-    from specrun.metrics.aggregate import AGGREGATE_LABELS
+    from specrun.core.types import AGGREGATE_LABELS
     from specrun.suites import run_suite
     from specrun.suites.published import published_mean
 
@@ -225,7 +225,7 @@ def cmd_card(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
-    from specrun.compare import compare, markdown
+    from specrun.board.compare import compare, markdown
     from specrun.core.files import write_atomic
 
     output = output_file(args.output)
@@ -234,14 +234,14 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
         from specrun.mteb.results import PublishedDir
 
         published = PublishedDir(Path(args.published))
-    from specrun.suites.joint import is_suite_json
+    from specrun.board.suites.runs import is_suite_json
 
     if is_suite_json(Path(args.a)) or is_suite_json(Path(args.b)):
         return _compare_suites(args, output)
     a, b, differences = compare(Path(args.a), Path(args.b))
     text = markdown(a, b, differences)
     if published is not None:
-        from specrun.compare import published_markdown
+        from specrun.board.compare import published_markdown
 
         text += published_markdown(a, b, Path(args.a), Path(args.b), published)
     if output:
@@ -252,9 +252,9 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
 
 def _compare_suites(args: argparse.Namespace, output: Path | None) -> int:
     """Two suite.json (dispatched on their `format`): the paired aggregate and member differences."""
+    from specrun.board.suites.compare import compare_suites, suite_compare_markdown
+    from specrun.board.suites.runs import is_suite_json
     from specrun.core.files import write_atomic
-    from specrun.suites.compare import compare_suites, suite_compare_markdown
-    from specrun.suites.joint import is_suite_json
 
     for path in (args.a, args.b):
         if not is_suite_json(Path(path)):
@@ -363,8 +363,8 @@ def cmd_publish_benchmark(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_leaderboard(args: argparse.Namespace, console: Console) -> int:
-    from specrun.leaderboard import build_leaderboard, said_mode
-    from specrun.suites.board import build_suite_leaderboard, suite_inputs
+    from specrun.board.leaderboard import build_leaderboard, said_mode
+    from specrun.board.suites.leaderboard import build_suite_leaderboard, suite_inputs
 
     suites = said_mode(args.results, suite_inputs([Path(p) for p in args.results]))  # a suite board is said
     if suites is not None:

@@ -75,6 +75,11 @@ class Outputs:
 
 
 _RUN_FIELDS = ("runs", "run_sd", "clipped")  # written only when set: older files read and write as before
+Aggregate = Literal["mean_task", "mean_task_type", "weighted_mean"]  # what a benchmark of several members reports
+# (MTEB's Mean (task), Mean (task type), and a weighted mean): named here because a suite declares them and the
+# board computes them
+AGGREGATE_LABELS: dict[str, str] = {"mean_task": "Mean (task)", "mean_task_type": "Mean (task type)",
+                                    "weighted_mean": "Weighted mean"}
 IntervalMethod = Literal["percentile", "basic", "centred", "bca", "centred_t_runs"]  # how resamples become an
 # interval (centred_t_runs also reads the per-run values: metrics.intervals)
 INTERVAL_METHODS: tuple[str, ...] = get_args(IntervalMethod)  # (metrics.intervals); a metric declares its own

@@ -12,12 +12,11 @@ from pydantic import Field, ValidationError
 
 from specrun.core.errors import SpecrunError, SuiteError
 from specrun.core.registry import METRICS, PROTOCOLS
-from specrun.core.types import Strict
+from specrun.core.types import Aggregate, Strict
 from specrun.spec import LoadedSpec, load_spec, subset_specs
 from specrun.spec.errors import first_error
 from specrun.yamlsafe import LocatedYaml, read_yaml
 
-Aggregate = Literal["mean_task", "mean_task_type", "weighted_mean"]
 SUITE_SEED = 20261203  # the default seed of a suite's joint resamples
 # A weight is a finite number (not a YAML `true` or a quoted "2") within twelve orders of magnitude: a weighted
 # mean of at most a few hundred members then neither overflows nor loses a member to a subnormal product.

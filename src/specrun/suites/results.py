@@ -13,9 +13,7 @@ from pydantic import AliasChoices, Field, ValidationError
 from specrun.core.errors import SpecrunError
 from specrun.core.files import read_regular_file
 from specrun.core.markdown import md_text
-from specrun.core.types import Strict
-from specrun.metrics.aggregate import AGGREGATE_LABELS
-from specrun.suites.model import Aggregate
+from specrun.core.types import AGGREGATE_LABELS, Aggregate, Strict
 
 SUITE_FORMAT = "specrun.suite/1"
 SUITE_LIMIT = 16 << 20

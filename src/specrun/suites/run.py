@@ -14,12 +14,13 @@ from pathlib import Path
 from rich.console import Console
 
 from specrun import __version__
+from specrun.board.joint import MemberUnits, aggregate_interval, aggregate_method, joint_draws
+from specrun.board.suites.parts import member_units, own_mean, part_scores, read_parts
 from specrun.core.errors import MissingDataError, OfflineError, OutputError, SpecrunError, SuiteError
 from specrun.core.options import RunOptions
 from specrun.core.workspace import Workspace
 from specrun.data import load_splits, resolve_data_dir
 from specrun.encoders.models import ModelRef, resolve_model
-from specrun.metrics.aggregate import MemberUnits, aggregate_interval, aggregate_method, joint_draws
 from specrun.mteb.results import PublishedDir
 from specrun.outputs import SetKind, write_output_sets
 from specrun.outputs.folders import output_folder, suite_folder
@@ -28,7 +29,6 @@ from specrun.results import configuration
 from specrun.results.verify import Verified, verified_with_spec
 from specrun.runner import run
 from specrun.suites.model import LoadedSuite, ResolvedMember, load_suite
-from specrun.suites.parts import member_units, own_mean, part_scores, read_parts
 from specrun.suites.published import MemberPublished, members_published, published_markdown
 from specrun.suites.results import (
     AggregateScore,
@@ -208,7 +208,7 @@ def _member_score(m: ResolvedMember, verified: list[Verified], options: RunOptio
                   encoded: int) -> tuple[MemberScore, MemberUnits]:
     """The member's score from its results read back verified (names, numbers, predictions' sha256, every score
     recomputed, the spec by sha256), and its units, drawn with the others' for the joint resamples. A member over
-    several subsets or splits scores the mean over its cells (suites.parts)."""
+    several subsets or splits scores the mean over its cells (board.suites.parts)."""
     parts = read_parts(m, verified)
     relative = {spec.spec.id: _relative(v.path, options) for spec, v in zip(m.runs, verified, strict=True)}
     common = dict(index=m.index, spec=m.member.spec, spec_id=m.spec_id, spec_sha256=m.loaded.sha256, split=m.split,

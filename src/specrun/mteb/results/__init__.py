@@ -4,7 +4,7 @@
 model; `meta`: model_meta.json; `lookup`: a run's model and revision to its values, or every model's; `check`:
 ours against theirs; `comparable`: why a published value may not measure what our run measures). A published
 value has no interval and no per-unit predictions: never resampled or paired; a leaderboard ranks it as a point
-(`leaderboard.beside`)."""
+(`board.beside`)."""
 
 from __future__ import annotations
 

@@ -2,10 +2,10 @@
 eval_splits), or both. MTEB's task score is the plain mean over the task's (subset, split) cells of the main score
 (mteb/benchmarks/_create_table.py: the long frame's rows of a task averaged, a task missing a cell left out), so
 the member's value is the mean over its cells. Each subset runs and is read back as a spec of its own
-(`<id>.<subset>`); the member's own interval is the mean over its cells' resamples (subset_means.mean_over_subsets,
+(`<id>.<subset>`); the member's own interval is the mean over its cells' resamples (board.subsets.mean_over_subsets,
 on the spec's resamples, confidence and seed: a member over one split's subsets gets the interval its spec's
 subsets.json gives), and in the suite's joint resamples each cell is drawn over its own units on its own seed
-(two splits are different items, so independent; metrics.aggregate.joint_draws) and the member's resample b is
+(two splits are different items, so independent; board.joint.joint_draws) and the member's resample b is
 their mean, one member in every aggregate."""
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from specrun.metrics.aggregate import MemberUnits, PartUnits
+from specrun.board.joint import MemberUnits, PartUnits
+from specrun.board.subsets import SubsetUnits, mean_over_subsets
+from specrun.board.suites.units import units_key
 from specrun.results.verify import Verified
-from specrun.subset_means import SubsetUnits, mean_over_subsets
-from specrun.suites.aggregate import units_key
 from specrun.suites.model import Cell, ResolvedMember
 from specrun.suites.results import PartScore
 

@@ -3,7 +3,7 @@ counterpart (its spec metric's `mteb` key; a member over several cells: the mean
 its subsets and splits) read for every model of DIR; the models with every member get MTEB's Mean(Task) (the plain
 mean over members), Mean(TaskType) (the mean over task types of their members' mean) and Borda (per member,
 n - average rank, summed; ranked with ties at the best rank), computed over those models and our runs together
-(`leaderboard.beside`); a model missing a member is listed with what it lacks, unranked, as MTEB's leaderboard
+(`board.beside`); a model missing a member is listed with what it lacks, unranked, as MTEB's leaderboard
 leaves it out of its means. Our aggregates keep their intervals and get rank intervals among the published
 points; a published aggregate is a point."""
 
@@ -15,14 +15,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from specrun.board.beside import borda_beside, rank_beside
+from specrun.board.joint import over_resamples, point
+from specrun.board.suites.runs import SuiteRun, display_labels, suite_file_members
 from specrun.core.markdown import md_text
-from specrun.leaderboard.beside import borda_beside, rank_beside
+from specrun.core.types import AGGREGATE_LABELS
 from specrun.metrics import intervals
-from specrun.metrics.aggregate import AGGREGATE_LABELS, over_resamples, point
 from specrun.metrics.resampling import percentile_interval
 from specrun.mteb.results import PublishedDir
 from specrun.mteb.results.comparable import flags_of
-from specrun.suites.joint import SuiteRun, display_labels, suite_file_members
 
 MTEB_AGGREGATES = ("mean_task", "mean_task_type")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, create_model
 
@@ -48,7 +48,7 @@ class BoardRow(Strict):
     diff_high: float
     separable_from_best: bool
     published_rank: int | None = Field(None, description=(
-        "With --published: this row's rank among the ranked published points and our rows (leaderboard.beside)."))
+        "With --published: this row's rank among the ranked published points and our rows (board.beside)."))
     published_rank_low: int | None = Field(None, description=(
         "The rank interval among the published points, from our score's resamples against the fixed points."))
     published_rank_high: int | None = None
@@ -97,7 +97,21 @@ class Board(Strict):
         "Which published rows are ranked: all, or only those without flags (--published-only)."))
 
 
+class BordaRow(Strict):
+    """A model's Borda count over a suite's members (as MTEB ranks a benchmark), with its rank interval."""
+
+    model: str
+    points: float
+    rank: int
+    rank_low: int
+    rank_high: int
+
+
 class SpecBoard(Strict):
+    """One benchmark on the leaderboard: a spec (a board per split and metric) or a suite (a board per aggregate,
+    its members' Borda count): MTEB ranks a benchmark of tasks as it ranks a task, and so does the board."""
+
+    kind: Literal["spec", "suite"] = "spec"
     spec_id: str
     title: str
     resamples: int
@@ -114,6 +128,13 @@ class SpecBoard(Strict):
         "MTEB's task type of each protocol scored (from the protocol kind)."))
     domains: list[str] = Field(default_factory=list, description=(
         "The spec's metadata.domains; empty: spec not found or none stated."))
+    members: list[str] = Field(default_factory=list, description=(
+        "A suite: its scored members (spec, split, metric), in suite order."))
+    borda: list[BordaRow] = Field(default_factory=list, description=(
+        "A suite: MTEB's Borda count over its members, ranked, with rank intervals from the joint resamples."))
+    suite_published: dict[str, Any] | None = Field(None, description=(
+        "A suite with --published: its aggregates and Borda ranked beside MTEB's published models "
+        "(board.suites.published)."))
 
 
 class OverallRow(Strict):

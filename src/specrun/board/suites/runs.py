@@ -2,7 +2,7 @@
 where suite.json says (relative to the output root), matched by sha256 and verified (every score recomputed),
 and each member's joint resamples drawn again from its predictions. Member i of every run is resampled with the
 seed member_seed(suite seed, i) over the same unit ids, so resample b is the same units for every model: paired
-within a member; members on the same items (suites.aggregate.units_key) share the first one's draws, the others
+within a member; members on the same items (board.suites.units.units_key) share the first one's draws, the others
 are independent."""
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ from pathlib import Path
 
 import numpy as np
 
+from specrun.board.joint import MemberDraws, joint_draws
+from specrun.board.suites.parts import ReadPart, member_ids, member_units, read_part
 from specrun.core.errors import CompareError, SpecrunError
 from specrun.core.workspace import warn_stderr
-from specrun.metrics.aggregate import MemberDraws, joint_draws
 from specrun.results import run_identity, run_labels
 from specrun.results.verify import Verified, verified_with_spec
 from specrun.spec import LoadedSpec
 from specrun.spec.model import Spec
 from specrun.suites.model import ResolvedMember, load_suite
-from specrun.suites.parts import ReadPart, member_ids, member_units, read_part
 from specrun.suites.results import SUITE_FORMAT, MemberScore, PartScore, SuiteResults, read_suite_results
 
 

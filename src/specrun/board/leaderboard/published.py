@@ -2,7 +2,7 @@
 `mteb` counterpart on that split, every model of DIR with that score, ranked with our rows. The rule: a published
 number is a point (no interval, no per-unit predictions), so its row gets a rank and no rank interval, no paired
 difference to the best, is never the best and takes no part in Borda or the mean across benchmarks; each of our
-rows keeps its interval and gets a rank interval among the published points (`leaderboard.beside`). Each
+rows keeps its interval and gets a rank interval among the published points (`board.beside`). Each
 published row carries its comparability flags (`mteb.results.comparable`); with `--published-only comparable`
 flagged rows are listed, not ranked. Ties share the best rank (MTEB's `rank(method="min")`); rows of one rank are
 listed by model name. The repository is read as it is: a file that cannot give the value is set aside with a
@@ -15,11 +15,11 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from specrun.board.beside import rank_beside
+from specrun.board.leaderboard.model import Board, BoardRow, Leaderboard, PublishedRow
+from specrun.board.ranking import Ranking
 from specrun.core.errors import CompareError, SpecrunError
 from specrun.core.registry import PROTOCOLS
-from specrun.leaderboard.beside import rank_beside
-from specrun.leaderboard.model import Board, BoardRow, Leaderboard, PublishedRow
-from specrun.leaderboard.ranking import Ranking
 from specrun.mteb.results import PublishedDir
 from specrun.mteb.results.comparable import flags_of
 from specrun.mteb.results.lookup import Published
@@ -92,7 +92,7 @@ def published_rows(found: Published, task_type: str | None) -> list[PublishedRow
 
 def ranked_board(b: Board, rows: list[PublishedRow], ranking: Ranking, names: list[str],
                  published_only: str, confidence: float) -> Board:
-    """The board with the published points ranked with our entries (`leaderboard.beside`): a rank for each
+    """The board with the published points ranked with our entries (`board.beside`): a rank for each
     ranked published row, a rank and rank interval among them for each of ours; published rows by rank (rows
     left out last), then model name."""
     ranked = [i for i, r in enumerate(rows) if published_only == "all" or not r.flags]

@@ -11,12 +11,13 @@ from pathlib import Path
 
 import numpy as np
 
-from specrun.compare import Difference, method_note, paired_difference
+from specrun.board.joint import aggregate_method, member_seed, over_resamples, point
+from specrun.board.paired import Difference, method_note, paired_difference
+from specrun.board.suites.runs import ReadMember, SuiteRun, display_labels, read_suite_runs
 from specrun.core.errors import CompareError
 from specrun.core.markdown import md_text
+from specrun.core.types import AGGREGATE_LABELS
 from specrun.metrics import intervals
-from specrun.metrics.aggregate import AGGREGATE_LABELS, aggregate_method, member_seed, over_resamples, point
-from specrun.suites.joint import ReadMember, SuiteRun, display_labels, read_suite_runs
 
 
 @dataclass(frozen=True)

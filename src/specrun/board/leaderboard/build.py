@@ -11,11 +11,8 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
-from specrun.core.errors import CompareError, SpecrunError
-from specrun.core.files import write_atomic
-from specrun.core.settings import PROMPT_FLAGS
-from specrun.leaderboard.inputs import full_runs
-from specrun.leaderboard.model import (
+from specrun.board.leaderboard.inputs import full_runs
+from specrun.board.leaderboard.model import (
     META_COLUMNS,
     Board,
     BoardRow,
@@ -25,7 +22,8 @@ from specrun.leaderboard.model import (
     OverallRow,
     SpecBoard,
 )
-from specrun.leaderboard.ranking import (
+from specrun.board.leaderboard.render import render_html, render_markdown
+from specrun.board.ranking import (
     OverallRanking,
     PairedStatistic,
     Ranking,
@@ -34,7 +32,9 @@ from specrun.leaderboard.ranking import (
     rank_overall,
     rank_scores,
 )
-from specrun.leaderboard.render import render_html, render_markdown
+from specrun.core.errors import CompareError, SpecrunError
+from specrun.core.files import write_atomic
+from specrun.core.settings import PROMPT_FLAGS
 from specrun.metrics import METRICS
 from specrun.metrics.estimate import n_runs
 from specrun.metrics.resampling import percentile_interval
@@ -371,8 +371,8 @@ def build_leaderboard(paths: list[Path], output: Path, *, title: str | None = No
     """`specrun leaderboard`: verify every run, rank, and write leaderboard.md, .json and .html into `output`
     (each atomically, and only once everything is computed); with `published`, MTEB's published rows ranked with
     ours (`published_only` comparable: flagged ones listed, not ranked)."""
-    from specrun.leaderboard.facets import with_facets
-    from specrun.leaderboard.published import with_published
+    from specrun.board.leaderboard.facets import with_facets
+    from specrun.board.leaderboard.published import with_published
     from specrun.mteb.results import PublishedDir
 
     if output.exists() and not output.is_dir():

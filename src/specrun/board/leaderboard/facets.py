@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from specrun.board.leaderboard.model import Leaderboard, PublishedRow
 from specrun.core import registry
 from specrun.core.errors import SpecrunError
-from specrun.leaderboard.model import Leaderboard, PublishedRow
 from specrun.mteb.results.comparable import FLAGS
 from specrun.results.verify import Verified, find_spec
 

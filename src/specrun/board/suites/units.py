@@ -1,5 +1,5 @@
 """Which items a suite member's resampled units are: members whose units are the same items share their draws
-(`metrics.aggregate.joint_draws`), so that an aggregate over two metrics of the same pairs carries their
+(`board.joint.joint_draws`), so that an aggregate over two metrics of the same pairs carries their
 correlation into its interval."""
 
 from __future__ import annotations

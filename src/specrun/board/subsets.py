@@ -1,6 +1,6 @@
 """A spec's subsets averaged as MTEB averages its hf_subsets: per evaluated split and metric, the mean of the
 subsets' values, with an interval over joint resamples (each subset resampled over its own units with its own
-seed: independent; metrics.aggregate). Written beside the subsets' own runs as <id>/<model>/subsets.json and
+seed: independent; board.joint). Written beside the subsets' own runs as <id>/<model>/subsets.json and
 subsets.md."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from typing import Literal
 
 import numpy as np
 
+from specrun.board.joint import aggregate_interval, aggregate_method, member_draws
 from specrun.core.markdown import md_text
 from specrun.core.types import Strict
 from specrun.evaluation import ProtocolRun
-from specrun.metrics.aggregate import aggregate_interval, aggregate_method, member_draws
 from specrun.plan import Plan
 from specrun.results import Results
 
@@ -41,7 +41,7 @@ class SubsetMean(Strict):
     value: float
     ci_low: float
     ci_high: float
-    interval: str  # how the joint resamples are read: the subsets' common method (metrics.aggregate)
+    interval: str  # how the joint resamples are read: the subsets' common method (board.joint)
     subsets: list[str]
 
 

@@ -17,8 +17,6 @@ from specrun.metrics import intervals
 from specrun.metrics.estimate import resample
 
 Stream = int | tuple[int, ...]  # whose seed a unit set draws on: a member's index, or (member, part)
-AGGREGATE_LABELS = {"mean_task": "Mean (task)", "mean_task_type": "Mean (task type)",
-                    "weighted_mean": "Weighted mean"}
 
 
 @dataclass(frozen=True)
@@ -93,7 +91,7 @@ def _streams(m: MemberUnits) -> list[tuple[Stream, PartUnits]]:
 def joint_draws(members: Sequence[MemberUnits], *, resamples: int, seed: int) -> list[MemberDraws]:
     """Every member's draws for the joint resamples, members over the same units on one seed (`draw_groups`); a
     member over several subsets draws each over its own units on its own seed, and its resample b is the mean of
-    theirs (as a spec's subsets' mean: subset_means), so it counts once in every aggregate."""
+    theirs (as a spec's subsets' mean: board.subsets), so it counts once in every aggregate."""
     streams = [_streams(m) for m in members]
     groups = draw_groups([(index, part.key) for member in streams for index, part in member])
     out = []

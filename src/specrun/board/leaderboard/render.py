@@ -7,9 +7,7 @@ from collections.abc import Callable, Sequence
 
 import jinja2
 
-from specrun.core.errors import printable
-from specrun.core.markdown import md_text
-from specrun.leaderboard.facets import (
+from specrun.board.leaderboard.facets import (
     FACETS,
     FLAG_LABELS,
     filter_options,
@@ -19,7 +17,10 @@ from specrun.leaderboard.facets import (
     shown_values,
     size_bucket,
 )
-from specrun.leaderboard.model import META_COLUMNS, Board, BoardRow, Leaderboard, PublishedRow, SpecBoard
+from specrun.board.leaderboard.model import META_COLUMNS, Board, BoardRow, Leaderboard, PublishedRow, SpecBoard
+from specrun.board.suites.published import published_section
+from specrun.core.errors import printable
+from specrun.core.markdown import md_text
 from specrun.results import (
     IDENTITY_FIELDS,
     confidence_percent,
@@ -150,9 +151,13 @@ def render_markdown(board: Leaderboard) -> str:
         lines += ["", f"## {_md(spec.title)} (`{spec.spec_id}`)", "",
                   f"{spec.resamples} joint paired resamples of the {', '.join(sorted(set(spec.unit.values())))}, "
                   f"seed {spec.seed}, {sp} intervals."]
+        if spec.kind == "suite":
+            lines += ["", f"A suite of {len(spec.members)} members: {'; '.join(_md(m) for m in spec.members)}. "
+                          f"Headline: {_md(spec.headline_choice)}."]
         for b in spec.boards:
+            units = "members" if spec.kind == "suite" else "units"
             lines += ["", f"### {b.split} · {_md(b.metric_label)} (`{b.metric}`, {b.direction} is better"
-                          + (", headline" if b.headline else "") + f", {b.n_units} units)", "",
+                          + (", headline" if b.headline else "") + f", {b.n_units} {units})", "",
                       f"Best: {_md(b.best)}. Not separable from the best: "
                       f"{', '.join(_md(m) for m in b.not_separable)}.", "",
                       f"| rank (interval) | model | score | {sp} CI | best − model | {sp} CI | separable from best |",
@@ -170,11 +175,26 @@ def render_markdown(board: Leaderboard) -> str:
                 for i, r in enumerate(b.rows):
                     cells = ["—" if i == j else f"{b.better[i][j]:.2f}" for j in range(len(b.rows))]
                     lines.append(f"| {i + 1}. {_md(r.model)} | " + " | ".join(cells) + " |")
+        lines += suite_tail(spec, sp)
     return "\n".join(lines) + "\n"
 
 
+def suite_tail(spec: SpecBoard, percent: str) -> list[str]:
+    """A suite's Borda count over its members, and its published section (none for a spec)."""
+    if not spec.borda:
+        return []
+    lines = ["", "### Borda count over members (as MTEB ranks)", "", f"| rank ({percent} interval) | model | points |",
+             "| --- | --- | --- |"]
+    lines += [f"| {_ranks(r.rank, r.rank_low, r.rank_high)} | {_md(r.model)} | {r.points:g} |" for r in spec.borda]
+    lines += ["", "Borda: per member, points = models − rank (ties: average rank), summed over members, ranked with "
+                  "ties at the best rank; rank intervals from the same joint resamples."]
+    if spec.suite_published is not None:
+        lines += ["", *published_section(spec.suite_published, percent)]
+    return lines
+
+
 def published_table(b: Board, sp: str) -> list[str]:
-    """Our rows and the published ones in one ranked table (leaderboard.beside), flags per published row."""
+    """Our rows and the published ones in one ranked table (board.beside), flags per published row."""
     ranked = sum(p.rank is not None for p in b.published)
     lines = []
     for _, row in table_rows(b):
