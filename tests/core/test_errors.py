@@ -35,7 +35,8 @@ def test_an_error_with_a_file_passes_through_named_unchanged() -> None:
 
 
 @pytest.mark.parametrize(("where", "expected"), [
-    ("results", ResultsError), ("publish", PublishError), ("board/leaderboard", CompareError), ("board/compare.py", CompareError),
+    ("results", ResultsError), ("publish", PublishError), ("board/leaderboard", CompareError),
+    ("board/compare.py", CompareError),
 ])
 def test_upper_stages_raise_their_own_error_class(where: str, expected: type[SpecrunError]) -> None:
     """A caller (and a test) can tell a refused results file from a refused comparison or publication."""
