@@ -153,11 +153,11 @@ def test_check_published_and_export_take_the_run_folder(world: Path, tmp_path: P
 
 def test_a_folder_with_suite_runs_says_it_ranks_suites(world: Path, tmp_path: Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
-    """Item 24: one suite run below the folder switched the leaderboard to suites (no HTML page) and said nothing;
-    now it says so, with the spec runs it leaves out and how to rank them; naming them ranks them, with the page."""
+    """Item 24: one suite run below the folder switched the leaderboard to suites and said nothing; now it says so,
+    with the spec runs it leaves out and how to rank them; naming them ranks them."""
     code, _, err = run_cli(["leaderboard", str(world / "out"), "-o", str(tmp_path / "board")], capsys)
     assert code == 0, err
-    assert "a leaderboard of 1 suite run(s) (suite.json): leaderboard.md and .json, no HTML page" in err
+    assert "a leaderboard of 1 suite run(s) (suite.json): each suite a benchmark" in err
     assert "the 1 spec run(s) (results.json) below" in err and "are not ranked" in err
     code, _, err = run_cli(["leaderboard", str(world / "out" / "biosses"), "-o", str(tmp_path / "runs")], capsys)
     assert code == 0, err

@@ -5,8 +5,8 @@ filters (`facets`) and its Markdown and HTML (`render`). The ranking itself is t
 
 from __future__ import annotations
 
-from specrun.board.leaderboard.build import build_leaderboard, check_same_items, compute
-from specrun.board.leaderboard.inputs import said_mode
+from specrun.board.leaderboard.build import build_leaderboard, compute
+from specrun.board.leaderboard.inputs import check_same_items, said_mode
 from specrun.board.leaderboard.model import Leaderboard
 
 __all__ = ["Leaderboard", "build_leaderboard", "check_same_items", "compute", "said_mode"]

@@ -3,7 +3,7 @@ bootstrap settings), grouped into boards, ranked (`ranking`) and written as Mark
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
-from specrun.board.leaderboard.inputs import full_runs
+from specrun.board.leaderboard.inputs import check_same_items, find_results, full_runs
 from specrun.board.leaderboard.model import (
     META_COLUMNS,
     Board,
@@ -23,6 +23,7 @@ from specrun.board.leaderboard.model import (
     SpecBoard,
 )
 from specrun.board.leaderboard.render import render_html, render_markdown
+from specrun.board.leaderboard.subsets import SubsetGroup, subset_groups, subsets_board
 from specrun.board.ranking import (
     OverallRanking,
     PairedStatistic,
@@ -35,6 +36,7 @@ from specrun.board.ranking import (
 from specrun.core.errors import CompareError, SpecrunError
 from specrun.core.files import write_atomic
 from specrun.core.settings import PROMPT_FLAGS
+from specrun.core.workspace import warn_stderr
 from specrun.metrics import METRICS
 from specrun.metrics.estimate import n_runs
 from specrun.metrics.resampling import percentile_interval
@@ -47,64 +49,6 @@ from specrun.results import (
 )
 from specrun.results.verify import Verified, find_spec, load_verified
 from specrun.spec.model import Spec
-
-
-def find_results(paths: Sequence[Path]) -> list[Path]:
-    """results.json files named, or found at any depth below the folders named; each once."""
-    found: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            inside = sorted(p for p in path.rglob("results.json") if p.is_file())
-            if not inside:
-                raise CompareError("no results.json below this folder", file=str(path))
-            found += inside
-        elif path.is_file():
-            found.append(path)
-        else:
-            raise CompareError("no such results file or folder", file=str(path))
-    unique: dict[Path, Path] = {}
-    for path in found:
-        unique.setdefault(path.resolve(), path)
-    return list(unique.values())
-
-
-def _items(results: Results) -> dict[str, tuple[str, str, int]]:
-    return {split: (d.fingerprint, d.selection, d.n_selected) for split, d in results.provenance.data.items()}
-
-
-def check_same_items(first: Verified, other: Verified) -> None:
-    """Runs of one spec ranked together must have scored the same items the same way; else one line naming both."""
-    a, b = first.results, other.results
-    prefix = f"{a.spec_id}: {other.path} and {first.path}"
-    if a.provenance.spec_sha256 != b.provenance.spec_sha256:
-        raise CompareError(f"{prefix} used different versions of the spec (sha256 {b.provenance.spec_sha256[:12]} "
-                           f"vs {a.provenance.spec_sha256[:12]}): a protocol option, metric or item may differ, so "
-                           "a difference need not be the model's; refusing to rank them together")
-    items_a, items_b = _items(a), _items(b)
-    if set(items_a) != set(items_b):
-        raise CompareError(f"{prefix} evaluated different splits ({', '.join(sorted(items_b))} vs "
-                           f"{', '.join(sorted(items_a))}); refusing to rank them together")
-    for split, item in items_a.items():
-        if items_b[split] != item:
-            raise CompareError(f"{prefix} evaluated different items (split {split}: fingerprint {items_b[split][0]}"
-                               f", {items_b[split][1]} vs {item[0]}, {item[1]}); refusing to rank them together")
-    ua, ub = a.provenance.uncertainty, b.provenance.uncertainty
-    if (ua.resamples, ua.confidence, ua.seed) != (ub.resamples, ub.confidence, ub.seed):
-        raise CompareError(f"{prefix} used different bootstrap settings (resamples, confidence, seed "
-                           f"{ub.resamples}, {ub.confidence}, {ub.seed} vs {ua.resamples}, {ua.confidence}, "
-                           f"{ua.seed}); refusing to rank them together")
-    if a.metrics != b.metrics or {s: sorted(m) for s, m in a.scores.items()} != {
-            s: sorted(m) for s, m in b.scores.items()}:
-        raise CompareError(f"{prefix} score different metrics or splits; refusing to rank them together")
-    for key, (ids, _arrays) in first.units.items():
-        other_ids = other.units.get(key, ([], {}))[0]
-        if other_ids != ids:
-            where = next((i for i, (x, y) in enumerate(zip(ids, other_ids, strict=False)) if x != y),
-                         min(len(ids), len(other_ids)))
-            raise CompareError(f"{prefix} evaluated different units (split {key[0]}, unit {where + 1}: "
-                               f"{other_ids[where] if where < len(other_ids) else 'none'} vs "
-                               f"{ids[where] if where < len(ids) else 'none'}); refusing to rank them together")
-
 
 MAIN_DECLARED = "the spec's main metric (its `mteb` counterpart's `main: true`)"
 
@@ -269,6 +213,37 @@ class Labels:
         return self.names[self.idents.index(ident)]
 
 
+class Across:
+    """What the across-benchmark level reads: per counted benchmark, every entry's headline value (NaN: absent)
+    and its resamples."""
+
+    def __init__(self, entries: int) -> None:
+        self.entries = entries
+        self.observed: list[np.ndarray] = []
+        self.scores: list[np.ndarray] = []
+
+    def add(self, columns: Sequence[int], ranking: Ranking) -> None:
+        self.observed.append(np.full(self.entries, np.nan))
+        self.observed[-1][columns] = ranking.observed
+        self.scores.append(np.full((len(ranking.scores), self.entries), np.nan))
+        self.scores[-1][:, columns] = ranking.scores
+
+
+def subset_mean(group: SubsetGroup, by_spec: Mapping[str, Sequence[Verified]],
+                entries_of: Mapping[str, Mapping[tuple[Any, ...], Sequence[Verified]]], labels: Labels,
+                counted: Across) -> SpecBoard:
+    """The mean over a spec's subsets as one benchmark (`subsets`), counted across benchmarks in their place."""
+    first = by_spec[next(iter(group.members))][0]
+    split, metric_id, _ = headline(first.results, spec_of(first))
+    made = subsets_board(group, entries_of, dict(zip(labels.idents, labels.names, strict=True)), (split, metric_id))
+    if made is None:
+        raise CompareError(f"{group.parent_id}: no model ran every one of its subsets on the board "
+                           f"({', '.join(group.members)}); pass the runs of the same subsets for each model")
+    board, ranking, complete = made
+    counted.add([labels.idents.index(ident) for ident in complete], ranking)
+    return board
+
+
 def compute(runs: Sequence[Verified], *, title: str = "specrun leaderboard", resample_specs: bool = False,
             progress: Callable[[str], None] | None = None, prompt_variants: str = "each",
             keep: dict[str, tuple[list[str], dict[tuple[str, str], Ranking]]] | None = None) -> Leaderboard:
@@ -284,7 +259,12 @@ def compute(runs: Sequence[Verified], *, title: str = "specrun leaderboard", res
     # every check before any board is computed (and any progress printed)
     entries_of = {spec_id: spec_entries(spec_id, by_spec[spec_id], labels, prompt_variants)
                   for spec_id in sorted(by_spec)}
-    spec_boards, observed, scores = [], [], []
+    groups = subset_groups({s: by_spec[s][0] for s in entries_of}, warn_stderr) if prompt_variants == "each" else []
+    if prompt_variants != "each" and any(run.results.provenance.subset for run in runs):
+        warn_stderr(f"--prompt-variants {prompt_variants}: a spec's subsets are ranked as benchmarks of their own "
+                    "(their mean is ranked with --prompt-variants each)")
+    counted = Across(len(labels.idents))
+    spec_boards = []
     for spec_id, entries in entries_of.items():
         ordered = sorted(entries, key=labels.of_entry)  # ties for best: first label
         kept: dict[tuple[str, str], Ranking] = {}
@@ -292,20 +272,23 @@ def compute(runs: Sequence[Verified], *, title: str = "specrun leaderboard", res
                                     prompt_variants, spec_of(by_spec[spec_id][0]), kept)
         if keep is not None:  # each board's ranking, its entries' labels in input order
             keep[spec_id] = ([labels.of_entry(i) for i in ordered], kept)
+        group = next((g for g in groups if spec_id in g.members), None)
+        if group is not None:  # counted through the mean over its subsets (added below)
+            board = board.model_copy(update={"part_of": group.parent_id})
+        else:
+            counted.add([labels.idents.index(ident) for ident in ordered], ranking)
         spec_boards.append(board)
-        columns = [labels.idents.index(ident) for ident in ordered]
-        observed.append(np.full(len(labels.idents), np.nan))
-        observed[-1][columns] = ranking.observed
-        scores.append(np.full((len(ranking.scores), len(labels.idents)), np.nan))
-        scores[-1][:, columns] = ranking.scores
         if progress is not None:
             head = board.boards[0]
             progress(f"{spec_id}: {len(ordered)} model(s) on {head.split} {head.metric}; best {head.best}, "
                      f"not separable from it: {len(head.not_separable)}")
-    directions = [board.boards[0].direction for board in spec_boards]
-    confidence = max(b.confidence for b in spec_boards)
+    spec_boards += [subset_mean(group, by_spec, entries_of, labels, counted) for group in groups]
+    counting = [board for board in spec_boards if board.part_of is None]
+    observed, scores = counted.observed, counted.scores
+    directions = [board.boards[0].direction for board in counting]
+    confidence = max(b.confidence for b in counting)
     overall = rank_overall(observed, scores, directions, confidence=confidence, resample_specs=resample_specs,
-                           seeds=[board.seed for board in spec_boards])
+                           seeds=[board.seed for board in counting])
     metas: dict[tuple[Any, ...], dict[str, Any]] = {}
     for run in runs:  # an entry's metadata: its first run that records it (the weights are the entry's identity)
         meta = run.results.provenance.model_meta
@@ -317,7 +300,7 @@ def compute(runs: Sequence[Verified], *, title: str = "specrun leaderboard", res
                          **metas.get(ident, {}))
               for ident, label in zip(labels.idents, labels.names, strict=True)]
     return Leaderboard(title=title, models=models, specs=spec_boards, overall=Overall(
-        specs=[b.spec_id for b in spec_boards], resamples=min(len(s) for s in scores), confidence=confidence,
+        specs=[b.spec_id for b in counting], resamples=min(len(s) for s in scores), confidence=confidence,
         resample_specs=resample_specs, mean_direction=directions[0] if len(set(directions)) == 1 else None,
         rows=overall_rows(overall, labels.names, observed), prompt_variants=prompt_variants))
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from specrun.board.leaderboard.model import Leaderboard, PublishedRow
+from specrun.board.leaderboard.model import Leaderboard, PublishedRow, SpecBoard
 from specrun.core import registry
 from specrun.core.errors import SpecrunError
 from specrun.mteb.results.comparable import FLAGS
@@ -54,8 +54,11 @@ def with_facets(board: Leaderboard, runs: Sequence[Verified]) -> Leaderboard:
     first = {}
     for run in runs:
         first.setdefault(run.results.spec_id, run)
+    def run_of(spec: SpecBoard) -> Verified | None:  # a mean over subsets: its first subset's run
+        return first.get(spec.spec_id) or (first.get(spec.members[0]) if spec.kind == "subsets" else None)
+
     return board.model_copy(update={"specs": [
-        spec.model_copy(update=spec_facets(first[spec.spec_id])) if spec.spec_id in first else spec
+        spec.model_copy(update=spec_facets(run)) if (run := run_of(spec)) is not None else spec
         for spec in board.specs]})
 
 

@@ -35,7 +35,7 @@ class BoardRow(Strict):
     results: str
     variant_results: list[str] = Field(default_factory=list, description=(
         "With --prompt-variants worst|mean: every variant's results.json the row's score reduces (results: the "
-        "first)."))
+        "first); a mean over subsets: each subset's results.json."))
     score: float
     ci_low: float
     ci_high: float
@@ -108,10 +108,11 @@ class BordaRow(Strict):
 
 
 class SpecBoard(Strict):
-    """One benchmark on the leaderboard: a spec (a board per split and metric) or a suite (a board per aggregate,
-    its members' Borda count): MTEB ranks a benchmark of tasks as it ranks a task, and so does the board."""
+    """One benchmark on the leaderboard: a spec (a board per split and metric), a spec's subsets (the mean over
+    them, as MTEB scores a task of several subsets) or a suite (a board per aggregate, its members' Borda count):
+    MTEB ranks a benchmark of tasks as it ranks a task, and so does the board."""
 
-    kind: Literal["spec", "suite"] = "spec"
+    kind: Literal["spec", "suite", "subsets"] = "spec"
     spec_id: str
     title: str
     resamples: int
@@ -129,7 +130,11 @@ class SpecBoard(Strict):
     domains: list[str] = Field(default_factory=list, description=(
         "The spec's metadata.domains; empty: spec not found or none stated."))
     members: list[str] = Field(default_factory=list, description=(
-        "A suite: its scored members (spec, split, metric), in suite order."))
+        "A suite: its scored members (spec, split, metric), in suite order; a mean over subsets: the subsets' spec "
+        "ids, in the spec's order."))
+    part_of: str | None = Field(None, description=(
+        "A subset's spec whose subsets are averaged on this board: the id of that mean, which the across-benchmark "
+        "level reads in its place (the task counts once)."))
     borda: list[BordaRow] = Field(default_factory=list, description=(
         "A suite: MTEB's Borda count over its members, ranked, with rank intervals from the joint resamples."))
     suite_published: dict[str, Any] | None = Field(None, description=(

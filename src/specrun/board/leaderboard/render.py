@@ -137,7 +137,7 @@ def render_markdown(board: Leaderboard) -> str:
              f"Rank intervals: {percent}, {o.resamples} joint resamples"
              + (", benchmarks resampled too" if o.resample_specs else "") + ".", "",
              "Each benchmark's headline score (what Borda points and the mean read): "
-             + "; ".join(headline_line(spec) for spec in board.specs) + ".", "",
+             + "; ".join(headline_line(spec) for spec in board.specs if spec.part_of is None) + ".", "",
              "| Borda rank (interval) | model | Borda points | benchmarks | mean score | mean rank (interval) | "
              + " | ".join(META_HEADERS) + " |",
              "| --- | --- | --- | --- | --- | --- |" + " ---: |" * len(META_HEADERS)]
@@ -151,11 +151,9 @@ def render_markdown(board: Leaderboard) -> str:
         lines += ["", f"## {_md(spec.title)} (`{spec.spec_id}`)", "",
                   f"{spec.resamples} joint paired resamples of the {', '.join(sorted(set(spec.unit.values())))}, "
                   f"seed {spec.seed}, {sp} intervals."]
-        if spec.kind == "suite":
-            lines += ["", f"A suite of {len(spec.members)} members: {'; '.join(_md(m) for m in spec.members)}. "
-                          f"Headline: {_md(spec.headline_choice)}."]
+        lines += [line for line in ["", kind_line(spec)] if kind_line(spec)]
         for b in spec.boards:
-            units = "members" if spec.kind == "suite" else "units"
+            units = {"suite": "members", "subsets": "subsets"}.get(spec.kind, "units")
             lines += ["", f"### {b.split} · {_md(b.metric_label)} (`{b.metric}`, {b.direction} is better"
                           + (", headline" if b.headline else "") + f", {b.n_units} {units})", "",
                       f"Best: {_md(b.best)}. Not separable from the best: "
@@ -177,6 +175,21 @@ def render_markdown(board: Leaderboard) -> str:
                     lines.append(f"| {i + 1}. {_md(r.model)} | " + " | ".join(cells) + " |")
         lines += suite_tail(spec, sp)
     return "\n".join(lines) + "\n"
+
+
+def kind_line(spec: SpecBoard, text: Callable[[str], str] = _md) -> str:
+    """What a benchmark other than one spec is, and a subset's spec counted through its subsets' mean (`text`:
+    how a value from the results is made inert: Markdown-escaped, or as it is for the page's autoescape)."""
+    if spec.kind == "suite":
+        return (f"A suite of {len(spec.members)} members: {'; '.join(text(m) for m in spec.members)}. "
+                f"Headline: {text(spec.headline_choice)}.")
+    if spec.kind == "subsets":
+        return (f"The mean over {len(spec.members)} subsets ({', '.join(text(m) for m in spec.members)}), as MTEB "
+                "scores a task of several subsets: each subset resampled over its own units on its own seed; "
+                "the task counts once across benchmarks.")
+    if spec.part_of is not None:
+        return f"Counted across benchmarks through the mean over the subsets of {text(spec.part_of)}."
+    return ""
 
 
 def suite_tail(spec: SpecBoard, percent: str) -> list[str]:
@@ -252,7 +265,9 @@ def render_html(board: Leaderboard) -> str:
         metas=meta_cells(board), meta_headers=META_HEADERS,
         meta_values={m.label: [getattr(m, name) for name in META_COLUMNS] for m in board.models},
         published_label=published_label, published_rule=PUBLISHED_RULE,
-        headlines=[headline_line(spec) for spec in board.specs], options=filter_options(board),
+        headlines=[headline_line(spec) for spec in board.specs if spec.part_of is None],
+        kind_line=lambda spec: kind_line(spec, str),
+        options=filter_options(board),
         facets={spec.spec_id: {facet: shown_values(getattr(spec, facet)) for facet in FACETS} for spec in board.specs},
         sizes={m.label: size_bucket(m.n_parameters) for m in board.models},
         published_options=published_options(board), years=release_years(board), flag_labels=FLAG_LABELS,

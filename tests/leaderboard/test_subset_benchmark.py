@@ -1,0 +1,93 @@
+"""A spec's subsets on the leaderboard as MTEB ranks a task of several hf_subsets (board.leaderboard.subsets): one
+benchmark scored by the mean over the subsets, with the interval the run's own subsets.json gives, counted once
+across benchmarks (Borda and the mean, checked by hand with scipy), each subset's boards kept and marked; a model
+that lacks a subset has no mean (absent from that benchmark). Hashing adapter, Tatoeba and BIOSSES from the mirror."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import rankdata
+
+from tests.conftest import SPECS, run_cli
+
+SUBSETS = ["jpn-eng", "deu-eng", "fra-eng"]
+
+
+@pytest.fixture
+def world(tmp_path: Path, data_dir: Path) -> Path:
+    (tmp_path / "data").mkdir()
+    for name in ("biosses", "tatoeba"):
+        if not (data_dir / name).is_dir():
+            pytest.skip(f"{name} is not in the data mirror")
+        (tmp_path / "data" / name).symlink_to((data_dir / name).resolve())
+    (tmp_path / "specs").mkdir()
+    for name in ("biosses.yaml", "tatoeba.yaml"):
+        shutil.copy(SPECS / name, tmp_path / "specs" / name)
+    return tmp_path
+
+
+def run(world: Path, spec: str, prompt: str, capsys: pytest.CaptureFixture[str], *extra: str) -> None:
+    code, _, err = run_cli([str(world / "specs" / spec), "--data-dir", str(world / "data"), "--output",
+                            str(world / "out"), "--adapter", "hashing", "--prompt", prompt, *extra], capsys)
+    assert code == 0, err
+
+
+def test_a_specs_subsets_are_one_benchmark_scored_by_their_mean(world: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    for prompt in ("a: ", "b: "):
+        run(world, "tatoeba.yaml", prompt, capsys)
+        run(world, "biosses.yaml", prompt, capsys)
+    code, _, err = run_cli(["leaderboard", str(world / "out"), "-o", str(world / "board")], capsys)
+    assert code == 0, err
+    document = json.loads((world / "board" / "leaderboard.json").read_text(encoding="utf-8"))
+    specs = {s["spec_id"]: s for s in document["specs"]}
+    mean = specs["tatoeba"]
+    assert mean["kind"] == "subsets" and mean["members"] == [f"tatoeba.{s}" for s in SUBSETS]
+    assert all(specs[f"tatoeba.{s}"]["part_of"] == "tatoeba" for s in SUBSETS)
+    assert sorted(document["overall"]["specs"]) == ["biosses", "tatoeba"]  # the task counts once
+    head = next(b for b in mean["boards"] if b["headline"])
+    assert (head["split"], head["metric"]) == ("test", "f1")
+    values = {}
+    for row in head["rows"]:  # each model's mean and interval: its own subsets.json's, written by the run
+        folder = Path(row["results"]).parent.name
+        written = json.loads((world / "out" / "tatoeba" / folder / "subsets.json").read_text(encoding="utf-8"))
+        expected = next(m for m in written["means"] if (m["split"], m["metric"]) == ("test", "f1"))
+        assert (row["score"], row["ci_low"], row["ci_high"]) == (expected["value"], expected["ci_low"],
+                                                                 expected["ci_high"])
+        each = [json.loads(Path(p).read_text(encoding="utf-8"))["scores"]["test"]["f1"]["value"]
+                for p in row["variant_results"]]
+        assert len(each) == 3 and row["score"] == math.fsum(each) / 3
+        values[row["model"]] = row["score"]
+    biosses = next(b for b in specs["biosses"]["boards"] if b["headline"])
+    sts = {row["model"]: row["score"] for row in biosses["rows"]}
+    # Borda across the two benchmarks by hand: per benchmark, models below plus half the ties
+    models = sorted(values)
+    table = np.array([[values[m] for m in models], [sts[m] for m in models]])
+    points = sum(len(models) - rankdata(-row, method="average") for row in table)
+    overall = {row["model"]: row for row in document["overall"]["rows"]}
+    assert [overall[m]["borda"] for m in models] == list(points)
+    assert [overall[m]["mean"] for m in models] == pytest.approx(list(table.mean(axis=0)), abs=1e-15)
+    assert all(overall[m]["specs"] == 2 for m in models)
+    markdown = (world / "board" / "leaderboard.md").read_text(encoding="utf-8")
+    assert "The mean over 3 subsets" in markdown and "Counted across benchmarks through the mean" in markdown
+    page = (world / "board" / "leaderboard.html").read_text(encoding="utf-8")
+    assert "The mean over 3 subsets" in page
+
+
+def test_a_model_lacking_a_subset_has_no_mean(world: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run(world, "tatoeba.yaml", "a: ", capsys)
+    run(world, "tatoeba.yaml", "b: ", capsys, "--subsets", "jpn-eng,deu-eng")
+    code, _, err = run_cli(["leaderboard", str(world / "out"), "-o", str(world / "board")], capsys)
+    assert code == 0, err
+    document = json.loads((world / "board" / "leaderboard.json").read_text(encoding="utf-8"))
+    mean = next(s for s in document["specs"] if s["spec_id"] == "tatoeba")
+    (row,) = next(b for b in mean["boards"] if b["headline"])["rows"]  # only the model with all three
+    assert '"a: "' in row["model"]
+    lacking = next(r for r in document["overall"]["rows"] if '"b: "' in r["model"])
+    assert lacking["specs"] == 0 and lacking["mean"] is None  # absent from the one counted benchmark
