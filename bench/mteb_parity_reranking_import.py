@@ -35,7 +35,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from mteb_parity_cli import ROOT, bundled_model, specrun
+from mteb_parity_cli import ROOT, bundled_model, mteb_retrieval_means, specrun
 
 TASK = "AskUbuntuDupQuestions"
 SCORES = {"map_at_1000": "map_cut_1000", "ndcg_at_10": "ndcg_cut_10"}  # MTEB key -> pytrec_eval measure
@@ -98,31 +98,7 @@ def specrun_scores(work: Path, data: Path, model: str) -> dict[str, float]:
 
 def mteb_scores(snapshot: Path, model: str) -> tuple[dict[str, float], float]:
     """MTEB's unrounded means (per-query pytrec_eval scores, its own MRR) and its reported main score."""
-    import datasets
-    import mteb
-    import mteb._evaluators.retrieval_evaluator as evaluator
-    from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
-
-    datasets.disable_progress_bars()
-    caught: list[Any] = []
-    original = evaluator.calculate_retrieval_scores
-
-    def catching(*args: Any, **kwargs: Any) -> Any:
-        caught.append(original(*args, **kwargs))
-        return caught[-1]
-
-    evaluator.calculate_retrieval_scores = catching
-    task = mteb.get_task(TASK)
-    task.metadata.dataset = {"path": str(snapshot), "revision": task.metadata.dataset["revision"]}
-    task.load_data()
-    found = task.evaluate(SentenceTransformerEncoderWrapper(model, device="cpu"), "test",
-                          encode_kwargs={"batch_size": 32})
-    (result,) = caught
-    per_query = result.all_scores
-    means = {key: sum(scores[measure] for scores in per_query.values()) / len(per_query)
-             for key, measure in SCORES.items()}
-    return means | {"mrr_at_10": float(result.mrr["MRR@10"]), "n": len(per_query)}, float(
-        found["default"]["main_score"])
+    return mteb_retrieval_means(snapshot, model, TASK, SCORES)
 
 
 def main() -> int:
