@@ -214,16 +214,11 @@ def write_fingerprints(path: Path, fingerprints: dict[str, str], *, read_sha256:
               "fingerprint --write again")
     if read_sha256 is not None and hashlib.sha256(raw).hexdigest() != read_sha256:
         raise SpecError(edited, file=shown)
-    bom = raw.startswith(codecs.BOM_UTF8)
-    text = raw.decode("utf-8-sig")
-    crlf = text.count("\r\n")
-    if crlf and (crlf != text.count("\n") or crlf != text.count("\r")):
-        raise SpecError("mixes CRLF and LF line endings; nothing was written; convert it to one of them first",
-                        file=shown)
+    bom, text, crlf = _line_endings(raw, shown)
     yaml_rt = YAML()  # round-trip: comments and key order survive
     yaml_rt.preserve_quotes = True
     yaml_rt.width = 4096  # never re-wrap the author's lines
-    document = yaml_rt.load(text.replace("\r\n", "\n"))
+    document = yaml_rt.load(text)
     changed = _set_fingerprints(document, fingerprints, subsets or {})
     changed += _set_files(document, *files) if files else []
     if changed:
@@ -242,3 +237,15 @@ def write_fingerprints(path: Path, fingerprints: dict[str, str], *, read_sha256:
         write_atomic(target, (codecs.BOM_UTF8 if bom else b"") + out.encode("utf-8"), mode=mode,
                      before_replace=unchanged)
     return changed
+
+
+def _line_endings(raw: bytes, shown: str) -> tuple[bool, str, bool]:
+    """(a BOM, the text with LF line ends, CRLF line ends): what a rewrite keeps; mixed line ends are refused."""
+    import codecs
+
+    text = raw.decode("utf-8-sig")
+    crlf = text.count("\r\n")
+    if crlf and (crlf != text.count("\n") or crlf != text.count("\r")):
+        raise SpecError("mixes CRLF and LF line endings; nothing was written; convert it to one of them first",
+                        file=shown)
+    return raw.startswith(codecs.BOM_UTF8), text.replace("\r\n", "\n"), bool(crlf)
