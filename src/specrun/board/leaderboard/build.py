@@ -244,6 +244,21 @@ def subset_mean(group: SubsetGroup, by_spec: Mapping[str, Sequence[Verified]],
     return board
 
 
+def model_entries(runs: Sequence[Verified], labels: Labels, prompt_variants: str) -> list[ModelEntry]:
+    """Every row's model: its identity fields and its metadata, read from its first run that records any (the
+    weights are the entry's identity)."""
+    metas: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for run in runs:
+        meta = run.results.provenance.model_meta
+        if meta is not None:
+            metas.setdefault(entry_identity(run.results, prompt_variants),
+                             {name: getattr(meta, name) for name in META_COLUMNS})
+    return [ModelEntry(label=label, name=ident[0], prompt_variants=labels.variants_of[ident]
+                       if prompt_variants != "each" else [], **dict(zip(IDENTITY_FIELDS, ident[1:], strict=True)),
+                       **metas.get(ident, {}))
+            for ident, label in zip(labels.idents, labels.names, strict=True)]
+
+
 def compute(runs: Sequence[Verified], *, title: str = "specrun leaderboard", resample_specs: bool = False,
             progress: Callable[[str], None] | None = None, prompt_variants: str = "each",
             keep: dict[str, tuple[list[str], dict[tuple[str, str], Ranking]]] | None = None) -> Leaderboard:
@@ -289,16 +304,7 @@ def compute(runs: Sequence[Verified], *, title: str = "specrun leaderboard", res
     confidence = max(b.confidence for b in counting)
     overall = rank_overall(observed, scores, directions, confidence=confidence, resample_specs=resample_specs,
                            seeds=[board.seed for board in counting])
-    metas: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for run in runs:  # an entry's metadata: its first run that records it (the weights are the entry's identity)
-        meta = run.results.provenance.model_meta
-        if meta is not None:
-            metas.setdefault(entry_identity(run.results, prompt_variants),
-                             {name: getattr(meta, name) for name in META_COLUMNS})
-    models = [ModelEntry(label=label, name=ident[0], prompt_variants=labels.variants_of[ident]
-                         if prompt_variants != "each" else [], **dict(zip(IDENTITY_FIELDS, ident[1:], strict=True)),
-                         **metas.get(ident, {}))
-              for ident, label in zip(labels.idents, labels.names, strict=True)]
+    models = model_entries(runs, labels, prompt_variants)
     return Leaderboard(title=title, models=models, specs=spec_boards, overall=Overall(
         specs=[b.spec_id for b in counting], resamples=min(len(s) for s in scores), confidence=confidence,
         resample_specs=resample_specs, mean_direction=directions[0] if len(set(directions)) == 1 else None,
