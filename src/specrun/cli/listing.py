@@ -22,28 +22,14 @@ T = TypeVar("T")
 
 
 def cmd_list(args: argparse.Namespace, console: Console) -> int:
+    """The folder's specs and suites, or (--formats, --metrics, --mteb) what specrun reads and scores."""
     from specrun.spec import load_spec
 
     if args.formats:
-        from specrun.core.registry import READERS
-
-        formats = Table(title="file formats (readers)")
-        for column in ("format", "reads", "extensions", "provider", "description"):
-            formats.add_column(column)
-        for entry in READERS.values():
-            formats.add_row(entry.name, "folder" if entry.folder else "file", " ".join(entry.extensions),
-                            entry.provider, rich.markup.escape(entry.description))
-        Console(width=200).print(formats)
+        _print_formats()
         return 0
     if args.metrics:
-        from specrun.metrics import METRICS
-
-        metrics = Table(title="metrics (auto: the interval method uncertainty.interval: auto gives it)")
-        for column in ("metric", "reads", "direction", "auto", "hub id"):
-            metrics.add_column(column)
-        for name, entry in METRICS.items():
-            metrics.add_row(name, ", ".join(entry.inputs), entry.direction, entry.interval, entry.hub_id or name)
-        Console(width=200).print(metrics)
+        _print_metrics()
         return 0
     if args.mteb:
         return _list_mteb(args.type, args.benchmark, args.language)
@@ -69,6 +55,31 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
     for line in bad:
         print(f"specrun: error: {line}", file=sys.stderr)
     return 2 if bad else 0
+
+
+def _print_formats() -> None:
+    """The registered readers: the names a source's `format` takes, and what each reads."""
+    from specrun.core.registry import READERS
+
+    formats = Table(title="file formats (readers)")
+    for column in ("format", "reads", "extensions", "provider", "description"):
+        formats.add_column(column)
+    for entry in READERS.values():
+        formats.add_row(entry.name, "folder" if entry.folder else "file", " ".join(entry.extensions),
+                        entry.provider, rich.markup.escape(entry.description))
+    Console(width=200).print(formats)
+
+
+def _print_metrics() -> None:
+    """The registered metrics: what each reads and the interval method `auto` gives it."""
+    from specrun.metrics import METRICS
+
+    metrics = Table(title="metrics (auto: the interval method uncertainty.interval: auto gives it)")
+    for column in ("metric", "reads", "direction", "auto", "hub id"):
+        metrics.add_column(column)
+    for name, entry in METRICS.items():
+        metrics.add_row(name, ", ".join(entry.inputs), entry.direction, entry.interval, entry.hub_id or name)
+    Console(width=200).print(metrics)
 
 
 def _loaded(paths: list[Path], load: Callable[[Path], T], bad: list[str]) -> list[T]:

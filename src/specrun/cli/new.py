@@ -150,6 +150,7 @@ def _rows(path: Path, fmt: str, split: str) -> Any:
 
 def _render(kind: str, name: str, fmt: str, files: list[Path], splits: list[str], fit: str | None,
             split_options: list[str], columns: dict[str, str], rows: int) -> str:
+    """The spec's YAML, what `new` knows filled in and the rest marked TODO."""
     source = files[0].parent.name
     lines = [f"# Written by `specrun new {kind} {name}`: every TODO is the author's to fill in (docs/spec.md).",
              f"id: {name}", f"title: {_q(f'{TODO}: the card heading of {name}')}",
@@ -157,20 +158,8 @@ def _render(kind: str, name: str, fmt: str, files: list[Path], splits: list[str]
              "#            date: [YYYY-MM-DD, YYYY-MM-DD], reference: URL}  (optional; MTEB's words: docs/spec.md)",
              "", "licence:", f"  data: {_q(f'{TODO}: the data licence id')}", "  publication: unconfirmed",
              f"  notice: {_q(f'{TODO}: what publication needs (shown at the top of the card while unconfirmed)')}",
-             "", "sources:", f"  {source}:", "    type: git_file",
-             f"    path: {TODO}/{TODO}  # {TODO}: the repository (owner/name) the files come from",
-             f"    revision: {_q(PLACEHOLDER_REVISION)}  # {TODO}: its full commit hash",
-             f"    licence: {_q(f'{TODO}: the data licence id')}",
-             f"    fetch: false  # only the copy in <data-dir>/{source}/ is read until path and revision are real",
-             f"    format: {fmt}", "    files:"]
-    for path, split in zip(files, splits, strict=True):
-        lines += [f"      {split}:", f"        path: {_q(path.name)}  # {TODO}: its path in the repository",
-                  f"        sha256: {_sha256(path)}"]
-    lines.append("    columns:  # item field -> column" + (
-        f"; {TODO}: the fields not found in the header" if any(c.startswith(f"{TODO}-") for c in columns.values())
-        else ""))
-    lines += [f"      {field}: {_q(column)}" for field, column in columns.items()]
-    lines += ["    ids:", f"      prefix: {name}-", f"      width: {len(str(rows - 1))}", "", "splits:"]
+             ""]
+    lines += [*_source_lines(source, name, fmt, files, splits, columns, rows), "", "splits:"]
     for split in splits:
         lines += [f"  {split}:", f"    source: {source}", f"    source_split: {split}"]
         if split == fit:
@@ -189,7 +178,33 @@ def _render(kind: str, name: str, fmt: str, files: list[Path], splits: list[str]
                   f"    label: {_q(f'{TODO}: how the card names {metric}')}", f"    direction: {entry.direction}",
                   f"    range: [{low}, {high}]  # {TODO}: check"]
     lines += ["", "uncertainty:", "  method: bootstrap", "  interval: auto", "  resamples: 1000", "  confidence: 0.95",
-              "", "card:  # optional for a local spec: without it no card is rendered and publishing is refused"]
+              "", *_card_lines(columns)]
+    return "\n".join(lines) + "\n"
+
+
+def _source_lines(source: str, name: str, fmt: str, files: list[Path], splits: list[str], columns: dict[str, str],
+                  rows: int) -> list[str]:
+    """The one source: where the files come from is the author's to write (TODO), what they hold is read here."""
+    lines = ["sources:", f"  {source}:", "    type: git_file",
+             f"    path: {TODO}/{TODO}  # {TODO}: the repository (owner/name) the files come from",
+             f"    revision: {_q(PLACEHOLDER_REVISION)}  # {TODO}: its full commit hash",
+             f"    licence: {_q(f'{TODO}: the data licence id')}",
+             f"    fetch: false  # only the copy in <data-dir>/{source}/ is read until path and revision are real",
+             f"    format: {fmt}", "    files:"]
+    for path, split in zip(files, splits, strict=True):
+        lines += [f"      {split}:", f"        path: {_q(path.name)}  # {TODO}: its path in the repository",
+                  f"        sha256: {_sha256(path)}"]
+    lines.append("    columns:  # item field -> column" + (
+        f"; {TODO}: the fields not found in the header" if any(c.startswith(f"{TODO}-") for c in columns.values())
+        else ""))
+    lines += [f"      {field}: {_q(column)}" for field, column in columns.items()]
+    lines += ["    ids:", f"      prefix: {name}-", f"      width: {len(str(rows - 1))}"]
+    return lines
+
+
+def _card_lines(columns: dict[str, str]) -> list[str]:
+    """The card: each paragraph a TODO, its examples showing the id and every item field."""
+    lines = ["card:  # optional for a local spec: without it no card is rendered and publishing is refused"]
     lines += [f"  {key}: {_q(f'{TODO}: {what}')}" for key, what in (
         ("what_is_measured", "what a good score means"), ("data", "where the data comes from and how it was made"),
         ("items", "which items are evaluated"), ("uncertainty", "what the interval resamples"),
@@ -197,7 +212,7 @@ def _render(kind: str, name: str, fmt: str, files: list[Path], splits: list[str]
     shown = {"id": "item_id", **{f: f for f in columns}}
     lines += ["  examples:", "    count: 3", f"    heading: {_q(f'{TODO}: a line above the example rows')}",
               "    columns:"] + [f"      {field}: {_q(header)}" for field, header in shown.items()]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def cmd_new(args: argparse.Namespace, console: Console) -> int:
@@ -211,7 +226,26 @@ def cmd_new(args: argparse.Namespace, console: Console) -> int:
                          f"expected one of {', '.join(PROTOCOLS)}")
     if not re.fullmatch(r"[a-z0-9][a-z0-9_.-]{0,63}", args.name):
         raise UsageError(f"NAME {args.name!r}: expected a lower-case name of letters, digits, '_', '.', '-'")
-    files = [Path(path) for path in args.data]
+    files = _data_files(args.data)
+    target = Path(args.output) if args.output else Path("specs") / f"{args.name}.yaml"
+    if target.exists() or target.is_symlink():
+        raise UsageError(f"{target}: exists; `new` never overwrites a spec (choose another NAME or -o PATH)")
+    text, guessed, missing = spec_text(args.kind, args.name, files, _given_columns(args.column or []))
+    data_dir = _write_new(target, text, files, missing)
+    if guessed:
+        print(f"specrun: columns guessed from the header by name: {', '.join(guessed)}", file=sys.stderr)
+    if missing:
+        print(f"specrun: fields not found in the header: {', '.join(missing)}: set them under `columns` (or "
+              "--column FIELD=COLUMN), then run `specrun fingerprint --write`", file=sys.stderr)
+    print(f"specrun: wrote {target}; run it with --data-dir {data_dir}; fill in every TODO before publishing",
+          file=sys.stderr)
+    print(target)
+    return 0
+
+
+def _data_files(paths: list[str]) -> list[Path]:
+    """The --data files: each one there, all in one folder whose name (lower-case) names the source."""
+    files = [Path(path) for path in paths]
     for path in files:
         if not path.is_file():
             raise UsageError(f"--data {path}: no such file")
@@ -220,10 +254,12 @@ def cmd_new(args: argparse.Namespace, console: Console) -> int:
     if len(folders) != 1 or not re.fullmatch(r"[a-z0-9][a-z0-9_.-]{0,63}", source):
         raise UsageError("--data: put the files in one folder with a lower-case name (it names the source: "
                          f"<data-dir>/NAME/FILE), got {', '.join(str(p.parent) for p in files)}")
-    target = Path(args.output) if args.output else Path("specs") / f"{args.name}.yaml"
-    if target.exists() or target.is_symlink():
-        raise UsageError(f"{target}: exists; `new` never overwrites a spec (choose another NAME or -o PATH)")
-    text, guessed, missing = spec_text(args.kind, args.name, files, _given_columns(args.column or []))
+    return files
+
+
+def _write_new(target: Path, text: str, files: list[Path], missing: list[str]) -> Path:
+    """The spec written whole or not at all: fingerprinted (when every field has its column) in a temporary file
+    beside target, then linked into place, which never overwrites. Returns the data folder the files lie in."""
     target.parent.mkdir(parents=True, exist_ok=True)
     temporary = target.with_name(f".new-{os.getpid()}-{target.name}")  # still a .yaml file: read as a spec
     temporary.write_text(text, encoding="utf-8")
@@ -241,15 +277,7 @@ def cmd_new(args: argparse.Namespace, console: Console) -> int:
                         key=exc.key) from None
     finally:
         temporary.unlink(missing_ok=True)
-    if guessed:
-        print(f"specrun: columns guessed from the header by name: {', '.join(guessed)}", file=sys.stderr)
-    if missing:
-        print(f"specrun: fields not found in the header: {', '.join(missing)}: set them under `columns` (or "
-              "--column FIELD=COLUMN), then run `specrun fingerprint --write`", file=sys.stderr)
-    print(f"specrun: wrote {target}; run it with --data-dir {data_dir}; fill in every TODO before publishing",
-          file=sys.stderr)
-    print(target)
-    return 0
+    return data_dir
 
 
 def _fingerprints(path: Path, data_dir: Path) -> dict[str, str]:

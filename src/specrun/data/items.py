@@ -41,7 +41,7 @@ class RawRow:
 
 def map_items(rows: Sequence[RawRow], plan: Plan, planned: PlannedSource) -> list[Item]:
     """Rows -> items with ids; every field a protocol needs converted and checked."""
-    source, source_name, fields = planned.declared, planned.name, plan.fields
+    source, fields = planned.declared, plan.fields
     checked: set[str] = set()
     items: list[Item] = []
     seen: set[str] = set()
@@ -49,15 +49,7 @@ def map_items(rows: Sequence[RawRow], plan: Plan, planned: PlannedSource) -> lis
     for raw in rows:
         if raw.origin not in checked:  # each file's columns, once
             checked.add(raw.origin)
-            present = set(raw.row)
-            for field, column in source.columns.items():
-                if column not in present:
-                    raise plan.error(("sources", source_name, "columns", field),
-                                     f"column {column!r} is not in {raw.origin}; it has: "
-                                     f"{', '.join(map(str, raw.row))}{_headerless_hint(planned, raw.row)}")
-            if source.ids.column and source.ids.column not in present:
-                raise plan.error(("sources", source_name, "ids", "column"),
-                                   f"column {source.ids.column!r} is not in {raw.origin}")
+            _check_columns(raw, plan, planned)
         row = raw.row
         for column in (*source.columns.values(), *([source.ids.column] if source.ids.column else [])):
             if column not in row:
@@ -74,16 +66,37 @@ def map_items(rows: Sequence[RawRow], plan: Plan, planned: PlannedSource) -> lis
         }
         for field, column in source.columns.items():  # mapped but not needed by the protocol: kept as is
             values.setdefault(field, row[column])
-        for field, value in values.items():
-            kind = _value_kind(value)
-            first = kinds.setdefault(field, (kind, value, raw.number))
-            if kind != first[0] and None not in (kind, first[0]):
-                column = source.columns[field]
-                raise DataError(f"row {raw.number}: column {column!r} holds {kind} {value!r} where row {first[2]} "
-                                f"holds {first[0]} {first[1]!r}; write every value of the column one way (or map "
-                                f"them with `values.{column}`)", file=raw.origin)
+        _check_one_kind(values, kinds, raw, source)
         items.append(Item(id=item_id, fields=values))
     return items
+
+
+def _check_columns(raw: RawRow, plan: Plan, planned: PlannedSource) -> None:
+    """A file's first row holds every column the source maps, and its id column: checked once per file."""
+    source, source_name = planned.declared, planned.name
+    present = set(raw.row)
+    for field, column in source.columns.items():
+        if column not in present:
+            raise plan.error(("sources", source_name, "columns", field),
+                             f"column {column!r} is not in {raw.origin}; it has: "
+                             f"{', '.join(map(str, raw.row))}{_headerless_hint(planned, raw.row)}")
+    if source.ids.column and source.ids.column not in present:
+        raise plan.error(("sources", source_name, "ids", "column"),
+                         f"column {source.ids.column!r} is not in {raw.origin}")
+
+
+def _check_one_kind(values: dict[str, Any], kinds: dict[str, tuple[str | None, Any, int]], raw: RawRow,
+                    source: HubDataset | GitSource) -> None:
+    """Each field's values are of one kind across rows (1 and '1' would be two labels); `kinds` holds the kind,
+    value and row each field first had."""
+    for field, value in values.items():
+        kind = _value_kind(value)
+        first = kinds.setdefault(field, (kind, value, raw.number))
+        if kind != first[0] and None not in (kind, first[0]):
+            column = source.columns[field]
+            raise DataError(f"row {raw.number}: column {column!r} holds {kind} {value!r} where row {first[2]} "
+                            f"holds {first[0]} {first[1]!r}; write every value of the column one way (or map "
+                            f"them with `values.{column}`)", file=raw.origin)
 
 
 def _value_kind(value: Any) -> str | None:

@@ -18,7 +18,7 @@ from specrun.core.files import sha256_file
 from specrun.core.registry import Rows
 from specrun.core.workspace import Workspace
 from specrun.data.files import check_sha256, mirror_path, verify
-from specrun.plan import Plan, PlannedSource
+from specrun.plan import Plan, PlannedFile, PlannedSource
 from specrun.spec import FileRef, GitSource, HubDataset
 
 DATA_DIR_ENV = "SPECRUN_DATA_DIR"
@@ -140,16 +140,7 @@ def _readable(plan: Plan, planned: PlannedSource, source_split: str, data_dir: P
         path = mirror_path(data_dir, source_name, ref.mirror, plan, key, must_exist=ref.member is None)
         if ref.member is not None and not path.exists():
             # the mirror may hold the member extracted from the archive, under its own name
-            extracted_path = mirror_path(data_dir, source_name, PurePosixPath(ref.member).name, plan, key,
-                                         must_exist=False)
-            if not extracted_path.exists():  # missing data, as a missing plain file is (an optional member's)
-                at = plan.error(key, f"neither the archive {data_dir / source_name / ref.mirror} nor its member "
-                                     f"{PurePosixPath(ref.member).name} is in the data mirror")
-                raise MissingDataError(at.message, file=at.file, line=at.line, key=at.key)
-            if ref.member_sha256 is None:
-                raise plan.error(pins, f"the mirror holds the extracted member {extracted_path.name}; pin it with "
-                                         "`member_sha256` (the archive's `sha256` cannot check it)")
-            check_sha256(extracted_path, ref.member_sha256, plan, (*pins, "member_sha256"))
+            extracted_path = _mirrored_member(plan, source_name, file, data_dir)
             yield extracted_path, str(extracted_path)
             return
     elif not isinstance(source, GitSource):
@@ -170,6 +161,23 @@ def _readable(plan: Plan, planned: PlannedSource, source_split: str, data_dir: P
         if ref.member_sha256 is not None:
             check_sha256(member_path, ref.member_sha256, plan, (*pins, "member_sha256"))
         yield member_path, f"{path}:{ref.member}"
+
+
+def _mirrored_member(plan: Plan, source_name: str, file: PlannedFile, data_dir: Path) -> Path:
+    """An archive member the mirror holds extracted (the archive is not there), checked against its own pin:
+    missing data when it is not there either."""
+    ref, key, pins = file.ref, file.key, file.pins
+    extracted_path = mirror_path(data_dir, source_name, PurePosixPath(ref.member).name, plan, key,
+                                 must_exist=False)
+    if not extracted_path.exists():  # missing data, as a missing plain file is (an optional member's)
+        at = plan.error(key, f"neither the archive {data_dir / source_name / ref.mirror} nor its member "
+                             f"{PurePosixPath(ref.member).name} is in the data mirror")
+        raise MissingDataError(at.message, file=at.file, line=at.line, key=at.key)
+    if ref.member_sha256 is None:
+        raise plan.error(pins, f"the mirror holds the extracted member {extracted_path.name}; pin it with "
+                               "`member_sha256` (the archive's `sha256` cannot check it)")
+    check_sha256(extracted_path, ref.member_sha256, plan, (*pins, "member_sha256"))
+    return extracted_path
 
 
 @dataclass(frozen=True)
@@ -202,6 +210,14 @@ def read_source_split(plan: Plan, planned: PlannedSource, source_split: str, dat
         if read_from is not None and local is None:  # the pinned download: read as a copy, yet from the hub
             origin = origin.replace(str(read_from), f"{source.path}@{source.revision}", 1)
         return SourceRows(rows, origin, None, None, class_labels)
+    return _read_file_split(plan, planned, source_split, data_dir, workspace)
+
+
+def _read_file_split(plan: Plan, planned: PlannedSource, source_split: str, data_dir: Path | None,
+                     workspace: Workspace | None) -> SourceRows:
+    """A source split read from its file (mirrored, downloaded, or an archive's member) by its format's reader,
+    whose every failure is one DataError line naming the file."""
+    source = planned.declared
     layout = source.layout
     ref = planned.files[source_split].ref
     assert planned.reader is not None
@@ -261,6 +277,18 @@ def _read_hub(source: HubDataset, source_split: str, local: Path | None) -> tupl
     if local is not None and not local.is_dir():
         raise DataError("is not a folder; a hub source without `mirror` files is read from a local copy of the "
                         "dataset repo in <data-dir>/<source>/", file=where)
+    dataset, rows = _load_dataset(datasets, where, source, source_split, local)
+    origin = str(local) if local is not None else f"{source.path}@{source.revision}"
+    features = getattr(dataset, "features", None) or {}
+    class_label = getattr(datasets, "ClassLabel", ())  # a class-encoded column: MTEB samples by its own ids
+    class_labels = frozenset(name for name, feature in features.items() if isinstance(feature, class_label))
+    return rows, origin + (f" ({source.config})" if source.config else ""), class_labels
+
+
+def _load_dataset(datasets: Any, where: str, source: HubDataset, source_split: str,
+                  local: Path | None) -> tuple[Any, Rows]:
+    """The split through `datasets` (at the revision, unless read from a local copy) and its rows; a failure is
+    one line, an OfflineError when it reads as the network's."""
     arguments: dict[str, Any] = {"name": source.config, "split": source_split}
     if source.data_files:
         arguments["data_files"] = dict(source.data_files)
@@ -280,8 +308,4 @@ def _read_hub(source: HubDataset, source_split: str, local: Path | None) -> tupl
                                f"({text}); pass --data-dir DIR (or set {DATA_DIR_ENV}) to use a local mirror") from None
         raise DataError(f"cannot load {where} config {source.config} split {source_split}: {text}"
                         + ("" if local else "; pass --data-dir DIR to use a local mirror")) from None
-    origin = str(local) if local is not None else f"{source.path}@{source.revision}"
-    features = getattr(dataset, "features", None) or {}
-    class_label = getattr(datasets, "ClassLabel", ())  # a class-encoded column: MTEB samples by its own ids
-    class_labels = frozenset(name for name, feature in features.items() if isinstance(feature, class_label))
-    return rows, origin + (f" ({source.config})" if source.config else ""), class_labels
+    return dataset, rows

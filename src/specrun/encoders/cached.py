@@ -17,6 +17,7 @@ are read from its file a window at a time (`encode_corpus`), and each document's
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -145,28 +146,8 @@ class CachedEncoder:
                           console=self.console, transient=False, disable=self.console.quiet) as progress:
                 task = progress.add_task("encode", total=total)
                 groups = GroupChecks(self.settings.adapter)
-                encoded_corpora: set[Encoding] = set()
-                for encoding, texts_missing in missing.items():
-                    if not texts_missing:
-                        continue
-                    role, prompt = encoding
-                    cache, into = caches[encoding], found[encoding]
-                    for indices, group in executor.groups(texts_missing, role, prompt):
-                        texts = [texts_missing[i] for i in indices]
-                        group = groups.checked(group, texts, into.blocks)
-                        shard = cache.store(texts, group) if cache else None
-                        block = into.add_block(shard if shard else group)
-                        into.where.update((text, place(block, row)) for row, text in enumerate(texts))
-                        progress.advance(task, len(indices))
-                for (encoding, _), lookup in lookups.items():
-                    cache = caches[encoding]
-                    if cache is not None and (any(missing.get(encoding, ())) or encoding in encoded_corpora):
-                        # this run stored texts of the encoding already: those this corpus shares are read
-                        # back from the store, not encoded (or counted) twice
-                        progress.advance(task, lookup.found_again(cache))
-                    encode_corpus(executor, lookup, encoding, cache, groups,
-                                  lambda done: progress.advance(task, done))
-                    encoded_corpora.add(encoding)
+                _encode_texts(executor, missing, found, caches, groups, lambda done: progress.advance(task, done))
+                _encode_corpora(executor, lookups, missing, caches, groups, lambda done: progress.advance(task, done))
             self.peak_memory = memory.record() if memory is not None else None
         finally:
             executor.close()
@@ -224,6 +205,40 @@ class CachedEncoder:
         # precision) is whichever run wrote the file last, and `_this_run` replaces it
         applied = [(info.settings.cache_fields(), info.pooling, info.normalize) for info in infos]
         return infos[0] if infos and all(value == applied[0] for value in applied) else None
+
+
+def _encode_texts(executor: Executor, missing: dict[Encoding, list[str]], found: dict[Encoding, Found],
+                  caches: dict[Encoding, EmbeddingCache | None], groups: GroupChecks,
+                  advance: Callable[[int], None]) -> None:
+    """Each encoding's missing texts, a group at a time, each group stored as one shard at once (a killed run keeps
+    it) and added to what was found."""
+    for encoding, texts_missing in missing.items():
+        if not texts_missing:
+            continue
+        role, prompt = encoding
+        cache, into = caches[encoding], found[encoding]
+        for indices, group in executor.groups(texts_missing, role, prompt):
+            texts = [texts_missing[i] for i in indices]
+            group = groups.checked(group, texts, into.blocks)
+            shard = cache.store(texts, group) if cache else None
+            block = into.add_block(shard if shard else group)
+            into.where.update((text, place(block, row)) for row, text in enumerate(texts))
+            advance(len(indices))
+
+
+def _encode_corpora(executor: Executor, lookups: dict[tuple[Encoding, str], CorpusLookup],
+                    missing: dict[Encoding, list[str]], caches: dict[Encoding, EmbeddingCache | None],
+                    groups: GroupChecks, advance: Callable[[int], None]) -> None:
+    """Each corpus' missing texts, after the lists': what this run has stored by then is read back, not encoded."""
+    encoded_corpora: set[Encoding] = set()
+    for (encoding, _), lookup in lookups.items():
+        cache = caches[encoding]
+        if cache is not None and (any(missing.get(encoding, ())) or encoding in encoded_corpora):
+            # this run stored texts of the encoding already: those this corpus shares are read
+            # back from the store, not encoded (or counted) twice
+            advance(lookup.found_again(cache))
+        encode_corpus(executor, lookup, encoding, cache, groups, advance)
+        encoded_corpora.add(encoding)
 
 
 def _looked_up(wanted: dict[Encoding, list[str]], wanted_corpora: dict[Encoding, dict[str, SharedCorpus]],

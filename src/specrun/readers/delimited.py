@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -64,6 +65,41 @@ def header_problem(header: list[str], delimiter: str) -> str | None:
             "give the column names in the source's `options: {names: [...]}`")
 
 
+def _header(reader: Iterator[list[str]], options: DelimitedOptions, delimiter: str, path: Path) -> list[str]:
+    """The column names: the spec's `names`, else the file's first row, refused when it cannot be a header."""
+    header = list(options.names) if options.names else next(reader, None)
+    if not header:
+        raise DataError("file is empty; expected a header row", file=str(path))
+    problem = None if options.names else header_problem(header, delimiter)
+    if problem:
+        raise DataError(problem, file=str(path), line=1)
+    return header
+
+
+def _field_count_problem(record: list[str], header: list[str], optional: list[str], delimiter: str) -> str:
+    """Why a row has too few or too many fields, with the option or format that would read it."""
+    columns = header + optional
+    expected = f"{len(header)}" + (f" to {len(columns)}" if optional else "")
+    hint = ("; rows may end in fields the spec does not name: declare them in `optional_names` "
+            "or set `extra_fields: ignore`") if len(record) > len(columns) else ""
+    other = {",": "\t", "\t": ","}[delimiter]
+    if len(record) == 1 and other in record[0]:
+        hint = (f"; the line holds {'tabs' if other == chr(9) else 'commas'}: is the file "
+                f"{'tab' if other == chr(9) else 'comma'}-separated (`format: "
+                f"{'tsv' if other == chr(9) else 'csv'}`)?")
+    return f"{len(record)} fields, expected {expected} ({', '.join(columns)}){hint}"
+
+
+def _malformed(exc: csv.Error, fmt: str, quoted: bool, start: int, line: int) -> str:
+    """The csv module's complaint, with the way out when a stray quote is the likely cause and the line the
+    record it swallowed starts on."""
+    quote = quoted and any(text in str(exc) for text in ("expected after", "unexpected end of data"))
+    hint = ("; if quotes are part of the text (a lone \" in a sentence), set `quoting: none` in the spec's "
+            "source (its `options`)" if quote else "")
+    where = f" (in the record that starts on line {start})" if quote and start != line else ""
+    return f"malformed {fmt}: {exc}{where}{hint}"
+
+
 def _read_delimited(path: Path, layout: ReadLayout, delimiter: str) -> Rows:
     """A local TSV/CSV file with the csv module: RFC-4180 quoting (a quoted tab or line break stays in its field),
     every value text, errors with their line. datasets' csv builder would parse the same way through pandas but
@@ -81,12 +117,7 @@ def _read_delimited(path: Path, layout: ReadLayout, delimiter: str) -> Rows:
         reader = csv.reader(handle, delimiter=delimiter, quoting=quoting, strict=True)
         start = 1  # the line the record being read starts on (a quoted field may span lines)
         try:
-            header = list(options.names) if options.names else next(reader, None)
-            if not header:
-                raise DataError("file is empty; expected a header row", file=str(path))
-            problem = None if options.names else header_problem(header, delimiter)
-            if problem:
-                raise DataError(problem, file=str(path), line=1)
+            header = _header(reader, options, delimiter, path)
             columns = header + optional
             rows = []
             start = reader.line_num + 1
@@ -97,25 +128,12 @@ def _read_delimited(path: Path, layout: ReadLayout, delimiter: str) -> Rows:
                 if len(record) > len(columns) and options.extra_fields == "ignore":
                     record = record[:len(columns)]
                 if not len(header) <= len(record) <= len(columns):
-                    expected = f"{len(header)}" + (f" to {len(columns)}" if optional else "")
-                    hint = ("; rows may end in fields the spec does not name: declare them in `optional_names` "
-                            "or set `extra_fields: ignore`") if len(record) > len(columns) else ""
-                    other = {",": "\t", "\t": ","}[delimiter]
-                    if len(record) == 1 and other in record[0]:
-                        hint = (f"; the line holds {'tabs' if other == chr(9) else 'commas'}: is the file "
-                                f"{'tab' if other == chr(9) else 'comma'}-separated (`format: "
-                                f"{'tsv' if other == chr(9) else 'csv'}`)?")
-                    raise DataError(f"{len(record)} fields, expected {expected} ({', '.join(columns)}){hint}",
-                                    file=str(path), line=reader.line_num)
+                    raise DataError(_field_count_problem(record, header, optional, delimiter), file=str(path),
+                                    line=reader.line_num)
                 rows.append(dict(zip(columns, record + [None] * (len(columns) - len(record)), strict=True)))
         except csv.Error as exc:
-            quote = quoting != csv.QUOTE_NONE and any(text in str(exc) for text in ("expected after",
-                                                                                    "unexpected end of data"))
-            hint = ("; if quotes are part of the text (a lone \" in a sentence), set `quoting: none` in the spec's "
-                    "source (its `options`)" if quote else "")
-            where = f" (in the record that starts on line {start})" if quote and start != reader.line_num else ""
-            raise DataError(f"malformed {layout.format}: {exc}{where}{hint}", file=str(path),
-                            line=reader.line_num) from None
+            problem = _malformed(exc, layout.format, quoting != csv.QUOTE_NONE, start, reader.line_num)
+            raise DataError(problem, file=str(path), line=reader.line_num) from None
         except UnicodeDecodeError:
             raise DataError("not UTF-8", file=str(path), line=reader.line_num + 1) from None
     return rows

@@ -263,9 +263,9 @@ def statistics_lines(statistics: dict[str, SplitStatistics] | None) -> list[str]
     return lines
 
 
-def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
-    p = results.provenance
-    m = p.model
+def _model_line(results: Results) -> str:
+    """What scored the run, as a report names it: the model, how it encoded and prompted, and any reranker."""
+    m = results.provenance.model
     identity = f"revision {m.revision}" if m.revision else f"weights sha256 {m.weights_sha256}"
     shaped = (f", first {m.truncate_dim} dimensions" if m.truncate_dim else "") + (
         f", scored as {m.precision} codes" if m.precision != "float32" else "")
@@ -276,7 +276,12 @@ def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
         r = m.reranker_model
         model_line += (f". Reranked: each query's top {m.rerank_top_k} rescored by {_shown_name(r.name)}, "
                        f"weights sha256 {r.weights_sha256}; {r.pairs:,} pairs, {r.scored:,} scored in this run")
-    u = p.uncertainty
+    return model_line
+
+
+def _score_rows(results: Results) -> list[str]:
+    """The results table's rows, one per split and metric, each n in its protocol's resampling unit."""
+    u = results.provenance.uncertainty
     rows = []
     for split, scores in results.scores.items():
         for metric, s in scores.items():
@@ -284,7 +289,13 @@ def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
             shown = f"{s.interval}, clipped to the range" if s.clipped else s.interval
             rows.append(table_row([md_cell(split), md_cell(metric), f"{s.value:.4f}",
                                    f"[{s.ci_low:.4f}, {s.ci_high:.4f}]", shown, md_cell(f"{s.n} {unit}")]))
-    header = ["split", "metric", "value", f"{confidence_percent(u.confidence)} CI", "interval", "n"]
+    return rows
+
+
+def _provenance_lines(spec: Spec, results: Results) -> list[str]:
+    """The report's provenance, unescaped: spec, predictions, data, bootstrap, model facts, packages, date."""
+    p = results.provenance
+    u = p.uncertainty
     units = ", ".join(f"{protocol}: {unit}" for protocol, unit in u.unit.items())
     lines = [f"spec {PurePath(p.spec_path).name} sha256 {p.spec_sha256}",
              f"per-item predictions {results.predictions.file} ({results.predictions.rows} rows, "
@@ -305,6 +316,13 @@ def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
             for name, used in p.similarity.items()))
     lines.append("packages " + ", ".join(f"{name} {version}" for name, version in p.packages.items()))
     lines.append(f"run {p.created}")
+    return lines
+
+
+def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
+    """The results section's values for card.md.j2, each escaped for Markdown."""
+    u = results.provenance.uncertainty
+    header = ["split", "metric", "value", f"{confidence_percent(u.confidence)} CI", "interval", "n"]
     kinds = {info.protocol: info.protocol_kind for info in results.metrics.values()}
     # the file names come from results.json: percent-encoded, a name can only be a link target, never Markdown
     plots = [(md_text(f"{key.replace('/', ', ')}: {plot_caption(kinds.get(key.split('/')[-1], ''))}"),
@@ -315,13 +333,14 @@ def _results_view(spec: Spec, results: Results) -> dict[str, Any]:
               if s.runs is not None and s.run_sd is not None]
     runs_line = ("; ".join(spread) + ". Each value is the mean over its runs (fits or random restarts); its "
                  "interval resamples the runs as well as the units.") if spread else ""
-    return {"model_line": md_text(model_line), "header": table_row(header), "runs_line": md_text(runs_line),
-            "rule": table_row(["---", "---", "---:", "---", "---", "---:"]), "rows": rows,
+    return {"model_line": md_text(_model_line(results)), "header": table_row(header),
+            "runs_line": md_text(runs_line),
+            "rule": table_row(["---", "---", "---:", "---", "---", "---:"]), "rows": _score_rows(results),
             "notes": [md_text(note) for note in (*choice_notes(results), *outside_notes(results),
                                                               *cell_notes(results), *identity_notes(spec, results))],
             "texts_line": md_text(f"{texts.total} asked for, {texts.unique} unique, {texts.encoded} encoded in "
                                   "this run."),
-            "provenance_lines": [md_text(line) for line in lines], "plots": plots,
+            "provenance_lines": [md_text(line) for line in _provenance_lines(spec, results)], "plots": plots,
             "statistics": [md_text(line) for line in statistics_lines(results.statistics)]}
 
 

@@ -48,15 +48,7 @@ def build_results(plan: Plan, splits: dict[str, SplitData], runs: list[ProtocolR
             rows.append({"split": run.split, "protocol": run.protocol, "id": unit_id,
                          **{name: _cell(values[index]) for name, values in run.outputs.arrays.items()}})
     predictions = predictions_jsonl(rows)
-    data = {
-        name: SplitProvenance(
-            source=split.source, origin=split.origin, path=plan.sources[split.source].declared.path,
-            revision=plan.sources[split.source].declared.revision,
-            licence=plan.sources[split.source].declared.licence, fingerprint=split.fingerprint,
-            n_source=split.n_source, n_selected=len(split.items), selection=str(plan.split(name).selection),
-            files=split.files)
-        for name, split in splits.items()
-    }
+    data = _data_provenance(plan, splits)
     u = plan.uncertainty
     provenance = Provenance(
         spec_path=plan.loaded.display, spec_sha256=plan.loaded.sha256, subset=plan.loaded.subset,
@@ -70,10 +62,7 @@ def build_results(plan: Plan, splits: dict[str, SplitData], runs: list[ProtocolR
         similarity={p.name: SimilarityUsed(requested=p.similarity, function=next(
             (run.similarity for run in runs if run.protocol == p.name), p.similarity)) for p in plan.protocols},
         packages=versions, timings_s={k: round(v, 3) for k, v in timings.items()})
-    metrics = {m.id: MetricInfo(metric=m.metric, protocol=p.name, protocol_kind=p.kind, label=m.label,
-                                direction=m.direction, range=m.range)
-               for p in plan.protocols for m in p.metrics}
-    metrics = {name: metrics[name] for name in plan.metric_ids}  # in the spec's order
+    metrics = _metric_infos(plan)
     results = Results(spec_id=spec.id, title=spec.title, licence=spec.licence.data,
                       publication=spec.licence.publication, scores=scores, metrics=metrics, texts=texts,
                       predictions=PredictionsRef(file=PREDICTIONS_FILE, sha256=hashlib.sha256(
@@ -81,6 +70,28 @@ def build_results(plan: Plan, splits: dict[str, SplitData], runs: list[ProtocolR
                       plots=plots, provenance=provenance, statistics=split_statistics(plan, splits),
                       card_examples=card_examples(plan, splits))
     return results, predictions
+
+
+def _data_provenance(plan: Plan, splits: dict[str, SplitData]) -> dict[str, SplitProvenance]:
+    """Per split read, where its data came from (the source as declared, its files) and what of it was used."""
+    return {
+        name: SplitProvenance(
+            source=split.source, origin=split.origin, path=plan.sources[split.source].declared.path,
+            revision=plan.sources[split.source].declared.revision,
+            licence=plan.sources[split.source].declared.licence, fingerprint=split.fingerprint,
+            n_source=split.n_source, n_selected=len(split.items), selection=str(plan.split(name).selection),
+            files=split.files)
+        for name, split in splits.items()
+    }
+
+
+def _metric_infos(plan: Plan) -> dict[str, MetricInfo]:
+    """Each metric id's metric and protocol as the spec declares them, in the spec's order."""
+    metrics = {m.id: MetricInfo(metric=m.metric, protocol=p.name, protocol_kind=p.kind, label=m.label,
+                                direction=m.direction, range=m.range)
+               for p in plan.protocols for m in p.metrics}
+    metrics = {name: metrics[name] for name in plan.metric_ids}  # in the spec's order
+    return metrics
 
 
 def card_examples(plan: Plan, splits: dict[str, SplitData]) -> list[CardExample] | None:

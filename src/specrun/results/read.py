@@ -55,22 +55,8 @@ def read_predictions(results_path: Path, results: Results) -> dict[Unit, tuple[l
     if found != results.predictions.sha256:
         raise ResultsError(f"sha256 {found} differs from the {results.predictions.sha256} that results.json pins",
                            file=str(path))
-    grouped: dict[Unit, tuple[list[str], dict[str, list[Any]]]] = {}
     lines = raw.decode("utf-8", errors="replace").splitlines()
-    for number, line in enumerate(lines, start=1):
-        try:
-            row = json.loads(line)
-            unit = (row.pop("split"), row.pop("protocol"))
-            unit_id = row.pop("id")
-            if not all(isinstance(part, str) for part in (*unit, unit_id)):
-                raise TypeError
-            ids, arrays = grouped.setdefault(unit, ([], {}))
-            ids.append(unit_id)
-            for key, value in row.items():  # a number, or a list of one number per run
-                cell = [_number(v) for v in value] if isinstance(value, list) and value else _number(value)
-                arrays.setdefault(key, []).append(cell)
-        except (ValueError, KeyError, TypeError, AttributeError):
-            raise ResultsError("not a predictions row", file=str(path), line=number) from None
+    grouped = _grouped_rows(lines, path)
     if len(lines) != results.predictions.rows:
         raise ResultsError(f"{len(lines)} rows, not the {results.predictions.rows} that results.json records",
                            file=str(path))
@@ -86,3 +72,24 @@ def read_predictions(results_path: Path, results: Results) -> dict[Unit, tuple[l
                                "of runs in some rows", file=str(path))
     return {unit: (ids, {key: np.asarray(values) for key, values in arrays.items()})
             for unit, (ids, arrays) in grouped.items()}
+
+
+def _grouped_rows(lines: list[str], path: Path) -> dict[Unit, tuple[list[str], dict[str, list[Any]]]]:
+    """The predictions' rows by unit (split, protocol): their ids and each column's cells, in file order; a row
+    that is not a JSON object of a string split, protocol and id and number (or list of numbers) cells is refused."""
+    grouped: dict[Unit, tuple[list[str], dict[str, list[Any]]]] = {}
+    for number, line in enumerate(lines, start=1):
+        try:
+            row = json.loads(line)
+            unit = (row.pop("split"), row.pop("protocol"))
+            unit_id = row.pop("id")
+            if not all(isinstance(part, str) for part in (*unit, unit_id)):
+                raise TypeError
+            ids, arrays = grouped.setdefault(unit, ([], {}))
+            ids.append(unit_id)
+            for key, value in row.items():  # a number, or a list of one number per run
+                cell = [_number(v) for v in value] if isinstance(value, list) and value else _number(value)
+                arrays.setdefault(key, []).append(cell)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise ResultsError("not a predictions row", file=str(path), line=number) from None
+    return grouped

@@ -26,7 +26,7 @@ from specrun.metrics.estimate import n_runs, per_run_values, point_of
 from specrun.plan import interval_method
 from specrun.results.model import RESULTS_LIMIT, Results, Unit
 from specrun.results.read import is_plain_file_name, read_predictions, read_results
-from specrun.spec import NAME_PATTERN, LoadedSpec, load_spec, subset_specs
+from specrun.spec import NAME_PATTERN, LoadedSpec, Spec, load_spec, subset_specs
 from specrun.spec.extends import chain_sha256
 
 _NAME = re.compile(NAME_PATTERN)
@@ -70,6 +70,24 @@ def check_consistency(results: Results, path: Path) -> None:
         raise _fail(path, f"predictions rows {results.predictions.rows} is negative", "predictions.rows")
     for split in p.data:
         _name(path, split, f"provenance.data.{split}", "split")
+    _check_metric_infos(results, path)
+    u = p.uncertainty
+    if u.resamples <= 0:
+        raise _fail(path, f"resamples must be positive, got {u.resamples}", "provenance.uncertainty.resamples")
+    if not (math.isfinite(u.confidence) and 0 < u.confidence < 1):
+        raise _fail(path, f"confidence must lie strictly between 0 and 1, got {u.confidence!r}",
+                    "provenance.uncertainty.confidence")
+    _check_scores(results, path)
+    for plot, file in results.plots.items():
+        split, _, protocol = plot.partition("/")
+        if not (_NAME.fullmatch(split) and _NAME.fullmatch(protocol)):
+            raise _fail(path, f"plot key {plot!r} is not 'split/protocol'", f"plots.{plot}")
+        if not is_plain_file_name(file):
+            raise _fail(path, f"plot file {file!r} must be a plain file name beside results.json", f"plots.{plot}")
+
+
+def _check_metric_infos(results: Results, path: Path) -> None:
+    """Each metric's id and protocol are names, and its metric and protocol kind are known and fit each other."""
     for metric_id, info in results.metrics.items():
         key = f"metrics.{metric_id}"
         _name(path, metric_id, key, "metric id")
@@ -85,17 +103,15 @@ def check_consistency(results: Results, path: Path) -> None:
         if missing:
             raise _fail(path, f"metric {info.metric!r} needs {', '.join(missing)}, which protocol kind "
                               f"{info.protocol_kind!r} does not produce", f"{key}.metric")
-    u = p.uncertainty
-    if u.resamples <= 0:
-        raise _fail(path, f"resamples must be positive, got {u.resamples}", "provenance.uncertainty.resamples")
-    if not (math.isfinite(u.confidence) and 0 < u.confidence < 1):
-        raise _fail(path, f"confidence must lie strictly between 0 and 1, got {u.confidence!r}",
-                    "provenance.uncertainty.confidence")
+
+
+def _check_scores(results: Results, path: Path) -> None:
+    """Each score belongs to a split the run read and a metric it defines, with finite, ordered numbers."""
     if not results.scores:
         raise _fail(path, "no scores", "scores")
     for split, scores in results.scores.items():
         _name(path, split, f"scores.{split}", "split")
-        if split not in p.data:
+        if split not in results.provenance.data:
             raise _fail(path, f"split {split!r} has scores but no provenance.data entry", f"scores.{split}")
         for metric_id, score in scores.items():
             key = f"scores.{split}.{metric_id}"
@@ -109,12 +125,6 @@ def check_consistency(results: Results, path: Path) -> None:
                 raise _fail(path, f"ci_low {score.ci_low!r} is above ci_high {score.ci_high!r}", key)
             if score.n <= 0:
                 raise _fail(path, f"n must be positive, got {score.n}", f"{key}.n")
-    for plot, file in results.plots.items():
-        split, _, protocol = plot.partition("/")
-        if not (_NAME.fullmatch(split) and _NAME.fullmatch(protocol)):
-            raise _fail(path, f"plot key {plot!r} is not 'split/protocol'", f"plots.{plot}")
-        if not is_plain_file_name(file):
-            raise _fail(path, f"plot file {file!r} must be a plain file name beside results.json", f"plots.{plot}")
 
 
 def _close(recorded: float, computed: float) -> bool:
@@ -155,40 +165,12 @@ def recompute(results: Results, units: Units, path: Path) -> tuple[Results, list
     shown = {split: dict(scores) for split, scores in results.scores.items()}
     for split, scores in results.scores.items():
         for metric_id, score in scores.items():
-            key = f"scores.{split}.{metric_id}"
-            info = results.metrics[metric_id]
-            unit = units.get((split, info.protocol))
-            metric = METRICS[info.metric]
-            if unit is None:
-                raise _fail(path, f"the predictions have no rows for split {split!r}, protocol {info.protocol!r}",
-                            key)
-            arrays = unit[1]
-            absent = [name for name in metric.inputs if name not in arrays]
-            if absent:
-                raise _fail(path, f"the predictions lack {', '.join(absent)}, which {info.metric} needs", key)
-            data = [np.asarray(arrays[name], dtype=np.float64) for name in metric.inputs]
-            runs = _runs_of(metric, data, path, key)
-            with np.errstate(all="ignore"):
-                each = per_run_values(metric, data)
-                value = point_of(metric, each)
-                each = np.atleast_1d(each)
-            expected_runs, expected_sd = (runs, float(np.std(each))) if each.size > 1 else (None, None)
-            if score.runs != expected_runs or (score.run_sd is None) != (expected_sd is None) or (
-                    expected_sd is not None and not _close(score.run_sd, expected_sd)):
-                raise _fail(path, f"runs {score.runs!r}, run_sd {score.run_sd!r} differ from the {expected_runs!r}, "
-                                  f"{expected_sd!r} its predictions give; refusing edited results", f"{key}.runs")
-            n = metric.count(*data) if metric.count else len(data[0])
-            if not _close(score.value, value):
-                raise _fail(path, f"value {score.value!r} differs from the {value!r} its predictions give; "
-                                  "refusing edited results", f"{key}.value")
-            if score.n != n:
-                raise _fail(path, f"n {score.n} differs from the {n} units its predictions give; "
-                                  "refusing edited results", f"{key}.n")
-            low, high = _recompute_interval(results, arrays, info.metric, score.interval, path, key, info.range)
+            low, high = _checked_score(results, units, split, metric_id, path)
             if not (_close(score.ci_low, low) and _close(score.ci_high, high)):
                 if recorded == here:
                     raise _fail(path, f"interval [{score.ci_low!r}, {score.ci_high!r}] differs from the [{low!r}, "
-                                      f"{high!r}] its predictions give; refusing edited results", key)
+                                      f"{high!r}] its predictions give; refusing edited results",
+                                f"scores.{split}.{metric_id}")
                 shown[split][metric_id] = score.model_copy(update={"ci_low": low, "ci_high": high})
                 replaced.append(f"{split}/{metric_id}")
     if not replaced:
@@ -196,6 +178,40 @@ def recompute(results: Results, units: Units, path: Path) -> tuple[Results, list
     return results.model_copy(update={"scores": shown}), [
         f"{path}: the interval of {', '.join(replaced)} is the one computed here from the predictions "
         f"({_named(here)}), not the recorded one (made, results.json says, with {_named(recorded)})"]
+
+
+def _checked_score(results: Results, units: Units, split: str, metric_id: str, path: Path) -> tuple[float, float]:
+    """One score's value, n and runs checked against its predictions; returns the interval they give, for recompute."""
+    key = f"scores.{split}.{metric_id}"
+    score = results.scores[split][metric_id]
+    info = results.metrics[metric_id]
+    unit = units.get((split, info.protocol))
+    metric = METRICS[info.metric]
+    if unit is None:
+        raise _fail(path, f"the predictions have no rows for split {split!r}, protocol {info.protocol!r}", key)
+    arrays = unit[1]
+    absent = [name for name in metric.inputs if name not in arrays]
+    if absent:
+        raise _fail(path, f"the predictions lack {', '.join(absent)}, which {info.metric} needs", key)
+    data = [np.asarray(arrays[name], dtype=np.float64) for name in metric.inputs]
+    runs = _runs_of(metric, data, path, key)
+    with np.errstate(all="ignore"):
+        each = per_run_values(metric, data)
+        value = point_of(metric, each)
+        each = np.atleast_1d(each)
+    expected_runs, expected_sd = (runs, float(np.std(each))) if each.size > 1 else (None, None)
+    if score.runs != expected_runs or (score.run_sd is None) != (expected_sd is None) or (
+            expected_sd is not None and not _close(score.run_sd, expected_sd)):
+        raise _fail(path, f"runs {score.runs!r}, run_sd {score.run_sd!r} differ from the {expected_runs!r}, "
+                          f"{expected_sd!r} its predictions give; refusing edited results", f"{key}.runs")
+    n = metric.count(*data) if metric.count else len(data[0])
+    if not _close(score.value, value):
+        raise _fail(path, f"value {score.value!r} differs from the {value!r} its predictions give; "
+                          "refusing edited results", f"{key}.value")
+    if score.n != n:
+        raise _fail(path, f"n {score.n} differs from the {n} units its predictions give; "
+                          "refusing edited results", f"{key}.n")
+    return _recompute_interval(results, arrays, info.metric, score.interval, path, key, info.range)
 
 
 def _runs_of(metric: MetricEntry, data: list[np.ndarray], path: Path, key: str) -> int:
@@ -299,18 +315,7 @@ def check_against_spec(verified: Verified, loaded: LoadedSpec) -> None:
         raise _fail(path, f"results were made from another version of {loaded.display} (sha256 "
                           f"{results.provenance.spec_sha256}, the spec now has {loaded.sha256}); rerun the spec",
                     "provenance.spec_sha256")
-    expected = {
-        "spec_id": (results.spec_id, spec.id),
-        "title": (results.title, spec.title),
-        "licence": (results.licence, spec.licence.data),
-        "publication": (results.publication, spec.licence.publication),
-        "provenance.uncertainty.resamples": (results.provenance.uncertainty.resamples, spec.uncertainty.resamples),
-        "provenance.uncertainty.confidence": (results.provenance.uncertainty.confidence,
-                                              spec.uncertainty.confidence),
-        "provenance.uncertainty.seed": (results.provenance.uncertainty.seed, spec.subset.seed),
-        "scores": (sorted(results.scores), sorted(_scored_splits(results, spec.evaluated_splits, path))),
-    }
-    for key, (found, wanted) in expected.items():
+    for key, (found, wanted) in _recorded_and_specced(results, spec, path).items():
         if found != wanted:
             raise _fail(path, f"{found!r} differs from {wanted!r} in its spec {loaded.display}; "
                               "refusing edited results", key)
@@ -338,6 +343,21 @@ def check_against_spec(verified: Verified, loaded: LoadedSpec) -> None:
                 declared is not None and data.fingerprint != declared):
             raise _fail(path, f"split {split}: data provenance differs from its spec {loaded.display}",
                         f"provenance.data.{split}")
+
+
+def _recorded_and_specced(results: Results, spec: Spec, path: Path) -> dict[str, tuple[object, object]]:
+    """Per key of results.json, what it records and what its spec gives: the fields that must be equal."""
+    return {
+        "spec_id": (results.spec_id, spec.id),
+        "title": (results.title, spec.title),
+        "licence": (results.licence, spec.licence.data),
+        "publication": (results.publication, spec.licence.publication),
+        "provenance.uncertainty.resamples": (results.provenance.uncertainty.resamples, spec.uncertainty.resamples),
+        "provenance.uncertainty.confidence": (results.provenance.uncertainty.confidence,
+                                              spec.uncertainty.confidence),
+        "provenance.uncertainty.seed": (results.provenance.uncertainty.seed, spec.subset.seed),
+        "scores": (sorted(results.scores), sorted(_scored_splits(results, spec.evaluated_splits, path))),
+    }
 
 
 def _scored_splits(results: Results, evaluated: list[str], path: Path) -> list[str]:

@@ -32,6 +32,7 @@ _SHAPE_ERRORS = ("string_type", "list_type", "dict_type", "model_type", "model_a
 
 
 def first_error(exc: ValidationError, located: LocatedYaml, model: type[BaseModel]) -> SpecError:
+    """pydantic's first error (or the misspelt key behind a missing one) as one line at its place in the YAML."""
     errors = exc.errors(include_url=False)
     err = errors[0]
     if err["type"] == "missing":  # a misspelt key (`subsett`) is the cause of the missing one beside it
@@ -63,6 +64,16 @@ def first_error(exc: ValidationError, located: LocatedYaml, model: type[BaseMode
                                   f"written whole){known}")
     if kind == "extra_forbidden" and _given_twice(loc, located.data):
         return located.error(loc, "given twice: here and under the source's `options`; keep the one in `options`")
+    message = _message(err, loc, model)
+    more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+    return located.error(loc, message + more)
+
+
+def _message(err: Any, loc: KeyPath, model: type[BaseModel]) -> str:
+    """What one error says, by its kind, in the spec's words (first_error adds how many others there are)."""
+    kind = err["type"]
+    given = err.get("input")
+    raw_loc = tuple(err["loc"])
     if kind == "extra_forbidden":
         what = "option" if "options" in loc[:-1] else "key"
         allowed = _allowed_keys(raw_loc[:-1], model)
@@ -83,8 +94,7 @@ def first_error(exc: ValidationError, located: LocatedYaml, model: type[BaseMode
             message += f" (got {given!r})"
         if kind == "string_type" and isinstance(given, (int, float, bool)):
             message += "; YAML read the unquoted value as a number or boolean: quote it"
-    more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-    return located.error(loc, message + more)
+    return message
 
 
 def _given_twice(loc: KeyPath, data: Any) -> bool:

@@ -37,12 +37,34 @@ def chain_sha256(path: Path) -> str | None:
 
 
 def _read(path: Path, display: str, below: tuple[tuple[Path, str], ...]) -> tuple[LocatedYaml, tuple[str, ...]]:
+    """read_spec_yaml for one file of a chain; `below` holds the files that extend it (identity, as shown)."""
     located = read_yaml(path, display)
     data = located.data
     if not isinstance(data, dict) or EXTENDS not in data:
         return located, ()
     key: KeyPath = (EXTENDS,)
-    value = data[EXTENDS]
+    value = _extends_value(located)
+    parent_path, parent_display, chain = _parent(located, value, path, display, below)
+    parent, parents = _read(parent_path, parent_display, chain)
+    if not isinstance(parent.data, dict):
+        raise located.error(key, f"{value}: {parent_display} holds a {type(parent.data).__name__}, not a mapping "
+                                 "of spec keys")
+    lines: dict[KeyPath, int] = {}
+    files: dict[KeyPath, str] = {}
+    child = {name: item for name, item in data.items() if name != EXTENDS}
+    merged = _merge(parent.data, child, (), parent, located, lines, files)
+    if len(lines) > MAX_NODES:
+        raise located.error(key, f"the merged spec holds more than {MAX_NODES} keys and values, the most one spec "
+                                 "may hold; a spec is small")
+    out = LocatedYaml(merged, lines, display, {p: f for p, f in files.items() if f != display})
+    out.sha256 = hashlib.sha256(f"specrun extends\n{located.sha256}\n{parent.sha256}\n".encode()).hexdigest()
+    return out, (parent_display, *parents)
+
+
+def _extends_value(located: LocatedYaml) -> str:
+    """The `extends` value, refused unless it is the path of a .yaml or .yml file relative to the spec's folder."""
+    key: KeyPath = (EXTENDS,)
+    value = located.data[EXTENDS]
     if not isinstance(value, str) or not value.strip():
         raise located.error(key, f"expected the path of a .yaml or .yml file, relative to this file's folder "
                                  f"(got {value!r})")
@@ -50,6 +72,14 @@ def _read(path: Path, display: str, below: tuple[tuple[Path, str], ...]) -> tupl
         raise located.error(key, f"{value}: an absolute path; give the path relative to this file's folder")
     if not value.lower().endswith(_SUFFIXES):
         raise located.error(key, f"{value}: expected a .yaml or .yml file")
+    return value
+
+
+def _parent(located: LocatedYaml, value: str, path: Path, display: str, below: tuple[tuple[Path, str], ...],
+            ) -> tuple[Path, str, tuple[tuple[Path, str], ...]]:
+    """The parent file `extends` names (its path, as shown) and the chain that reaches it, refused before it is
+    read when it closes a cycle, is not a file, or makes the chain too long or too large."""
+    key: KeyPath = (EXTENDS,)
     parent_path = path.parent / value
     parent_display = os.path.normpath(os.path.join(os.path.dirname(display), value))
     try:
@@ -71,20 +101,7 @@ def _read(path: Path, display: str, below: tuple[tuple[Path, str], ...]) -> tupl
     if sum(_size(identity) for identity, _ in chain) + _size(parent_identity) > MAX_SPEC_BYTES:
         raise located.error(key, f"the chain's files hold more than {MAX_SPEC_BYTES} bytes together, the most one "
                                  "spec may hold; a spec is small")
-    parent, parents = _read(parent_path, parent_display, chain)
-    if not isinstance(parent.data, dict):
-        raise located.error(key, f"{value}: {parent_display} holds a {type(parent.data).__name__}, not a mapping "
-                                 "of spec keys")
-    lines: dict[KeyPath, int] = {}
-    files: dict[KeyPath, str] = {}
-    child = {name: item for name, item in data.items() if name != EXTENDS}
-    merged = _merge(parent.data, child, (), parent, located, lines, files)
-    if len(lines) > MAX_NODES:
-        raise located.error(key, f"the merged spec holds more than {MAX_NODES} keys and values, the most one spec "
-                                 "may hold; a spec is small")
-    out = LocatedYaml(merged, lines, display, {p: f for p, f in files.items() if f != display})
-    out.sha256 = hashlib.sha256(f"specrun extends\n{located.sha256}\n{parent.sha256}\n".encode()).hexdigest()
-    return out, (parent_display, *parents)
+    return parent_path, parent_display, chain
 
 
 def merge_located(base: LocatedYaml, over: LocatedYaml) -> LocatedYaml:
