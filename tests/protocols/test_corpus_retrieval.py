@@ -545,18 +545,18 @@ def test_only_candidates_that_can_reach_the_top_are_rescored(monkeypatch: pytest
 def test_pair_dots_are_the_numbers_of_cosine_rows(dim: int, run: int) -> None:
     """The exact pass's dot products, a block at a time, from reused buffers, with a query's row met once for a
     long run of its pairs: bit for bit the numbers cosine_rows computes for the same pairs."""
-    from specrun.search import exact
+    from specrun.search import pairs
     from specrun.search.cosine import checked_norms, cosine_of_dots, cosine_rows
 
     rng = np.random.default_rng(dim * 1000 + run)
     queries = rng.normal(size=(50, dim)) * rng.uniform(0.01, 100, size=(50, 1))
     rows = rng.normal(size=(700, dim)).astype(np.float32).astype(np.float64)
-    n = exact.RESCORE_ROWS
+    n = pairs.RESCORE_ROWS
     queries_of = np.sort(rng.integers(0, max(1, n // run), size=n)) % len(queries)
     docs_of = rng.integers(0, len(rows), size=n)
-    buffers = exact._PairRows(dim)
+    buffers = pairs.PairRows(dim)
     for low, high in ((0, n), (0, 7), (100, 101)):  # whole blocks and short last ones, in the same buffers
-        dots = exact._pair_dots(queries, queries_of[low:high], rows, docs_of[low:high], buffers)
+        dots = pairs.pair_dots(queries, queries_of[low:high], rows, docs_of[low:high], buffers)
         got = cosine_of_dots(dots, checked_norms(queries)[queries_of[low:high]], checked_norms(rows)[docs_of[low:high]])
         want = cosine_rows(queries[queries_of[low:high]], rows[docs_of[low:high]])
         assert got.tobytes() == want.tobytes()

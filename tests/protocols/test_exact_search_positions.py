@@ -4,6 +4,8 @@ and faiss candidates, chunks that split the candidates, a mapper, and the approx
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 
@@ -111,3 +113,41 @@ def test_the_approximate_kernel_is_within_its_bound(dim: int) -> None:
     rounded = pairs.exact_scores(queries, lambda a, b: docs[a:b], len(docs), positions, 128)
     assert rounded.tobytes() == np.round(einsum, 12).tobytes()  # the exact kernel: cosine_rows' numbers
     assert exact.exact_scores is pairs.exact_scores
+
+
+@pytest.mark.parametrize("case", [
+    {"maker": near_ties, "seed": 8, "n_docs": 2_500, "n_queries": 60, "dim": 48},  # copies, one-ulp copies
+    {"maker": clustered, "seed": 9, "n_docs": 1_800, "n_queries": 50, "dim": 8, "levels": 1},  # ties everywhere
+])
+def test_blocks_of_queries_on_threads_keep_what_one_thread_keeps(case: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The candidate pass with its blocks of queries on threads (tiny blocks: many a chunk) keeps the very slots
+    one thread keeps, and the order's blocks of rows on threads give the same rankings; both did run on threads."""
+    options = dict(case)
+    queries, docs = options.pop("maker")(**options)
+    monkeypatch.setattr(exact, "BLOCK_BYTES", 4 * 300 * 7)  # 7 queries a block of a 300-row chunk
+    monkeypatch.setattr(ranking, "ROWS", 16)  # 4 blocks of rows to order
+    pools: list[object] = []
+    row_pools: list[int] = []
+    monkeypatch.setattr(ranking, "ThreadPoolExecutor", lambda n: row_pools.append(n) or ThreadPoolExecutor(n))
+    block_threads = exact._block_threads
+
+    def spying(*args: object) -> object:
+        with block_threads(*args) as pool:  # type: ignore[arg-type]
+            pools.append(pool)
+            yield pool
+
+    monkeypatch.setattr(exact, "_block_threads", exact.contextmanager(spying))
+    results = []
+    for threads in (1, 2, 3):
+        monkeypatch.setattr(exact, "SEARCH_THREADS", threads)
+        monkeypatch.setattr(ranking, "RESCORE_THREADS", threads)
+        found = exact.candidates(queries, lambda a, b: docs[a:b], len(docs), 140, chunk_size=300)
+        positions = rank_positions(queries, lambda a, b: docs[a:b], len(docs), 120, chunk_size=300)
+        ranked = rank_corpus(queries, lambda a, b: docs[a:b], len(docs), 120, chunk_size=300)
+        results.append((*found, positions[0], *ranked[:2]))
+    assert [pool is None for pool in pools] == [True] * 3 + [False] * 6  # three searches a thread count
+    assert row_pools == [2, 2, 3, 3]  # rank_positions' two stages of blocks of rows, at 2 and 3 threads
+    for threaded in results[1:]:
+        for got, want in zip(threaded, results[0], strict=True):
+            assert got.dtype == want.dtype and np.array_equal(got, want)
+    np.testing.assert_array_equal(results[0][2], brute_force(queries, docs, 120)[0])

@@ -5,6 +5,7 @@ The corpus is read through `documents(start, stop)` in chunks of `chunk_size` ro
 1. candidates: float32 cosines of the normalised queries with the chunk, normalised once (numpy, by blocks of
    at most `BLOCK_BYTES` of scores; or faiss' exact `IndexFlatIP`), keeping the best `top_k + margin` per query
    in `BestScores` (a compare per block; a query is cut back to its best only when its spare slots run out);
+   numpy's blocks (disjoint queries) are met on threads, BLAS at one thread each (`_block_threads`);
 2. exact order: the candidates that can still reach the top `top_k` (float32 score within twice the error bound
    of the query's top_k-th) are re-scored as `cosine_rows` scores (float64, rounded to 12 decimals, so equal
    cosines are equal numbers) in a second pass over the corpus in chunk order (`pairs.exact_scores`), and sorted by
@@ -23,7 +24,10 @@ actors (`chunk_candidates`, the same arithmetic) and merged here; the mapper bou
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -31,7 +35,7 @@ import numpy as np
 from specrun.core.errors import SpecrunError
 from specrun.core.mapping import ChunkMap
 from specrun.search.cosine import COSINE_DECIMALS, check_norms, cosine_rows
-from specrun.search.pairs import RESCORE_ROWS, _pair_dots, _PairRows, exact_scores  # noqa: F401 (their home was here)
+from specrun.search.pairs import exact_scores
 from specrun.search.ranking import ranked_by_bounds
 
 BLOCK_BYTES = 8 * 2**20  # one block of float32 scores, queries x documents
@@ -39,6 +43,7 @@ SAMPLE = 8  # a first chunk's bar is guessed from every 8th score
 PRESELECT = 4  # a row of a block with over 4 x width scores above its bar is cut within the block first
 MERGE_ROWS = 256  # queries of another search's best met at once (a cut copies their slots)
 UNIT_ROUNDOFF = 2.0**-24  # float32
+SEARCH_THREADS: int | None = None  # threads meeting a chunk's blocks of queries; None: as many as BLAS has
 
 
 def _pad(rows: int, columns: int, first: int = 0) -> np.ndarray:
@@ -191,9 +196,11 @@ def _faiss() -> Any:
     return faiss
 
 
-def _search_chunk(unit_q: np.ndarray, chunk: np.ndarray, start: int, best: BestScores, search: str) -> None:
+def _search_chunk(unit_q: np.ndarray, chunk: np.ndarray, start: int, best: BestScores, search: str,
+                  pool: ThreadPoolExecutor | None = None) -> None:
     """Meet every query with one chunk's float32 cosines (corpus rows start..start + len(chunk)): the arithmetic
-    of every candidate search, in this process or on an actor (`chunk_candidates`)."""
+    of every candidate search, in this process or on an actor (`chunk_candidates`). With a `pool`, the blocks of
+    queries (disjoint rows of `best`, each met exactly as alone) are met on its threads."""
     unit = np.ascontiguousarray(_unit_rows(chunk))  # once per chunk: a division per block costs a quarter of it
     del chunk
     stop = start + len(unit)
@@ -206,8 +213,32 @@ def _search_chunk(unit_q: np.ndarray, chunk: np.ndarray, start: int, best: BestS
         return
     block = max(1, BLOCK_BYTES // (4 * (stop - start)))
     positions = np.arange(start, stop, dtype=np.int64)
-    for q in range(0, len(unit_q), block):
+
+    def meet(q: int) -> None:
         best.add(q, unit_q[q:q + block] @ unit.T, positions)
+
+    list((pool.map if pool is not None else map)(meet, range(0, len(unit_q), block)))
+
+
+@contextmanager
+def _block_threads(n_queries: int, chunk_rows: int, search: str) -> Iterator[ThreadPoolExecutor | None]:
+    """Threads for a search's blocks of queries, as many as BLAS has (at most the cores, and half the blocks of a
+    chunk), BLAS at one thread each meanwhile: a block's cut (compares, argpartition, gathers: numpy releases the
+    GIL) then runs beside the other blocks' products instead of alone while BLAS' threads wait. None (BLAS as it
+    is) where a chunk has too few blocks to share or faiss multiplies."""
+    blocks = -(-n_queries // max(1, BLOCK_BYTES // (4 * max(1, chunk_rows))))
+    if search != "numpy" or blocks < 4:
+        yield None
+        return
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    blas = max((lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"), default=1)
+    threads = min(SEARCH_THREADS or blas, os.cpu_count() or 1, blocks // 2)
+    if threads < 2:
+        yield None
+        return
+    with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(threads) as pool:
+        yield pool
 
 
 def _add_in_blocks(best: BestScores, scores: np.ndarray, positions: np.ndarray) -> None:
@@ -247,8 +278,9 @@ def candidates(queries: np.ndarray, documents: Callable[[int, int], np.ndarray],
         for found_s, found_i in mapper(chunk_candidates, unit_q, chunks):
             _add_in_blocks(best, found_s, found_i)
         return best.best()
-    for start, stop in spans:  # the chunk is held by _search_chunk alone, which frees it once normalised
-        _search_chunk(unit_q, np.asarray(documents(start, stop), dtype=np.float32), start, best, search)
+    with _block_threads(len(unit_q), min(chunk_size, n_docs), search) as pool:
+        for start, stop in spans:  # the chunk is held by _search_chunk alone, which frees it once normalised
+            _search_chunk(unit_q, np.asarray(documents(start, stop), dtype=np.float32), start, best, search, pool)
     return best.best()
 
 

@@ -54,7 +54,7 @@ def exact_scores(queries: np.ndarray, documents: Callable[[int, int], np.ndarray
     scores = np.full(positions.size, -np.inf, dtype=np.float64)
     queries64 = np.asarray(queries, dtype=np.float64)
     query_norms = checked_norms(queries64)  # once, not per pair: the same numbers (checked_norms)
-    pair_rows = _PairRows(queries64.shape[1])
+    pair_rows = PairRows(queries64.shape[1])
     with ThreadPoolExecutor(RESCORE_THREADS) as pool:
         for number in range(n_chunks):
             low, high = int(bounds[number]), int(bounds[number + 1])
@@ -78,7 +78,7 @@ def exact_scores(queries: np.ndarray, documents: Callable[[int, int], np.ndarray
                       rows: np.ndarray = rows, row_norms: np.ndarray = row_norms) -> None:
                 these = in_chunk[block:block + RESCORE_ROWS]
                 queries_of, docs_of = these // width, where[block:block + RESCORE_ROWS]
-                dots = _pair_dots(queries64, queries_of, rows, docs_of, pair_rows, exact)
+                dots = pair_dots(queries64, queries_of, rows, docs_of, pair_rows, exact)
                 q_norms, d_norms = query_norms[queries_of], row_norms[docs_of]
                 scores[these] = cosine_of_dots(dots, q_norms, d_norms) if exact else dots / (q_norms * d_norms)
 
@@ -87,7 +87,7 @@ def exact_scores(queries: np.ndarray, documents: Callable[[int, int], np.ndarray
     return scores.reshape(positions.shape)
 
 
-class _PairRows(threading.local):
+class PairRows(threading.local):
     """One re-scoring thread's float64 rows for a block of pairs (and the float32 rows they are widened from),
     made once per thread: a fresh array of a few MB a block is a fresh mapping whose page faults cost more than
     the arithmetic (5 x, measured on this machine)."""
@@ -98,8 +98,8 @@ class _PairRows(threading.local):
         self.narrow = np.empty((RESCORE_ROWS, dim), dtype=np.float32)
 
 
-def _pair_dots(queries64: np.ndarray, queries_of: np.ndarray, rows: np.ndarray, docs_of: np.ndarray,
-               buffers: _PairRows, exact: bool = True) -> np.ndarray:
+def pair_dots(queries64: np.ndarray, queries_of: np.ndarray, rows: np.ndarray, docs_of: np.ndarray,
+               buffers: PairRows, exact: bool = True) -> np.ndarray:
     """row_dots of each pair (query row, document row; rows float64, or float32 widened here: the same float64
     numbers), the pairs in runs of one query: where the runs are long (few queries a block, a small corpus),
     each run meets its query's one row, not a copy of it a pair. Not `exact`: BLAS products for the runs."""

@@ -14,11 +14,12 @@ are re-scored exactly, in a third pass over the chunks that hold them, and order
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from specrun.search.cosine import COSINE_DECIMALS
-from specrun.search.pairs import approximate_error, exact_scores
+from specrun.search.pairs import RESCORE_THREADS, approximate_error, exact_scores
 
 TIE_GAP = 2.5e-12  # exact cosines further apart than this are distinct after rounding to 12 decimals
 ROUNDING = 1e-12  # a rounded score is within half of this of its cosine; the rest is room for the arithmetic
@@ -42,10 +43,12 @@ def ranked_by_bounds(queries: np.ndarray, documents: Callable[[int, int], np.nda
     by_approx, group = np.empty(cand_s.shape, dtype=narrow), np.empty(cand_s.shape, dtype=narrow)
     tied = np.empty(cand_s.shape, dtype=bool)
     kth_approx = np.empty(len(cand_s))
-    for low in range(0, len(cand_s), ROWS):
-        rows = slice(low, low + ROWS)
+
+    def grouped(rows: slice, approx: np.ndarray = approx) -> None:
         by_approx[rows], group[rows], tied[rows], kth_approx[rows] = _groups(approx[rows], depth, error)
-    del approx
+
+    _by_rows(grouped, len(cand_s))
+    del approx, grouped  # (its default held the scores)
     proven = np.ones(len(cand_s), dtype=bool)
     if width < n_docs:  # outside the candidates: float32 <= weakest, so cosine <= weakest + slack
         weakest = cand_s.min(axis=1).astype(np.float64)
@@ -60,8 +63,8 @@ def ranked_by_bounds(queries: np.ndarray, documents: Callable[[int, int], np.nda
         exact = exact_scores(queries, documents, n_docs, cand_i, chunk_size, wanted=exact_wanted)
         del exact_wanted
     ranked = np.empty((len(cand_s), depth), dtype=cand_i.dtype)
-    for low in range(0, len(cand_s), ROWS):
-        rows = slice(low, low + ROWS)
+
+    def order(rows: slice) -> None:
         by = by_approx[rows].astype(np.int64)
         units = np.zeros(by.shape, dtype=np.int64)
         if exact is not None:
@@ -69,7 +72,23 @@ def ranked_by_bounds(queries: np.ndarray, documents: Callable[[int, int], np.nda
             units[tied[rows]] = np.rint(scored[tied[rows]] * 10.0**COSINE_DECIMALS)
         ranked[rows] = _in_groups(group[rows].astype(np.int64), units, np.take_along_axis(cand_i[rows], by, axis=1),
                                   depth)
+
+    _by_rows(order, len(cand_s))
     return ranked, np.flatnonzero(~proven)
+
+
+def _by_rows(function: Callable[[slice], None], n: int) -> None:
+    """`function` of each block of rows of n (each writes its own rows only), the blocks on RESCORE_THREADS
+    threads: sorts, takes and compares release the GIL, so the order's one-thread stages share the cores. A block
+    is ROWS / threads rows, so the blocks in flight hold what one block of ROWS did."""
+    threads = RESCORE_THREADS if n > ROWS else 1
+    rows = max(1, ROWS // threads)
+    blocks = [slice(low, low + rows) for low in range(0, n, rows)]
+    if threads < 2:
+        list(map(function, blocks))
+        return
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(function, blocks))
 
 
 def _groups(approx: np.ndarray, depth: int, error: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
