@@ -6,6 +6,7 @@ A new kind of thing registers from one file."""
 from __future__ import annotations
 
 import ast
+import importlib
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -233,6 +234,43 @@ def long_parts(package: Path = PACKAGE) -> tuple[dict[str, int], dict[str, int]]
     return modules, functions
 
 
+def private_imports(path: Path) -> list[str]:
+    """Names with a leading underscore imported from another specrun module (a module's private name is its own:
+    used elsewhere, it is API and is named as such)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("specrun"):
+            found += [f"line {node.lineno}: {node.module}.{alias.name}" for alias in node.names
+                      if alias.name.startswith("_") and not alias.name.startswith("__")]
+    return found
+
+
+def test_no_private_name_is_imported_across_modules() -> None:
+    tests = Path(__file__).resolve().parent
+    offenders = {str(path): found for path in [*PACKAGE.rglob("*.py"), *tests.rglob("*.py")]
+                 if (found := private_imports(path))}
+    assert not offenders, f"private names imported across modules (make them public, or keep them home): {offenders}"
+
+
+def test_every_package_names_its_api() -> None:
+    """Each package's __init__ says what it offers (`__all__`), and every name listed is there."""
+    missing, broken = [], []
+    for init in sorted(PACKAGE.rglob("__init__.py")):
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        names = [node for node in tree.body if isinstance(node, ast.Assign)
+                 and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)]
+        if init.parent == PACKAGE:
+            continue  # the top level's API is its version and `python -m specrun`
+        if not names:
+            missing.append(str(init.relative_to(PACKAGE)))
+            continue
+        module = importlib.import_module(module_name(init))
+        broken += [f"{module.__name__}.{name}" for name in module.__all__ if not hasattr(module, name)
+                   and not (init.parent / f"{name}.py").is_file() and not (init.parent / name).is_dir()]
+    assert not missing, f"packages without __all__: {missing}"
+    assert not broken, f"names in __all__ that the package lacks: {broken}"
+
+
 def test_modules_and_functions_are_short() -> None:
     modules, functions = long_parts()
     assert {name: n for name, n in modules.items() if name not in LONG_MODULES} == {}
@@ -456,11 +494,11 @@ def test_a_new_setting_is_one_field_and_its_flag() -> None:
     from pydantic import create_model
 
     from specrun.cli.run_flags import add_setting_flags
-    from specrun.core.settings import EncoderSettings, _setting
+    from specrun.core.settings import EncoderSettings, setting
 
     Extended = create_model("Extended", __base__=EncoderSettings,
-                            layer=(int | None, _setting(None, "pool hidden layer L", metavar="L")),
-                            norm=(Literal["l2", "none"], _setting("l2", "how vectors are normalised")))
+                            layer=(int | None, setting(None, "pool hidden layer L", metavar="L")),
+                            norm=(Literal["l2", "none"], setting("l2", "how vectors are normalised")))
     parser = argparse.ArgumentParser()
     add_setting_flags(parser, Extended)
     args = parser.parse_args(["--layer", "4", "--norm", "none"])

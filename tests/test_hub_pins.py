@@ -214,20 +214,20 @@ def test_online_the_pinned_files_are_downloaded_and_checked_before_datasets_read
 def test_pins_every_subset_shares_go_once_and_those_that_differ_per_subset(tmp_path: Path) -> None:
     """One config read by every subset: the source's own `files:`; a config per subset: each subset's, and the
     spec's own entry goes (it would merge into each subset's pins)."""
-    from specrun.cli.fingerprint import _shared
+    from specrun.cli.fingerprint import shared_pins
     from specrun.spec import write_fingerprints
 
     spec = tmp_path / "spec.yaml"
     spec.write_text("# kept\nsources:\n  s:\n    type: hf_dataset\n    files:\n      old.parquet: " + SHA + "\n"
                     "subsets:\n  a:\n  b:\n    title: B\n", encoding="utf-8")
     one, other = {"x.parquet": "1" * 64}, {"y.parquet": "2" * 64}
-    changed = write_fingerprints(spec, {}, files=_shared({}, {"a": {"s": one}, "b": {"s": other}}))
+    changed = write_fingerprints(spec, {}, files=shared_pins({}, {"a": {"s": one}, "b": {"s": other}}))
     written = yaml.safe_load(spec.read_text(encoding="utf-8"))
     assert "files" not in written["sources"]["s"] and spec.read_text(encoding="utf-8").startswith("# kept\n")
     assert written["subsets"] == {"a": {"sources": {"s": {"files": one}}},
                                   "b": {"title": "B", "sources": {"s": {"files": other}}}}
     assert changed == ["sources.s.files", "a/sources.s.files", "b/sources.s.files"]
-    changed = write_fingerprints(spec, {}, files=_shared({}, {"a": {"s": one}, "b": {"s": dict(one)}}))
+    changed = write_fingerprints(spec, {}, files=shared_pins({}, {"a": {"s": one}, "b": {"s": dict(one)}}))
     written = yaml.safe_load(spec.read_text(encoding="utf-8"))
     assert written["sources"]["s"]["files"] == one
     assert written["subsets"] == {"a": {}, "b": {"title": "B"}}
@@ -238,9 +238,9 @@ def test_a_file_datasets_resolves_on_the_hub_is_named_by_its_path_in_the_repo(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`datasets` resolves patterns on the hub as hf://datasets/OWNER/NAME@REVISION/PATH (huggingface_hub's
     HfFileSystem); the download asks for PATH."""
-    from specrun.data.hub_files import _repo_path
+    from specrun.data.hub_files import hub_repo_path
 
     spec, _ = _pinned(tmp_path, capsys)
     source = load_spec(spec).spec.sources["sts12"]
-    assert _repo_path(f"hf://datasets/mteb/sts12-sts@{source.revision}/data/test-00000-of-00001.parquet",
+    assert hub_repo_path(f"hf://datasets/mteb/sts12-sts@{source.revision}/data/test-00000-of-00001.parquet",
                       source) == "data/test-00000-of-00001.parquet"  # type: ignore[arg-type]

@@ -116,13 +116,13 @@ def test_a_damaged_cache_entry_is_reported_once_removed_and_recomputed(
 def test_info_json_is_checked_even_when_it_parses(tmp_path: Path, data_dir: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """An info.json with the right key and checksum but fields of another version is not trusted either."""
-    from specrun.encoders.store import _info_checksum
+    from specrun.encoders.store import info_checksum
 
     first = run_ok(hashing(tmp_path, data_dir, "a"), capsys)
     path = info_files(tmp_path / "cache")[0]
     stored = json.loads(path.read_text())
     stored["info"]["colour"] = "blue"
-    stored["checksum"] = _info_checksum(stored["key"], stored["info"])
+    stored["checksum"] = info_checksum(stored["key"], stored["info"])
     path.write_text(json.dumps(stored))
     again, warnings = run_warned(hashing(tmp_path, data_dir, "b"), capsys)
     assert len(warnings) == 1 and "unexpected fields" in warnings[0]

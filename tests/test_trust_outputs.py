@@ -340,7 +340,7 @@ def test_an_old_set_left_aside_is_put_back(tmp_path: Path, data_dir: Path, capsy
     with pytest.raises(ValueError, match="not a plain file name"):
         outputs.write_output_sets([(folder, {"../escape": "x"}, RUN_FILES)])  # refused before touching anything
 
-    def full(unit: outputs.sets._Set, sigint: object) -> None:
+    def full(unit: outputs.sets.PendingSet, sigint: object) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(outputs.sets, "_stage", full)
@@ -391,7 +391,7 @@ def test_a_failed_second_swap_undoes_the_first(tmp_path: Path, monkeypatch: pyte
     real_swap = outputs.sets._swap
     calls: list[Path] = []
 
-    def failing_swap(unit: outputs.sets._Set) -> None:
+    def failing_swap(unit: outputs.sets.PendingSet) -> None:
         calls.append(unit.folder)
         assert all((folder.parent / f".{folder.name}.lock").exists() for folder, _, _ in sets)  # both held
         assert len(list(unit.folder.parent.glob(".m.tmp-*"))) == 1  # staged before the swaps began

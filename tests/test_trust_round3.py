@@ -201,7 +201,7 @@ def test_pair_best_measures_with_every_similarity_tied_are_undefined_not_zero() 
 
     import specrun.metrics  # noqa: F401  (registers the metrics)
     from specrun.core.errors import MetricError
-    from specrun.metrics.estimate import estimate
+    from specrun.metrics import estimate
 
     tied = {"cosine_score": np.full(10, 0.5), "pair_label": np.array([0, 1] * 5)}
     for name in ("pair_best_accuracy", "pair_best_f1"):

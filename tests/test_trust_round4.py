@@ -12,8 +12,8 @@ import pytest
 
 from specrun.core.options import RunOptions
 from specrun.core.settings import EncoderSettings
-from specrun.outputs import SetKind, write_output_sets
-from specrun.outputs.folders import output_folder, prompt_set_folder, suite_folder
+from specrun.outputs import SetKind, output_folder, write_output_sets
+from specrun.outputs.folders import prompt_set_folder, suite_folder
 from specrun.results.verify import verified_with_spec
 from tests.conftest import SPECS, assert_one_line_error, biosses_twin, run_cli, run_ok
 

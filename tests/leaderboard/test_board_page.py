@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from specrun.board.leaderboard import Leaderboard
+from specrun.board import Leaderboard
 from specrun.board.leaderboard.facets import filter_options, size_bucket, spec_facets
 from specrun.board.leaderboard.render import render_html
 from specrun.results.verify import load_verified

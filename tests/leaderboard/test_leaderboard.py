@@ -107,7 +107,7 @@ def test_rank_intervals_equal_a_plain_loop(metric: str, higher: bool) -> None:
 def test_a_board_reads_the_resamples_as_compare_does_for_every_method(method: str) -> None:
     """Under the metric's interval method, the difference to the best and P(i better than j) are compare's own
     (paired_difference on the same runs' arrays), and the ranks come from each model's plausible scores."""
-    from specrun.board.paired import paired_difference
+    from specrun.board import paired_difference
     from specrun.metrics.intervals import plausible
 
     rng = np.random.default_rng(4)
@@ -264,8 +264,8 @@ def test_board_ranks_equal_the_plain_loop_on_the_runs(runs: dict[str, Path],
 
 @pytest.mark.slow  # the real-model runs of the module fixture: the full suite runs it
 def test_two_models_agree_with_compare(runs: dict[str, Path], tmp_path: Path) -> None:
+    from specrun.board import build_leaderboard
     from specrun.board.compare import compare
-    from specrun.board.leaderboard import build_leaderboard
 
     a, b = runs["tf16"], runs["ha"]
     build_leaderboard([a, b], tmp_path, title=None, console=None)

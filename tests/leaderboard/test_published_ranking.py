@@ -12,10 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from specrun.board.beside import borda_beside, rank_beside
+from specrun.board import borda_beside, rank_beside, rank_scores
 from specrun.board.leaderboard.model import Board, BoardRow
 from specrun.board.leaderboard.published import published_rows, ranked_board
-from specrun.board.ranking import rank_scores
 from specrun.mteb.results import PublishedDir
 from specrun.mteb.score_ref import MtebRef
 from specrun.mteb.task_facts import task_facts

@@ -14,10 +14,10 @@ from scipy import stats
 from specrun.core.contracts import MetricEntry
 from specrun.core.errors import MetricError
 from specrun.core.types import INTERVAL_METHODS
-from specrun.metrics import METRICS, estimate, unit_counts
+from specrun.metrics import BOOTSTRAP_BATCH, METRICS, estimate, unit_counts
 from specrun.metrics.estimate import method_of, resample
 from specrun.metrics.intervals import interval, plausible
-from specrun.metrics.resampling import BOOTSTRAP_BATCH, percentile_interval
+from specrun.metrics.resampling import percentile_interval
 
 
 def _sts(n: int, seed: int) -> dict[str, np.ndarray]:

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 import yaml
 
+from specrun.board import Difference
 from specrun.board.compare import markdown
-from specrun.board.paired import Difference
 from specrun.core.contracts import RunContext
 from specrun.core.errors import MetricError
 from specrun.core.markdown import md_text

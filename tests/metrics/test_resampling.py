@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from specrun.metrics import METRICS, draw_indices, estimate, unit_counts
-from specrun.metrics.resampling import BOOTSTRAP_BATCH, distribution, percentile_interval
+from specrun.metrics import BOOTSTRAP_BATCH, METRICS, draw_indices, estimate, unit_counts
+from specrun.metrics.resampling import distribution, percentile_interval
 
 
 @pytest.mark.parametrize("name", ["pearson", "spearman", "map"])

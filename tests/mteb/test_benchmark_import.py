@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from specrun.mteb.catalogue import benchmark, task
+from specrun.mteb import benchmark, task
 from specrun.mteb.importer import refusals
 from specrun.spec import load_spec, subset_specs
+from specrun.suites import Suite
 from specrun.suites import model as suite_model
-from specrun.suites.model import Suite
 from tests.conftest import assert_one_line_error, run_cli
 
 
@@ -120,7 +120,7 @@ def test_nothing_is_written_when_a_file_is_there_and_tasks_or_benchmark_not_both
 def test_list_mteb_counts_a_benchmarks_members_and_a_language(capsys: pytest.CaptureFixture[str]) -> None:
     """`specrun list --mteb --benchmark NAME` counts the benchmark's tasks as it takes them; `--language` the
     active text tasks in that language (MTEB's codes): each table's totals equal a plain count of the catalogue."""
-    from specrun.mteb.catalogue import load
+    from specrun.mteb import load
 
     code, out, err = run_cli(["list", "--mteb", "--benchmark", "MTEB(eng, v2)"], capsys)
     assert code == 0, err

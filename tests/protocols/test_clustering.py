@@ -19,8 +19,8 @@ from specrun.core.contracts import RunContext
 from specrun.core.errors import DataError, FieldError
 from specrun.core.fields import to_label_path
 from specrun.core.types import Item, Outputs
+from specrun.metrics import estimate
 from specrun.metrics.clustering import DRAW_STRIDE, ami, ari, draws, nmi, v_measure
-from specrun.metrics.estimate import estimate
 from specrun.protocols.clustering import ClusteringOptions, ClusteringProtocol
 from tests.protocols.test_kinds_cli import run as run_spec
 from tests.protocols.test_kinds_cli import spec, write_jsonl

@@ -16,7 +16,7 @@ from sklearn.cluster import MiniBatchKMeans
 from specrun.core.contracts import RunContext
 from specrun.core.errors import DataError
 from specrun.core.types import Item
-from specrun.metrics.estimate import estimate
+from specrun.metrics import estimate
 from specrun.protocols.clustering import ClusteringOptions, ClusteringProtocol
 from tests.conftest import assert_one_line_error, run_cli
 from tests.protocols.test_kinds_cli import run as run_spec

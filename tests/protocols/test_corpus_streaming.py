@@ -190,10 +190,10 @@ def test_a_100k_corpus_ranks_alike_in_one_chunk_and_in_chunks_from_the_store(
 
 @pytest.mark.parametrize("ending", ["\n", "\r\n", "\r"])
 def test_odd_lines_read_as_the_text_reader_reads_them(ending: str, tmp_path: Path) -> None:
-    """Lines of the corpus that are blank to `_jsonl` (white space, Unicode's too: a form feed, a no-break
+    """Lines of the corpus that are blank to `jsonl_lines` (white space, Unicode's too: a form feed, a no-break
     space) are skipped alike, every line ending text mode knows ends a line, and each document read again is
     its own line (never the blank lines after it): the texts, the ids and the error lines are the old reader's."""
-    from specrun.readers.jsonl import _jsonl
+    from specrun.readers.jsonl import jsonl_lines
 
     folder = make_large_beir(tmp_path, 40, 5)
     path = folder / "corpus.jsonl"
@@ -201,14 +201,14 @@ def test_odd_lines_read_as_the_text_reader_reads_them(ending: str, tmp_path: Pat
     for at, blank in [(3, "\x0c"), (10, "\u00a0 "), (11, "\x0b"), (20, "   "), (30, "\x1c")]:
         lines.insert(at, blank)
     path.write_bytes(("\ufeff" + ending.join(lines) + ending + "\x0c").encode("utf-8"))
-    expected = [record["text"] for _, record in _jsonl(path)]
+    expected = [record["text"] for _, record in jsonl_lines(path)]
     corpus = read_beir_corpus(folder, None, "test")[0]["corpus"]  # type: ignore[arg-type]
     assert corpus.texts() == expected and len(expected) == 40
     assert corpus.texts_at([39, 2, 3, 9]) == [expected[39], expected[2], expected[3], expected[9]]
     lines.insert(25, "{not json")
     path.write_bytes(ending.join(lines).encode("utf-8"))
     with pytest.raises(DataError) as old:
-        list(_jsonl(path))
+        list(jsonl_lines(path))
     with pytest.raises(DataError) as new:
         read_beir_corpus(folder, None, "test")  # type: ignore[arg-type]
     assert (new.value.message, new.value.line) == (old.value.message, old.value.line) == (

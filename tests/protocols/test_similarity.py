@@ -269,7 +269,7 @@ def test_a_model_whose_config_says_dot_is_scored_by_dot(tmp_path: Path, data_dir
     # leaderboard columns: this model's metadata beside a hashing run's (which reads no model: dimension only)
     run_ok([str(spec), "--adapter", "hashing", "--data-dir", str(data_dir), "--output", str(tmp_path / "h")],
            capsys)
-    from specrun.board.leaderboard import build_leaderboard
+    from specrun.board import build_leaderboard
 
     build_leaderboard([next(out.rglob("results.json")), next((tmp_path / "h").rglob("results.json"))],
                       tmp_path / "board", title=None, console=None)

@@ -39,7 +39,7 @@ def _run(spec: Path, data_dir: Path, out: Path, capsys: pytest.CaptureFixture[st
 
 
 def test_the_catalogue_holds_the_numbers_used_here() -> None:
-    from specrun.mteb.catalogue import task
+    from specrun.mteb import task
 
     stats = task("BIOSSES").stats["test"]
     assert stats["num_samples"] == MTEB_BIOSSES["n"]

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import yaml
 
-from specrun.board.joint import member_draws
+from specrun.board import member_draws
 from specrun.metrics import intervals
 from specrun.results.verify import verified_with_spec
 from tests.conftest import SPECS, assert_one_line_error, run_cli
@@ -109,7 +109,7 @@ def test_a_metric_per_split(twin: Path, capsys: pytest.CaptureFixture[str]) -> N
     values = [results["scores"][split][metrics[split]]["value"] for split in SPLITS]
     assert member["value"] == math.fsum(values) / 2
     assert member["metric"] == "spearman_zero_shot+pearson_zero_shot"
-    from specrun.suites.model import load_suite
+    from specrun.suites import load_suite
 
     loaded = load_suite(suite).members[0]
     assert loaded.label == "biosses2 (mean of 2 splits) test+validation spearman_zero_shot+pearson_zero_shot"
@@ -138,7 +138,7 @@ def test_a_bad_member_over_splits_is_one_line(twin: Path, member: dict, expected
 
 
 def test_the_same_splits_in_another_order_is_the_same_score(twin: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from specrun.suites.model import load_suite
+    from specrun.suites import load_suite
 
     assert load_suite(write_suite(twin, [TWIN, QABOT])).members[0].splits == tuple(SPLITS)
     code, _, err = run_cli(["validate", str(write_suite(twin, [TWIN, {**TWIN, "splits": SPLITS}, QABOT]))], capsys)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from specrun.board.joint import member_draws
+from specrun.board import member_draws
 from specrun.results.verify import verified_with_spec
 from tests.conftest import SPECS, assert_one_line_error, run_cli
 from tests.suites.conftest import write_suite
@@ -137,7 +137,7 @@ def test_a_bad_member_over_subsets_is_one_line(world: Path, member: dict, expect
 
 
 def test_all_subsets_and_the_same_member_twice(world: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from specrun.suites.model import load_suite
+    from specrun.suites import load_suite
 
     loaded = load_suite(write_suite(world, [{**TATOEBA, "subsets": "all"}, BIOSSES]))
     assert loaded.members[0].subsets == tuple(SUBSETS) and loaded.members[0].task_type == "BitextMining"

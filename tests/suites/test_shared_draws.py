@@ -19,7 +19,7 @@ from sklearn.metrics import average_precision_score
 
 import specrun.board.joint as aggregate
 import specrun.metrics.resampling as resampling
-from specrun.board.joint import MemberUnits, aggregate_interval, joint_draws, member_seed
+from specrun.board import MemberUnits, aggregate_interval, joint_draws, member_seed
 from specrun.board.suites.units import units_key
 from tests.conftest import ROOT, run_cli
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from specrun.board.joint import member_seed
+from specrun.board import member_seed
 from tests.conftest import SPECS, assert_one_line_error, run_cli
 from tests.suites.conftest import MEMBERS, write_suite
 

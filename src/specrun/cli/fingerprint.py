@@ -49,10 +49,10 @@ def pin_spec(path: Path, data_dir: Path | None, workspace: Workspace, *, write: 
     from specrun.spec import write_fingerprints
 
     return write_fingerprints(path, found, read_sha256=loaded.sha256, subsets=by_subset,
-                              files=_shared(files, subset_files))
+                              files=shared_pins(files, subset_files))
 
 
-def _shared(files: dict[str, dict[str, str]], subset_files: dict[str, dict[str, dict[str, str]]]
+def shared_pins(files: dict[str, dict[str, str]], subset_files: dict[str, dict[str, dict[str, str]]]
             ) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, dict[str, str]]]]:
     """A source's pins that every subset shares (one config read by all, as a `lang` column splits it) go once
     under the spec's own source; only those that differ (a config per subset) go under each subset."""

@@ -23,7 +23,7 @@ Folder = Literal["value", "digest", "negated", "none"]
 PromptSource = Literal["flag", "instruction", "model", "model default", "none"]
 
 
-def _setting(default: Any, description: str, *, keyed: bool = True, folder: Folder = "value",
+def setting(default: Any, description: str, *, keyed: bool = True, folder: Folder = "value",
              identity: bool = True, model_default: bool = False, metavar: str | None = None,
              flag: str | None = None, choices_from: str | None = None) -> Any:
     """A settings field. Its description is its one text: the command line's help says it as written (the
@@ -46,54 +46,54 @@ Precision = Literal["float32", "int8", "uint8", "binary", "ubinary"]
 class EncoderSettings(Strict):
     # requested, resolved and applied (module docstring): the adapter is resolved from auto; a prompt given by
     # name is resolved to its text; max_length and dtype are applied as the adapter reports them
-    adapter: str = _setting(
+    adapter: str = setting(
         "auto", "how to turn the model's output into one vector (auto: sentence-transformers when the model "
                 "directory has modules.json, else transformers with mean pooling; hashing: no model, a "
                 "deterministic word-hashing embedder for tests and scale checks)", choices_from="adapters")
-    prompt: str | None = _setting(
+    prompt: str | None = setting(
         None, "text put before every input of every role (recorded); a role's own flag wins", keyed=False,
         folder="digest", metavar="TEXT")  # keyed through each view's prompt text
-    prompt_name: str | None = _setting(
+    prompt_name: str | None = setting(
         None, "a prompt the sentence-transformers model defines, by name, for every role (recorded with its text)",
         keyed=False, metavar="NAME")
-    query_prompt: str | None = _setting(
+    query_prompt: str | None = setting(
         None, "text put before every query (retrieval, reranking), or name:NAME of the model's prompts, e.g. "
               "'query: ' (default: the model's own query prompt)", keyed=False, folder="digest", metavar="TEXT")
-    document_prompt: str | None = _setting(
+    document_prompt: str | None = setting(
         None, "text put before every document (corpus, candidates, bitext sides), or name:NAME (default: the "
               "model's own document prompt)", keyed=False, folder="digest", metavar="TEXT")
-    model_prompts: bool = _setting(
+    model_prompts: bool = setting(
         True, "evaluate the model without the prompts its sentence-transformers config declares (its "
               "query/document/task prompts and its default_prompt_name)", keyed=False, folder="negated",
         flag="--no-model-prompts")  # True: the model's declared prompts apply where no flag gives one
-    instruction_template: str | None = _setting(
+    instruction_template: str | None = setting(
         None, "how a protocol's task instruction becomes the prompt of its queries and symmetric texts, e.g. "
               "'Instruct: {instruction}\\nQuery: ' (default: instructions are not used)", keyed=False,
         folder="digest", metavar="TEXT")
-    max_length: int | None = _setting(
+    max_length: int | None = setting(
         None, "truncate texts to N tokens, more than the model's special tokens and at most its positions "
               "(default: the model's own limit)", model_default=True, metavar="N")
-    dtype: Dtype = _setting(
+    dtype: Dtype = setting(
         "float32", "precision the model computes in; vectors are stored as float32; recorded in results and in the "
                    "cache key")
-    batch_size: int = _setting(
+    batch_size: int = setting(
         32, "texts per batch; keyed and recorded, since a vector moves by about 1e-7 with its batch (enough to "
             "swap near-tied cosines)", metavar="N")
-    truncate_dim: int | None = _setting(
+    truncate_dim: int | None = setting(
         None, "keep the first N dimensions of each vector (Matryoshka), normalised again when the model "
               "normalises; reuses the full vectors already cached; recorded", keyed=False, metavar="N")
-    precision: Precision = _setting(
+    precision: Precision = setting(
         "float32", "score the vectors as a quantised index holds them (sentence-transformers' quantize_embeddings; "
                    "int8/uint8 calibrated on the spec's own vectors; binary compared by Hamming distance); "
                    "recorded", keyed=False)  # quantised after the cache, which keeps float32
-    reranker: str | None = _setting(
+    reranker: str | None = setting(
         None, "rescore each query's top --rerank-top-k documents with this CrossEncoder (a local folder or hub "
               "id), as MTEB's two-stage reranking; corpus_retrieval and reranking kinds; recorded", keyed=False,
         folder="digest", metavar="MODEL")  # its pair scores have their own cache
-    rerank_top_k: int = _setting(
+    rerank_top_k: int = setting(
         100, "documents per query the --reranker rescores; the rest are dropped, as MTEB's convert_to_reranking "
              "keeps its top_k; measures at larger cutoffs see only these", keyed=False, metavar="N")
-    trust_remote_code: bool = _setting(
+    trust_remote_code: bool = setting(
         False, "allow a model whose folder ships its own Python code (config auto_map, custom modules) to run that "
                "code; recorded in results and in the cache key (default: refuse)", folder="none", identity=False)
 

@@ -298,10 +298,10 @@ def config_files_on_hub(source: HubDataset, folder: Path) -> list[str]:
         raise OfflineError(f"cannot list the files of {source.path}@{source.revision[:12]} for config "
                            f"{source.config or 'default'} ({first_line(exc)}); pass --data-dir DIR to use a local "
                            "copy") from None
-    return sorted({_repo_path(name, source) for names in found.values() for name in names})
+    return sorted({hub_repo_path(name, source) for names in found.values() for name in names})
 
 
-def _repo_path(name: str, source: HubDataset) -> str:
+def hub_repo_path(name: str, source: HubDataset) -> str:
     """`hf://datasets/OWNER/NAME@REVISION/PATH` (or without the revision) -> PATH."""
     for head in (f"{source.path}@{source.revision}/", f"hf://datasets/{source.path}/"):
         if head in name:

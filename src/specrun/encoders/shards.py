@@ -85,7 +85,7 @@ class ShardRows:
         if now[:4] != self.state[:4] or not self.checksum:
             raise self._changed()
         digest = keyed_hasher(self.key)  # only ctime moved: the bytes are verified again
-        digest.update(_shard_shape(self.count, self.dim))
+        digest.update(shard_shape(self.count, self.dim))
         position = self.offset - 32 * self.count
         while block := os.pread(fd, READ_BLOCK, position):
             digest.update(block)
@@ -138,7 +138,7 @@ class ShardRows:
 Block = np.ndarray | ShardRows  # a group's vectors in memory (nothing cached) or a verified shard's
 
 
-def _shard_shape(count: int, dim: int) -> bytes:
+def shard_shape(count: int, dim: int) -> bytes:
     """What a shard's checksum covers before its digests and vectors."""
     return f"{count}\n{dim}\n".encode()
 
@@ -147,7 +147,7 @@ def encode_shard(key_digest: str, digests: bytes, vectors: np.ndarray) -> tuple[
     """The bytes of a shard, and where its vectors start. The checksum covers key, shape, digests and vectors."""
     count, dim = vectors.shape
     body = digests + np.ascontiguousarray(vectors, dtype="<f4").tobytes()
-    checksum = keyed_checksum(key_digest, _shard_shape(count, dim) + body)
+    checksum = keyed_checksum(key_digest, shard_shape(count, dim) + body)
     header = json.dumps({"format": SHARD_MAGIC, "key": key_digest, "count": count, "dim": dim,
                          "checksum": checksum}).encode()
     size = -(-(len(header) + 1) // SHARD_ALIGN) * SHARD_ALIGN

@@ -48,10 +48,10 @@ from specrun.encoders.shards import (
     FileState,
     ShardError,
     ShardRows,
-    _shard_shape,
     encode_shard,
     file_state,
     read_shard_header,
+    shard_shape,
 )
 
 
@@ -84,7 +84,7 @@ def model_files_hash(directory: Path, memo_dir: Path | None = None) -> str:
                             for relative in folder_files(directory)])
 
 
-def _info_checksum(key_digest: str, info: dict[str, Any]) -> str:
+def info_checksum(key_digest: str, info: dict[str, Any]) -> str:
     return keyed_checksum(key_digest, json.dumps(info, sort_keys=True).encode())
 
 
@@ -240,7 +240,7 @@ class EmbeddingCache:
                 if not (places[matched[1]] < 0).any():
                     return None
                 checksum = keyed_hasher(self.key.digest)
-                checksum.update(_shard_shape(count, header["dim"]) + digests)
+                checksum.update(shard_shape(count, header["dim"]) + digests)
                 for block in iter(lambda: handle.read(READ_BLOCK), b""):
                     checksum.update(block)
                 if file_state(handle.fileno()) != state:
@@ -304,7 +304,7 @@ class EmbeddingCache:
             self.drop_info("unreadable")
         elif stored.get("key") != self.key.digest:
             self.drop_info("written for another key")
-        elif stored.get("checksum") != _info_checksum(self.key.digest, stored["info"]):
+        elif stored.get("checksum") != info_checksum(self.key.digest, stored["info"]):
             self.drop_info("checksum mismatch")
         else:
             return stored["info"]
@@ -316,5 +316,5 @@ class EmbeddingCache:
         remove_entry(self.folder / "info.json")
 
     def save_info(self, info: dict[str, Any]) -> None:
-        stored = {"key": self.key.digest, "checksum": _info_checksum(self.key.digest, info), "info": info}
+        stored = {"key": self.key.digest, "checksum": info_checksum(self.key.digest, info), "info": info}
         self.writer.write(self.folder / "info.json", json.dumps(stored, indent=2, sort_keys=True))

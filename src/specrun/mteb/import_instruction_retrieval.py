@@ -22,12 +22,12 @@ from specrun.mteb.import_retrieval import (
     COMPANIONS,
     RETRIEVAL_DESCRIPTION,
     RETRIEVAL_METRICS,
-    _depth,
     has_top_ranked,
     retrieval_card,
     retrieval_protocol,
     retrieval_refusal,
     retrieval_source,
+    search_depth,
 )
 from specrun.mteb.type_import import TypeImport, abstask_refusal
 
@@ -108,7 +108,7 @@ def instruction_protocol(task: Task, companions: tuple[str, ...] = COMPANIONS) -
     if task.main_score == PAIRED:
         return {"kind": "paired_reranking", "label": "Reranking of each og/changed query pair's candidates",
                 "capability": "embed.text.pooled", "similarity": "cosine", "description": PAIRED_DESCRIPTION,
-                "options": {"top_k": _depth(task)}}
+                "options": {"top_k": search_depth(task)}}
     entry = retrieval_protocol(task, companions)
     entry["description"] = JOINED + (CANDIDATES_DESCRIPTION if has_top_ranked(task) else RETRIEVAL_DESCRIPTION)
     if task.main_score == ROBUSTNESS:

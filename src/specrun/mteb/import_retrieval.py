@@ -58,9 +58,9 @@ def retrieval_refusal(task: Task) -> str | None:
     """What MTEB's AbsTaskRetrieval does beyond a full-corpus search of the corpus/queries/qrels configs."""
     if task.attributes.get("ignore_identical_ids") and has_top_ranked(task):
         return "ignore_identical_ids with top_ranked candidates (not in corpus_reranking yet)"
-    if task.attributes.get("ignore_identical_ids") and _depth(task) <= max(_cutoff(task.main_score), DEEPEST):
-        return (f"ignore_identical_ids with a score at MTEB's search depth {_depth(task)} (MTEB counts one document "
-                "fewer there; corpus_retrieval's option matches it below that depth only)")
+    if task.attributes.get("ignore_identical_ids") and search_depth(task) <= max(_cutoff(task.main_score), DEEPEST):
+        return (f"ignore_identical_ids with a score at MTEB's search depth {search_depth(task)} (MTEB counts one "
+                "document fewer there; corpus_retrieval's option matches it below that depth only)")
     if task.attributes.get("skip_first_result"):
         return "skip_first_result (not in corpus_retrieval yet)"
     return None
@@ -72,7 +72,7 @@ def retrieval_options(task: Task) -> dict[str, Any]:
     return {"ignore_identical_ids": True} if task.attributes.get("ignore_identical_ids") else {}
 
 
-def _depth(task: Task) -> int:
+def search_depth(task: Task) -> int:
     """MTEB's search depth for a task: max(k_values), the top_k its RetrievalEvaluator keeps (1000 by default)."""
     values = task.attributes.get("k_values")
     return max(values) if isinstance(values, list) and values else max(CORPUS_CUTOFFS)

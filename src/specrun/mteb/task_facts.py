@@ -38,14 +38,14 @@ def facts_from_catalogue(catalogue: Any) -> FactsFile:
 
 
 @cache
-def _load() -> FactsFile:
+def load_facts() -> FactsFile:
     raw = resources.files(__package__).joinpath("data").joinpath(FACTS_FILE).read_bytes()
     return FactsFile.model_validate(json.loads(gzip.decompress(raw)))
 
 
 def task_facts(task: str) -> TaskFacts | None:
     """The task's facts; None for a task the catalogue does not hold (one MTEB dropped or renamed)."""
-    return _load().tasks.get(task)
+    return load_facts().tasks.get(task)
 
 
 __all__ = ["FACTS_FILE", "FactsFile", "TaskFacts", "facts_from_catalogue", "task_facts"]

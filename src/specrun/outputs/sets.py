@@ -115,7 +115,7 @@ class _Sigint:
 
 
 @dataclass
-class _Set:
+class PendingSet:
     folder: Path
     files: dict[str, str | bytes]
     kind: SetKind
@@ -132,7 +132,7 @@ OutputSet = tuple[Path, dict[str, str | bytes], SetKind]
 
 def write_output_sets(sets: Sequence[OutputSet]) -> None:
     """Write each (folder, name -> content, kind) set as one unit; see the module's docstring for how and why."""
-    units = sorted({Path(os.path.abspath(folder)): _Set(Path(os.path.abspath(folder)), dict(files), kind)
+    units = sorted({Path(os.path.abspath(folder)): PendingSet(Path(os.path.abspath(folder)), dict(files), kind)
                     for folder, files, kind in sets}.values(), key=lambda unit: str(unit.folder))
     if not units:
         return
@@ -153,18 +153,18 @@ def write_output_sets(sets: Sequence[OutputSet]) -> None:
                                     "nothing was written") from None
         finally:
             _unlock_all(units)
-            _remove_created(units)
+            remove_created(units)
 
 
-def _where(units: Sequence[_Set]) -> str:
+def _where(units: Sequence[PendingSet]) -> str:
     return str(units[0].folder) + (f" (and {len(units) - 1} more)" if len(units) > 1 else "")
 
 
-def _kept(units: Sequence[_Set]) -> str:
+def _kept(units: Sequence[PendingSet]) -> str:
     return ", the previous results are unchanged" if any(unit.existed for unit in units) else ""
 
 
-def _lock_all(units: Sequence[_Set], sigint: _Sigint) -> None:
+def _lock_all(units: Sequence[PendingSet], sigint: _Sigint) -> None:
     """Lock every folder, in path order (as every writer does, so two runs never deadlock)."""
     for unit in units:
         unit.existed = os.path.lexists(unit.folder)
@@ -176,13 +176,13 @@ def _lock_all(units: Sequence[_Set], sigint: _Sigint) -> None:
                               f"{_kept(units)}") from None
 
 
-def _lock(unit: _Set, sigint: _Sigint) -> int:
+def _lock(unit: PendingSet, sigint: _Sigint) -> int:
     """flock the folder's lock file, making the parent folders first; retried when the file we locked was removed
     meanwhile by the previous holder (then a newer lock file is the one that counts)."""
     path = fs._lock_path(unit.folder)
     for _ in range(100):
         try:
-            _make_parents(unit)
+            make_parents(unit)
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
         except FileNotFoundError:  # a failing writer removed the empty parent just now
             continue
@@ -213,7 +213,7 @@ def _lock(unit: _Set, sigint: _Sigint) -> int:
     raise OutputError(f"cannot lock {path}: it keeps being replaced")
 
 
-def _make_parents(unit: _Set) -> None:
+def make_parents(unit: PendingSet) -> None:
     missing: list[Path] = []
     parent = unit.folder.parent
     while not os.path.lexists(parent):
@@ -225,7 +225,7 @@ def _make_parents(unit: _Set) -> None:
             unit.created.append(folder)
 
 
-def _unlock_all(units: Sequence[_Set]) -> None:
+def _unlock_all(units: Sequence[PendingSet]) -> None:
     """Remove each lock file while still holding it, then release it."""
     for unit in units:
         if unit.lock_fd is not None:
@@ -235,7 +235,7 @@ def _unlock_all(units: Sequence[_Set]) -> None:
             unit.lock_fd = None
 
 
-def _remove_created(units: Sequence[_Set]) -> None:
+def remove_created(units: Sequence[PendingSet]) -> None:
     """Parent folders this run created and left empty (a failed run) go again: nothing is left behind."""
     for unit in units:
         for folder in reversed(unit.created):
@@ -243,7 +243,7 @@ def _remove_created(units: Sequence[_Set]) -> None:
                 folder.rmdir()
 
 
-def _clean_stale(unit: _Set) -> None:
+def _clean_stale(unit: PendingSet) -> None:
     """Under the lock: put back an old set a killed writer left aside, then remove every temporary of this folder."""
     stem = fs._stem(unit.folder.name)
     parent = unit.folder.parent
@@ -257,7 +257,7 @@ def _clean_stale(unit: _Set) -> None:
             fs._remove(stale)
 
 
-def _write_locked(units: Sequence[_Set], sigint: _Sigint) -> None:
+def _write_locked(units: Sequence[PendingSet], sigint: _Sigint) -> None:
     try:
         for unit in units:
             _clean_stale(unit)
@@ -289,13 +289,13 @@ def _write_locked(units: Sequence[_Set], sigint: _Sigint) -> None:
         raise OutputInterrupted(f"interrupted while writing results; they were written whole to {_where(units)}")
 
 
-def _failed_where(units: Sequence[_Set]) -> str:
+def _failed_where(units: Sequence[PendingSet]) -> str:
     """The folder being staged when the fault came (the last one with a staging folder), else the first."""
     staged = [unit for unit in units if unit.staging is not None]
     return str((staged[-1] if staged else units[0]).folder)
 
 
-def _stage(unit: _Set, sigint: _Sigint) -> None:
+def _stage(unit: PendingSet, sigint: _Sigint) -> None:
     """Write the set into a fresh hidden sibling folder, every file and the folder fsynced; results.json last."""
     prefix = f".{fs._stem(unit.folder.name)}{fs.STAGING_TAG}"
     unit.staging = Path(tempfile.mkdtemp(dir=unit.folder.parent, prefix=prefix))
@@ -308,7 +308,7 @@ def _stage(unit: _Set, sigint: _Sigint) -> None:
     fs._fsync_dir(unit.staging)
 
 
-def _discard_staging(units: Sequence[_Set]) -> None:
+def _discard_staging(units: Sequence[PendingSet]) -> None:
     for unit in units:
         if unit.staging is not None:
             with contextlib.suppress(OSError):
@@ -323,7 +323,7 @@ def _pause(seconds: float, sigint: _Sigint) -> None:
         time.sleep(0.02)
 
 
-def _swap(unit: _Set) -> None:
+def _swap(unit: PendingSet) -> None:
     """Put the staged set in place of the folder; afterwards unit.staging (or unit.aside) holds the old set."""
     assert unit.staging is not None
     if not os.path.lexists(unit.folder):
@@ -343,7 +343,7 @@ def _swap(unit: _Set) -> None:
         unit.swapped = "aside"
 
 
-def _unswap(unit: _Set) -> None:
+def _unswap(unit: PendingSet) -> None:
     """Undo _swap: the old set (or no folder) back in place, the new one back under the staging name."""
     assert unit.staging is not None
     if unit.swapped == "renamed":
@@ -358,9 +358,9 @@ def _unswap(unit: _Set) -> None:
     unit.swapped = ""
 
 
-def _commit(units: Sequence[_Set]) -> None:
+def _commit(units: Sequence[PendingSet]) -> None:
     """Swap every staged set in (Ctrl-C is held back meanwhile); a failed swap undoes those before it."""
-    done: list[_Set] = []
+    done: list[PendingSet] = []
     try:
         for index, unit in enumerate(units):
             _swap(unit)

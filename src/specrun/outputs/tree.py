@@ -12,7 +12,7 @@ from pathlib import Path, PurePosixPath
 
 from specrun.core.errors import OutputError
 from specrun.outputs import fs
-from specrun.outputs.sets import SetKind, _make_parents, _remove_created, _Set
+from specrun.outputs.sets import PendingSet, SetKind, make_parents, remove_created
 
 
 def _tree_names(files: Mapping[str, str | bytes]) -> list[PurePosixPath]:
@@ -30,8 +30,8 @@ def write_file_tree(folder: Path, files: Mapping[str, str | bytes], label: str) 
     Faults are one OutputError naming `label`; files already in `folder` that are not in `files` stay."""
     names = _tree_names(files)
     target = Path(os.path.realpath(folder) if os.path.isdir(folder) else os.path.abspath(folder))  # a link's folder
-    unit = _Set(target, {}, SetKind(label, ("*",)))  # files already there stay: nothing is replaced whole
-    _make_parents(unit)
+    unit = PendingSet(target, {}, SetKind(label, ("*",)))  # files already there stay: nothing is replaced whole
+    make_parents(unit)
     staging: Path | None = None
     moved: list[tuple[Path, Path | None]] = []  # (target file, where the file it replaced went)
     current = str(folder)
@@ -60,7 +60,7 @@ def write_file_tree(folder: Path, files: Mapping[str, str | bytes], label: str) 
             with contextlib.suppress(OSError):
                 fs._remove(staging)
         if not os.path.lexists(target):
-            _remove_created([unit])
+            remove_created([unit])
 
 
 def _move_in(staging: Path, target: Path, names: list[PurePosixPath],

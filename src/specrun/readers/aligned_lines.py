@@ -30,7 +30,7 @@ def _names(options: Mapping[str, Any], source_split: str) -> dict[str, str]:
     return {column: name.replace("{split}", source_split) for column, name in typed.files.items()}
 
 
-def _lines(path: Path) -> list[str]:
+def file_lines(path: Path) -> list[str]:
     """The lines of a file split at '\\n' only (a sentence may hold U+2028 or a form feed, which str.splitlines
     would treat as line ends and so shift every later line), a trailing '\\r' dropped, no final empty line."""
     open_regular(path, path.name)
@@ -51,7 +51,7 @@ def _lines(path: Path) -> list[str]:
 
 
 def read_aligned_lines(path: Path, layout: ReadLayout, source_split: str) -> Rows:
-    columns = {column: _lines(path / name) for column, name in _names(layout.options, source_split).items()}
+    columns = {column: file_lines(path / name) for column, name in _names(layout.options, source_split).items()}
     counts = {column: len(lines) for column, lines in columns.items()}
     if len(set(counts.values())) > 1:
         shown = ", ".join(f"{column} {count}" for column, count in counts.items())

@@ -17,10 +17,10 @@ from specrun.core.files import open_regular
 from specrun.core.registry import register_reader
 from specrun.readers.corpus_file import read_corpus_file
 from specrun.readers.corpus_files import locate_all
-from specrun.readers.jsonl import _jsonl
+from specrun.readers.jsonl import jsonl_lines
 
 
-def _text_field(record: dict[str, Any], key: str, what: str, file: Path, line: int, *,
+def text_field(record: dict[str, Any], key: str, what: str, file: Path, line: int, *,
                 required: bool = True) -> str:
     """A string field of a corpus or query record, or one line naming the record and the key."""
     if key not in record:
@@ -36,7 +36,7 @@ def _text_field(record: dict[str, Any], key: str, what: str, file: Path, line: i
     return value
 
 
-def _record_id(record: Any, what: str, file: Path, line: int) -> str:
+def record_id(record: Any, what: str, file: Path, line: int) -> str:
     if not isinstance(record, dict) or "_id" not in record:
         raise DataError(f"a {what} record needs _id and text", file=str(file), line=line)
     value = record["_id"]
@@ -50,17 +50,17 @@ def _document(record: Any, file: Path, line: int) -> tuple[str, str]:
     """A corpus record's id and text (title and text joined by a space), each a string. A document whose text is
     empty or only white space is read as it is, as BEIR and MTEB read it (FiQA-2018's corpus has such documents,
     beir-cellar/beir#158): it is a document of the corpus, embedded like any other."""
-    doc_id = _record_id(record, "corpus", file, line)
+    doc_id = record_id(record, "corpus", file, line)
     what = f"document {doc_id!r}"
-    text = _text_field(record, "text", what, file, line)
-    title = _text_field(record, "title", what, file, line, required=False)
+    text = text_field(record, "text", what, file, line)
+    title = text_field(record, "title", what, file, line, required=False)
     return doc_id, f"{title} {text}".strip() if title else text
 
 
 def _read_corpus(file: Path) -> tuple[list[str], list[str]]:
     """Document ids and texts, as lists (`beir`: every query's candidates are the whole corpus)."""
     ids, texts = [], []
-    for number, record in _jsonl(file):
+    for number, record in jsonl_lines(file):
         doc_id, text = _document(record, file, number)
         ids.append(doc_id)
         texts.append(text)
@@ -71,9 +71,9 @@ def _read_queries(file: Path) -> dict[str, str]:
     """Query id -> text; an id given twice is refused (an empty text is refused where the qrels use it)."""
     queries: dict[str, str] = {}
     lines: dict[str, int] = {}
-    for number, record in _jsonl(file):
-        query_id = _record_id(record, "query", file, number)
-        text = _text_field(record, "text", f"query {query_id!r}", file, number)
+    for number, record in jsonl_lines(file):
+        query_id = record_id(record, "query", file, number)
+        text = text_field(record, "text", f"query {query_id!r}", file, number)
         if query_id in lines:
             raise DataError(f"query id {query_id!r} appears twice (first on line {lines[query_id]})",
                             file=str(file), line=number, key="_id")
@@ -83,14 +83,14 @@ def _read_queries(file: Path) -> dict[str, str]:
 
 QRELS_HEADER = ("query-id", "corpus-id", "score")
 MAX_SCORE = 1_000_000  # a relevance grade beyond this is a defect of the file (BEIR's grades are 0 to 3)
-_WHOLE = re.compile(r"[0-9]+")  # ASCII digits only: str.isdigit() also takes '٣' and '²'
+WHOLE_NUMBER = re.compile(r"[0-9]+")  # ASCII digits only: str.isdigit() also takes '٣' and '²'
 
 
 def _score(raw: str, *, whole: bool, file: Path, line: int) -> float:
     """A qrels score: a whole number 0..MAX_SCORE (`beir_corpus`), or a plain decimal of at most MAX_SCORE in size
     (`beir`, where > 0 is relevant); anything else is one line."""
     text = raw.strip()
-    number = (float(text) if _WHOLE.fullmatch(text) and len(text) <= 16 else None) if whole else \
+    number = (float(text) if WHOLE_NUMBER.fullmatch(text) and len(text) <= 16 else None) if whole else \
         parse_number(text)
     if number is None or not math.isfinite(number) or abs(number) > MAX_SCORE:
         expected = "a whole number >= 0" if whole else "a number"

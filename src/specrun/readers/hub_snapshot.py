@@ -13,7 +13,7 @@ import yaml
 
 from specrun.core.errors import DataError, first_line
 from specrun.core.files import open_regular
-from specrun.readers.jsonl import _jsonl
+from specrun.readers.jsonl import jsonl_lines
 from specrun.readers.parquet import read_parquet
 
 SUFFIXES = (".parquet", ".jsonl")
@@ -113,5 +113,5 @@ def records(files: list[Path]) -> Iterator[tuple[Path, int, Any]]:
             for number, row in enumerate(read_parquet(file, None, ""), start=1):
                 yield file, number, row
         else:
-            for number, record in _jsonl(file):
+            for number, record in jsonl_lines(file):
                 yield file, number, record

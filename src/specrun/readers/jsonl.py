@@ -16,7 +16,7 @@ from specrun.core.registry import register_reader
 def read_jsonl(path: Path, layout: Any, split: str) -> Rows:
     """JSON Lines, one object a line, with the json module (see _read_delimited for why not datasets)."""
     rows = []
-    for number, record in _jsonl(path):
+    for number, record in jsonl_lines(path):
         if not isinstance(record, dict):
             raise DataError("expected a JSON object", file=str(path), line=number)
         rows.append(record)
@@ -73,7 +73,7 @@ def parse_line(line: str | bytes, path: Path, number: int) -> Any:
     return value
 
 
-def _jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+def jsonl_lines(path: Path) -> Iterator[tuple[int, Any]]:
     """(line number, parsed value) of each non-blank line; text that is not UTF-8 is one line."""
     with path.open(encoding="utf-8-sig") as handle:
         try:
@@ -92,7 +92,7 @@ LONE_CR = re.compile(rb"\r(?!\n)")  # a line break of its own in text mode's uni
 
 def jsonl_at_offsets(path: Path) -> Iterator[tuple[int, int, Any]]:
     """(byte offset, line number, parsed value) of each non-blank line, read as bytes so that each line can be
-    read again later by its offset; lines and blank lines are those `_jsonl` reads in text mode (\\n, \\r\\n and
+    read again later by its offset; lines and blank lines are those `jsonl_lines` reads in text mode (\\n, \\r\\n and
     a lone \\r end a line; a line of white space only, Unicode's included, is skipped)."""
     with path.open("rb") as handle:
         offset, number = 0, 0

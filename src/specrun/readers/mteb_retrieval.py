@@ -25,7 +25,7 @@ from specrun.core.contracts import ReaderEntry, Rows
 from specrun.core.errors import DataError
 from specrun.core.registry import register_reader
 from specrun.core.types import Strict
-from specrun.readers.beir import _WHOLE, MAX_SCORE, _record_id, _text_field
+from specrun.readers.beir import MAX_SCORE, WHOLE_NUMBER, record_id, text_field
 from specrun.readers.corpus_file import JudgedPositions
 from specrun.readers.corpus_files import locate_all, read_corpus_files
 from specrun.readers.hub_snapshot import Snapshot, read_snapshot, records
@@ -92,10 +92,10 @@ def config_names(snapshot: Snapshot, subset: str | None, candidates: bool = Fals
 def mteb_document(record: Any, file: Path, line: int) -> tuple[str, str]:
     """A corpus record's id and the text MTEB embeds for it: title and text joined by a space and stripped, or
     the text stripped where the title is empty (MTEB strips there, `beir` does not); a null title is none."""
-    doc_id = _record_id(record, "corpus", file, line)
+    doc_id = record_id(record, "corpus", file, line)
     what = f"document {doc_id!r}"
-    text = _text_field(record, "text", what, file, line)
-    title = _text_field(record, "title", what, file, line, required=False)
+    text = text_field(record, "text", what, file, line)
+    title = text_field(record, "title", what, file, line, required=False)
     return doc_id, (f"{title} {text}" if title else text).strip()
 
 
@@ -106,10 +106,10 @@ def _queries(snapshot: Snapshot, config: str, split: str, own: str) -> dict[str,
     else refused: read as the bare query it would be a number MTEB never gives."""
     queries: dict[str, str] = {}
     for file, number, record in records(snapshot.files(config, split)):
-        query_id = _record_id(record, "query", file, number)
+        query_id = record_id(record, "query", file, number)
         if query_id in queries:
             raise DataError(f"query id {query_id!r} appears twice", file=str(file), line=number, key="_id")
-        queries[query_id] = _text_field(record, "text", f"query {query_id!r}", file, number)
+        queries[query_id] = text_field(record, "text", f"query {query_id!r}", file, number)
         if "instruction" in record and own != "skip":
             if own != "join":
                 raise DataError("the queries carry an `instruction` column, which MTEB joins to each query: read "
@@ -131,7 +131,7 @@ def _instruction(value: Any, query_id: str, file: Path, number: int) -> str:
 def qrels_score(value: Any, file: Path, number: int) -> int:
     """A relevance grade as MTEB casts it (int32): a whole number, also written 2.0 or "2"; a fraction, a
     negative grade or anything else is one line (a fraction would be truncated silently)."""
-    if isinstance(value, str) and _WHOLE.fullmatch(value.strip()) and len(value.strip()) <= 16:
+    if isinstance(value, str) and WHOLE_NUMBER.fullmatch(value.strip()) and len(value.strip()) <= 16:
         value = int(value.strip())
     elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
         value = int(value)

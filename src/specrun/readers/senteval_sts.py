@@ -16,7 +16,7 @@ from specrun.core.contracts import ReaderEntry, ReadLayout, Rows
 from specrun.core.errors import DataError
 from specrun.core.registry import register_reader
 from specrun.core.types import Strict
-from specrun.readers.aligned_lines import _lines
+from specrun.readers.aligned_lines import file_lines
 from specrun.readers.delimited import duplicates
 
 INPUT = re.compile(r"STS\.input\.(.+)\.txt")
@@ -74,7 +74,7 @@ def _pairs(folder: Path, name: str) -> Rows:
     `aligned_lines`); no quoting: a quote is part of the sentence. An input line with other than two
     tab-separated fields is refused, scored or not: the file is not in this layout."""
     input_name, gold_name = _files(name)
-    inputs, golds = _lines(folder / input_name), _lines(folder / gold_name)
+    inputs, golds = file_lines(folder / input_name), file_lines(folder / gold_name)
     if len(inputs) != len(golds):
         raise DataError(f"{len(inputs)} lines, but its gold file {gold_name} has {len(golds)}; line i of each "
                         "must belong together", file=str(folder / input_name))

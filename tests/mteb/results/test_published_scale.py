@@ -16,8 +16,7 @@ from typing import Any
 
 import pytest
 
-from specrun.mteb.results import PublishedDir
-from specrun.mteb.results.index import PublishedIndex
+from specrun.mteb.results import PublishedDir, PublishedIndex
 from specrun.mteb.results.lookup import FILES_KEPT
 from specrun.mteb.score_ref import MtebRef
 

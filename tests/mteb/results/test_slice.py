@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from specrun.mteb.results import PublishedDir, read_task_file
-from specrun.mteb.results.index import PublishedIndex
+from specrun.mteb.results import PublishedDir, PublishedIndex, read_task_file
 from specrun.mteb.score_ref import MtebRef
 from tests.conftest import SPECS, run_cli
 
@@ -94,9 +93,9 @@ def test_every_file_is_read_or_set_aside_with_its_reason(slice_root: Path) -> No
 @pytest.mark.slow  # the whole catalogue: 2 s and 400 MB
 def test_the_task_facts_are_the_catalogues() -> None:
     from specrun.mteb import catalogue
-    from specrun.mteb.task_facts import _load, facts_from_catalogue
+    from specrun.mteb.task_facts import facts_from_catalogue, load_facts
 
-    assert _load() == facts_from_catalogue(catalogue.load())
+    assert load_facts() == facts_from_catalogue(catalogue.load())
 
 
 def test_minilm_published_rows_equal_the_reference_files(slice_root: Path, data_dir: Path) -> None:
