@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top-k", type=int, default=100)
     parser.add_argument("--batch-size", type=int, default=32, help="for (a); specrun's default is also 32")
     parser.add_argument("--rounds", type=int, default=1, help="alternations of (a) and (b)")
-    parser.add_argument("--warmup", type=int, default=256, help="texts encoded, unmeasured, before the rounds")
+    parser.add_argument("--warmup", type=int, default=256, help="texts encoded, unmeasured, first (0: none)")
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--floor-docs", type=int, default=1_000, help="corpus size of the floor run (c)")
     parser.add_argument("--no-plain", action="store_true", help="leave out (a), plain sentence-transformers")
@@ -166,8 +166,9 @@ def main(argv: list[str] | None = None) -> int:
 
         plain = [sys.executable, str(Path(__file__).resolve()), "--batch-size", str(args.batch_size), "--plain-child"]
         specrun = [sys.executable, "-m", "specrun", str(spec), "--data-dir", str(data_dir), "--no-cache", "-q"]
-        run_child([*plain, str(warm_file)])
-        say("warm-up done")
+        if args.warmup:  # 0: none (the tests' toy size, whose timings nobody reads)
+            run_child([*plain, str(warm_file)])
+            say("warm-up done")
         _, _, floor_rss = run_child([sys.executable, "-m", "specrun", str(floor_spec), "--data-dir",
                                      str(floor_dir / "data"), "--no-cache", "-q", "--output", str(floor_dir / "out")])
         say(f"(c) floor: {args.floor_docs} documents, peak RSS {floor_rss / 2**20:.0f} MiB")

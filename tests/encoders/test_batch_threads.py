@@ -116,7 +116,8 @@ def test_batches_come_back_in_order_and_close_drops_those_not_begun() -> None:
     assert len(started) < 50  # the rest were cancelled, not computed after the error
 
 
-def test_ctrl_c_while_batch_threads_encode_ends_at_once_and_writes_nothing(tmp_path: Path, data_dir: Path) -> None:
+def test_ctrl_c_while_batch_threads_encode_ends_at_once_and_writes_nothing(
+        tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Ctrl-C while the batch threads encode (the main thread waits on them): exit 130 in one line within
     seconds, no results; the groups finished before it stay cached whole, and a rerun completes from them."""
     import os
@@ -146,9 +147,11 @@ def test_ctrl_c_while_batch_threads_encode_ends_at_once_and_writes_nothing(tmp_p
     assert not out.exists()  # nothing written
     stored = sum(read_shard_header(shard)[0]["count"] for shard in cache.rglob("*.shard"))
     assert 0 < stored < 183
-    rerun = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    assert rerun.returncode == 0, rerun.stderr
+    from specrun.cli import main  # the rerun in this process (torch is loaded here already)
     from specrun.results import Results
 
-    resumed = Results.model_validate_json(Path(rerun.stdout.strip().splitlines()[-1]).read_text())
+    code = main(command[3:])
+    rerun = capsys.readouterr()
+    assert code == 0, rerun.err
+    resumed = Results.model_validate_json(Path(rerun.out.strip().splitlines()[-1]).read_text())
     assert resumed.texts.encoded == 183 - stored  # the cached groups were whole and used

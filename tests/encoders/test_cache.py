@@ -184,10 +184,12 @@ def test_derived_cache_is_keyed_by_inputs_and_verified(tmp_path: Path) -> None:
     assert cache.get(key) is None  # an entry must start with its own key
 
 
-def test_fully_cached_run_imports_no_torch(tmp_path: Path, data_dir: Path) -> None:
+def test_fully_cached_run_imports_no_torch(tmp_path: Path, data_dir: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
     cache = tmp_path / "cache"
-    warmup = cli(["--data-dir", str(data_dir), "--output", str(tmp_path / "a")], cache)
-    assert warmup.wait(timeout=600) == 0
+    # the warm-up in this process (torch is loaded here already): only the second run needs a process of its own
+    warmup, _ = run(["--data-dir", str(data_dir), "--output", str(tmp_path / "a"), "--cache-dir", str(cache)], capsys)
+    assert warmup.texts.encoded == 183
     code = ("import sys; from specrun.cli import main; "
             f"rc = main([{BIOSSES!r}, '-q', '--data-dir', {str(data_dir)!r}, '--output', {str(tmp_path / 'b')!r}]); "
             "print(rc, *(name in sys.modules for name in "
