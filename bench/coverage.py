@@ -777,7 +777,7 @@ PAIRED = [PairedCase("sts_pearson", "pearson", 100, _paired_sts,
 def _paired_reps(job: tuple[str, str, int, int, Settings]) -> list[dict[str, Any]]:
     """compare's paired difference (compare.paired_difference, the metric's own interval method) on repetitions
     start..stop; each repetition a random grid point."""
-    from specrun.board.paired import paired_difference
+    from specrun.board import paired_difference
     from specrun.metrics import METRICS
 
     name, grid, start, stop, settings = job
@@ -871,7 +871,7 @@ RANK_TRUTHS = (0.82, 0.815, 0.80, 0.78, 0.75, 0.70)  # true accuracies: two near
 def _ranks_reps(job: tuple[int, int, int, Settings]) -> list[list[bool]]:
     """The leaderboard's rank intervals (leaderboard.rank_board) of six models on n items: per model, whether
     its interval holds its true rank."""
-    from specrun.board.leaderboard import rank_board
+    from specrun.board import rank_board
     from specrun.metrics import METRICS
 
     n, start, stop, settings = job
@@ -956,7 +956,7 @@ def _suite_expected(job: tuple[str, int, int, Settings]) -> list[tuple[float, fl
 def _suite_reps(job: tuple[str, int, int, Settings]) -> list[dict[str, Any]]:
     """The suite's Mean (task) interval (board.joint: joint_draws, aggregate_interval) on repetitions
     start..stop, the two members drawn independently (two units keys) and sharing one draw (one key)."""
-    from specrun.board.joint import MemberUnits, aggregate_interval, aggregate_method, joint_draws
+    from specrun.board import MemberUnits, aggregate_interval, aggregate_method, joint_draws
     from specrun.metrics import METRICS
 
     name, start, stop, settings = job

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from specrun.board.leaderboard import rank_board, rank_overall
+from specrun.board import rank_board, rank_overall
 from specrun.metrics import METRICS
 
 

@@ -41,7 +41,7 @@ def run_phase(phase: str, root: Path) -> dict[str, float | int | str]:
         index = PublishedDir(root).index
         detail = f"{index.n_files} files named, {len(index.tasks)} tasks, {len(index.meta)} model_meta.json"
     elif phase == "facts":
-        detail = f"{len(task_facts._load().tasks)} tasks' facts"
+        detail = f"{len(task_facts.load_facts().tasks)} tasks' facts"
     elif phase == "task":
         found = PublishedDir(root).every_model(ref)
         converted = sum(v.layout != "1.11 and later" for v in found.values)

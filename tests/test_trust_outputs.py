@@ -20,7 +20,7 @@ import pytest
 
 from specrun import outputs
 from specrun.core.errors import OutputError, OutputInterrupted, SpecrunError
-from specrun.outputs import fs as _fs  # noqa: F401  (outputs.fs, outputs.sets: patched below)
+from specrun.outputs import fs as _fs  # noqa: F401  (outputs.fs, outputs._sets: patched below)
 from specrun.results import Results
 from specrun.runner import RUN_FILES
 from tests.conftest import (
@@ -254,13 +254,13 @@ def test_a_run_leaves_only_its_sets(tmp_path: Path, data_dir: Path, capsys: pyte
     assert snapshot(out) == before
     (out / "biosses" / SLUG / "notes.txt").unlink()
     exchanged: list[tuple[str, bool]] = []
-    real_exchange = outputs.fs._exchange
+    real_exchange = outputs.fs.exchange_paths
 
     def exchange(a: Path, b: Path) -> bool:
         exchanged.append((b.parent.name, done := real_exchange(a, b)))
         return done
 
-    monkeypatch.setattr(outputs.fs, "_exchange", exchange)
+    monkeypatch.setattr(outputs.fs, "exchange_paths", exchange)
     run_ok(run_args(data_dir, out, "--prompt", "q: ", specs=(BIOSSES, JACSTS)), capsys)
     if exchanged != [("biosses", True), ("jacsts", True)]:
         assert outputs.fs._renameat2 is None or exchanged == [("biosses", False), ("jacsts", False)], exchanged
@@ -340,10 +340,10 @@ def test_an_old_set_left_aside_is_put_back(tmp_path: Path, data_dir: Path, capsy
     with pytest.raises(ValueError, match="not a plain file name"):
         outputs.write_output_sets([(folder, {"../escape": "x"}, RUN_FILES)])  # refused before touching anything
 
-    def full(unit: outputs.sets.PendingSet, sigint: object) -> None:
+    def full(unit: outputs._sets.PendingSet, sigint: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(outputs.sets, "_stage", full)
+    monkeypatch.setattr(outputs._sets, "_stage", full)
     with pytest.raises(OutputError, match="the previous results are unchanged"):
         outputs.write_output_sets([(folder, {"results.json": "x", "report.md": "r"}, RUN_FILES)])
     assert snapshot(folder) == before
@@ -388,10 +388,10 @@ def test_a_failed_second_swap_undoes_the_first(tmp_path: Path, monkeypatch: pyte
     run is in place, every old set is whole, nothing hidden is left, and the message says so."""
     sets = _two_old_sets(tmp_path)
     before = snapshot(tmp_path)
-    real_swap = outputs.sets._swap
+    real_swap = outputs._sets._swap
     calls: list[Path] = []
 
-    def failing_swap(unit: outputs.sets.PendingSet) -> None:
+    def failing_swap(unit: outputs._sets.PendingSet) -> None:
         calls.append(unit.folder)
         assert all((folder.parent / f".{folder.name}.lock").exists() for folder, _, _ in sets)  # both held
         assert len(list(unit.folder.parent.glob(".m.tmp-*"))) == 1  # staged before the swaps began
@@ -399,7 +399,7 @@ def test_a_failed_second_swap_undoes_the_first(tmp_path: Path, monkeypatch: pyte
             raise OSError(5, "Input/output error")
         real_swap(unit)
 
-    monkeypatch.setattr(outputs.sets, "_swap", failing_swap)
+    monkeypatch.setattr(outputs._sets, "_swap", failing_swap)
     with pytest.raises(OutputError) as caught:
         outputs.write_output_sets(sets)
     assert caught.value.exit_code == 2
@@ -428,7 +428,7 @@ def test_without_rename_exchange_the_two_rename_swap_is_used(tmp_path: Path, mon
             raise OSError(28, "No space left on device")
         real_rename(src, dst)
 
-    monkeypatch.setattr(outputs.sets.os, "rename", rename)
+    monkeypatch.setattr(outputs._sets.os, "rename", rename)
     with pytest.raises(OutputError, match="nothing was written, the previous results are unchanged"):
         outputs.write_output_sets([(folder, {"results.json": "newer"}, RUN_FILES) for folder, _, _ in sets])
     assert snapshot(tmp_path) == before
@@ -441,7 +441,7 @@ def test_exchange_is_atomic_on_this_system(tmp_path: Path) -> None:
     b.mkdir()
     (a / "f").write_text("a")
     (b / "f").write_text("b")
-    if not outputs.fs._exchange(a, b):
+    if not outputs.fs.exchange_paths(a, b):
         pytest.skip("renameat2 RENAME_EXCHANGE is not available here")
     assert ((a / "f").read_text(), (b / "f").read_text()) == ("b", "a")
 

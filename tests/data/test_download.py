@@ -35,7 +35,7 @@ def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Pa
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(root)))
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
-    monkeypatch.setattr("specrun.data.sources.GIT_RAW_URL",
+    monkeypatch.setattr("specrun.data._sources.GIT_RAW_URL",
                         f"http://127.0.0.1:{httpd.server_address[1]}/{{repo}}/{{revision}}/{{path}}")
     monkeypatch.setenv("SPECRUN_CACHE_DIR", str(tmp_path / "cache"))
     try:

@@ -145,7 +145,7 @@ def test_a_local_start_that_hangs_ends_at_the_timeout_and_is_undone(no_driver: N
 
 ABANDONED_CONNECT = """
 import os, signal, sys, threading, time
-from specrun.encoders.ray_session import _bounded, _quiet_stderr
+from specrun.encoders._ray_session import _bounded, _quiet_stderr
 
 wrote = threading.Event()
 

@@ -1,4 +1,4 @@
-"""Published points ranked with our runs (leaderboard.beside, docs/publishing.md): ranks, our rank interval among
+"""Published points ranked with our runs (board._beside, docs/publishing.md): ranks, our rank interval among
 fixed published values and MTEB's Borda checked against direct loops on small cases; on the slice of MTEB's
 results repository, every task's ranking of published models equals an independent sort of their main scores
 (ties: the best rank, then model name)."""

@@ -91,3 +91,35 @@ def test_a_model_lacking_a_subset_has_no_mean(world: Path, capsys: pytest.Captur
     assert '"a: "' in row["model"]
     lacking = next(r for r in document["overall"]["rows"] if '"b: "' in r["model"])
     assert lacking["specs"] == 0 and lacking["mean"] is None  # absent from the one counted benchmark
+
+
+def test_models_with_no_common_subsets_rank_them_one_by_one(world: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A model ran {jpn-eng, deu-eng}, another {deu-eng, fra-eng}: no model has the mean, so the subsets are ranked
+    as benchmarks of their own, said on stderr (never a refusal of the whole board)."""
+    run(world, "tatoeba.yaml", "a: ", capsys, "--subsets", "jpn-eng,deu-eng")
+    run(world, "tatoeba.yaml", "b: ", capsys, "--subsets", "deu-eng,fra-eng")
+    code, _, err = run_cli(["leaderboard", str(world / "out"), "-o", str(world / "board")], capsys)
+    assert code == 0, err
+    assert "tatoeba: no model ran every one of its subsets" in err and "benchmarks of their own" in err
+    document = json.loads((world / "board" / "leaderboard.json").read_text(encoding="utf-8"))
+    assert sorted(document["overall"]["specs"]) == [f"tatoeba.{s}" for s in sorted(SUBSETS)]
+    assert all(s["kind"] == "spec" and s["part_of"] is None for s in document["specs"])
+
+
+def test_published_rows_beside_a_subsets_mean(world: Path, data_dir: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """--published looks MTEB's values up on each subset's own boards (MTEB publishes each subset's score; the
+    slice holds no Tatoeba file, so each says it found none); the mean has none, and the board is written (it
+    raised a KeyError on the mean, which no run has)."""
+    root = data_dir / "mteb-results-slice" / "results"
+    if not root.is_dir():
+        pytest.skip("mteb-results-slice is not in the data mirror")
+    for prompt in ("a: ", "b: "):
+        run(world, "tatoeba.yaml", prompt, capsys)
+    code, _, err = run_cli(["leaderboard", str(world / "out"), "-o", str(world / "board"), "--published",
+                            str(root)], capsys)
+    assert code == 0, err
+    specs = {s["spec_id"]: s for s in json.loads((world / "board" / "leaderboard.json").read_text())["specs"]}
+    assert not any(b["published"] for b in specs["tatoeba"]["boards"])
+    assert all(f"tatoeba.{s} test f1: no model in" in err for s in SUBSETS)
+    assert (world / "board" / "leaderboard.html").is_file()

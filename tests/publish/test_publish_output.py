@@ -27,7 +27,7 @@ def fail_second_file(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     import specrun.outputs.fs
 
     written: list[str] = []
-    write_file = specrun.outputs.fs._write_file
+    write_file = specrun.outputs.fs.write_new_file
 
     def failing(path: Path, content: str | bytes) -> None:
         written.append(path.name)
@@ -35,7 +35,7 @@ def fail_second_file(monkeypatch: pytest.MonkeyPatch) -> list[str]:
             raise OSError(errno.ENOSPC, "No space left on device", str(path))
         write_file(path, content)
 
-    monkeypatch.setattr(specrun.outputs.fs, "_write_file", failing)
+    monkeypatch.setattr(specrun.outputs.fs, "write_new_file", failing)
     return written
 
 

@@ -96,7 +96,7 @@ def test_a_leaderboard_of_suites_ranks_as_a_hand_computation(world: Path, capsys
     code, _, err = run_cli(["leaderboard", str(world / "out"), "-o", str(world / "board")], capsys)
     assert code == 0, err
     document = json.loads((world / "board" / "leaderboard.json").read_text(encoding="utf-8"))
-    assert document["format"] == "specrun.leaderboard/1"  # the one leaderboard: a suite is a benchmark on it
+    assert document["format"] == "specrun.leaderboard/2"  # the one leaderboard: a suite is a benchmark on it
     board = document["specs"][0]
     assert board["kind"] == "suite" and [b["metric"] for b in board["boards"]] == ["mean_task"]
     records = [json.loads(p.read_text(encoding="utf-8")) for p in paths]

@@ -4,10 +4,11 @@ core:
 - `joint`: each member's (a suite member's, a spec subset's) resamples drawn jointly (members on the same items
   share one draw), and an aggregate (MTEB's Mean (task), Mean (task type), a weighted mean) with its interval;
 - `paired`: the paired difference of two runs' metric on the same resamples;
-- `ranking`: ranks with rank intervals, the difference to the best, pairwise shares, Borda, and the ranking
-  across benchmarks; `beside`: our rows ranked among published points (no interval).
+- `_ranking`: ranks with rank intervals, the difference to the best, pairwise shares, Borda, and the ranking
+  across benchmarks; `_beside`: our rows ranked among published points (no interval).
 
-The views: `compare` (two runs of a spec), `subsets` (a spec's subsets averaged), `prompt_spread` (a model's
+Machinery modules are private by name (`_ranking`, `_beside`); what they offer is named here (`__all__`). The
+views: `compare` (two runs of a spec), `subsets` (a spec's subsets averaged), `prompt_spread` (a model's
 prompt variants), `leaderboard` (many models x specs or suites: one model, Markdown, JSON and HTML) and `suites`
 (suite runs read back, compared, ranked).
 
@@ -24,9 +25,9 @@ _HOMES = {
     "aggregate_method": "joint", "joint_draws": "joint", "member_draws": "joint", "member_seed": "joint",
     "over_resamples": "joint", "point": "joint",
     "Difference": "paired", "method_note": "paired", "paired_difference": "paired",
-    "Ranking": "ranking", "borda_points": "ranking", "min_ranks": "ranking", "rank_board": "ranking",
-    "rank_interval": "ranking", "rank_overall": "ranking", "rank_scores": "ranking",
-    "borda_beside": "beside", "rank_beside": "beside",
+    "Ranking": "_ranking", "borda_points": "_ranking", "min_ranks": "_ranking", "rank_board": "_ranking",
+    "rank_interval": "_ranking", "rank_overall": "_ranking", "rank_scores": "_ranking",
+    "borda_beside": "_beside", "rank_beside": "_beside",
     "Leaderboard": "leaderboard", "build_leaderboard": "leaderboard", "compute": "leaderboard",
     "check_same_items": "leaderboard",
 }

@@ -1,5 +1,5 @@
 """Command line: `specrun SPEC... [--model M]` runs; `validate`, `card`, `fingerprint` help write specs; `compare`,
-`leaderboard`, `publish` read runs back. The grammar is `parser`, the commands `commands`.
+`leaderboard`, `publish` read runs back. The grammar is `_parser`, the commands `_commands`.
 
 Bad input of any kind ends in one line on stderr and exit code 2; a traceback means a bug in specrun.
 """
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-from specrun.cli.commands import COMMAND_FUNCTIONS
-from specrun.cli.parser import DEBUG_ENV, build_parser
+from specrun.cli._commands import COMMAND_FUNCTIONS
+from specrun.cli._parser import DEBUG_ENV, build_parser
 from specrun.cli.run_flags import run_options
 from specrun.core.errors import SpecrunError, Terminated, os_error_text
 from specrun.core.registry import ADAPTERS

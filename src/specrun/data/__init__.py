@@ -1,7 +1,7 @@
 """Data stage: resolve each source split at its pinned revision (local mirror, git file, or hub dataset), verify
 it, map rows to items, give ids, check the content fingerprint and select the subset with the spec's seed.
 
-- `sources`: where a source split's rows come from (mirror, download, archive member, hub through datasets);
+- `_sources`: where a source split's rows come from (mirror, download, archive member, hub through datasets);
 - `readers`: one function per file format, registered with its metadata (plugins via entry points);
 - `items`: rows to items (value maps, conversion, ids), fingerprint, subset.
 A split may read several source splits (files), concatenated in the declared order.
@@ -19,9 +19,9 @@ from specrun.core.corpus import SharedCorpus
 from specrun.core.errors import SpecrunError
 from specrun.core.types import Item, View
 from specrun.core.workspace import Workspace
+from specrun.data._sources import DATA_DIR_ENV, read_source_split, resolve_data_dir
 from specrun.data.items import RawRow, WhereFilter, exploded, fingerprint, map_items, select
 from specrun.data.sample import rare_dropped, sampled, text_split
-from specrun.data.sources import DATA_DIR_ENV, read_source_split, resolve_data_dir
 from specrun.plan import Plan, PlannedSplit
 from specrun.spec import HubDataset
 

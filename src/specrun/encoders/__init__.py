@@ -5,5 +5,5 @@ and keep the vectors in a verified, memory-mapped store (`store`) behind the cac
 
 # the package is its modules, each imported by its own name (nothing is re-exported here)
 __all__ = ["adapters", "batch_threads", "batching", "cached", "corpus_encoding", "devices", "executors", "metadata",
-           "models", "precision", "prompts", "ray_map", "ray_session", "reranker", "session", "shards", "store",
+           "models", "prompts", "ray_map", "reranker", "session", "shards", "store",
            "vectors"]

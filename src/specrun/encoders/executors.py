@@ -26,11 +26,11 @@ from specrun.core.registry import ADAPTERS
 from specrun.core.settings import EncoderSettings
 from specrun.core.types import Role
 from specrun.core.workspace import Warn
+from specrun.encoders._ray_session import ACTOR_RESTARTS, RAY_INSTALL, RAY_TIMEOUT, WAIT_FACTOR, RaySession
 from specrun.encoders.adapters import EncoderInfo, load_adapter
 from specrun.encoders.batching import groups_of, iter_groups
 from specrun.encoders.devices import dtype_warning, parse_devices
 from specrun.encoders.models import ModelRef
-from specrun.encoders.ray_session import ACTOR_RESTARTS, RAY_INSTALL, RAY_TIMEOUT, WAIT_FACTOR, RaySession
 from specrun.encoders.store import model_files_hash
 
 EXECUTORS = ("local", "ray")

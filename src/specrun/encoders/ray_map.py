@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from specrun.core.errors import SpecrunError, first_line
-from specrun.encoders.ray_session import ACTOR_RESTARTS, RAY_TIMEOUT, WAIT_FACTOR, RaySession
+from specrun.encoders._ray_session import ACTOR_RESTARTS, RAY_TIMEOUT, WAIT_FACTOR, RaySession
 
 IN_FLIGHT = 2  # chunks per actor at once: one searched, the next one waiting in its queue
 

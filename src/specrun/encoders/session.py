@@ -30,11 +30,11 @@ from specrun.core.settings import EncoderSettings
 from specrun.core.types import View
 from specrun.core.workspace import Workspace
 from specrun.data import Loaded
+from specrun.encoders._precision import check_precision, quantised
 from specrun.encoders.adapters import describe
 from specrun.encoders.cached import CachedEncoder
 from specrun.encoders.metadata import files_metadata
 from specrun.encoders.models import ModelRef, declared_similarity
-from specrun.encoders.precision import check_precision, quantised
 from specrun.encoders.reranker import PairScorer, check_reranks, open_reranker
 from specrun.encoders.vectors import CorpusVectors, Embeddings, Encoding, ViewedEmbeddings, shaped, truncated_view
 from specrun.plan import Plan

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from specrun.mteb._type_import import TypeImport, abstask_refusal, card_frame, renamed_back
 from specrun.mteb.catalogue import Task
 from specrun.mteb.import_sts import counts, hub_source
-from specrun.mteb.type_import import TypeImport, abstask_refusal, card_frame, renamed_back
 
 BITEXT_DESCRIPTION = (
     "Each sentence of both columns is embedded on its own as a document. Each sentence1 is matched to the sentence2 "

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from specrun.mteb._type_import import TypeImport, abstask_refusal, card_frame, estimator_refusal, renamed_back
 from specrun.mteb.catalogue import Task
 from specrun.mteb.import_sampling import unsaid_steps
 from specrun.mteb.import_sts import hub_source
 from specrun.mteb.import_subset import split_stats, subset_reading
-from specrun.mteb.type_import import TypeImport, abstask_refusal, card_frame, estimator_refusal, renamed_back
 from specrun.protocols.classification import MTEB_SEED
 
 CLASSIFICATION_DESCRIPTION = (

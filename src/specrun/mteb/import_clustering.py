@@ -10,18 +10,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from specrun.mteb.catalogue import Task
-from specrun.mteb.import_clustering_legacy import with_legacy
-from specrun.mteb.import_clustering_steps import (
+from specrun.mteb._import_clustering_steps import (
     attributes,
     missing_level,
     steps_reading,
     steps_refusal,
     transform_splits,
 )
+from specrun.mteb._type_import import TypeImport, attributes_refusal, card_frame, name_refusal, renamed_back
+from specrun.mteb.catalogue import Task
+from specrun.mteb.import_clustering_legacy import with_legacy
 from specrun.mteb.import_sts import hub_source
 from specrun.mteb.import_subset import split_stats
-from specrun.mteb.type_import import TypeImport, attributes_refusal, card_frame, name_refusal, renamed_back
 from specrun.protocols.clustering import MTEB2_BATCH, MTEB_SEED
 
 CLUSTERING_DESCRIPTION = (

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from specrun.mteb._type_import import TypeImport, abstask_refusal, card_frame
 from specrun.mteb.catalogue import Task
 from specrun.mteb.import_sts import hub_source
 from specrun.mteb.import_subset import split_stats
-from specrun.mteb.type_import import TypeImport, abstask_refusal, card_frame
 
 LEGACY_ABSTASK = "AbsTaskClusteringLegacy"
 SET_FIELD, ROW_COLUMN = "set", "mteb_set"  # the item field naming a document's set; the column explode_row adds

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from specrun.mteb._type_import import TypeImport, abstask_refusal
 from specrun.mteb.catalogue import Task
 from specrun.mteb.import_reranking import RERANKING_COMPANIONS
 from specrun.mteb.import_retrieval import (
@@ -29,7 +30,6 @@ from specrun.mteb.import_retrieval import (
     retrieval_source,
     search_depth,
 )
-from specrun.mteb.type_import import TypeImport, abstask_refusal
 
 ATTRIBUTES = {"abstask_prompt", "ignore_identical_ids", "k_values", "skip_first_result"}  # AbsTaskRetrieval's own
 JOINED = ("Each query is read as MTEB's loader builds it: the query, a space, its instruction (from the data's "

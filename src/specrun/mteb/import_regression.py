@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from specrun.mteb._type_import import TypeImport, abstask_refusal, card_frame, estimator_refusal, renamed_back
 from specrun.mteb.catalogue import Task
 from specrun.mteb.import_classification import fit_split, fit_split_entry
 from specrun.mteb.import_sts import hub_source
 from specrun.mteb.import_subset import split_stats
-from specrun.mteb.type_import import TypeImport, abstask_refusal, card_frame, estimator_refusal, renamed_back
 
 REGRESSION_DESCRIPTION = (
     "Each text is embedded on its own with the model's own pooling. A linear regression (scikit-learn's "

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from specrun.mteb._type_import import TypeImport, card_frame
 from specrun.mteb.catalogue import Task
 from specrun.mteb.import_retrieval import (
     RETRIEVAL_METRICS,
@@ -23,7 +24,6 @@ from specrun.mteb.import_retrieval import (
     retrieval_refusal,
     retrieval_source,
 )
-from specrun.mteb.type_import import TypeImport, card_frame
 
 # the scores beside the main one: the three a Reranking result of MTEB 2.x leads with (map_at_1000 its default main)
 RERANKING_COMPANIONS = ("map_at_1000", "mrr_at_10", "ndcg_at_10")

@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from specrun.core.types import CORPUS_CUTOFFS
+from specrun.mteb._type_import import TypeImport, card_frame
 from specrun.mteb.catalogue import Task
 from specrun.mteb.import_subset import split_stats
-from specrun.mteb.type_import import TypeImport, card_frame
 
 RETRIEVAL_DESCRIPTION = (
     "Each query is embedded on the model's query path and every document of the corpus (title and text joined by "

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from specrun.mteb._type_import import renamed_back
 from specrun.mteb.catalogue import Task
 from specrun.mteb.import_subset import split_stats
-from specrun.mteb.type_import import renamed_back
 
 __all__ = ["SAMPLED_TYPES", "sampled_splits", "unsaid_steps"]
 

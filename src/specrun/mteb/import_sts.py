@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from specrun.mteb._type_import import TypeImport, card_frame, renamed_back
 from specrun.mteb.catalogue import Task
 from specrun.mteb.import_subset import split_stats, subset_reading
-from specrun.mteb.type_import import TypeImport, card_frame, renamed_back
 
 STS_DESCRIPTION = (
     "Each sentence is embedded on its own with the model's own pooling and the prediction is the cosine of the two "

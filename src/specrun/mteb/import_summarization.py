@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from specrun.mteb._type_import import TypeImport, abstask_refusal, card_frame, renamed_back
 from specrun.mteb.catalogue import Task
 from specrun.mteb.import_sts import counts, hub_source
 from specrun.mteb.import_subset import split_stats
-from specrun.mteb.type_import import TypeImport, abstask_refusal, card_frame, renamed_back
 
 SUMMARIZATION_DESCRIPTION = (
     "Each summary is embedded on its own with the model's own pooling (the source text is not embedded). A machine "

@@ -14,8 +14,9 @@ from typing import Any
 import yaml
 
 from specrun.core.errors import UsageError
+from specrun.mteb._expect import expected_split
+from specrun.mteb._type_import import TypeImport
 from specrun.mteb.catalogue import Catalogue, Task, load
-from specrun.mteb.expect import expected_split
 from specrun.mteb.import_bitext_mining import BITEXT_MINING_IMPORT
 from specrun.mteb.import_classification import CLASSIFICATION_IMPORT
 from specrun.mteb.import_clustering import CLUSTERING_IMPORT
@@ -29,7 +30,6 @@ from specrun.mteb.import_sampling import sampled_splits
 from specrun.mteb.import_sts import STS_IMPORT
 from specrun.mteb.import_subset import MAX_SUBSETS, one_subset, restricted, split_stats, subset_reading, subset_spec
 from specrun.mteb.import_summarization import SUMMARIZATION_IMPORT
-from specrun.mteb.type_import import TypeImport
 from specrun.mteb.vocabulary import ANNOTATIONS_CREATORS, DOMAINS, SAMPLE_CREATION
 from specrun.spec.metadata import Metadata
 from specrun.spec.model import MAX_NAME, SUBSET_NAME_PATTERN

@@ -12,7 +12,7 @@ from pathlib import Path
 from specrun.core.errors import SpecrunError
 from specrun.core.files import folder_safe
 from specrun.core.options import RunOptions
-from specrun.outputs.preflight import preflight_output_folders
+from specrun.outputs._preflight import preflight_output_folders
 
 NAME_BYTES = 255  # the longest file name most filesystems take
 SUITE_PREFIX = "suite+"  # a suite's folders lie under ROOT/suite+<suite id>/: never a spec's id

@@ -1,5 +1,5 @@
 """The filesystem steps every writer here takes: the atomic exchange (Linux renameat2), hidden sibling names,
-fsynced files and folders. Writers call these through the module (`fs._write_file`), so a test patches one place."""
+fsynced files and folders. Writers call these through the module (`fs.write_new_file`), so a test patches one place."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def _load_renameat2() -> Any:
 _renameat2 = _load_renameat2()
 
 
-def _exchange(a: Path, b: Path) -> bool:
+def exchange_paths(a: Path, b: Path) -> bool:
     """Atomically swap two existing paths; False where the kernel or filesystem cannot (then the caller renames)."""
     if _renameat2 is None:
         return False
@@ -55,7 +55,7 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(code, os.strerror(code), str(a), None, str(b))
 
 
-def _stem(name: str) -> str:
+def hidden_stem(name: str) -> str:
     """The model folder's name as used in its hidden siblings' names: shortened (deterministically) when long, so
     `.<stem>.tmp-<random>` still fits in NAME_MAX."""
     if len(os.fsencode(name)) <= _STEM_MAX:
@@ -63,15 +63,15 @@ def _stem(name: str) -> str:
     return name[:_STEM_MAX // 2] + "-" + hashlib.sha256(os.fsencode(name)).hexdigest()[:16]
 
 
-def _lock_path(folder: Path) -> Path:
-    return folder.parent / f".{_stem(folder.name)}{LOCK_SUFFIX}"
+def lock_path(folder: Path) -> Path:
+    return folder.parent / f".{hidden_stem(folder.name)}{LOCK_SUFFIX}"
 
 
-def _hidden(folder: Path, tag: str) -> Path:
-    return folder.parent / f".{_stem(folder.name)}{tag}{secrets.token_hex(4)}"
+def hidden_sibling(folder: Path, tag: str) -> Path:
+    return folder.parent / f".{hidden_stem(folder.name)}{tag}{secrets.token_hex(4)}"
 
 
-def _remove(path: Path) -> None:
+def remove_path(path: Path) -> None:
     """Remove a file, a link or a whole folder, whatever is there."""
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path)
@@ -79,7 +79,7 @@ def _remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
@@ -87,13 +87,13 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def _umask() -> int:
+def current_umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
 
 
-def _write_file(path: Path, content: str | bytes) -> None:
+def write_new_file(path: Path, content: str | bytes) -> None:
     """One new file, written whole and fsynced."""
     data = content.encode("utf-8") if isinstance(content, str) else content
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)

@@ -1,9 +1,9 @@
-"""Publishing to the Hugging Face hub: the licence gate (`licence`), the hub's own formats (`schema`), the files that
-go up (`cards`), the benchmark's data as the hub holds it (`dataset`) and the upload (`upload`)."""
+"""Publishing to the Hugging Face hub: the licence gate (`licence`), the hub's own formats (`_schema`), the files that
+go up (`_cards`), the benchmark's data as the hub holds it (`_dataset`) and the upload (`upload`)."""
 
 from __future__ import annotations
 
-from specrun.publish.cards import (
+from specrun.publish._cards import (
     Source,
     benchmark_check,
     benchmark_eval_yaml,
@@ -13,7 +13,7 @@ from specrun.publish.cards import (
     model_index,
     publish_check,
 )
-from specrun.publish.dataset import (
+from specrun.publish._dataset import (
     CorpusFields,
     DataLayout,
     beir_tables,
@@ -24,8 +24,7 @@ from specrun.publish.dataset import (
     parquet_bytes,
     size_category,
 )
-from specrun.publish.licence import Confirmation, card_gate, data_withheld, licence_gate, licence_refusal
-from specrun.publish.schema import (
+from specrun.publish._schema import (
     CONFIG,
     EVALUATION_FRAMEWORK,
     EvalResultItem,
@@ -45,6 +44,7 @@ from specrun.publish.schema import (
     task_id,
     task_ids,
 )
+from specrun.publish.licence import Confirmation, card_gate, data_withheld, licence_gate, licence_refusal
 from specrun.publish.upload import benchmark_publication, check_hub_reachable, redact, results_publication, upload
 
 __all__ = ["CONFIG", "EVALUATION_FRAMEWORK", "Confirmation", "CorpusFields", "DataLayout", "EvalResultItem",

@@ -11,7 +11,7 @@ import yaml
 
 from specrun.core.errors import PublishError, first_line
 from specrun.core.types import Item
-from specrun.publish.cards import (
+from specrun.publish._cards import (
     Source,
     benchmark_check,
     benchmark_eval_yaml,
@@ -21,9 +21,9 @@ from specrun.publish.cards import (
     model_index,
     publish_check,
 )
-from specrun.publish.dataset import data_layout, guess_language
+from specrun.publish._dataset import data_layout, guess_language
+from specrun.publish._schema import HubCheck, check_revision, spec_task_ids
 from specrun.publish.licence import Confirmation, card_gate, licence_gate, licence_refusal
-from specrun.publish.schema import HubCheck, check_revision, spec_task_ids
 from specrun.results import refuse_configured
 from specrun.spec import Spec
 

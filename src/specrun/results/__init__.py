@@ -1,11 +1,11 @@
-"""Results stage: one validated results.json with full provenance, assembled here (`build`) from the plan, the
-data, the evaluation and the encoder's own description; read back (`read`: bounded, pinned), verified (`verify`:
-every number recomputed from the predictions) and labelled (`labels`) here, for every later stage."""
+"""Results stage: one validated results.json with full provenance, assembled here (`_build`) from the plan, the
+data, the evaluation and the encoder's own description; read back (`_read`: bounded, pinned), verified (`verify`:
+every number recomputed from the predictions) and labelled (`_labels`) here, for every later stage."""
 
 from __future__ import annotations
 
-from specrun.results.build import build_results, package_versions, predictions_jsonl, results_json
-from specrun.results.labels import (
+from specrun.results._build import build_results, package_versions, predictions_jsonl, results_json
+from specrun.results._labels import (
     IDENTITY_FIELDS,
     confidence_percent,
     configuration,
@@ -15,6 +15,7 @@ from specrun.results.labels import (
     run_labels,
     shown_name,
 )
+from specrun.results._read import is_plain_file_name, read_predictions, read_results
 from specrun.results.model import (
     PREDICTIONS_FILE,
     PREDICTIONS_LIMIT,
@@ -35,7 +36,6 @@ from specrun.results.model import (
     Uncertainty,
     Unit,
 )
-from specrun.results.read import is_plain_file_name, read_predictions, read_results
 
 __all__ = ["IDENTITY_FIELDS", "PREDICTIONS_FILE", "PREDICTIONS_LIMIT", "RESULTS_FORMAT", "RESULTS_LIMIT",
            "FieldStatistics", "MetricInfo", "ModelMeta", "ModelProvenance", "PredictionsRef", "Provenance",

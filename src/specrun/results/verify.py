@@ -24,8 +24,8 @@ from specrun.core.workspace import warn_stderr
 from specrun.metrics import METRICS, estimate
 from specrun.metrics.estimate import n_runs, per_run_values, point_of
 from specrun.plan import interval_method
+from specrun.results._read import is_plain_file_name, read_predictions, read_results
 from specrun.results.model import RESULTS_LIMIT, Results, Unit
-from specrun.results.read import is_plain_file_name, read_predictions, read_results
 from specrun.spec import NAME_PATTERN, LoadedSpec, Spec, load_spec, subset_specs
 from specrun.spec.extends import chain_sha256
 

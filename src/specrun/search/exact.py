@@ -25,6 +25,7 @@ actors (`chunk_candidates`, the same arithmetic) and merged here; the mapper bou
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -44,6 +45,7 @@ PRESELECT = 4  # a row of a block with over 4 x width scores above its bar is cu
 MERGE_ROWS = 256  # queries of another search's best met at once (a cut copies their slots)
 UNIT_ROUNDOFF = 2.0**-24  # float32
 SEARCH_THREADS: int | None = None  # threads meeting a chunk's blocks of queries; None: as many as BLAS has
+_BLAS_LIMIT = threading.Lock()  # held while a search holds BLAS at one thread
 
 
 def _pad(rows: int, columns: int, first: int = 0) -> np.ndarray:
@@ -237,7 +239,9 @@ def _block_threads(n_queries: int, chunk_rows: int, search: str) -> Iterator[Thr
     if threads < 2:
         yield None
         return
-    with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(threads) as pool:
+    # the limit is process-wide: two searches on threads at once take turns, or one could restore the other's
+    # limit under it (and BLAS stay at one thread after both)
+    with _BLAS_LIMIT, threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(threads) as pool:
         yield pool
 
 

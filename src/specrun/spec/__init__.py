@@ -1,9 +1,9 @@
 """Spec stage: YAML -> validated, typed benchmark spec, one module per job: `model` (the pydantic model, the
 single source of truth, and the JSON Schema made from it), `errors` (pydantic's errors in the spec's own words),
-`references` (checks across keys), `loading` (read a spec file, write its fingerprints back)."""
+`_references` (checks across keys), `_loading` (read a spec file, write its fingerprints back)."""
 
-from specrun.spec.filters import matches, task_types
-from specrun.spec.loading import LoadedSpec, load_spec, subset_specs, write_fingerprints
+from specrun.spec._filters import matches, task_types
+from specrun.spec._loading import LoadedSpec, load_spec, subset_specs, write_fingerprints
 from specrun.spec.metadata import Metadata
 from specrun.spec.model import (
     NAME_PATTERN,

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ValidationError
 
 from specrun.core import registry
 from specrun.core.errors import SpecError
-from specrun.spec.compat import TOP_LEVEL_READER_OPTIONS
+from specrun.spec._compat import TOP_LEVEL_READER_OPTIONS
 from specrun.spec.model import PATTERN_MEANING
 from specrun.yamlsafe import KeyPath, LocatedYaml
 

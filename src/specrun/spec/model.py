@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field, ValidationInfo, create_model, field_valid
 from specrun.core import registry
 from specrun.core.types import IntervalChoice, SimilarityRequest, Strict
 from specrun.mteb.score_ref import MTEB_NAME_PATTERN, MTEB_PATTERN_MEANINGS, MtebRef
-from specrun.spec.common import (
+from specrun.spec._common import (
     FINGERPRINT_PATTERN,
     HUB_ID_PATTERN,
     NAME_PATTERN,
@@ -29,11 +29,11 @@ from specrun.spec.common import (
     Sha256,
     Text,
 )
-from specrun.spec.common import MAX_NAME as MAX_NAME
-from specrun.spec.common import MAX_PATH_PART as MAX_PATH_PART
-from specrun.spec.compat import move_reader_options
-from specrun.spec.expect import Expected
-from specrun.spec.hub_source import HubDataset as HubDataset
+from specrun.spec._common import MAX_NAME as MAX_NAME
+from specrun.spec._common import MAX_PATH_PART as MAX_PATH_PART
+from specrun.spec._compat import move_reader_options
+from specrun.spec._expect import Expected
+from specrun.spec._hub_source import HubDataset as HubDataset
 from specrun.spec.metadata import PATTERN_MEANINGS, Metadata
 from specrun.spec.sample import RowSteps, Sample
 

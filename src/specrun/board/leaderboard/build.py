@@ -11,7 +11,17 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
-from specrun.board.leaderboard.inputs import check_same_items, find_results, full_runs
+from specrun.board._ranking import (
+    OverallRanking,
+    PairedStatistic,
+    Ranking,
+    board_scores,
+    combined,
+    rank_overall,
+    rank_scores,
+)
+from specrun.board.leaderboard._inputs import check_same_items, find_results, full_runs
+from specrun.board.leaderboard._subsets import SubsetGroup, subset_groups, subsets_board
 from specrun.board.leaderboard.model import (
     META_COLUMNS,
     Board,
@@ -23,16 +33,6 @@ from specrun.board.leaderboard.model import (
     SpecBoard,
 )
 from specrun.board.leaderboard.render import render_html, render_markdown
-from specrun.board.leaderboard.subsets import SubsetGroup, subset_groups, subsets_board
-from specrun.board.ranking import (
-    OverallRanking,
-    PairedStatistic,
-    Ranking,
-    board_scores,
-    combined,
-    rank_overall,
-    rank_scores,
-)
 from specrun.core.errors import CompareError, SpecrunError
 from specrun.core.files import write_atomic
 from specrun.core.settings import PROMPT_FLAGS
@@ -230,18 +230,18 @@ class Across:
 
 
 def subset_mean(group: SubsetGroup, by_spec: Mapping[str, Sequence[Verified]],
-                entries_of: Mapping[str, Mapping[tuple[Any, ...], Sequence[Verified]]], labels: Labels,
-                counted: Across) -> SpecBoard:
-    """The mean over a spec's subsets as one benchmark (`subsets`), counted across benchmarks in their place."""
+                entries_of: Mapping[str, Mapping[tuple[Any, ...], Sequence[Verified]]],
+                labels: Labels) -> tuple[SpecBoard, Ranking, list[int]] | None:
+    """The mean over a spec's subsets as one benchmark (`subsets`), its headline ranking and its entries' columns;
+    None, said on stderr, where it has none (its subsets are then ranked as benchmarks of their own)."""
     first = by_spec[next(iter(group.members))][0]
     split, metric_id, _ = headline(first.results, spec_of(first))
     made = subsets_board(group, entries_of, dict(zip(labels.idents, labels.names, strict=True)), (split, metric_id))
-    if made is None:
-        raise CompareError(f"{group.parent_id}: no model ran every one of its subsets on the board "
-                           f"({', '.join(group.members)}); pass the runs of the same subsets for each model")
+    if isinstance(made, str):
+        warn_stderr(f"{group.parent_id}: {made}, so its subsets are ranked as benchmarks of their own")
+        return None
     board, ranking, complete = made
-    counted.add([labels.idents.index(ident) for ident in complete], ranking)
-    return board
+    return board, ranking, [labels.idents.index(ident) for ident in complete]
 
 
 def model_entries(runs: Sequence[Verified], labels: Labels, prompt_variants: str) -> list[ModelEntry]:
@@ -275,6 +275,8 @@ def compute(runs: Sequence[Verified], *, title: str = "specrun leaderboard", res
     entries_of = {spec_id: spec_entries(spec_id, by_spec[spec_id], labels, prompt_variants)
                   for spec_id in sorted(by_spec)}
     groups = subset_groups({s: by_spec[s][0] for s in entries_of}, warn_stderr) if prompt_variants == "each" else []
+    means = {g.parent_id: (g, made) for g in groups if (made := subset_mean(g, by_spec, entries_of, labels))}
+    part_of = {spec_id: parent for parent, (g, _) in means.items() for spec_id in g.members}
     if prompt_variants != "each" and any(run.results.provenance.subset for run in runs):
         warn_stderr(f"--prompt-variants {prompt_variants}: a spec's subsets are ranked as benchmarks of their own "
                     "(their mean is ranked with --prompt-variants each)")
@@ -287,9 +289,8 @@ def compute(runs: Sequence[Verified], *, title: str = "specrun leaderboard", res
                                     prompt_variants, spec_of(by_spec[spec_id][0]), kept)
         if keep is not None:  # each board's ranking, its entries' labels in input order
             keep[spec_id] = ([labels.of_entry(i) for i in ordered], kept)
-        group = next((g for g in groups if spec_id in g.members), None)
-        if group is not None:  # counted through the mean over its subsets (added below)
-            board = board.model_copy(update={"part_of": group.parent_id})
+        if spec_id in part_of:  # counted through the mean over its subsets (added below)
+            board = board.model_copy(update={"part_of": part_of[spec_id]})
         else:
             counted.add([labels.idents.index(ident) for ident in ordered], ranking)
         spec_boards.append(board)
@@ -297,7 +298,9 @@ def compute(runs: Sequence[Verified], *, title: str = "specrun leaderboard", res
             head = board.boards[0]
             progress(f"{spec_id}: {len(ordered)} model(s) on {head.split} {head.metric}; best {head.best}, "
                      f"not separable from it: {len(head.not_separable)}")
-    spec_boards += [subset_mean(group, by_spec, entries_of, labels, counted) for group in groups]
+    for _, (board, ranking, columns) in means.values():
+        spec_boards.append(board)
+        counted.add(columns, ranking)
     counting = [board for board in spec_boards if board.part_of is None]
     observed, scores = counted.observed, counted.scores
     directions = [board.boards[0].direction for board in counting]

@@ -50,15 +50,22 @@ def spec_facets(run: Verified) -> dict[str, list[str]]:
 
 
 def with_facets(board: Leaderboard, runs: Sequence[Verified]) -> Leaderboard:
-    """The board with every spec's filter values, read from its first run (one spec version per board)."""
-    first = {}
+    """The board with every spec's filter values, read from its first run (one spec version per board); a mean
+    over subsets has every value of its subsets (filtering by one subset's language keeps the mean in view)."""
+    first: dict[str, Verified] = {}
     for run in runs:
         first.setdefault(run.results.spec_id, run)
-    def run_of(spec: SpecBoard) -> Verified | None:  # a mean over subsets: its first subset's run
-        return first.get(spec.spec_id) or (first.get(spec.members[0]) if spec.kind == "subsets" else None)
+
+    def facets_of(spec: SpecBoard) -> dict[str, list[str]] | None:
+        if spec.spec_id in first:
+            return spec_facets(first[spec.spec_id])
+        if spec.kind != "subsets":
+            return None
+        each = [spec_facets(first[member]) for member in spec.members if member in first]
+        return {name: list(dict.fromkeys(value for facets in each for value in facets[name])) for name in FACETS}
 
     return board.model_copy(update={"specs": [
-        spec.model_copy(update=spec_facets(run)) if (run := run_of(spec)) is not None else spec
+        spec.model_copy(update=facets) if (facets := facets_of(spec)) is not None else spec
         for spec in board.specs]})
 
 

@@ -13,7 +13,7 @@ from specrun.results import (
     ModelProvenance,
 )
 
-LEADERBOARD_FORMAT = "specrun.leaderboard/1"
+LEADERBOARD_FORMAT = "specrun.leaderboard/2"
 META_COLUMNS = ("n_parameters", "embed_dim", "max_tokens", "weights_bytes")  # the model metadata a board shows:
 # what the model is, never the run's peak memory (it varies between runs of one configuration)
 
@@ -48,7 +48,7 @@ class BoardRow(Strict):
     diff_high: float
     separable_from_best: bool
     published_rank: int | None = Field(None, description=(
-        "With --published: this row's rank among the ranked published points and our rows (board.beside)."))
+        "With --published: this row's rank among the ranked published points and our rows (board._beside)."))
     published_rank_low: int | None = Field(None, description=(
         "The rank interval among the published points, from our score's resamples against the fixed points."))
     published_rank_high: int | None = None
@@ -166,7 +166,7 @@ class Overall(Strict):
 
 
 class Leaderboard(Strict):
-    format: Literal["specrun.leaderboard/1"] = LEADERBOARD_FORMAT
+    format: Literal["specrun.leaderboard/2"] = LEADERBOARD_FORMAT
     title: str
     models: list[ModelEntry]
     specs: list[SpecBoard]

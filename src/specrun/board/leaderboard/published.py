@@ -2,12 +2,12 @@
 `mteb` counterpart on that split, every model of DIR with that score, ranked with our rows. The rule: a published
 number is a point (no interval, no per-unit predictions), so its row gets a rank and no rank interval, no paired
 difference to the best, is never the best and takes no part in Borda or the mean across benchmarks; each of our
-rows keeps its interval and gets a rank interval among the published points (`board.beside`). Each
+rows keeps its interval and gets a rank interval among the published points (`board._beside`). Each
 published row carries its comparability flags (`mteb.results.comparable`); with `--published-only comparable`
 flagged rows are listed, not ranked. Ties share the best rank (MTEB's `rank(method="min")`); rows of one rank are
 listed by model name. The repository is read as it is: a file that cannot give the value is set aside with a
 reason naming it (a note, never an error of the board), and where a model holds the task in several revisions
-one is taken by the rule of `specrun.mteb.results.index.choose`, said in a note."""
+one is taken by the rule of `specrun.mteb.results._index.choose`, said in a note."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from specrun.board.beside import rank_beside
+from specrun.board._beside import rank_beside
+from specrun.board._ranking import Ranking
 from specrun.board.leaderboard.model import Board, BoardRow, Leaderboard, PublishedRow
-from specrun.board.ranking import Ranking
 from specrun.core.errors import CompareError, SpecrunError
 from specrun.core.registry import PROTOCOLS
 from specrun.mteb.results import PublishedDir
@@ -43,7 +43,10 @@ def with_published(board: Leaderboard, runs: Sequence[Verified], published: Publ
         first.setdefault(run.results.spec_id, run)
     specs = []
     for spec_board in board.specs:
-        run = first[spec_board.spec_id]
+        run = first.get(spec_board.spec_id)
+        if run is None:  # a mean over subsets: MTEB publishes each subset's score (on the subsets' own boards)
+            specs.append(spec_board)
+            continue
         try:
             spec = find_spec(run.results, run.path).spec
         except SpecrunError as exc:
@@ -92,7 +95,7 @@ def published_rows(found: Published, task_type: str | None) -> list[PublishedRow
 
 def ranked_board(b: Board, rows: list[PublishedRow], ranking: Ranking, names: list[str],
                  published_only: str, confidence: float) -> Board:
-    """The board with the published points ranked with our entries (`board.beside`): a rank for each
+    """The board with the published points ranked with our entries (`board._beside`): a rank for each
     ranked published row, a rank and rank interval among them for each of ours; published rows by rank (rows
     left out last), then model name."""
     ranked = [i for i, r in enumerate(rows) if published_only == "all" or not r.flags]

@@ -21,6 +21,7 @@ from specrun.board.leaderboard.model import META_COLUMNS, Board, BoardRow, Leade
 from specrun.board.suites.published import published_section
 from specrun.core.errors import printable
 from specrun.core.markdown import md_text
+from specrun.core.types import AGGREGATE_LABELS
 from specrun.results import (
     IDENTITY_FIELDS,
     confidence_percent,
@@ -207,7 +208,7 @@ def suite_tail(spec: SpecBoard, percent: str) -> list[str]:
 
 
 def published_table(b: Board, sp: str) -> list[str]:
-    """Our rows and the published ones in one ranked table (board.beside), flags per published row."""
+    """Our rows and the published ones in one ranked table (board._beside), flags per published row."""
     ranked = sum(p.rank is not None for p in b.published)
     lines = []
     for _, row in table_rows(b):
@@ -271,6 +272,7 @@ def render_html(board: Leaderboard) -> str:
         facets={spec.spec_id: {facet: shown_values(getattr(spec, facet)) for facet in FACETS} for spec in board.specs},
         sizes={m.label: size_bucket(m.n_parameters) for m in board.models},
         published_options=published_options(board), years=release_years(board), flag_labels=FLAG_LABELS,
-        has_published=any(b.published for spec in board.specs for b in spec.boards),
+        has_published=any(b.published for spec in board.specs for b in spec.boards),  # the published rows' filters
+        aggregate_labels=AGGREGATE_LABELS,
         published_facets=published_facets, published_title=published_title, meta_text=meta_text,
         how_to_read=HOW_TO_READ.format(percent=percent, resamples=board.overall.resamples))

@@ -6,13 +6,13 @@ over each suite's headline aggregate (its first) as across specs.
 Joint bootstrap: member i of every model is resampled with seed member_seed(suite seed, i) over the same unit
 ids, so resample b draws the same units for every model (paired within a member; members on the same items share
 one draw, the others are independent); the
-aggregate of each model's member resamples b is its score in resample b, and `board.ranking.rank_scores`
+aggregate of each model's member resamples b is its score in resample b, and `board._ranking.rank_scores`
 reads ranks, rank intervals and the difference to the best from the (B, models) table, as it does per spec.
 
 Borda as MTEB's leaderboard computes it (mteb/leaderboard/table.py, `_borda_count` and `_get_borda_rank`): per
 member, a model's points are (number of models - its rank by value), ties taking the average rank; the points
 are summed over members and ranked with ties at the best (minimum) rank. Points = #models below + half the
-models tied with it, which is `board.ranking.borda_points`. The Borda rank interval reads the same joint
+models tied with it, which is `board._ranking.borda_points`. The Borda rank interval reads the same joint
 resamples: the Borda points of resample b from every member's resample b."""
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from specrun.board._ranking import Ranking, borda_points, min_ranks, rank_interval, rank_overall, rank_scores
 from specrun.board.joint import aggregate_method, over_resamples, point
 from specrun.board.leaderboard.build import overall_rows
 from specrun.board.leaderboard.model import (
@@ -37,7 +38,6 @@ from specrun.board.leaderboard.model import (
     SpecBoard,
 )
 from specrun.board.leaderboard.render import render_html, render_markdown
-from specrun.board.ranking import Ranking, borda_points, min_ranks, rank_interval, rank_overall, rank_scores
 from specrun.board.suites.runs import SuiteRun, is_suite_json, read_suite_runs
 from specrun.core.errors import CompareError
 from specrun.core.types import AGGREGATE_LABELS
@@ -157,9 +157,15 @@ def _entries(boards: Sequence[SuiteBoard]) -> tuple[list[tuple[Any, ...]], list[
     labelled once for the whole leaderboard, with its metadata."""
     idents: dict[tuple[Any, ...], Results] = {}
     for board in boards:
+        seen: dict[tuple[Any, ...], Path] = {}
         for run in board.runs:
             results = run.members[0].verified.results
-            idents.setdefault(run_identity(results), results)
+            ident = run_identity(results)
+            if ident in seen:  # one row a configuration, as a spec's board refuses it (spec_entries)
+                raise CompareError(f"suite {run.results.suite_id}: {run.path} and {seen[ident]} are runs of the same "
+                                   "model configuration; pass one of them")
+            seen[ident] = run.path
+            idents.setdefault(ident, results)
     names = run_labels(list(idents))
     models = []
     for (ident, results), label in zip(idents.items(), names, strict=True):
@@ -213,8 +219,10 @@ def build_suite_leaderboard(paths: Sequence[Path], output: Path, *, title: str |
         raise CompareError(f"--published-only {published_only}: expected all or comparable")
     published_dir = PublishedDir(published) if published is not None else None
     boards = [rank_suite(read_suite_runs(group)) for group in groups.values()]
-    sections = [suite_published(b.runs, published_dir, b.method, published_only) if published_dir else None
-                for b in boards]
+    idents, names, _ = _entries(boards)  # the board's labels, across every suite, for the published sections too
+    sections = [suite_published(b.runs, published_dir, b.method, published_only, labels=[
+        names[idents.index(run_identity(run.members[0].verified.results))] for run in b.runs])
+        if published_dir else None for b in boards]
     for section in sections:
         for line in (section or {}).get("notes", []):
             warn_stderr(line)

@@ -3,7 +3,7 @@ counterpart (its spec metric's `mteb` key; a member over several cells: the mean
 its subsets and splits) read for every model of DIR; the models with every member get MTEB's Mean(Task) (the plain
 mean over members), Mean(TaskType) (the mean over task types of their members' mean) and Borda (per member,
 n - average rank, summed; ranked with ties at the best rank), computed over those models and our runs together
-(`board.beside`); a model missing a member is listed with what it lacks, unranked, as MTEB's leaderboard
+(`board._beside`); a model missing a member is listed with what it lacks, unranked, as MTEB's leaderboard
 leaves it out of its means. Our aggregates keep their intervals and get rank intervals among the published
 points; a published aggregate is a point."""
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from specrun.board.beside import borda_beside, rank_beside
+from specrun.board._beside import borda_beside, rank_beside
 from specrun.board.joint import over_resamples, point
 from specrun.board.suites.runs import SuiteRun, display_labels, suite_file_members
 from specrun.core.markdown import md_text
@@ -77,11 +77,11 @@ def published_aggregate(name: str, values: list[float], task_types: list[str]) -
 
 
 def suite_published(runs: Sequence[SuiteRun], published: PublishedDir, method: str,
-                    published_only: str = "all") -> dict:
+                    published_only: str = "all", labels: Sequence[str] | None = None) -> dict:
     """The published section of one suite's board (JSON): ranked models per aggregate and Borda, ours with
-    rank intervals, the models left out with why."""
+    rank intervals (labelled as the board labels them, given), the models left out with why."""
     read = read_members(runs, published)
-    labels = display_labels(runs)
+    labels = list(labels) if labels is not None else display_labels(runs)
     n = len(read.members)
     out: dict = {"members": read.members, "published_only": published_only, "notes": read.notes,
                  "lacking": [], "flagged_out": [], "aggregates": {}, "borda": []}

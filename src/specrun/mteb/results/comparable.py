@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from specrun.mteb.results._index import EXTERNAL
+from specrun.mteb.results._older import version_key
 from specrun.mteb.results.files import PublishedValue
-from specrun.mteb.results.index import EXTERNAL
-from specrun.mteb.results.older import version_key
 
 FLAGS = ("dataset_revision", "mteb_version", "external")
 # MTEB task type -> the first mteb major version whose numbers the type's imported specs equal (docs/mteb.md)

@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from specrun.core.errors import PublishedError
 from specrun.core.files import read_regular_file
+from specrun.mteb.results._older import convert_before_1_11, is_before_1_11
 from specrun.mteb.results.meta import PublishedModelMeta
-from specrun.mteb.results.older import convert_before_1_11, is_before_1_11
 
 PUBLISHED_LIMIT = 8 << 20  # bytes: a task file is a few kB (a multilingual one some hundred); far beyond is not one
 NO_REVISION = "no_revision_available"  # MTEB's folder for a model run without a known revision

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from specrun.core.errors import PublishedError, SpecrunError
+from specrun.mteb.results._index import Candidate, Kept, PublishedIndex, choose
 from specrun.mteb.results.files import (
     NO_REVISION,
     PublishedValue,
@@ -18,7 +19,6 @@ from specrun.mteb.results.files import (
     read_task_file,
     score_of,
 )
-from specrun.mteb.results.index import Candidate, Kept, PublishedIndex, choose
 from specrun.mteb.results.meta import PublishedModelMeta, read_model_meta
 from specrun.mteb.score_ref import MtebRef
 

@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, model_validator
 
 from specrun.core.types import Strict
-from specrun.spec.common import HUB_ID_PATTERN, FileRef, ItemIds, Layout, Name, Revision, Sha256, Text
+from specrun.spec._common import HUB_ID_PATTERN, FileRef, ItemIds, Layout, Name, Revision, Sha256, Text
 
 
 class Mirror(Layout):

@@ -9,7 +9,7 @@ import typing
 from typing import Any
 
 from specrun import __version__
-from specrun.cli.importing import add_import_parser
+from specrun.cli._importing import add_import_parser
 from specrun.cli.run_flags import add_cache, add_data_dir, add_published, add_run_parser
 from specrun.core.errors import UsageError
 from specrun.core.registry import did_you_mean

@@ -53,8 +53,8 @@ from typing import Any
 
 from specrun.core.errors import OutputError, OutputInterrupted
 from specrun.outputs import fs
-from specrun.outputs.owned import SetKind, check_owned
-from specrun.outputs.preflight import preflight_output_folders
+from specrun.outputs._owned import SetKind, check_owned
+from specrun.outputs._preflight import preflight_output_folders
 
 
 @dataclass
@@ -179,7 +179,7 @@ def _lock_all(units: Sequence[PendingSet], sigint: _Sigint) -> None:
 def _lock(unit: PendingSet, sigint: _Sigint) -> int:
     """flock the folder's lock file, making the parent folders first; retried when the file we locked was removed
     meanwhile by the previous holder (then a newer lock file is the one that counts)."""
-    path = fs._lock_path(unit.folder)
+    path = fs.lock_path(unit.folder)
     for _ in range(100):
         try:
             make_parents(unit)
@@ -230,7 +230,7 @@ def _unlock_all(units: Sequence[PendingSet]) -> None:
     for unit in units:
         if unit.lock_fd is not None:
             with contextlib.suppress(OSError):
-                os.unlink(fs._lock_path(unit.folder))
+                os.unlink(fs.lock_path(unit.folder))
             os.close(unit.lock_fd)
             unit.lock_fd = None
 
@@ -245,16 +245,16 @@ def remove_created(units: Sequence[PendingSet]) -> None:
 
 def _clean_stale(unit: PendingSet) -> None:
     """Under the lock: put back an old set a killed writer left aside, then remove every temporary of this folder."""
-    stem = fs._stem(unit.folder.name)
+    stem = fs.hidden_stem(unit.folder.name)
     parent = unit.folder.parent
     olds = sorted(parent.glob(f".{glob.escape(stem)}{fs.OLD_TAG}*"), key=lambda p: p.lstat().st_mtime)
     if olds and not os.path.lexists(unit.folder):
         os.rename(olds.pop(), unit.folder)
     for stale in [*olds, *parent.glob(f".{glob.escape(stem)}{fs.STAGING_TAG}*")]:
-        fs._remove(stale)
+        fs.remove_path(stale)
     if unit.folder.is_dir() and not unit.folder.is_symlink():
         for stale in unit.folder.glob(".*.tmp"):  # left by the per-file writes of older versions
-            fs._remove(stale)
+            fs.remove_path(stale)
 
 
 def _write_locked(units: Sequence[PendingSet], sigint: _Sigint) -> None:
@@ -297,22 +297,22 @@ def _failed_where(units: Sequence[PendingSet]) -> str:
 
 def _stage(unit: PendingSet, sigint: _Sigint) -> None:
     """Write the set into a fresh hidden sibling folder, every file and the folder fsynced; results.json last."""
-    prefix = f".{fs._stem(unit.folder.name)}{fs.STAGING_TAG}"
+    prefix = f".{fs.hidden_stem(unit.folder.name)}{fs.STAGING_TAG}"
     unit.staging = Path(tempfile.mkdtemp(dir=unit.folder.parent, prefix=prefix))
-    mask = fs._umask()
+    mask = fs.current_umask()
     os.chmod(unit.staging, 0o777 & ~mask)  # mkdtemp makes 0700; this is an ordinary folder
     for name in sorted(unit.files, key=lambda n: n == "results.json"):
         if sigint.received:
             raise KeyboardInterrupt
-        fs._write_file(unit.staging / name, unit.files[name])
-    fs._fsync_dir(unit.staging)
+        fs.write_new_file(unit.staging / name, unit.files[name])
+    fs.fsync_dir(unit.staging)
 
 
 def _discard_staging(units: Sequence[PendingSet]) -> None:
     for unit in units:
         if unit.staging is not None:
             with contextlib.suppress(OSError):
-                fs._remove(unit.staging)
+                fs.remove_path(unit.staging)
             unit.staging = None
 
 
@@ -329,10 +329,10 @@ def _swap(unit: PendingSet) -> None:
     if not os.path.lexists(unit.folder):
         os.rename(unit.staging, unit.folder)
         unit.swapped = "renamed"
-    elif fs._exchange(unit.staging, unit.folder):
+    elif fs.exchange_paths(unit.staging, unit.folder):
         unit.swapped = "exchanged"
     else:
-        unit.aside = fs._hidden(unit.folder, fs.OLD_TAG)
+        unit.aside = fs.hidden_sibling(unit.folder, fs.OLD_TAG)
         os.rename(unit.folder, unit.aside)
         try:
             os.rename(unit.staging, unit.folder)
@@ -349,7 +349,7 @@ def _unswap(unit: PendingSet) -> None:
     if unit.swapped == "renamed":
         os.rename(unit.folder, unit.staging)
     elif unit.swapped == "exchanged":
-        if not fs._exchange(unit.staging, unit.folder):
+        if not fs.exchange_paths(unit.staging, unit.folder):
             raise OSError(errno.ENOTSUP, "cannot exchange back")
     elif unit.swapped == "aside" and unit.aside is not None:
         os.rename(unit.folder, unit.staging)
@@ -385,10 +385,10 @@ def _commit(units: Sequence[PendingSet]) -> None:
                           f"{_kept(units)}") from None
     for unit in units:
         with contextlib.suppress(OSError):  # the renames are durable once the parent folder is synced
-            fs._fsync_dir(unit.folder.parent)
+            fs.fsync_dir(unit.folder.parent)
     for unit in units:  # the old sets, now under hidden names
         for old in (unit.staging if unit.swapped == "exchanged" else None, unit.aside):
             if old is not None:
                 with contextlib.suppress(OSError):
-                    fs._remove(old)
+                    fs.remove_path(old)
         unit.staging = unit.aside = None

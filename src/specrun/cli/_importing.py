@@ -15,7 +15,7 @@ from typing import Any
 
 from rich.console import Console
 
-from specrun.cli.paths import output_folder
+from specrun.cli._paths import output_folder
 from specrun.core.errors import SpecrunError, UsageError
 
 

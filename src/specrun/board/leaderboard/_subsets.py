@@ -6,7 +6,7 @@ Each subset's own boards stay on the page (`part_of` names the mean they count t
 computed as the run's `subsets.json` computes it (`board.subsets.mean_over_subsets`): every subset resampled over
 its own units on the seed [seed, its place in the spec's subsets] (independent), the mean of each joint resample
 read by the subsets' common interval method; ranks read those resamples as every board does
-(`board.ranking.rank_scores`). An entry (a model configuration) lacking one of the subsets any entry ran has no
+(`board._ranking.rank_scores`). An entry (a model configuration) lacking one of the subsets any entry ran has no
 mean: it is absent from that benchmark (below every model that has it, as a model without a run of a spec). Where
 the spec file is not found (the subsets' order, hence their seeds, is unknown), the subsets stay benchmarks of
 their own, and a line says so."""
@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from specrun.board._ranking import Ranking, rank_scores
 from specrun.board.joint import aggregate_method, member_draws, over_resamples, point
 from specrun.board.leaderboard.model import Board, BoardRow, SpecBoard
-from specrun.board.ranking import Ranking, rank_scores
 from specrun.core.errors import SpecrunError
 from specrun.metrics import METRICS, intervals
 from specrun.results.verify import Verified, find_spec
@@ -41,7 +41,8 @@ class SubsetGroup:
 
 def subset_groups(first_runs: Mapping[str, Verified], note: Callable[[str], None]) -> list[SubsetGroup]:
     """The spec files two or more of whose subsets are on the board (keyed by each spec id's first run)."""
-    found: dict[tuple[str, str], SubsetGroup] = {}
+    found: dict[str, SubsetGroup] = {}
+    versions: dict[str, set[str]] = {}
     for spec_id, run in first_runs.items():
         subset = run.results.provenance.subset
         if subset is None:
@@ -54,9 +55,14 @@ def subset_groups(first_runs: Mapping[str, Verified], note: Callable[[str], None
             continue
         parent = loaded.parent
         assert parent is not None and parent.subsets is not None  # a run of a subset is found as one
-        key = (parent.id, run.results.provenance.spec_sha256)
-        group = found.setdefault(key, SubsetGroup(parent.id, parent.title, list(parent.subsets), {}))
+        group = found.setdefault(parent.id, SubsetGroup(parent.id, parent.title, list(parent.subsets), {}))
         group.members[spec_id] = subset
+        versions.setdefault(parent.id, set()).add(run.results.provenance.spec_sha256)
+    for parent_id, shas in versions.items():
+        if len(shas) > 1 and len(found[parent_id].members) > 1:  # its subsets' order (their seeds) may differ
+            note(f"{parent_id}: its subsets' runs used {len(shas)} versions of the spec file, so they are ranked "
+                 "as benchmarks of their own (run them with one version for their mean)")
+            del found[parent_id]
     return [SubsetGroup(g.parent_id, g.title, g.order, dict(sorted(g.members.items(),
                                                                  key=lambda item: g.order.index(item[1]))))
             for g in found.values() if len(g.members) > 1]
@@ -74,9 +80,12 @@ def _entry_board(group: SubsetGroup, entries: Mapping[str, Entries], complete: S
             score = run.results.scores[split][metric_id]
             u = run.results.provenance.uncertainty
             arrays = run.units[(split, info.protocol)][1]
-            draws.append(member_draws(info.metric, {name: arrays[name] for name in METRICS[info.metric].inputs},
-                                      resamples=u.resamples, seed=u.seed, index=group.order.index(subset),
-                                      weight=1.0, task_type=""))
+            try:
+                draws.append(member_draws(info.metric, {name: arrays[name] for name in METRICS[info.metric].inputs},
+                                          resamples=u.resamples, seed=u.seed, index=group.order.index(subset),
+                                          weight=1.0, task_type=""))
+            except SpecrunError as exc:
+                raise exc.prefixed(f"{group.parent_id} (mean over subsets), {spec_id} {split} {metric_id}") from None
             methods.append(score.interval)
         observed.append(point("mean_task", draws))
         resampled.append(over_resamples("mean_task", draws))
@@ -88,14 +97,13 @@ def _entry_board(group: SubsetGroup, entries: Mapping[str, Entries], complete: S
 
 
 def subsets_board(group: SubsetGroup, entries: Mapping[str, Entries], names: Mapping[tuple[Any, ...], str],
-                  headline: tuple[str, str]) -> tuple[SpecBoard, Ranking, list[tuple[Any, ...]]] | None:
+                  headline: tuple[str, str]) -> tuple[SpecBoard, Ranking, list[tuple[Any, ...]]] | str:
     """The mean over the group's subsets as one benchmark (a board per split and metric every subset scored; the
-    subsets' headline is its headline), its headline ranking and the entries it ranks; None when no entry ran
-    every subset."""
+    subsets' headline is its headline), its headline ranking and the entries it ranks; or why there is none."""
     idents = [set(entries[spec_id]) for spec_id in group.members]
     complete = sorted(set.intersection(*idents), key=lambda ident: names[ident])
     if not complete:
-        return None
+        return f"no model ran every one of its subsets on the board ({', '.join(group.members)})"
     first = entries[next(iter(group.members))][complete[0]][0].results
     u = first.provenance.uncertainty
     boards, head = [], None
@@ -114,7 +122,7 @@ def subsets_board(group: SubsetGroup, entries: Mapping[str, Entries], names: Map
             if (split, metric_id) == headline:
                 head = ranking
     if head is None:
-        return None
+        return f"its subsets do not all score the headline metric ({headline[0]} {headline[1]})"
     boards.sort(key=lambda board: not board.headline)
     return SpecBoard(kind="subsets", spec_id=group.parent_id, title=f"{group.title} (mean over subsets)",
                      resamples=u.resamples, confidence=u.confidence, seed=u.seed,

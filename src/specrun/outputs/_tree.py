@@ -12,7 +12,7 @@ from pathlib import Path, PurePosixPath
 
 from specrun.core.errors import OutputError
 from specrun.outputs import fs
-from specrun.outputs.sets import PendingSet, SetKind, make_parents, remove_created
+from specrun.outputs._sets import PendingSet, SetKind, make_parents, remove_created
 
 
 def _tree_names(files: Mapping[str, str | bytes]) -> list[PurePosixPath]:
@@ -36,14 +36,14 @@ def write_file_tree(folder: Path, files: Mapping[str, str | bytes], label: str) 
     moved: list[tuple[Path, Path | None]] = []  # (target file, where the file it replaced went)
     current = str(folder)
     try:
-        staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{fs._stem(target.name)}{fs.STAGING_TAG}"))
-        os.chmod(staging, 0o777 & ~fs._umask())
+        staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{fs.hidden_stem(target.name)}{fs.STAGING_TAG}"))
+        os.chmod(staging, 0o777 & ~fs.current_umask())
         for name, content in zip(names, files.values(), strict=True):
             current = str(name)
             path = staging.joinpath(*name.parts)
             path.parent.mkdir(parents=True, exist_ok=True)
-            fs._write_file(path, content)
-        fs._fsync_dir(staging)
+            fs.write_new_file(path, content)
+        fs.fsync_dir(staging)
         if not os.path.lexists(target):
             os.rename(staging, target)
             staging = None
@@ -58,7 +58,7 @@ def write_file_tree(folder: Path, files: Mapping[str, str | bytes], label: str) 
     finally:
         if staging is not None:
             with contextlib.suppress(OSError):
-                fs._remove(staging)
+                fs.remove_path(staging)
         if not os.path.lexists(target):
             remove_created([unit])
 

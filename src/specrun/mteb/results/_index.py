@@ -19,9 +19,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from specrun.mteb.results._older import version_key
 from specrun.mteb.results.files import NO_REVISION
 from specrun.mteb.results.meta import META_FILE
-from specrun.mteb.results.older import version_key
 
 EXTERNAL = "external"  # a folder in place of a revision; the repository does not say where those came from
 _PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,254}$")

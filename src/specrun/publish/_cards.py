@@ -11,9 +11,8 @@ from typing import Any
 
 import yaml
 
-from specrun.publish.dataset import DataLayout, size_category
-from specrun.publish.licence import Confirmation, data_withheld
-from specrun.publish.schema import (
+from specrun.publish._dataset import DataLayout, size_category
+from specrun.publish._schema import (
     CONFIG,
     EVALUATION_FRAMEWORK,
     HubCheck,
@@ -28,6 +27,7 @@ from specrun.publish.schema import (
     split_check,
     task_ids,
 )
+from specrun.publish.licence import Confirmation, data_withheld
 from specrun.results import Results, confidence_percent, configuration
 from specrun.spec import GitSource, Spec
 

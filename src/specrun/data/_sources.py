@@ -17,7 +17,7 @@ from specrun.core.errors import DataError, MissingDataError, OfflineError, first
 from specrun.core.files import sha256_file
 from specrun.core.registry import Rows
 from specrun.core.workspace import Workspace
-from specrun.data.files import check_sha256, mirror_path, verify
+from specrun.data._files import check_sha256, mirror_path, verify
 from specrun.plan import Plan, PlannedFile, PlannedSource
 from specrun.spec import FileRef, GitSource, HubDataset
 

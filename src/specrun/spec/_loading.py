@@ -14,10 +14,10 @@ from pydantic import ValidationError
 from specrun.core.errors import SpecError
 from specrun.core.registry import did_you_mean
 from specrun.core.workspace import Warn, warn_stderr
+from specrun.spec._references import check_references
 from specrun.spec.errors import first_error
 from specrun.spec.extends import merge_located, read_spec_yaml
 from specrun.spec.model import Spec, spec_model
-from specrun.spec.references import check_references
 from specrun.yamlsafe import KeyPath, LocatedYaml, dotted
 
 

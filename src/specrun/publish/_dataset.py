@@ -14,7 +14,7 @@ from specrun.core import registry
 from specrun.core.corpus import SharedCorpus
 from specrun.core.errors import PublishError
 from specrun.core.types import Item
-from specrun.publish.schema import CONFIG
+from specrun.publish._schema import CONFIG
 from specrun.spec import Spec
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from specrun.cli.paths import output_folder
+from specrun.cli._paths import output_folder
 from specrun.core.errors import SpecrunError
 
 

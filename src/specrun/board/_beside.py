@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from specrun.board.ranking import borda_points, min_ranks, rank_interval
+from specrun.board._ranking import borda_points, min_ranks, rank_interval
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from specrun.mteb._type_import import renamed_back
 from specrun.mteb.catalogue import Task
 from specrun.mteb.import_sampling import MTEB_SEED, unsaid_steps
-from specrun.mteb.type_import import renamed_back
 
 __all__ = ["SETTABLE", "attributes", "missing_level", "steps_reading", "steps_refusal", "transform_splits"]
 

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
-from specrun.cli.exchange import cmd_check_published, cmd_export
+from specrun.cli._exchange import cmd_check_published, cmd_export
+from specrun.cli._importing import cmd_import
+from specrun.cli._listing import cmd_list
+from specrun.cli._new import cmd_new
+from specrun.cli._paths import output_file, output_folder
 from specrun.cli.fingerprint import cmd_fingerprint
-from specrun.cli.importing import cmd_import
-from specrun.cli.listing import cmd_list
-from specrun.cli.new import cmd_new
-from specrun.cli.paths import output_file, output_folder
 from specrun.cli.run_flags import run_options
 from specrun.core.errors import SpecrunError, UsageError
 
