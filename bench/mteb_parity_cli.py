@@ -4,6 +4,7 @@ side environment that has mteb, which may lack specrun's own dependencies, so sp
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -73,3 +74,25 @@ def mteb_retrieval_means(snapshot: Path, model: str, task_name: str, scores: dic
              for key, measure in scores.items()}
     return means | {prefix + "mrr_at_10": float(result.mrr["MRR@10"]), "n": len(per_query)}, float(
         found[subset or "default"]["main_score"])
+
+
+def run_imported(work: Path, data: Path, model: str, spec: str, names: list[str]) -> dict[str, float]:
+    """An imported spec fingerprinted on the snapshot under `data` and run with `model`: its test scores `names`
+    and the number of queries they average (`n`)."""
+    cache = str(work / "cache")
+    specrun("fingerprint", spec, "--data-dir", str(data), "--cache-dir", cache, "--write")
+    path = specrun(spec, "--data-dir", str(data), "--model", model, "--cache-dir", cache, "--output",
+                   str(work / "runs"), "-q")
+    scores = json.loads(Path(path.splitlines()[-1]).read_text(encoding="utf-8"))["scores"]["test"]
+    return {name: float(scores[name]["value"]) for name in names} | {"n": scores[names[0]]["n"]}
+
+
+def print_differences(ours: dict[str, float], theirs: dict[str, float], width: int) -> int:
+    """Each measure of `theirs` beside ours and their difference; the exit status: 1 past 1e-6."""
+    worst = 0.0
+    for name in theirs:
+        difference = ours[name] - theirs[name]
+        worst = max(worst, abs(difference))
+        print(f"  {name:{width}s} specrun {ours[name]:.10f}  mteb {theirs[name]:.10f}  difference {difference:.1e}")
+    print(f"largest difference {worst:.1e}")
+    return 0 if worst <= 1e-6 else 1

@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import os
 import random
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from mteb_parity_cli import ROOT, bundled_model, mteb_retrieval_means, specrun
+from mteb_parity_cli import ROOT, bundled_model, mteb_retrieval_means, print_differences, run_imported, specrun
 
 TASK = "MrTidyRetrieval"
 SUBSET = "japanese"
@@ -76,15 +75,8 @@ def write_snapshot(folder: Path, rows: dict[str, dict[str, list[dict[str, Any]]]
 
 
 def specrun_scores(work: Path, data: Path, model: str) -> dict[str, float]:
-    specs = work / "specs"
-    specrun("import", "mteb", "--benchmark", "JMTEB(v2)", "-o", str(specs))
-    spec = str(specs / "mrtidyretrieval.yaml")
-    cache = str(work / "cache")
-    specrun("fingerprint", spec, "--data-dir", str(data), "--cache-dir", cache, "--write")
-    path = specrun(spec, "--data-dir", str(data), "--model", model, "--cache-dir", cache, "--output",
-                   str(work / "runs"), "-q")
-    scores = json.loads(Path(path.splitlines()[-1]).read_text(encoding="utf-8"))["scores"]["test"]
-    return {name: float(scores[name]["value"]) for name in (*SCORES, "mrr_at_10")} | {"n": scores["ndcg_at_10"]["n"]}
+    specrun("import", "mteb", "--benchmark", "JMTEB(v2)", "-o", str(work / "specs"))
+    return run_imported(work, data, model, str(work / "specs" / "mrtidyretrieval.yaml"), [*SCORES, "mrr_at_10"])
 
 
 def mteb_scores(snapshot: Path, model: str) -> tuple[dict[str, float], float]:
@@ -109,13 +101,7 @@ def main() -> int:
         ours = specrun_scores(work, work / "data", args.model)
     print(f"{TASK} ({SUBSET}) on a {args.queries}-query, {args.documents}-document snapshot from STS Benchmark "
           f"(specrun {ours.pop('n')} queries, MTEB {theirs.pop('n')}); MTEB's reported main score {reported:.5f}")
-    worst = 0.0
-    for name in theirs:
-        difference = ours[name] - theirs[name]
-        worst = max(worst, abs(difference))
-        print(f"  {name:14s} specrun {ours[name]:.10f}  mteb {theirs[name]:.10f}  difference {difference:.1e}")
-    print(f"largest difference {worst:.1e}")
-    return 0 if worst <= 1e-6 else 1
+    return print_differences(ours, theirs, 14)
 
 
 if __name__ == "__main__":

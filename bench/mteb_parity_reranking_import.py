@@ -28,14 +28,13 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import os
 import random
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from mteb_parity_cli import ROOT, bundled_model, mteb_retrieval_means, specrun
+from mteb_parity_cli import ROOT, bundled_model, mteb_retrieval_means, print_differences, run_imported, specrun
 
 TASK = "AskUbuntuDupQuestions"
 SCORES = {"map_at_1000": "map_cut_1000", "ndcg_at_10": "ndcg_cut_10"}  # MTEB key -> pytrec_eval measure
@@ -85,15 +84,8 @@ def write_snapshot(folder: Path, rows: dict[str, list[dict[str, Any]]]) -> None:
 
 
 def specrun_scores(work: Path, data: Path, model: str) -> dict[str, float]:
-    specs = work / "specs"
-    (spec,) = specrun("import", "mteb", TASK, "-o", str(specs)).split()
-    cache = str(work / "cache")
-    specrun("fingerprint", spec, "--data-dir", str(data), "--cache-dir", cache, "--write")
-    path = specrun(spec, "--data-dir", str(data), "--model", model, "--cache-dir", cache, "--output",
-                   str(work / "runs"), "-q")
-    scores = json.loads(Path(path.splitlines()[-1]).read_text(encoding="utf-8"))["scores"]["test"]
-    return {name: float(scores[name]["value"]) for name in ("map_at_1000", "mrr_at_10", "ndcg_at_10")} | {
-        "n": scores["map_at_1000"]["n"]}
+    (spec,) = specrun("import", "mteb", TASK, "-o", str(work / "specs")).split()
+    return run_imported(work, data, model, spec, ["map_at_1000", "mrr_at_10", "ndcg_at_10"])
 
 
 def mteb_scores(snapshot: Path, model: str) -> tuple[dict[str, float], float]:
@@ -119,13 +111,7 @@ def main() -> int:
         ours = specrun_scores(work, work / "data", args.model)
     print(f"{TASK} on a {args.queries} x {args.candidates} snapshot from STS Benchmark (specrun {ours.pop('n')} "
           f"queries, MTEB {theirs.pop('n')}); MTEB's reported main score {reported:.5f}")
-    worst = 0.0
-    for name in ("map_at_1000", "mrr_at_10", "ndcg_at_10"):
-        difference = ours[name] - theirs[name]
-        worst = max(worst, abs(difference))
-        print(f"  {name:12s} specrun {ours[name]:.10f}  mteb {theirs[name]:.10f}  difference {difference:.1e}")
-    print(f"largest difference {worst:.1e}")
-    return 0 if worst <= 1e-6 else 1
+    return print_differences(ours, theirs, 12)
 
 
 if __name__ == "__main__":

@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import os
 import random
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from mteb_parity_cli import ROOT, bundled_model, mteb_retrieval_means, specrun
+from mteb_parity_cli import ROOT, bundled_model, mteb_retrieval_means, print_differences, run_imported, specrun
 from mteb_parity_reranking_import import write_snapshot
 
 TASK = "MindSmallReranking"
@@ -64,15 +63,9 @@ def snapshot_rows(data_dir: Path, groups: int, candidates: int) -> dict[str, lis
 
 
 def specrun_scores(work: Path, data: Path, model: str) -> dict[str, float]:
-    specs = work / "specs"
-    (spec,) = specrun("import", "mteb", TASK, "-o", str(specs)).split()
-    cache = str(work / "cache")
-    specrun("fingerprint", spec, "--data-dir", str(data), "--cache-dir", cache, "--write")
-    path = specrun(spec, "--data-dir", str(data), "--model", model, "--cache-dir", cache, "--output",
-                   str(work / "runs"), "-q")
-    scores = json.loads(Path(path.splitlines()[-1]).read_text(encoding="utf-8"))["scores"]["test"]
-    names = [PREFIX + name for name in ("map_at_1000", "mrr_at_10", "ndcg_at_10")]
-    return {name: float(scores[name]["value"]) for name in names} | {"n": scores[names[0]]["n"]}
+    (spec,) = specrun("import", "mteb", TASK, "-o", str(work / "specs")).split()
+    return run_imported(work, data, model, spec, [PREFIX + name for name in ("map_at_1000", "mrr_at_10",
+                                                                             "ndcg_at_10")])
 
 
 def mteb_scores(snapshot: Path, model: str) -> tuple[dict[str, float], float]:
@@ -99,13 +92,7 @@ def main() -> int:
     print(f"{TASK} on {args.groups} groups ({len(rows['queries'])} subqueries) x {args.candidates} candidates from "
           f"STS Benchmark (specrun {ours.pop('n')} merged queries, MTEB {theirs.pop('n')}); MTEB's reported main "
           f"score {reported:.5f}")
-    worst = 0.0
-    for name in theirs:
-        difference = ours[name] - theirs[name]
-        worst = max(worst, abs(difference))
-        print(f"  {name:32s} specrun {ours[name]:.10f}  mteb {theirs[name]:.10f}  difference {difference:.1e}")
-    print(f"largest difference {worst:.1e}")
-    return 0 if worst <= 1e-6 else 1
+    return print_differences(ours, theirs, 32)
 
 
 if __name__ == "__main__":
