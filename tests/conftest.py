@@ -136,6 +136,21 @@ def data_dir() -> Path:
     return path
 
 
+@pytest.fixture
+def tatoeba_world(tmp_path: Path, data_dir: Path) -> Path:
+    """tmp/data (BIOSSES and Tatoeba from the mirror) and tmp/specs (their specs): Tatoeba's three subsets beside a
+    spec of none (a suite member over subsets, the leaderboard's mean over them)."""
+    (tmp_path / "data").mkdir()
+    for name in ("biosses", "tatoeba"):
+        if not (data_dir / name).is_dir():
+            pytest.skip(f"{name} is not in the data mirror")
+        (tmp_path / "data" / name).symlink_to((data_dir / name).resolve())
+    (tmp_path / "specs").mkdir()
+    for name in ("biosses.yaml", "tatoeba.yaml"):
+        shutil.copy(SPECS / name, tmp_path / "specs" / name)
+    return tmp_path
+
+
 @pytest.fixture()
 def mirror(tmp_path: Path, data_dir: Path) -> Path:
     """A writable copy of the BIOSSES mirror, for tests that corrupt the data."""

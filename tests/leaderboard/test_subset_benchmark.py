@@ -7,29 +7,19 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy.stats import rankdata
 
-from tests.conftest import SPECS, run_cli
-
-SUBSETS = ["jpn-eng", "deu-eng", "fra-eng"]
+from tests.conftest import run_cli
+from tests.suites.test_multi_subset_member import SUBSETS
 
 
 @pytest.fixture
-def world(tmp_path: Path, data_dir: Path) -> Path:
-    (tmp_path / "data").mkdir()
-    for name in ("biosses", "tatoeba"):
-        if not (data_dir / name).is_dir():
-            pytest.skip(f"{name} is not in the data mirror")
-        (tmp_path / "data" / name).symlink_to((data_dir / name).resolve())
-    (tmp_path / "specs").mkdir()
-    for name in ("biosses.yaml", "tatoeba.yaml"):
-        shutil.copy(SPECS / name, tmp_path / "specs" / name)
-    return tmp_path
+def world(tatoeba_world: Path) -> Path:
+    return tatoeba_world
 
 
 def run(world: Path, spec: str, prompt: str, capsys: pytest.CaptureFixture[str], *extra: str) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +16,7 @@ import pytest
 
 from specrun.board import member_draws
 from specrun.results.verify import verified_with_spec
-from tests.conftest import SPECS, assert_one_line_error, run_cli
+from tests.conftest import assert_one_line_error, run_cli
 from tests.suites.conftest import write_suite
 
 SUBSETS = ["jpn-eng", "deu-eng", "fra-eng"]
@@ -26,18 +25,10 @@ BIOSSES = {"spec": "../specs/biosses.yaml", "metric": "spearman_zero_shot"}
 
 
 @pytest.fixture
-def world(tmp_path: Path, data_dir: Path) -> Path:
-    """tmp/data (BIOSSES and Tatoeba from the mirror), tmp/specs (their specs), tmp/suites."""
-    (tmp_path / "data").mkdir()
-    for name in ("biosses", "tatoeba"):
-        if not (data_dir / name).is_dir():
-            pytest.skip(f"{name} is not in the data mirror")
-        (tmp_path / "data" / name).symlink_to((data_dir / name).resolve())
-    (tmp_path / "specs").mkdir()
-    for name in ("biosses.yaml", "tatoeba.yaml"):
-        shutil.copy(SPECS / name, tmp_path / "specs" / name)
-    (tmp_path / "suites").mkdir()
-    return tmp_path
+def world(tatoeba_world: Path) -> Path:
+    """tatoeba_world and tmp/suites."""
+    (tatoeba_world / "suites").mkdir()
+    return tatoeba_world
 
 
 def run(world: Path, target: Path, capsys: pytest.CaptureFixture[str], *extra: str,

@@ -21,7 +21,7 @@ import numpy as np
 
 from specrun.board._ranking import Ranking, rank_scores
 from specrun.board.joint import aggregate_method, member_draws, over_resamples, point
-from specrun.board.leaderboard.model import Board, BoardRow, SpecBoard
+from specrun.board.leaderboard.model import Board, SpecBoard, ranked_board
 from specrun.core.errors import SpecrunError
 from specrun.metrics import METRICS, intervals
 from specrun.results.verify import Verified, find_spec
@@ -133,14 +133,9 @@ def subsets_board(group: SubsetGroup, entries: Mapping[str, Entries], names: Map
 
 def _board(ranking: Ranking, labels: Sequence[str], paths: Sequence[list[str]], own: Sequence[tuple[float, float]],
            split: str, metric_id: str, label: str, direction: str, headline: bool, subsets: int) -> Board:
-    order = sorted(range(len(labels)), key=lambda m: (ranking.rank[m], labels[m]))
-    rows = [BoardRow(model=labels[m], results=paths[m][0], variant_results=paths[m], score=float(ranking.observed[m]),
-                     ci_low=own[m][0],
-                     ci_high=own[m][1], n=subsets, rank=int(ranking.rank[m]), rank_low=int(ranking.rank_low[m]),
-                     rank_high=int(ranking.rank_high[m]), diff_to_best=float(ranking.diff[m]),
-                     diff_low=float(ranking.diff_low[m]), diff_high=float(ranking.diff_high[m]),
-                     separable_from_best=bool(ranking.separable[m])) for m in order]
-    return Board(split=split, metric=metric_id, metric_label=label, direction=direction,  # type: ignore[arg-type]
-                 headline=headline, n_units=subsets, best=labels[ranking.best],
-                 better=[[float(ranking.better[i, j]) for j in order] for i in order],
-                 not_separable=[labels[m] for m in order if not ranking.separable[m]], rows=rows)
+    def row(m: int) -> dict[str, Any]:
+        return {"results": paths[m][0], "variant_results": paths[m], "score": float(ranking.observed[m]),
+                "ci_low": own[m][0], "ci_high": own[m][1], "n": subsets}
+
+    return ranked_board(ranking, labels, row, split=split, metric=metric_id, metric_label=label,
+                        direction=direction, headline=headline, n_units=subsets)

@@ -24,13 +24,12 @@ from specrun.board.leaderboard._inputs import check_same_items, find_results, fu
 from specrun.board.leaderboard._subsets import SubsetGroup, subset_groups, subsets_board
 from specrun.board.leaderboard.model import (
     META_COLUMNS,
-    Board,
-    BoardRow,
     Leaderboard,
     ModelEntry,
     Overall,
     OverallRow,
     SpecBoard,
+    ranked_board,
 )
 from specrun.board.leaderboard.render import render_html, render_markdown
 from specrun.core.errors import CompareError, SpecrunError
@@ -92,23 +91,16 @@ def entry_identity(results: Results, prompt_variants: str) -> tuple[Any, ...]:
     return (ident[0], *(defaults.get(name, value) for name, value in zip(IDENTITY_FIELDS, ident[1:], strict=True)))
 
 
-def _rows(order: np.ndarray, ranking: Ranking, groups: Sequence[Sequence[Verified]], names: Sequence[str],
-          split: str, metric_id: str, confidence: float) -> list[BoardRow]:
-    rows = []
-    for m in order:
-        runs = groups[m]
-        score = runs[0].results.scores[split][metric_id]
-        if len(runs) > 1:  # the entry's statistic is its variants' worst or mean: its own interval
-            low, high = percentile_interval(ranking.scores[:, m], confidence)
-            score = score.model_copy(update={"value": float(ranking.observed[m]), "ci_low": low, "ci_high": high})
-        rows.append(BoardRow(model=names[m], results=str(runs[0].path),
-                             variant_results=[str(run.path) for run in runs] if len(runs) > 1 else [],
-                             score=score.value,
-                             ci_low=score.ci_low, ci_high=score.ci_high, n=score.n, rank=int(ranking.rank[m]),
-                             rank_low=int(ranking.rank_low[m]), rank_high=int(ranking.rank_high[m]),
-                             diff_to_best=float(ranking.diff[m]), diff_low=float(ranking.diff_low[m]),
-                             diff_high=float(ranking.diff_high[m]), separable_from_best=bool(ranking.separable[m])))
-    return rows
+def _entry_row(ranking: Ranking, runs: Sequence[Verified], m: int, split: str, metric_id: str,
+               confidence: float) -> dict[str, Any]:
+    """An entry's score, interval, n and results: its run's; a model's variants reduced to their worst or mean get
+    the interval of that statistic."""
+    score = runs[0].results.scores[split][metric_id]
+    if len(runs) > 1:  # the entry's statistic is its variants' worst or mean: its own interval
+        low, high = percentile_interval(ranking.scores[:, m], confidence)
+        score = score.model_copy(update={"value": float(ranking.observed[m]), "ci_low": low, "ci_high": high})
+    return {"results": str(runs[0].path), "variant_results": [str(run.path) for run in runs] if len(runs) > 1 else [],
+            "score": score.value, "ci_low": score.ci_low, "ci_high": score.ci_high, "n": score.n}
 
 
 def board_method(runs: Sequence[Verified], split: str, metric_id: str, combined_variants: bool) -> str:
@@ -166,13 +158,11 @@ def spec_board(groups: Sequence[Sequence[Verified]], names: Sequence[str],
             ranking = rank_scores(observed, resampled, direction=info.direction, confidence=u.confidence,
                                   method=method,
                                   paired=PairedStatistic(metric.statistic, models) if method == "bca" else None)
-            order = np.array(sorted(range(len(groups)), key=lambda m: (ranking.rank[m], names[m])))
-            better = [[float(ranking.better[i, j]) for j in order] for i in order]
-            boards.append(Board(split=split, metric=metric_id, metric_label=info.label, direction=info.direction,
-                                headline=(split, metric_id) == head, n_units=len(runs[0].units[key][0]),
-                                best=names[ranking.best], better=better,
-                                not_separable=[names[m] for m in order if not ranking.separable[m]],
-                                rows=_rows(order, ranking, groups, names, split, metric_id, u.confidence)))
+            boards.append(ranked_board(
+                ranking, names, lambda m, r=ranking, s=split, i=metric_id: _entry_row(r, groups[m], m, s, i,
+                                                                                     u.confidence),
+                split=split, metric=metric_id, metric_label=info.label, direction=info.direction,
+                headline=(split, metric_id) == head, n_units=len(runs[0].units[key][0])))
             if (split, metric_id) == head:
                 head_ranking = ranking
             if keep is not None:
@@ -259,6 +249,21 @@ def model_entries(runs: Sequence[Verified], labels: Labels, prompt_variants: str
             for ident, label in zip(labels.idents, labels.names, strict=True)]
 
 
+def across_benchmarks(spec_boards: Sequence[SpecBoard], counted: Across, names: Sequence[str],
+                      resample_specs: bool = False, prompt_variants: str = "each") -> Overall:
+    """The ranking across benchmarks (Borda and the mean, with rank intervals) of the benchmarks counted (a spec
+    counted through its subsets' mean is not), in `counted`'s order: specs', subsets' means' and suites' alike."""
+    counting = [board for board in spec_boards if board.part_of is None]
+    directions = [board.boards[0].direction for board in counting]
+    confidence = max(board.confidence for board in counting)
+    overall = rank_overall(counted.observed, counted.scores, directions, confidence=confidence,
+                           resample_specs=resample_specs, seeds=[board.seed for board in counting])
+    return Overall(specs=[board.spec_id for board in counting], resamples=min(len(s) for s in counted.scores),
+                   confidence=confidence, resample_specs=resample_specs,
+                   mean_direction=directions[0] if len(set(directions)) == 1 else None,
+                   rows=overall_rows(overall, names, counted.observed), prompt_variants=prompt_variants)
+
+
 def compute(runs: Sequence[Verified], *, title: str = "specrun leaderboard", resample_specs: bool = False,
             progress: Callable[[str], None] | None = None, prompt_variants: str = "each",
             keep: dict[str, tuple[list[str], dict[tuple[str, str], Ranking]]] | None = None) -> Leaderboard:
@@ -301,17 +306,8 @@ def compute(runs: Sequence[Verified], *, title: str = "specrun leaderboard", res
     for _, (board, ranking, columns) in means.values():
         spec_boards.append(board)
         counted.add(columns, ranking)
-    counting = [board for board in spec_boards if board.part_of is None]
-    observed, scores = counted.observed, counted.scores
-    directions = [board.boards[0].direction for board in counting]
-    confidence = max(b.confidence for b in counting)
-    overall = rank_overall(observed, scores, directions, confidence=confidence, resample_specs=resample_specs,
-                           seeds=[board.seed for board in counting])
-    models = model_entries(runs, labels, prompt_variants)
-    return Leaderboard(title=title, models=models, specs=spec_boards, overall=Overall(
-        specs=[b.spec_id for b in counting], resamples=min(len(s) for s in scores), confidence=confidence,
-        resample_specs=resample_specs, mean_direction=directions[0] if len(set(directions)) == 1 else None,
-        rows=overall_rows(overall, labels.names, observed), prompt_variants=prompt_variants))
+    return Leaderboard(title=title, models=model_entries(runs, labels, prompt_variants), specs=spec_boards,
+                       overall=across_benchmarks(spec_boards, counted, labels.names, resample_specs, prompt_variants))
 
 
 def spec_entries(spec_id: str, group: Sequence[Verified], labels: Labels,

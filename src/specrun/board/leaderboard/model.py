@@ -1,8 +1,10 @@
-"""leaderboard.json's model: models, boards (one per spec, split and metric) and the overall ranking."""
+"""leaderboard.json's model: models, boards (one per benchmark, split and metric) and the overall ranking; and
+the one way a board is made from its ranking (`ranked_board`), whatever the benchmark is."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, create_model
 
@@ -12,6 +14,9 @@ from specrun.results import (
     IDENTITY_FIELDS,
     ModelProvenance,
 )
+
+if TYPE_CHECKING:
+    from specrun.board._ranking import Ranking
 
 LEADERBOARD_FORMAT = "specrun.leaderboard/2"
 META_COLUMNS = ("n_parameters", "embed_dim", "max_tokens", "weights_bytes")  # the model metadata a board shows:
@@ -95,6 +100,19 @@ class Board(Strict):
         "(by rank, then model name)."))
     published_only: Literal["all", "comparable"] = Field("all", description=(
         "Which published rows are ranked: all, or only those without flags (--published-only)."))
+
+
+def ranked_board(ranking: Ranking, names: Sequence[str], row: Callable[[int], dict[str, Any]], **board: Any) -> Board:
+    """A board from its ranking: the rows by rank then label, each `row(m)` (its score, interval, n and results)
+    with its rank, rank interval and paired difference to the best; the best, the pairwise shares and who is not
+    separable from the best. Every kind of benchmark (a spec, a subsets' mean, a suite) builds its boards here."""
+    order = sorted(range(len(names)), key=lambda m: (ranking.rank[m], names[m]))
+    rows = [BoardRow(model=names[m], rank=int(ranking.rank[m]), rank_low=int(ranking.rank_low[m]),
+                     rank_high=int(ranking.rank_high[m]), diff_to_best=float(ranking.diff[m]),
+                     diff_low=float(ranking.diff_low[m]), diff_high=float(ranking.diff_high[m]),
+                     separable_from_best=bool(ranking.separable[m]), **row(m)) for m in order]
+    return Board(best=names[ranking.best], better=[[float(ranking.better[i, j]) for j in order] for i in order],
+                 not_separable=[names[m] for m in order if not ranking.separable[m]], rows=rows, **board)
 
 
 class BordaRow(Strict):

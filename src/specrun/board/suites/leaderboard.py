@@ -24,18 +24,17 @@ from typing import Any
 
 import numpy as np
 
-from specrun.board._ranking import Ranking, borda_points, min_ranks, rank_interval, rank_overall, rank_scores
+from specrun.board._ranking import Ranking, borda_points, min_ranks, rank_interval, rank_scores
 from specrun.board.joint import aggregate_method, over_resamples, point
-from specrun.board.leaderboard.build import overall_rows
+from specrun.board.leaderboard.build import Across, across_benchmarks
 from specrun.board.leaderboard.model import (
     META_COLUMNS,
     Board,
-    BoardRow,
     BordaRow,
     Leaderboard,
     ModelEntry,
-    Overall,
     SpecBoard,
+    ranked_board,
 )
 from specrun.board.leaderboard.render import render_html, render_markdown
 from specrun.board.suites.runs import SuiteRun, is_suite_json, read_suite_runs
@@ -113,22 +112,16 @@ def rank_suite(runs: list[SuiteRun]) -> SuiteBoard:
 
 
 def _board(board: SuiteBoard, name: str, ranking: Ranking, names: Sequence[str], headline: bool) -> Board:
-    """One aggregate's board: its rows by rank then label, each with the run's own interval of the aggregate."""
-    order = sorted(range(len(names)), key=lambda m: (ranking.rank[m], names[m]))
-    rows = []
-    for m in order:
+    """One aggregate's board, each row with its run's own interval of the aggregate."""
+    def row(m: int) -> dict[str, Any]:
         run = board.runs[m]
         own = next(a for a in run.results.aggregates if a.name == name)
-        rows.append(BoardRow(model=names[m], results=str(run.path), score=float(ranking.observed[m]),
-                             ci_low=own.ci_low, ci_high=own.ci_high, n=len(run.members), rank=int(ranking.rank[m]),
-                             rank_low=int(ranking.rank_low[m]), rank_high=int(ranking.rank_high[m]),
-                             diff_to_best=float(ranking.diff[m]), diff_low=float(ranking.diff_low[m]),
-                             diff_high=float(ranking.diff_high[m]), separable_from_best=bool(ranking.separable[m])))
-    return Board(split="members", metric=name, metric_label=AGGREGATE_LABELS[name],
-                 direction=board.runs[0].members[0].direction,  # type: ignore[arg-type]
-                 headline=headline, n_units=len(board.runs[0].members), best=names[ranking.best],
-                 better=[[float(ranking.better[i, j]) for j in order] for i in order],
-                 not_separable=[names[m] for m in order if not ranking.separable[m]], rows=rows)
+        return {"results": str(run.path), "score": float(ranking.observed[m]), "ci_low": own.ci_low,
+                "ci_high": own.ci_high, "n": len(run.members)}
+
+    return ranked_board(ranking, names, row, split="members", metric=name, metric_label=AGGREGATE_LABELS[name],
+                        direction=board.runs[0].members[0].direction, headline=headline,
+                        n_units=len(board.runs[0].members))
 
 
 def suite_spec_board(board: SuiteBoard, names: Sequence[str], published: dict | None = None) -> SpecBoard:
@@ -180,22 +173,12 @@ def suites_leaderboard(boards: Sequence[SuiteBoard], title: str,
     """The suites ranked as the leaderboard ranks specs: each a benchmark, and across them the Borda count and
     mean of their headline aggregates (a model missing a suite counts as below every model that has it)."""
     idents, names, models = _entries(boards)
-    specs, observed, scores = [], [], []
+    specs, counted = [], Across(len(idents))
     for board, section in zip(boards, published, strict=True):
         columns = [idents.index(run_identity(run.members[0].verified.results)) for run in board.runs]
         specs.append(suite_spec_board(board, [names[c] for c in columns], section))
-        head = next(iter(board.rankings.values()))
-        observed.append(np.full(len(idents), np.nan))
-        observed[-1][columns] = head.observed
-        scores.append(np.full((len(head.scores), len(idents)), np.nan))
-        scores[-1][:, columns] = head.scores
-    directions = [spec.boards[0].direction for spec in specs]
-    confidence = max(spec.confidence for spec in specs)
-    overall = rank_overall(observed, scores, directions, confidence=confidence)
-    return Leaderboard(title=title, models=models, specs=specs, overall=Overall(
-        specs=[spec.spec_id for spec in specs], resamples=min(len(s) for s in scores), confidence=confidence,
-        resample_specs=False, mean_direction=directions[0] if len(set(directions)) == 1 else None,
-        rows=overall_rows(overall, names, observed)))
+        counted.add(columns, next(iter(board.rankings.values())))
+    return Leaderboard(title=title, models=models, specs=specs, overall=across_benchmarks(specs, counted, names))
 
 
 def build_suite_leaderboard(paths: Sequence[Path], output: Path, *, title: str | None = None,
