@@ -30,6 +30,7 @@ def main() -> None:
     from specrun.data import load_data
     from specrun.encoders.cached import CachedEncoder
     from specrun.encoders.models import resolve_model
+    from specrun.encoders.session import Scope
     from specrun.evaluation import run_context
     from specrun.metrics import estimate
     from specrun.plan import make_plan
@@ -60,7 +61,7 @@ def main() -> None:
         for _ in range(args.repeat):
             clock = time.perf_counter()
             items = loaded.splits[split].items
-            outputs = protocol.entry.run(items, run_context(protocol, items, support, embeddings.embed_view),
+            outputs = protocol.entry.run(items, run_context(protocol, items, support, Scope(embeddings.embed_view)),
                                          protocol.options)
             runs.append(time.perf_counter() - clock)
             clock = time.perf_counter()

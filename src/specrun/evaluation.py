@@ -8,10 +8,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from specrun.core.contracts import Rerank, RunContext, announced_embed
+from specrun.core.contracts import RunContext, announced_embed
 from specrun.core.derived import DerivedCache
 from specrun.core.errors import SpecrunError
-from specrun.core.mapping import ChunkMap
 from specrun.core.types import Embed, Item, Outputs, Score, Support, View
 from specrun.data import SplitData
 from specrun.encoders.session import Scope
@@ -35,17 +34,14 @@ def evaluate(plan: Plan, splits: dict[str, SplitData], scope: Scope,
              derived: DerivedCache | None = None) -> list[ProtocolRun]:
     """Every protocol on every evaluated split; `splits` holds the support splits (fit splits) too. A protocol
     asks for a field's texts; the scope's `embed_view` gives them as that field's view (role, task, instruction)
-    is embedded; its chunk map, similarity and rerank reach each protocol's `run` (the rerank only the kinds that
-    rerank)."""
+    is embedded; the rest of the scope reaches each protocol's `run` as its `RunContext` (`run_context`)."""
     runs = []
     for split in plan.splits:
         items = splits[split.name].items
         for protocol in plan.protocols:
             support = {name: splits[name].items for name in protocol.support}
             with SpecrunError.named(f"{plan.id}, split {split.name}, protocol {protocol.name}"):
-                similarity = protocol.similarity_of(scope.similarity)
-                context = run_context(protocol, items, support, scope.embed_view, scope.chunk_map, similarity,
-                                      scope.rerank if protocol.entry.info.reranks else None)
+                context = run_context(protocol, items, support, scope)
                 outputs = protocol.entry.run(items, context, protocol.options)
             scores = {}
             for metric in protocol.metrics:
@@ -54,7 +50,7 @@ def evaluate(plan: Plan, splits: dict[str, SplitData], scope: Scope,
                 except SpecrunError as exc:
                     raise exc.prefixed(f"{plan.id}, split {split.name}, {metric.id}") from None
             runs.append(ProtocolRun(split=split.name, protocol=protocol.name, kind=protocol.kind, outputs=outputs,
-                                    scores=scores, similarity=similarity))
+                                    scores=scores, similarity=context.similarity))
     return runs
 
 
@@ -63,15 +59,15 @@ def field_embed(protocol: PlannedProtocol, embed_view: Callable[[View, Sequence[
     return lambda texts, text_field: embed_view(protocol.view(text_field), texts)
 
 
-def run_context(protocol: PlannedProtocol, items: Sequence[Item], support: Support,
-                embed_view: Callable[[View, Sequence[str]], np.ndarray],
-                chunk_map: ChunkMap | None = None, similarity: str = "cosine",
-                rerank: Rerank | None = None) -> RunContext:
+def run_context(protocol: PlannedProtocol, items: Sequence[Item], support: Support, scope: Scope) -> RunContext:
     """What a protocol's `run` is handed: an `Embed` of only the texts its `texts` announced, its support splits,
-    the run's chunk mapper and the similarity it compares vectors by (resolved)."""
+    and the scope as this protocol takes it: the run's chunk mapper and execution options, the similarity resolved
+    for it, the rerank only where its kind reranks."""
     embed = announced_embed(protocol.kind, protocol.entry, items, protocol.options, support,
-                            field_embed(protocol, embed_view))
-    return RunContext(embed=embed, support=support, chunk_map=chunk_map, similarity=similarity, rerank=rerank)
+                            field_embed(protocol, scope.embed_view))
+    return RunContext(embed=embed, support=support, chunk_map=scope.chunk_map,
+                      similarity=protocol.similarity_of(scope.similarity),
+                      rerank=scope.rerank if protocol.entry.info.reranks else None, execution=scope.execution)
 
 
 def cached_estimate(derived: DerivedCache | None, metric: PlannedMetric, arrays: dict[str, np.ndarray],

@@ -10,18 +10,18 @@ import re
 import typing
 from typing import Any
 
-from specrun.core.options import DEFAULTS, RunOptions
+from specrun.core.options import DEFAULTS, RUN_GROUPS, RunOptions
 from specrun.core.settings import EncoderSettings
 
-# (title, what the group holds): `specrun run --help` shows the flags in these groups, docs/cli.md the same
-RUN_GROUPS = (
-    ("model", "which model is evaluated, and how its output becomes a vector"),
-    ("settings", "what changes a vector or a score: each is recorded, and one away from its default names the "
-                 "run's folder"),
-    ("execution", "where the run computes, where it writes and what it prints"),
-    ("selection", "which parts of the specs are scored"),
-    ("cache", "where data is read from and what is kept between runs"),
-)
+# what each group holds: `specrun run --help` shows the flags in these groups (core.options.RUN_GROUPS' order)
+GROUP_TEXTS = {
+    "model": "which model is evaluated, and how its output becomes a vector",
+    "settings": "what changes a vector or a score: each is recorded, and one away from its default names the "
+                "run's folder",
+    "execution": "where the run computes, where it writes and what it prints",
+    "selection": "which parts of the specs are scored",
+    "cache": "where data is read from and what is kept between runs",
+}
 MODEL_SETTINGS = ("adapter", "trust_remote_code")  # the settings shown with --model; every other is in settings
 
 
@@ -32,17 +32,25 @@ def with_default(text: str, default: Any) -> str:
     return f"{text} (default: {default:g})" if isinstance(default, float) else f"{text} (default: {default})"
 
 
-def add_option_flag(parser: Any, name: str, *flags: str, **options: Any) -> None:
-    """A flag for a RunOptions field: `--<name>` (or `flags`), its help and metavar from the field, the default
-    from DEFAULTS; `options` adds what the grammar alone knows (a type, choices)."""
+def add_option_flag(parser: Any, name: str, *flags: str) -> None:
+    """A flag for a RunOptions field: `--<name>` (or `flags`), its help, metavar and grammar from the field's
+    metadata (`core.options._option`), the default from DEFAULTS, the value's check from its type: a switch for
+    a bool, a positive integer for an int, a positive number for a float, comma-separated names for a tuple."""
     field = next(f for f in dataclasses.fields(RunOptions) if f.name == name)
     default = getattr(DEFAULTS, name)
-    if isinstance(default, bool):
-        options.setdefault("action", "store_true")
+    kind = typing.get_type_hints(RunOptions)[name]
+    options: dict[str, Any] = {"help": with_default(field.metadata["help"], default)}
+    if kind is bool:
+        options["action"] = "store_true"
     else:
-        options.setdefault("metavar", field.metadata["metavar"])
-    parser.add_argument(*(flags or (f"--{name.replace('_', '-')}",)), dest=name, default=default,
-                        help=with_default(field.metadata["help"], default), **options)
+        options["metavar"] = field.metadata["metavar"]
+        types = {kind, *typing.get_args(kind)}
+        checker = field.metadata.get("parse")
+        options["type"] = (CHECKS[checker] if checker else positive_int if int in types
+                           else positive_float if float in types else names if tuple[str, ...] in types else str)
+        if "choices" in field.metadata:
+            options["choices"] = field.metadata["choices"]
+    parser.add_argument(*(flags or (f"--{name.replace('_', '-')}",)), dest=name, default=default, **options)
 
 
 def add_setting_flags(parser: argparse.ArgumentParser, settings: type[EncoderSettings] = EncoderSettings,
@@ -71,28 +79,20 @@ def add_setting_flags(parser: argparse.ArgumentParser, settings: type[EncoderSet
 
 
 def add_run_parser(sub: Any, published_help: str) -> argparse.ArgumentParser:
-    """`specrun run`: the specs, then each group's flags in the order `--help` shows them."""
+    """`specrun run`: the specs, then each RunOptions field's flag in its group (the encoder settings' flags
+    where the `encoder` field stands), in the order `--help` shows them."""
     run = sub.add_parser("run", help="evaluate a model on one or more specs (the default command)")
     run.add_argument("specs", nargs="+", metavar="SPEC", help="benchmark spec YAML file(s)")
-    model, settings, execution, selection, cache = (run.add_argument_group(title, text) for title, text in RUN_GROUPS)
-    add_option_flag(model, "model")
-    add_option_flag(model, "model_revision")
-    add_setting_flags(run, groups={name: model if name in MODEL_SETTINGS else settings
-                                   for name in EncoderSettings.model_fields})
-    add_option_flag(settings, "prompt_set")
-    add_option_flag(execution, "device")
-    add_option_flag(execution, "executor", choices=("local", "ray"))
-    add_option_flag(execution, "ray_address")
-    add_option_flag(execution, "ray_timeout", type=positive_float)
-    add_option_flag(execution, "output")
-    add_option_flag(execution, "name", type=folder_name)
-    add_published(execution, published_help)
-    execution.add_argument("-q", "--quiet", action="store_true", help="no progress or table; print result paths only")
-    add_option_flag(selection, "subsets", type=names)
-    add_option_flag(selection, "splits", type=names)
-    add_option_flag(selection, "limit", type=positive_int)
-    add_data_dir(cache)
-    add_cache(cache)
+    groups = {title: run.add_argument_group(title, GROUP_TEXTS[title]) for title in RUN_GROUPS}
+    for option in dataclasses.fields(RunOptions):
+        if option.name == "encoder":
+            add_setting_flags(run, groups={name: groups["model"] if name in MODEL_SETTINGS else groups["settings"]
+                                           for name in EncoderSettings.model_fields})
+        else:
+            add_option_flag(groups[option.metadata["group"]], option.name)
+    add_published(groups["execution"], published_help)
+    groups["execution"].add_argument("-q", "--quiet", action="store_true",
+                                     help="no progress or table; print result paths only")
     return run
 
 
@@ -149,3 +149,6 @@ def folder_name(text: str) -> str:
         raise argparse.ArgumentTypeError(f"expected a folder name of letters, digits, '.', '_', '+', '-' (up to "
                                          f"255, not starting with '.'), got {text!r}")
     return text
+
+
+CHECKS = {"folder_name": folder_name}  # a RunOptions field's `parse`: a check its type alone does not say

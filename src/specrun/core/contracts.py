@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from specrun.core.corpus import CorpusSlice, SharedCorpus
 from specrun.core.errors import ProtocolError
 from specrun.core.mapping import ChunkMap
+from specrun.core.options import Execution
 from specrun.core.types import (
     INTERVAL_METHODS,
     NO_SUPPORT,
@@ -104,8 +105,10 @@ class Rerank:
 
 @dataclass(frozen=True)
 class RunContext:
-    """What a kind's `run` is handed besides its items and options: the way to embed, the support splits' items
-    and how to map chunks of work (a later stage's executor), so a kind never reaches for them elsewhere."""
+    """What a kind's `run` is handed besides its items and options: the way to embed, the support splits' items,
+    how to map chunks of work (a later stage's executor) and the run's execution options, so a kind never reaches
+    for them elsewhere. A run-wide option a kind reads is a field of `Execution`: it reaches every kind here with
+    no stage in between changed."""
 
     embed: Embed  # texts of one field -> vectors; only what `texts` / `corpora` announced
     support: Support = field(default_factory=lambda: NO_SUPPORT)  # the items of `support_splits(options)`, by split
@@ -113,6 +116,7 @@ class RunContext:
     similarity: str = "cosine"  # the function to compare vectors by, resolved (a spec's `model`: the model's own),
     # always one of the kind's `info.similarities`
     rerank: Rerank | None = None  # --reranker: the first stage's top k rescored (only for a kind that `reranks`)
+    execution: Execution = field(default_factory=Execution)  # where and how the run computes (changes no number)
 
 
 class ProtocolKind(ABC, Generic[OptionsT]):

@@ -6,7 +6,8 @@ union embed of every spec's texts, and per (variant, spec) the shaped and quanti
 text counts (`SpecVectors`), with the `Scope` the evaluation is handed.
 
 A new run-wide encoder setting is a field of `EncoderSettings` (or `Execution`) read here or below: the runner,
-the evaluation and the results do not change.
+the evaluation and the results do not change. A new option a protocol kind reads is a field of `Execution`: the
+scope hands it on whole, and each kind finds it in `RunContext.execution`.
 """
 
 from __future__ import annotations
@@ -47,13 +48,14 @@ EmbedView = Callable[[View, Sequence[str]], np.ndarray]
 @dataclass(frozen=True)
 class Scope:
     """What one spec's evaluation is handed: its vectors by view (shaped and quantised as the run asks), the run's
-    executor for a kind's chunks (None: this process), what `similarity: model` means for the model, and the
-    run's second stage (None without --reranker)."""
+    executor for a kind's chunks (None: this process), what `similarity: model` means for the model, the run's
+    second stage (None without --reranker) and its execution options (each kind's `RunContext.execution`)."""
 
     embed_view: EmbedView
     chunk_map: ChunkMap | None = None
     similarity: str = "cosine"
     rerank: Rerank | None = None
+    execution: Execution = field(default_factory=Execution)
 
 
 @dataclass
@@ -128,6 +130,7 @@ class RunEncoder:
         self.variants = variants
         self.prompt_set = prompt_set
         self.chunk_map = chunk_map
+        self.execution = execution
         self.reranker: PairScorer | None = open_reranker(settings, workspace, execution.device)
         self.encoder = CachedEncoder(model, settings, workspace, console, execution)
         self.similarity = model_similarity(plans, model, self.encoder.settings.adapter)
@@ -171,7 +174,7 @@ class RunEncoder:
                                    (chunk for vectors in corpora.values() for chunk in vectors.chunks()))))
         reranker = self.reranker
         rerank = Rerank(reranker.score, self.settings.rerank_top_k) if reranker else None
-        scope = Scope(embed_view, self.chunk_map, self.similarity, rerank)
+        scope = Scope(embed_view, self.chunk_map, self.similarity, rerank, self.execution)
         return SpecVectors(item, embeddings, unique, corpora, scope, self,
                            (reranker.pairs, reranker.scored) if reranker else (0, 0))
 
