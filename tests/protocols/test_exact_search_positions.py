@@ -139,11 +139,9 @@ def test_blocks_of_queries_on_threads_keep_what_one_thread_keeps(case: dict, mon
     monkeypatch.setattr(exact, "_block_threads", exact.contextmanager(spying))
     results = []
     for threads in (1, 2, 3):
-        monkeypatch.setattr(exact, "SEARCH_THREADS", threads)
-        monkeypatch.setattr(ranking, "RESCORE_THREADS", threads)
-        found = exact.candidates(queries, lambda a, b: docs[a:b], len(docs), 140, chunk_size=300)
-        positions = rank_positions(queries, lambda a, b: docs[a:b], len(docs), 120, chunk_size=300)
-        ranked = rank_corpus(queries, lambda a, b: docs[a:b], len(docs), 120, chunk_size=300)
+        found = exact.candidates(queries, lambda a, b: docs[a:b], len(docs), 140, chunk_size=300, threads=threads)
+        positions = rank_positions(queries, lambda a, b: docs[a:b], len(docs), 120, chunk_size=300, threads=threads)
+        ranked = rank_corpus(queries, lambda a, b: docs[a:b], len(docs), 120, chunk_size=300, threads=threads)
         results.append((*found, positions[0], *ranked[:2]))
     assert [pool is None for pool in pools] == [True] * 3 + [False] * 6  # three searches a thread count
     assert row_pools == [2, 2, 3, 3]  # rank_positions' two stages of blocks of rows, at 2 and 3 threads

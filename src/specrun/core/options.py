@@ -22,6 +22,7 @@ class Execution:
     executor: str = "local"  # local | ray
     ray_address: str | None = None
     ray_timeout: float = 30.0
+    search_threads: int | None = None  # None: as many as BLAS has
 
 
 RUN_GROUPS = ("model", "settings", "execution", "selection", "cache")  # `specrun run --help`'s groups, in order
@@ -64,6 +65,10 @@ class RunOptions:
     ray_timeout: float = _option(
         30.0, f"seconds to reach or start the Ray cluster; the actors' start and each encoded group may take "
               f"{RAY_WAIT_FACTOR} times it", "execution", "S")
+    search_threads: int | None = _option(
+        None, "threads the exact corpus search by cosine computes on (its products, cuts and re-scoring): the "
+              "same rankings for any number (default: as many as BLAS has, which honours OMP_NUM_THREADS and "
+              "OPENBLAS_NUM_THREADS, at most the cores)", "execution", "N")
     output: str = _option(
         "results", "results root; writes ROOT/<spec id>/<model>[+<setting>...]/results.json and report.md, the "
                    "settings chosen away from their defaults naming the folder, e.g. +dtype-bfloat16", "execution",

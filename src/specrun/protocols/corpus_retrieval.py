@@ -130,7 +130,8 @@ class CorpusRetrievalProtocol(ProtocolKind[CorpusOptions]):
         documents = lambda start, stop: ctx.embed(corpus.slice(start, stop), "corpus")  # noqa: E731
         if ctx.similarity == "cosine":
             ranked, _ = rank_positions(queries, documents, len(corpus), depth, search=options.search,
-                                       chunk_size=options.chunk_size, mapper=ctx.chunk_map)
+                                       chunk_size=options.chunk_size, mapper=ctx.chunk_map,
+                                       threads=ctx.execution.search_threads)
         elif options.search == "faiss":
             raise SpecrunError(f"corpus_retrieval: search: faiss ranks by cosine only; similarity "
                                f"{ctx.similarity} is searched with search: numpy")

@@ -24,11 +24,10 @@ actors (`chunk_candidates`, the same arithmetic) and merged here; the mapper bou
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import numpy as np
@@ -36,7 +35,7 @@ import numpy as np
 from specrun.core.errors import SpecrunError
 from specrun.core.mapping import ChunkMap
 from specrun.search.cosine import COSINE_DECIMALS, check_norms, cosine_rows
-from specrun.search.pairs import exact_scores
+from specrun.search.pairs import exact_scores, search_threads
 from specrun.search.ranking import ranked_by_bounds
 
 BLOCK_BYTES = 8 * 2**20  # one block of float32 scores, queries x documents
@@ -44,7 +43,6 @@ SAMPLE = 8  # a first chunk's bar is guessed from every 8th score
 PRESELECT = 4  # a row of a block with over 4 x width scores above its bar is cut within the block first
 MERGE_ROWS = 256  # queries of another search's best met at once (a cut copies their slots)
 UNIT_ROUNDOFF = 2.0**-24  # float32
-SEARCH_THREADS: int | None = None  # threads meeting a chunk's blocks of queries; None: as many as BLAS has
 _BLAS_LIMIT = threading.Lock()  # held while a search holds BLAS at one thread
 
 
@@ -223,25 +221,23 @@ def _search_chunk(unit_q: np.ndarray, chunk: np.ndarray, start: int, best: BestS
 
 
 @contextmanager
-def _block_threads(n_queries: int, chunk_rows: int, search: str) -> Iterator[ThreadPoolExecutor | None]:
-    """Threads for a search's blocks of queries, as many as BLAS has (at most the cores, and half the blocks of a
-    chunk), BLAS at one thread each meanwhile: a block's cut (compares, argpartition, gathers: numpy releases the
-    GIL) then runs beside the other blocks' products instead of alone while BLAS' threads wait. None (BLAS as it
-    is) where a chunk has too few blocks to share or faiss multiplies."""
+def _block_threads(n_queries: int, chunk_rows: int, search: str,
+                   threads: int | None = None) -> Iterator[ThreadPoolExecutor | None]:
+    """Threads for a search's blocks of queries, `pairs.search_threads(threads)` of them (at most half the blocks
+    of a chunk), BLAS at one thread each meanwhile: a block's cut (compares, argpartition, gathers: numpy releases
+    the GIL) then runs beside the other blocks' products instead of alone while BLAS' threads wait. None where a
+    chunk has too few blocks to share or faiss multiplies: BLAS as it is, or at `threads` when they are given."""
     blocks = -(-n_queries // max(1, BLOCK_BYTES // (4 * max(1, chunk_rows))))
-    if search != "numpy" or blocks < 4:
+    width = min(search_threads(threads), blocks // 2) if search == "numpy" and blocks >= 4 else 1
+    if width < 2 and threads is None:
         yield None
         return
-    from threadpoolctl import threadpool_info, threadpool_limits
+    from threadpoolctl import threadpool_limits
 
-    blas = max((lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"), default=1)
-    threads = min(SEARCH_THREADS or blas, os.cpu_count() or 1, blocks // 2)
-    if threads < 2:
-        yield None
-        return
     # the limit is process-wide: two searches on threads at once take turns, or one could restore the other's
     # limit under it (and BLAS stay at one thread after both)
-    with _BLAS_LIMIT, threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(threads) as pool:
+    with (_BLAS_LIMIT, threadpool_limits(1 if width > 1 else threads, user_api="blas"),
+          ThreadPoolExecutor(width) if width > 1 else nullcontext() as pool):
         yield pool
 
 
@@ -264,13 +260,14 @@ def chunk_candidates(unit_q: np.ndarray, chunk: np.ndarray, start: int, width: i
 
 
 def candidates(queries: np.ndarray, documents: Callable[[int, int], np.ndarray], n_docs: int, width: int, *,
-               search: str = "numpy", chunk_size: int = 16_384,
-               mapper: ChunkMap | None = None) -> tuple[np.ndarray, np.ndarray]:
+               search: str = "numpy", chunk_size: int = 16_384, mapper: ChunkMap | None = None,
+               threads: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The best `width` documents of each query by float32 cosine, as (scores, corpus positions), unordered.
 
     `documents(start, stop)` gives the raw vectors of corpus rows start..stop; it is called once per chunk, here,
     in chunk order. With a mapper (`core.mapping`, the run's, e.g. `--executor ray`) each chunk is searched
-    there (`chunk_candidates`) and its best merged here; else the chunks are searched in this process."""
+    there (`chunk_candidates`) and its best merged here; else the chunks are searched in this process, on
+    `threads` threads (`_block_threads`)."""
     unit_q = _unit_rows(queries)
     best = BestScores(len(unit_q), width, positions=np.int32 if n_docs < 2**31 else np.int64)
     if search == "faiss":
@@ -282,7 +279,7 @@ def candidates(queries: np.ndarray, documents: Callable[[int, int], np.ndarray],
         for found_s, found_i in mapper(chunk_candidates, unit_q, chunks):
             _add_in_blocks(best, found_s, found_i)
         return best.best()
-    with _block_threads(len(unit_q), min(chunk_size, n_docs), search) as pool:
+    with _block_threads(len(unit_q), min(chunk_size, n_docs), search, threads) as pool:
         for start, stop in spans:  # the chunk is held by _search_chunk alone, which frees it once normalised
             _search_chunk(unit_q, np.asarray(documents(start, stop), dtype=np.float32), start, best, search, pool)
     return best.best()
@@ -333,21 +330,23 @@ def exact_scan(query: np.ndarray, documents: Callable[[int, int], np.ndarray], n
 
 
 def rank_corpus(queries: np.ndarray, documents: Callable[[int, int], np.ndarray], n_docs: int, depth: int, *,
-                search: str = "numpy", chunk_size: int = 16_384,
-                mapper: ChunkMap | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+                search: str = "numpy", chunk_size: int = 16_384, mapper: ChunkMap | None = None,
+                threads: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
     """Each query's top min(depth, n_docs) corpus positions and their cosine_rows scores, highest first, ties
     by corpus order; plus how many queries needed the exact scan. The corpus is read only through
-    `documents(start, stop)`, a chunk at a time: one pass for the candidates, one for their exact scores."""
+    `documents(start, stop)`, a chunk at a time: one pass for the candidates, one for their exact scores; both
+    on `threads` threads (default: `pairs.search_threads()`; the same numbers for any count)."""
     queries = np.asarray(queries)
     depth = min(depth, n_docs)
     width = min(n_docs, depth + max(64, depth // 8))
     cand_s, cand_i = candidates(queries, documents, n_docs, width, search=search, chunk_size=chunk_size,
-                                mapper=mapper)
+                                mapper=mapper, threads=threads)
     slack = float32_error(queries.shape[1])
     # A candidate more than 2 slack below its query's depth-th best float32 score is below depth others in exact
     # cosine too (each float32 within slack of it, with room to spare for the 12-decimal rounding): not re-scored.
     kth = np.partition(cand_s, width - depth, axis=1)[:, width - depth].astype(np.float64)
-    exact = exact_scores(queries, documents, n_docs, cand_i, chunk_size, wanted=cand_s >= (kth - 2 * slack)[:, None])
+    exact = exact_scores(queries, documents, n_docs, cand_i, chunk_size, wanted=cand_s >= (kth - 2 * slack)[:, None],
+                         threads=threads)
     order = _best_ordered(exact, cand_i, depth)
     ranked_i = np.take_along_axis(cand_i, order, axis=1)
     ranked_s = np.take_along_axis(exact, order, axis=1)
@@ -362,8 +361,8 @@ def rank_corpus(queries: np.ndarray, documents: Callable[[int, int], np.ndarray]
 
 
 def rank_positions(queries: np.ndarray, documents: Callable[[int, int], np.ndarray], n_docs: int, depth: int, *,
-                   search: str = "numpy", chunk_size: int = 16_384,
-                   mapper: ChunkMap | None = None) -> tuple[np.ndarray, int]:
+                   search: str = "numpy", chunk_size: int = 16_384, mapper: ChunkMap | None = None,
+                   threads: int | None = None) -> tuple[np.ndarray, int]:
     """rank_corpus's positions (the same, to the last one) and fallback count, without its scores: a ranking
     needs exact cosines only for near-ties, so the other candidates are ordered by approximate float64 ones
     (`ranking.ranked_by_bounds`: about half the re-scoring's time)."""
@@ -371,9 +370,9 @@ def rank_positions(queries: np.ndarray, documents: Callable[[int, int], np.ndarr
     depth = min(depth, n_docs)
     width = min(n_docs, depth + max(64, depth // 8))
     cand_s, cand_i = candidates(queries, documents, n_docs, width, search=search, chunk_size=chunk_size,
-                                mapper=mapper)
+                                mapper=mapper, threads=threads)
     ranked_i, unproven = ranked_by_bounds(queries, documents, n_docs, depth, cand_s, cand_i, chunk_size,
-                                          float32_error(queries.shape[1]))
+                                          float32_error(queries.shape[1]), threads)
     for q in unproven:
         ranked_i[q] = exact_scan(queries[q], documents, n_docs, depth, chunk_size)[1]
     return ranked_i, len(unproven)

@@ -19,9 +19,25 @@ from specrun.search.cosine import checked_norms, cosine_of_dots, row_dots
 
 RESCORE_ROWS = 1_024  # (query, candidate) pairs re-scored per block (float64 rows of both sides: ~6 MB at 384)
 RUN_PAIRS = 16  # pairs of one query a block, on average, from which its row is met as one row, not copied
-RESCORE_THREADS = min(4, os.cpu_count() or 1)  # the gathers, einsum and BLAS release the GIL: blocks in parallel
+RESCORE_THREADS = 4  # by default at most this many re-scoring threads (gathers, einsum and BLAS release the GIL)
 NORM_ROWS = 4_096  # rows whose norms are taken at once: a chunk's rows are never all copied to float64
 DOUBLE_ROUNDOFF = 2.0**-53
+
+
+def search_threads(requested: int | None = None) -> int:
+    """The threads a search computes on: `requested` (the run's --search-threads), else as many as BLAS has (it
+    honours OMP_NUM_THREADS and OPENBLAS_NUM_THREADS), at most the cores."""
+    if requested:
+        return requested
+    from threadpoolctl import threadpool_info
+
+    blas = max((lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"), default=1)
+    return max(1, min(blas, os.cpu_count() or 1))
+
+
+def rescore_threads(requested: int | None = None) -> int:
+    """The re-scoring's threads: `requested`, else search_threads' default up to RESCORE_THREADS."""
+    return requested or min(RESCORE_THREADS, search_threads())
 
 
 def approximate_error(dim: int) -> float:
@@ -33,13 +49,14 @@ def approximate_error(dim: int) -> float:
 
 def exact_scores(queries: np.ndarray, documents: Callable[[int, int], np.ndarray], n_docs: int,
                  positions: np.ndarray, chunk_size: int, wanted: np.ndarray | None = None,
-                 exact: bool = True) -> np.ndarray:
+                 exact: bool = True, threads: int | None = None) -> np.ndarray:
     """cosine_rows of each query (row) with each of its candidate documents (corpus positions) where `wanted`
     (default: all; -inf elsewhere), in one pass over the corpus in chunk order: the pairs are sorted by chunk,
     then by query, once; each chunk that holds some is read once (`documents`), its candidates' rows taken (in
     float32 where the chunk is, widened a block at a time) and scored in blocks of RESCORE_ROWS pairs (a query's
     pairs in a chunk side by side, so its row is read from cache). Never a gather of rows from all over the
-    store, never more than one chunk of vectors. `exact=False`: the approximate kernel (unrounded, BLAS)."""
+    store, never more than one chunk of vectors. `exact=False`: the approximate kernel (unrounded, BLAS).
+    `threads`: the blocks' threads (default: `rescore_threads()`)."""
     width = positions.shape[1]
     pairs = np.flatnonzero(wanted) if wanted is not None else np.arange(positions.size)
     pairs = pairs.astype(np.int32 if positions.size < 2**31 else np.int64)  # Q x width of them: kept small
@@ -55,7 +72,7 @@ def exact_scores(queries: np.ndarray, documents: Callable[[int, int], np.ndarray
     queries64 = np.asarray(queries, dtype=np.float64)
     query_norms = checked_norms(queries64)  # once, not per pair: the same numbers (checked_norms)
     pair_rows = PairRows(queries64.shape[1])
-    with ThreadPoolExecutor(RESCORE_THREADS) as pool:
+    with ThreadPoolExecutor(rescore_threads(threads)) as pool:
         for number in range(n_chunks):
             low, high = int(bounds[number]), int(bounds[number + 1])
             if low == high:

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from specrun.search.cosine import COSINE_DECIMALS
-from specrun.search.pairs import RESCORE_THREADS, approximate_error, exact_scores
+from specrun.search.pairs import approximate_error, exact_scores, rescore_threads
 
 TIE_GAP = 2.5e-12  # exact cosines further apart than this are distinct after rounding to 12 decimals
 ROUNDING = 1e-12  # a rounded score is within half of this of its cosine; the rest is room for the arithmetic
@@ -28,16 +28,18 @@ ROWS = 1_024  # queries ordered at once: the order's own arrays are a block of r
 
 def ranked_by_bounds(queries: np.ndarray, documents: Callable[[int, int], np.ndarray], n_docs: int, depth: int,
                      cand_s: np.ndarray, cand_i: np.ndarray, chunk_size: int,
-                     slack: float) -> tuple[np.ndarray, np.ndarray]:
+                     slack: float, threads: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Each query's top `depth` corpus positions (rank_corpus's order) from its float32 candidates (`cand_s`,
     `cand_i`, within `slack` of the cosines), and the queries whose candidates cannot be proven to hold their
     top `depth`: those are left to the exact scan (their rows here are not an answer). Q x width arrays: the
-    scores of one pass at a time (float64, as rank_corpus holds), the rest narrow or a block of rows at a time."""
-    width = cand_s.shape[1]
+    scores of one pass at a time (float64, as rank_corpus holds), the rest narrow or a block of rows at a time.
+    `threads`: the re-scoring's and the order's (default: `pairs.rescore_threads()`)."""
+    width, threads = cand_s.shape[1], rescore_threads(threads)
     kth = np.partition(cand_s, width - depth, axis=1)[:, width - depth].astype(np.float64)
     wanted = cand_s >= (kth - 2 * slack)[:, None]  # the others are below `depth` of these: rank_corpus' rule
     error = approximate_error(queries.shape[1])
-    approx = exact_scores(queries, documents, n_docs, cand_i, chunk_size, wanted=wanted, exact=False)
+    approx = exact_scores(queries, documents, n_docs, cand_i, chunk_size, wanted=wanted, exact=False,
+                          threads=threads)
     del wanted
     narrow = np.int16 if width < 2**15 else np.int64
     by_approx, group = np.empty(cand_s.shape, dtype=narrow), np.empty(cand_s.shape, dtype=narrow)
@@ -47,7 +49,7 @@ def ranked_by_bounds(queries: np.ndarray, documents: Callable[[int, int], np.nda
     def grouped(rows: slice, approx: np.ndarray = approx) -> None:
         by_approx[rows], group[rows], tied[rows], kth_approx[rows] = _groups(approx[rows], depth, error)
 
-    _by_rows(grouped, len(cand_s))
+    _by_rows(grouped, len(cand_s), threads)
     del approx, grouped  # (its default held the scores)
     proven = np.ones(len(cand_s), dtype=bool)
     if width < n_docs:  # outside the candidates: float32 <= weakest, so cosine <= weakest + slack
@@ -60,7 +62,7 @@ def ranked_by_bounds(queries: np.ndarray, documents: Callable[[int, int], np.nda
         for low in range(0, len(cand_s), ROWS):
             rows = slice(low, low + ROWS)
             np.put_along_axis(exact_wanted[rows], by_approx[rows].astype(np.int64), tied[rows], axis=1)
-        exact = exact_scores(queries, documents, n_docs, cand_i, chunk_size, wanted=exact_wanted)
+        exact = exact_scores(queries, documents, n_docs, cand_i, chunk_size, wanted=exact_wanted, threads=threads)
         del exact_wanted
     ranked = np.empty((len(cand_s), depth), dtype=cand_i.dtype)
 
@@ -73,15 +75,15 @@ def ranked_by_bounds(queries: np.ndarray, documents: Callable[[int, int], np.nda
         ranked[rows] = _in_groups(group[rows].astype(np.int64), units, np.take_along_axis(cand_i[rows], by, axis=1),
                                   depth)
 
-    _by_rows(order, len(cand_s))
+    _by_rows(order, len(cand_s), threads)
     return ranked, np.flatnonzero(~proven)
 
 
-def _by_rows(function: Callable[[slice], None], n: int) -> None:
-    """`function` of each block of rows of n (each writes its own rows only), the blocks on RESCORE_THREADS
-    threads: sorts, takes and compares release the GIL, so the order's one-thread stages share the cores. A block
-    is ROWS / threads rows, so the blocks in flight hold what one block of ROWS did."""
-    threads = RESCORE_THREADS if n > ROWS else 1
+def _by_rows(function: Callable[[slice], None], n: int, threads: int) -> None:
+    """`function` of each block of rows of n (each writes its own rows only), the blocks on `threads` threads:
+    sorts, takes and compares release the GIL, so the order's one-thread stages share the cores. A block is
+    ROWS / threads rows, so the blocks in flight hold what one block of ROWS did."""
+    threads = threads if n > ROWS else 1
     rows = max(1, ROWS // threads)
     blocks = [slice(low, low + rows) for low in range(0, n, rows)]
     if threads < 2:
