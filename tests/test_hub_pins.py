@@ -6,6 +6,7 @@ online, the pinned files are downloaded and checked the same way (the download i
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -171,8 +172,9 @@ def test_files_beside_a_file_format_mirror_is_refused(tmp_path: Path, capsys: py
     assert_one_line_error(code, err, contains="format parquet reads one file per split: drop `files`")
 
 
-def _fake_hub(monkeypatch: pytest.MonkeyPatch, copy: Path, asked: list[str]) -> None:
-    """hf_hub_download served from `copy` (the repo at the commit), the hub reachable."""
+def _fake_hub(monkeypatch: pytest.MonkeyPatch, copy: Path, asked: list[str], keep: bool = False) -> None:
+    """hf_hub_download served from `copy` (the repo at the commit), the hub reachable; `keep`: a file already in
+    the folder is kept, whatever its bytes, as the real one keeps a file its metadata vouches for."""
     import huggingface_hub
     from huggingface_hub.errors import EntryNotFoundError
 
@@ -185,6 +187,8 @@ def _fake_hub(monkeypatch: pytest.MonkeyPatch, copy: Path, asked: list[str]) -> 
         if not (copy / filename).is_file():
             raise EntryNotFoundError(filename)
         target = Path(local_dir) / filename
+        if keep and target.is_file():
+            return str(target)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(copy / filename, target)
         return str(target)
@@ -209,6 +213,38 @@ def test_online_the_pinned_files_are_downloaded_and_checked_before_datasets_read
     code, _, err = run_cli([*_run(spec, None, tmp_path), "--no-cache"], capsys)
     assert_one_line_error(code, err, contains="data/test-1.parquet: expected sha256 ")
     assert "specrun: note: mteb/sts12-sts@" in err  # what is done is said
+
+
+def test_a_damaged_download_is_downloaded_again_and_only_a_fresh_one_that_fails_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pinned file cut short in the cache's downloads folder (which the hub's download keeps) is downloaded
+    again once and the run goes on with the same numbers; a hub that now serves other bytes is refused after that
+    one fresh download. Each run is a new process' (its memo of downloads made is cleared)."""
+    from specrun.data import hub_files
+
+    monkeypatch.delenv("SPECRUN_DATA_DIR", raising=False)
+    spec, data = _pinned(tmp_path, capsys, parts=2)
+    asked: list[str] = []
+    _fake_hub(monkeypatch, data / "sts12", asked, keep=True)
+    args = [*_run(spec, None, tmp_path), "--cache-dir", str(tmp_path / "cache")]
+    first = run_ok(args, capsys)
+    (damaged,) = (tmp_path / "cache").rglob("test-1.parquet")
+    damaged.write_bytes(damaged.read_bytes()[:-9])  # a download cut short
+    asked.clear()
+    monkeypatch.setattr(hub_files, "_FETCHED", {})
+    code, _, err = run_cli([*args, "--output", str(tmp_path / "again")], capsys)
+    assert code == 0, err
+    assert "fails its pins" in err and "test-1.parquet" in err and "downloading it again" in err
+    assert asked.count("data/test-1.parquet") == 2  # the damaged file's folder was removed: fetched afresh
+    again = next((tmp_path / "again").rglob("results.json")).read_text(encoding="utf-8")
+    assert json.loads(again)["scores"] == json.loads(first.model_dump_json())["scores"]
+    assert _sha(damaged) == _sha(data / "sts12" / "data" / "test-1.parquet")
+    damaged.write_bytes(b"cut")
+    _flip_a_byte(data / "sts12")  # and the hub now serves other bytes than those pinned
+    monkeypatch.setattr(hub_files, "_FETCHED", {})
+    code, _, err = run_cli([*args, "--output", str(tmp_path / "third")], capsys)
+    assert_one_line_error(code, err, contains="data/test-1.parquet: expected sha256 ")
+    assert not (tmp_path / "third").exists()
 
 
 def test_pins_every_subset_shares_go_once_and_those_that_differ_per_subset(tmp_path: Path) -> None:

@@ -161,6 +161,40 @@ def test_online_the_pinned_files_are_downloaded_checked_and_read_by_the_format(
     assert "specrun: note: mteb/scifact@" in err
 
 
+def test_a_damaged_mirror_download_is_downloaded_again(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pinned file of an online `mirror` source cut short in the cache (which the hub's download keeps, as the
+    real one keeps a file its metadata vouches for) is downloaded again once, and the run has the same numbers."""
+    import huggingface_hub
+
+    import specrun.core.network
+
+    monkeypatch.delenv("SPECRUN_DATA_DIR", raising=False)
+    spec, data = _pinned(tmp_path, capsys)
+    asked: list[str] = []
+
+    def download(repo_id: str, filename: str, *, repo_type: str, revision: str, local_dir: Path) -> str:
+        asked.append(filename)
+        target = Path(local_dir) / filename
+        if not target.is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(data / "scifact" / filename, target)
+        return str(target)
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", download)
+    monkeypatch.setattr(specrun.core.network, "hub_unreachable", lambda: None)
+    online = [str(spec), "--adapter", "hashing", "-q", "--cache-dir", str(tmp_path / "cache")]
+    first = run_ok([*online, "--output", str(tmp_path / "first")], capsys)
+    (damaged,) = (tmp_path / "cache").rglob("corpus/test.parquet")
+    damaged.write_bytes(damaged.read_bytes()[:-5])
+    asked.clear()
+    code, _, err = run_cli([*online, "--output", str(tmp_path / "again")], capsys)
+    assert code == 0, err
+    assert "fails its pins" in err and asked == PARTS * 2  # checked, refused, removed, fetched afresh
+    again = run_ok([*online, "--output", str(tmp_path / "third")], capsys)
+    assert again.scores == first.scores and _sha(damaged) == _sha(data / "scifact" / "corpus" / "test.parquet")
+
+
 def test_subsets_reading_one_copy_share_one_pin_set_under_the_source(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """EuroPIRQRetrieval: three subsets, each its `<subset>-` configs of one repo; every file of the copy is what

@@ -11,12 +11,14 @@ the `lfs.sha256` the hub lists for the file at that commit, and a file downloade
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from specrun.core.errors import DataError, OfflineError, first_line
+from specrun.core.errors import DataError, OfflineError, SpecError, first_line
 from specrun.core.files import RACY_NS, memo_sha256
 from specrun.core.workspace import Workspace
 from specrun.plan import Plan, PlannedSource
@@ -102,7 +104,9 @@ def pinned_copy(plan: Plan, name: str, source: HubDataset, local: Path | None, w
         downloads = workspace.downloads()
         key = (str(downloads), source.path, source.revision, tuple(sorted(source.files)))
         known = _FETCHED.get(key)
-        local = _FETCHED[key] = known if known is not None and known.is_dir() else fetch_pinned(source, downloads)
+        local = _FETCHED[key] = known if known is not None and known.is_dir() else checked_download(
+            source, lambda: fetch_pinned(source, downloads), lambda folder: folder,
+            lambda folder: verify_copy(plan, name, source, folder, workspace.memo))
     if local.is_dir():  # else `datasets` says it is no folder
         state = _state(local, source.files)
         if state is None or state not in _VERIFIED:
@@ -112,6 +116,24 @@ def pinned_copy(plan: Plan, name: str, source: HubDataset, local: Path | None, w
         else:
             _check_read(plan, name, source, local, workspace.memo)
     return local
+
+
+def checked_download(source: HubDataset, fetch: Callable[[], Path], files_of: Callable[[Path], Path],
+                     check: Callable[[Path], None]) -> Path:
+    """A download of pinned files, checked against the pins; where it fails them, its files are removed and
+    downloaded once more, and only a fresh download that fails is refused. `hf_hub_download` keeps a file whose
+    metadata says it is the commit's, whatever its bytes now are (a download cut short, a file changed in the
+    cache): without this, a damaged download would be refused on every run until deleted by hand."""
+    folder = fetch()
+    try:
+        check(folder)
+    except SpecError as exc:
+        print(f"specrun: note: {source.path}@{source.revision[:12]}: the downloaded copy fails its pins "
+              f"({exc.message.split(': ', 1)[0]}); downloading it again", file=sys.stderr)
+        shutil.rmtree(files_of(folder), ignore_errors=True)  # ours: the workspace's downloads folder
+        folder = fetch()
+        check(folder)
+    return folder
 
 
 def _state(local: Path, files: dict[str, str]) -> tuple[Any, ...] | None:
