@@ -462,6 +462,32 @@ def _bitext_sample(_: Any, rng: np.random.Generator, n: int) -> Arrays:
     return BitextMiningProtocol().run(items, RunContext(_embedder(vectors)), NoOptions()).arrays
 
 
+# query groups (InstructIR's robustness@10): each group 2-5 instruction variants of one query, their nDCG@10 drawn
+# around the group's own level (some variants fail outright); the statistic is the mean over groups of each
+# group's lowest, resampled over queries with a group weighed by its first query (metrics.grouped)
+def _groups_build(rng: np.random.Generator) -> Arrays:
+    groups = 200_000
+    sizes = rng.integers(2, 6, groups)
+    level = np.repeat(rng.beta(2.0, 1.5, groups), sizes)
+    values = np.clip(level + 0.15 * rng.normal(size=level.size), 0.0, 1.0)
+    values[rng.random(level.size) < 0.1] = 0.0
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    return {"ndcg_cut_10": values, "sizes": sizes, "starts": starts}
+
+
+def _groups_sample(pop: Arrays, rng: np.random.Generator, n: int) -> Arrays:
+    """n groups drawn with replacement, each with all its queries; a group drawn twice is two groups."""
+    chosen = rng.integers(0, len(pop["sizes"]), n)
+    sizes = pop["sizes"][chosen]
+    offsets = np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    rows = np.repeat(pop["starts"][chosen], sizes) + offsets
+    return {"ndcg_cut_10": pop["ndcg_cut_10"][rows], "query_group": np.repeat(np.arange(n), sizes).astype(float)}
+
+
+def _groups_truth(pop: Arrays, metric: str) -> float:
+    return float(np.minimum.reduceat(pop["ndcg_cut_10"], pop["starts"]).mean())
+
+
 def _none(_: Any, __: str) -> None:
     return None
 
@@ -511,6 +537,9 @@ FAMILIES = [
     Family("corpus_reranking", ("map_cut_1000", "mrr_cut_10", "ndcg_cut_10"), (50, 200),
            "trec measures of candidates ranked per query; MTEB's Reranking tasks", _reranking_build, rows_of,
            lambda pop, metric: float(np.mean(pop[metric]))),
+    Family("query_groups", ("robustness_at_10",), (50, 200, 1000),
+           "2-5 instruction variants a query group; InstructIR's robustness@10 over its query groups", _groups_build,
+           _groups_sample, _groups_truth),
     Family("regression", ("rmse", "mae", "r2", "kendall_tau", "regression_spearman"), (100, 1000, 5000),
            "predictions fixed", _regression_build, rows_of, _regression_truth,
            skip=frozenset({("kendall_tau", 5000)})),
