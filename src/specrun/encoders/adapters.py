@@ -188,23 +188,35 @@ class HashingAdapter:
         self.info = EncoderInfo(settings=settings.with_values(max_length=self.max_length, dtype="float32"),
                                 pooling="none", normalize=True, device="cpu")
 
-    def _vector(self, text: str) -> np.ndarray:
-        words = re.findall(r"\w+", text.lower())[: self.max_length]
-        features = words + [word[i:i + 3] for word in words for i in range(max(1, len(word) - 2))]
-        vector = np.zeros(self.DIMENSIONS, dtype=np.float64)
-        for feature in features or [text]:
-            slot, sign = _feature_slot(feature, self.DIMENSIONS)
-            vector[slot] += sign
-        norm = np.linalg.norm(vector)
-        return (vector / norm if norm else vector).astype(np.float32)
-
     def encode_group(self, texts: Sequence[str], batch_size: int, role: Role = "symmetric",
                      prompt: str = "") -> np.ndarray:
-        return np.stack([self._vector(prompt + text) for text in texts]) if texts else np.empty((0, self.DIMENSIONS),
-                                                                                       dtype=np.float32)
+        """Each text's signed counts of its words' and trigrams' slots: a sum of its words' own counts (each word
+        hashed once per process), in whole integers, so the order of the sum changes no bit; L2-normalised."""
+        counts = np.zeros((len(texts), self.DIMENSIONS))
+        for row, text in enumerate(texts):
+            words = re.findall(r"\w+", (prompt + text).lower())[: self.max_length]
+            if words:
+                counts[row] = np.sum([_word_counts(word, self.DIMENSIONS) for word in words], axis=0)
+            else:  # no word at all: the text itself is the one feature
+                slot, sign = _feature_slot(prompt + text, self.DIMENSIONS)
+                counts[row, slot] = sign
+        norms = np.sqrt(np.einsum("ij,ij->i", counts, counts))  # of whole numbers: exact, in any order
+        return (counts / np.where(norms > 0, norms, 1.0)[:, None]).astype(np.float32)
 
     def close(self) -> None:
         return None
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _word_counts(word: str, dimensions: int) -> np.ndarray:
+    """A word's signed counts in the hashing adapter's slots: the word itself and each of its character trigrams
+    (a word of under three characters is its own trigram too)."""
+    counts = np.zeros(dimensions)
+    for feature in (word, *(word[i:i + 3] for i in range(max(1, len(word) - 2)))):
+        slot, sign = _feature_slot(feature, dimensions)
+        counts[slot] += sign
+    counts.flags.writeable = False  # shared by every text that holds the word
+    return counts
 
 
 @functools.lru_cache(maxsize=1 << 18)
