@@ -8,8 +8,6 @@ precision of a class never predicted, and recall of a class absent from the gold
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from specrun.core.contracts import MetricEntry
@@ -19,28 +17,37 @@ from specrun.core.registry import METRICS
 INPUTS = ("predicted_class", "gold_class")
 
 
-def _one_hot(labels: np.ndarray, n_classes: int, mask: np.ndarray | None = None) -> Any:
+def _weighted_counts(weights: np.ndarray, rows: np.ndarray, columns: np.ndarray, values: np.ndarray,
+                     width: int) -> np.ndarray:
+    """(batch, width): each cell (unit `rows[i]`, column `columns[i]`) of `values` counted with the unit's weight
+    in each weights row: one sparse product for a whole batch of resamples."""
     from scipy import sparse  # imported here: scipy.sparse costs a second at start-up
 
-    rows = np.arange(len(labels))
-    values = np.ones(len(labels)) if mask is None else mask.astype(np.float64)
-    return sparse.csr_matrix((values, (rows, labels.astype(np.int64))), shape=(len(labels), n_classes))
+    matrix = sparse.csr_matrix((values, (rows, columns)), shape=(weights.shape[1], width))
+    return np.asarray((matrix.T @ weights.T).T)
 
 
 def class_counts(predicted: np.ndarray, gold: np.ndarray,
                  weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(..., runs, classes) weighted true positives, predicted and actual counts of each class in each run."""
+    """(..., runs, classes) weighted true positives, predicted and actual counts of each class in each run: every
+    run's counts from one product (a run's classes are columns run x classes ..), then laid out run by run as
+    they always were, so every sum over them adds in the same order (the same numbers to the last bit)."""
     predicted = predicted.reshape(len(gold), -1)
+    n, runs = predicted.shape
     n_classes = int(max(gold.max(), predicted.max())) + 1
     flat = np.atleast_2d(weights)
-    actual = np.asarray((_one_hot(gold, n_classes).T @ flat.T).T)
-    tp, pred = [], []
-    for run in range(predicted.shape[1]):
-        column = predicted[:, run]
-        tp.append(np.asarray((_one_hot(gold, n_classes, column == gold).T @ flat.T).T))
-        pred.append(np.asarray((_one_hot(column, n_classes).T @ flat.T).T))
-    shape = (*weights.shape[:-1], predicted.shape[1], n_classes)
-    stack = (np.stack(tp, axis=-2), np.stack(pred, axis=-2), np.repeat(actual[..., None, :], len(tp), axis=-2))
+    labels = gold.astype(np.int64)
+    offsets = np.arange(runs) * n_classes
+    cells = np.repeat(np.arange(n), runs)
+    actual = _weighted_counts(flat, np.arange(n), labels, np.ones(n), n_classes)
+    pred = _weighted_counts(flat, cells, (predicted.astype(np.int64) + offsets).ravel(), np.ones(n * runs),
+                            runs * n_classes)
+    tp = _weighted_counts(flat, cells, (labels[:, None] + offsets).ravel(),
+                          (predicted == gold[:, None]).ravel().astype(np.float64), runs * n_classes)
+    by_run = [slice(start, start + n_classes) for start in offsets]
+    shape = (*weights.shape[:-1], runs, n_classes)
+    stack = (np.stack([tp[:, run] for run in by_run], axis=-2), np.stack([pred[:, run] for run in by_run], axis=-2),
+             np.repeat(actual[..., None, :], runs, axis=-2))
     return tuple(part.reshape(shape) for part in stack)  # type: ignore[return-value]
 
 
