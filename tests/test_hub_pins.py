@@ -172,22 +172,27 @@ def test_files_beside_a_file_format_mirror_is_refused(tmp_path: Path, capsys: py
     assert_one_line_error(code, err, contains="format parquet reads one file per split: drop `files`")
 
 
-def _fake_hub(monkeypatch: pytest.MonkeyPatch, copy: Path, asked: list[str], keep: bool = False) -> None:
+def _fake_hub(monkeypatch: pytest.MonkeyPatch, copy: Path, asked: list[str], keep: bool = False,
+              forced: list[str] | None = None) -> None:
     """hf_hub_download served from `copy` (the repo at the commit), the hub reachable; `keep`: a file already in
-    the folder is kept, whatever its bytes, as the real one keeps a file its metadata vouches for."""
+    the folder is kept, whatever its bytes, unless `force_download` (listed in `forced`), as the real one keeps a
+    file it trusts (its metadata, or its own cache)."""
     import huggingface_hub
     from huggingface_hub.errors import EntryNotFoundError
 
     import specrun.core.network
     from specrun.data import hub_files
 
-    def download(repo_id: str, filename: str, *, repo_type: str, revision: str, local_dir: Path) -> str:
+    def download(repo_id: str, filename: str, *, repo_type: str, revision: str, local_dir: Path,
+                 force_download: bool = False) -> str:
         assert (repo_id, repo_type, len(revision)) == ("mteb/sts12-sts", "dataset", 40)
         asked.append(filename)
+        if force_download and forced is not None:
+            forced.append(filename)
         if not (copy / filename).is_file():
             raise EntryNotFoundError(filename)
         target = Path(local_dir) / filename
-        if keep and target.is_file():
+        if keep and target.is_file() and not force_download:
             return str(target)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(copy / filename, target)
@@ -217,34 +222,75 @@ def test_online_the_pinned_files_are_downloaded_and_checked_before_datasets_read
 
 def test_a_damaged_download_is_downloaded_again_and_only_a_fresh_one_that_fails_is_refused(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    """A pinned file cut short in the cache's downloads folder (which the hub's download keeps) is downloaded
-    again once and the run goes on with the same numbers; a hub that now serves other bytes is refused after that
-    one fresh download. Each run is a new process' (its memo of downloads made is cleared)."""
+    """A pinned file cut short in the cache's downloads folder (which the hub's download may keep) is downloaded
+    afresh, with the card, and nothing else; the run goes on with the same numbers. A hub that now serves other
+    bytes is refused after that one fresh download. Each run is a new process' (its memos are cleared)."""
     from specrun.data import hub_files
 
     monkeypatch.delenv("SPECRUN_DATA_DIR", raising=False)
     spec, data = _pinned(tmp_path, capsys, parts=2)
     asked: list[str] = []
-    _fake_hub(monkeypatch, data / "sts12", asked, keep=True)
+    forced: list[str] = []
+    _fake_hub(monkeypatch, data / "sts12", asked, keep=True, forced=forced)
     args = [*_run(spec, None, tmp_path), "--cache-dir", str(tmp_path / "cache")]
     first = run_ok(args, capsys)
     (damaged,) = (tmp_path / "cache").rglob("test-1.parquet")
     damaged.write_bytes(damaged.read_bytes()[:-9])  # a download cut short
-    asked.clear()
-    monkeypatch.setattr(hub_files, "_FETCHED", {})
+    (unpinned,) = (tmp_path / "cache").rglob("train.parquet")
+    unpinned_state = unpinned.stat().st_mtime_ns
+    for memo in (hub_files._FETCHED, hub_files._VERIFIED):
+        memo.clear()
     code, _, err = run_cli([*args, "--output", str(tmp_path / "again")], capsys)
     assert code == 0, err
-    assert "fails its pins" in err and "test-1.parquet" in err and "downloading it again" in err
-    assert asked.count("data/test-1.parquet") == 2  # the damaged file's folder was removed: fetched afresh
+    assert "fails its pins; downloading README.md, data/test-1.parquet afresh" in err
+    assert forced == ["README.md", "data/test-1.parquet"]  # the damaged file and the card, nothing else
+    assert unpinned.stat().st_mtime_ns == unpinned_state
     again = next((tmp_path / "again").rglob("results.json")).read_text(encoding="utf-8")
     assert json.loads(again)["scores"] == json.loads(first.model_dump_json())["scores"]
     assert _sha(damaged) == _sha(data / "sts12" / "data" / "test-1.parquet")
     damaged.write_bytes(b"cut")
     _flip_a_byte(data / "sts12")  # and the hub now serves other bytes than those pinned
-    monkeypatch.setattr(hub_files, "_FETCHED", {})
+    for memo in (hub_files._FETCHED, hub_files._VERIFIED):
+        memo.clear()
+    forced.clear()
     code, _, err = run_cli([*args, "--output", str(tmp_path / "third")], capsys)
     assert_one_line_error(code, err, contains="data/test-1.parquet: expected sha256 ")
-    assert not (tmp_path / "third").exists()
+    assert forced == ["README.md", "data/test-1.parquet"] and not (tmp_path / "third").exists()
+
+
+def test_a_fresh_download_touches_no_other_pin_set_of_the_folder(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two sources of one repo at one commit pinning other files share the download folder: B's damaged file is
+    downloaded afresh alone, and A's checked copy stays readable in the same process."""
+    from specrun.core.errors import SpecError
+    from specrun.core.workspace import Workspace
+    from specrun.data import hub_files
+    from specrun.spec import HubDataset
+
+    class Plan:
+        def error(self, key: object, message: str) -> SpecError:
+            return SpecError(message)
+
+    copy = _copy(tmp_path / "data", parts=2)
+    common = {"type": "hf_dataset", "path": "mteb/sts12-sts", "revision": "a" * 40, "licence": "x",
+              "columns": {"a": "sentence1"}}
+    a, b = (HubDataset(**common, data_files={"test": name}, files={name: _sha(copy / name)})  # type: ignore[arg-type]
+            for name in ("data/test-0.parquet", "data/test-1.parquet"))
+    forced: list[str] = []
+    _fake_hub(monkeypatch, copy, [], keep=True, forced=forced)
+    monkeypatch.setattr(hub_files, "config_files_on_hub", lambda source, folder: sorted(source.files))
+    workspace = Workspace.resolve(str(tmp_path / "cache"))
+    folder = hub_files.pinned_copy(Plan(), "a", a, None, workspace)  # type: ignore[arg-type]
+    assert hub_files.pinned_copy(Plan(), "b", b, None, workspace) == folder  # type: ignore[arg-type]
+    for memo in (hub_files._FETCHED, hub_files._VERIFIED):
+        memo.clear()
+    (folder / "data/test-1.parquet").write_bytes(b"cut")
+    kept = (folder / "data/test-0.parquet").stat().st_mtime_ns
+    hub_files.pinned_copy(Plan(), "a", a, None, workspace)  # type: ignore[arg-type]
+    hub_files.pinned_copy(Plan(), "b", b, None, workspace)  # type: ignore[arg-type]
+    assert forced == ["README.md", "data/test-1.parquet"]
+    assert hub_files.pinned_copy(Plan(), "a", a, None, workspace) == folder  # type: ignore[arg-type]
+    assert (folder / "data/test-0.parquet").stat().st_mtime_ns == kept
 
 
 def test_pins_every_subset_shares_go_once_and_those_that_differ_per_subset(tmp_path: Path) -> None:

@@ -142,7 +142,8 @@ def test_online_the_pinned_files_are_downloaded_checked_and_read_by_the_format(
     spec, data = _pinned(tmp_path, capsys)
     asked: list[str] = []
 
-    def download(repo_id: str, filename: str, *, repo_type: str, revision: str, local_dir: Path) -> str:
+    def download(repo_id: str, filename: str, *, repo_type: str, revision: str, local_dir: Path,
+                 force_download: bool = False) -> str:
         assert (repo_type, len(revision)) == ("dataset", 40)
         asked.append(filename)
         target = Path(local_dir) / filename
@@ -173,10 +174,11 @@ def test_a_damaged_mirror_download_is_downloaded_again(tmp_path: Path, capsys: p
     spec, data = _pinned(tmp_path, capsys)
     asked: list[str] = []
 
-    def download(repo_id: str, filename: str, *, repo_type: str, revision: str, local_dir: Path) -> str:
-        asked.append(filename)
+    def download(repo_id: str, filename: str, *, repo_type: str, revision: str, local_dir: Path,
+                 force_download: bool = False) -> str:
+        asked.append(f"{filename} afresh" if force_download else filename)
         target = Path(local_dir) / filename
-        if not target.is_file():
+        if force_download or not target.is_file():
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(data / "scifact" / filename, target)
         return str(target)
@@ -190,7 +192,8 @@ def test_a_damaged_mirror_download_is_downloaded_again(tmp_path: Path, capsys: p
     asked.clear()
     code, _, err = run_cli([*online, "--output", str(tmp_path / "again")], capsys)
     assert code == 0, err
-    assert "fails its pins" in err and asked == PARTS * 2  # checked, refused, removed, fetched afresh
+    assert "fails its pins" in err  # checked, refused; the damaged file and the card fetched afresh, then all kept
+    assert asked == [*PARTS, "README.md afresh", "corpus/test.parquet afresh", *PARTS]
     again = run_ok([*online, "--output", str(tmp_path / "third")], capsys)
     assert again.scores == first.scores and _sha(damaged) == _sha(data / "scifact" / "corpus" / "test.parquet")
 

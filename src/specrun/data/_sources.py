@@ -194,14 +194,14 @@ def read_source_split(plan: Plan, planned: PlannedSource, source_split: str, dat
     """The rows of one source split, where they came from, and the sha256 of the file read (for provenance)."""
     source = planned.declared
     if isinstance(source, HubDataset) and source.mirror is not None and source.files:
-        from specrun.data.hub_files import checked_download, fetch_mirror, verify_mirror
+        from specrun.data.hub_files import checked_download, fetch_mirror, mirror_folder, verify_mirror
 
         workspace = workspace or Workspace.resolve()  # pinned mirror files: checked before the format reads a byte
-        memo, downloads = workspace.memo, workspace.downloads()
+        memo = workspace.memo
         if data_dir is None:
-            data_dir = checked_download(source, lambda: fetch_mirror(source, planned.name, downloads),
-                                        lambda folder: folder / planned.name,
-                                        lambda folder: verify_mirror(plan, planned, folder, memo))
+            local = mirror_folder(source, planned.name, workspace.downloads())
+            data_dir = checked_download(source, local, memo, lambda: fetch_mirror(source, local),
+                                        lambda: verify_mirror(plan, planned, local.parent, memo)).parent
         else:
             verify_mirror(plan, planned, data_dir, memo)
     if isinstance(source, HubDataset) and (source.mirror is None or data_dir is None):

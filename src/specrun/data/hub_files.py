@@ -11,7 +11,6 @@ the `lfs.sha256` the hub lists for the file at that commit, and a file downloade
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -104,9 +103,11 @@ def pinned_copy(plan: Plan, name: str, source: HubDataset, local: Path | None, w
         downloads = workspace.downloads()
         key = (str(downloads), source.path, source.revision, tuple(sorted(source.files)))
         known = _FETCHED.get(key)
-        local = _FETCHED[key] = known if known is not None and known.is_dir() else checked_download(
-            source, lambda: fetch_pinned(source, downloads), lambda folder: folder,
-            lambda folder: verify_copy(plan, name, source, folder, workspace.memo))
+        if known is None or not known.is_dir():
+            folder = _download_folder(source, downloads, "hf_dataset")
+            known = checked_download(source, folder, workspace.memo, lambda: fetch_pinned(source, folder),
+                                     lambda: verify_copy(plan, name, source, folder, workspace.memo))
+        local = _FETCHED[key] = known
     if local.is_dir():  # else `datasets` says it is no folder
         state = _state(local, source.files)
         if state is None or state not in _VERIFIED:
@@ -118,21 +119,28 @@ def pinned_copy(plan: Plan, name: str, source: HubDataset, local: Path | None, w
     return local
 
 
-def checked_download(source: HubDataset, fetch: Callable[[], Path], files_of: Callable[[Path], Path],
-                     check: Callable[[Path], None]) -> Path:
-    """A download of pinned files, checked against the pins; where it fails them, its files are removed and
-    downloaded once more, and only a fresh download that fails is refused. `hf_hub_download` keeps a file whose
-    metadata says it is the commit's, whatever its bytes now are (a download cut short, a file changed in the
-    cache): without this, a damaged download would be refused on every run until deleted by hand."""
-    folder = fetch()
+def checked_download(source: HubDataset, folder: Path, memo_dir: Path | None, fetch: Callable[[], object],
+                     check: Callable[[], None]) -> Path:
+    """A pinned source's files downloaded into `folder` and checked; where the copy fails (a pinned file
+    missing or other than its pin, a card `datasets` cannot read), the card and each pinned file that differs from
+    its pin are downloaded afresh (`force_download`: past any file hf kept, its own cache included), and only a
+    copy that still fails is refused. Nothing else in the folder, which other pin sets of the repo at the commit
+    share, is touched. Without this a download cut short was refused on every run until deleted by hand."""
     try:
-        check(folder)
-    except SpecError as exc:
-        print(f"specrun: note: {source.path}@{source.revision[:12]}: the downloaded copy fails its pins "
-              f"({exc.message.split(': ', 1)[0]}); downloading it again", file=sys.stderr)
-        shutil.rmtree(files_of(folder), ignore_errors=True)  # ours: the workspace's downloads folder
-        folder = fetch()
-        check(folder)
+        fetch()
+        check()
+        return folder
+    except OfflineError:
+        raise
+    except (SpecError, DataError):
+        stale = [CARD, *(relative for relative, pin in sorted((source.files or {}).items())
+                         if not (folder / relative).is_file() or memo_sha256(folder / relative, memo_dir) != pin)]
+    print(f"specrun: note: {source.path}@{source.revision[:12]}: the downloaded copy fails its pins; downloading "
+          f"{', '.join(stale)} afresh", file=sys.stderr)
+    for relative in stale:
+        _download(source, relative, folder, force=True)
+    fetch()
+    check()
     return folder
 
 
@@ -257,38 +265,43 @@ def _download_folder(source: HubDataset, downloads: Path, kind: str) -> Path:
     return downloads / kind / source.path.replace("/", "__") / source.revision
 
 
-def fetch_mirror(source: HubDataset, name: str, downloads: Path) -> Path:
+def mirror_folder(source: HubDataset, name: str, downloads: Path) -> Path:
+    """Where a pinned `mirror` source read online is downloaded: <folder>/<name>/, its files as in the repo; the
+    hub known reachable."""
+    return _download_folder(source, downloads, "hf_dataset_mirror") / name
+
+
+def fetch_mirror(source: HubDataset, local: Path) -> None:
     """A pinned `mirror` source read online: its pinned files (every file its format may read, the card included)
-    of the repo at the commit, downloaded into <folder>/<name>/, and <folder> returned as the data folder to read
-    it from, verified and read by its format as a local copy is (a file already there is checked again)."""
-    folder = _download_folder(source, downloads, "hf_dataset_mirror")
-    print(f"specrun: note: {source.path}@{source.revision[:12]}: downloading its {len(source.files)} pinned "
-          f"file(s) to {folder / name}, checked against `files:` before they are read", file=sys.stderr)
-    for relative in sorted(source.files):
-        _download(source, relative, folder / name)
-    return folder
+    of the repo at the commit, downloaded into `local` (`mirror_folder`), whose parent is then read as the data
+    folder, verified and read by its format as a local copy is (a file already there is checked again)."""
+    print(f"specrun: note: {source.path}@{source.revision[:12]}: downloading its {len(source.files or {})} pinned "
+          f"file(s) to {local}, checked against `files:` before they are read", file=sys.stderr)
+    for relative in sorted(source.files or {}):
+        _download(source, relative, local)
 
 
-def fetch_pinned(source: HubDataset, downloads: Path) -> Path:
+def fetch_pinned(source: HubDataset, folder: Path) -> None:
     """The card, every pinned file and the config's other files (its other splits, which `datasets` prepares
-    too: read, never turned into items) of the repo at the commit, downloaded into a folder of their own, to be
-    verified and read as a local copy (a file already there is checked again, never trusted)."""
-    folder = _download_folder(source, downloads, "hf_dataset")
-    print(f"specrun: note: {source.path}@{source.revision[:12]}: downloading its {len(source.files)} pinned "
+    too: read, never turned into items) of the repo at the commit, downloaded into `folder` (a folder of their
+    own, `_download_folder`), to be verified and read as a local copy (a file already there is checked again,
+    never trusted)."""
+    print(f"specrun: note: {source.path}@{source.revision[:12]}: downloading its {len(source.files or {})} pinned "
           f"file(s) to {folder}, checked against `files:` before `datasets` reads them there", file=sys.stderr)
     _download(source, CARD, folder)
-    for relative in sorted(set(source.files) | set(config_files_on_hub(source, folder))):
+    for relative in sorted(set(source.files or {}) | set(config_files_on_hub(source, folder))):
         _download(source, relative, folder)
-    return folder
 
 
-def _download(source: HubDataset, relative: str, folder: Path) -> None:
-    """One file of the repo at the commit into `folder` (a missing card is no error: the spec's data_files)."""
+def _download(source: HubDataset, relative: str, folder: Path, force: bool = False) -> None:
+    """One file of the repo at the commit into `folder` (a missing card is no error: the spec's data_files);
+    `force`: downloaded afresh even where hf holds a copy it trusts."""
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import EntryNotFoundError
 
     try:
-        hf_hub_download(source.path, relative, repo_type="dataset", revision=source.revision, local_dir=folder)
+        hf_hub_download(source.path, relative, repo_type="dataset", revision=source.revision, local_dir=folder,
+                        **({"force_download": True} if force else {}))
     except EntryNotFoundError:
         if relative != CARD:
             raise DataError(f"{source.path}@{source.revision[:12]} has no file {relative}") from None
