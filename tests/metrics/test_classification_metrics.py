@@ -65,3 +65,39 @@ def test_average_precision_of_a_multi_class_task_is_refused_in_words() -> None:
     gold = np.array([0, 1, 2, 1.0])
     with pytest.raises(MetricError, match="ap_binary needs exactly two labels; the evaluated items hold 3"):
         average_precision_binary(gold[:, None], gold, np.ones(4))
+
+
+@pytest.mark.parametrize(("n", "n_classes", "runs", "batch"), [(60, 4, 1, 0), (200, 9, 3, 7), (50, 1, 2, 5),
+                                                               (120, 120, 1, 3)])
+def test_class_counts_are_a_plain_loop_bit_for_bit(n: int, n_classes: int, runs: int, batch: int) -> None:
+    """Each weighted count (true positives, predictions, gold, per run and class) is the sum a plain Python loop
+    over the units gives (whole-number weights: exact in any order), and every measure built on them is the same
+    computation on those counts: the sparse product of all runs at once changes no bit."""
+    from specrun.metrics.classification import class_counts
+
+    rng = np.random.default_rng(n + runs)
+    gold = rng.integers(0, n_classes, n).astype(float)
+    predicted = np.where(rng.random((n, runs)) < 0.6, gold[:, None], rng.integers(0, n_classes, (n, runs)))
+    weights = rng.poisson(1.0, (batch, n)).astype(float) if batch else np.ones(n)
+    tp, pred, actual = class_counts(predicted.astype(float), gold, weights)
+    rows, found = np.atleast_2d(weights), int(max(gold.max(), predicted.max())) + 1  # the classes seen
+    for b, row in enumerate(rows):
+        want = np.zeros((3, runs, found))
+        for unit in range(n):
+            for run in range(runs):
+                label, guess = int(gold[unit]), int(predicted[unit, run])
+                want[0, run, label] += row[unit] * (label == guess)
+                want[1, run, guess] += row[unit]
+                want[2, run, label] += row[unit]
+        got = [part[b] if batch else part for part in (tp, pred, actual)]
+        assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
+
+
+@pytest.mark.parametrize("bad", [-1.0, 1.5])
+def test_a_class_code_that_is_no_class_is_refused(bad: float) -> None:
+    """A negative code would be counted in another run's columns, a fraction in another class: refused."""
+    from specrun.metrics.classification import f1_macro
+
+    predicted = np.array([[0.0, 1.0], [1.0, bad], [1.0, 0.0]])
+    with pytest.raises(MetricError, match="class codes are whole numbers from 0"):
+        f1_macro(predicted, np.array([0.0, 1.0, 1.0]), np.ones(3))

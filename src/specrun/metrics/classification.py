@@ -34,6 +34,10 @@ def class_counts(predicted: np.ndarray, gold: np.ndarray,
     they always were, so every sum over them adds in the same order (the same numbers to the last bit)."""
     predicted = predicted.reshape(len(gold), -1)
     n, runs = predicted.shape
+    for codes in (gold, predicted):  # a code below 0 would count in another run's columns, a fraction in another class
+        bad = codes[(codes < 0) | (codes != np.floor(codes))]
+        if bad.size:
+            raise MetricError(f"class codes are whole numbers from 0; found {bad.flat[0]!r}")
     n_classes = int(max(gold.max(), predicted.max())) + 1
     flat = np.atleast_2d(weights)
     labels = gold.astype(np.int64)
