@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import re
 import typing
 from typing import Any
@@ -32,13 +33,19 @@ def with_default(text: str, default: Any) -> str:
     return f"{text} (default: {default:g})" if isinstance(default, float) else f"{text} (default: {default})"
 
 
+@functools.cache
+def option_types() -> dict[str, Any]:
+    """Each RunOptions field's type, resolved once (a flag is made per field, and the grammar once per process)."""
+    return typing.get_type_hints(RunOptions)
+
+
 def add_option_flag(parser: Any, name: str, *flags: str) -> None:
     """A flag for a RunOptions field: `--<name>` (or `flags`), its help, metavar and grammar from the field's
     metadata (`core.options._option`), the default from DEFAULTS, the value's check from its type: a switch for
     a bool, a positive integer for an int, a positive number for a float, comma-separated names for a tuple."""
     field = next(f for f in dataclasses.fields(RunOptions) if f.name == name)
     default = getattr(DEFAULTS, name)
-    kind = typing.get_type_hints(RunOptions)[name]
+    kind = option_types()[name]
     options: dict[str, Any] = {"help": with_default(field.metadata["help"], default)}
     if kind is bool:
         options["action"] = "store_true"
