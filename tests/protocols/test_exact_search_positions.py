@@ -116,6 +116,26 @@ def test_the_approximate_kernel_is_within_its_bound(dim: int) -> None:
 
 
 @pytest.mark.parametrize("case", [
+    {"maker": near_ties, "seed": 10, "n_docs": 2_500, "n_queries": 40, "dim": 48},  # copies, one-ulp copies
+    {"maker": clustered, "seed": 11, "n_docs": 2_200, "n_queries": 30, "dim": 8, "levels": 1},  # ties everywhere
+])
+def test_narrow_blocks_and_small_tasks_give_the_same_positions(case: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blocks of scores narrower than a chunk (every chunk after the first), and the re-scoring in small blocks
+    and tasks (runs of one query's pairs cut between them): the positions of whole-chunk blocks, and of a full
+    sort."""
+    options = dict(case)
+    queries, docs = options.pop("maker")(**options)
+    want = rank_positions(queries, lambda a, b: docs[a:b], len(docs), 150, chunk_size=1_000)
+    monkeypatch.setattr(exact, "COLUMNS", 37)  # 27 blocks a chunk after the first, the last one narrower
+    monkeypatch.setattr(exact, "BLOCK_BYTES", 4 * 37 * 9)  # 9 queries a block: several blocks, on threads
+    monkeypatch.setattr(pairs, "RESCORE_ROWS", 100)  # runs of ~60 pairs a query a chunk, cut between blocks
+    monkeypatch.setattr(pairs, "TASK_PAIRS", 300)
+    got = rank_positions(queries, lambda a, b: docs[a:b], len(docs), 150, chunk_size=1_000)
+    assert np.array_equal(got[0], want[0]) and got[1] == want[1]
+    np.testing.assert_array_equal(got[0], brute_force(queries, docs, 150)[0])
+
+
+@pytest.mark.parametrize("case", [
     {"maker": near_ties, "seed": 8, "n_docs": 2_500, "n_queries": 60, "dim": 48},  # copies, one-ulp copies
     {"maker": clustered, "seed": 9, "n_docs": 1_800, "n_queries": 50, "dim": 8, "levels": 1},  # ties everywhere
 ])
@@ -129,6 +149,7 @@ def test_blocks_of_queries_on_threads_keep_what_one_thread_keeps(case: dict, mon
     pools: list[object] = []
     row_pools: list[int] = []
     monkeypatch.setattr(ranking, "ThreadPoolExecutor", lambda n: row_pools.append(n) or ThreadPoolExecutor(n))
+    monkeypatch.setattr(pairs, "usable_cores", lambda: 4)  # three threads are run, whatever this machine has
     block_threads = exact._block_threads
 
     def spying(*args: object) -> object:
@@ -144,7 +165,7 @@ def test_blocks_of_queries_on_threads_keep_what_one_thread_keeps(case: dict, mon
         ranked = rank_corpus(queries, lambda a, b: docs[a:b], len(docs), 120, chunk_size=300, threads=threads)
         results.append((*found, positions[0], *ranked[:2]))
     assert [pool is None for pool in pools] == [True] * 3 + [False] * 6  # three searches a thread count
-    assert row_pools == [2, 2, 3, 3]  # rank_positions' two stages of blocks of rows, at 2 and 3 threads
+    assert row_pools == [2, 2, 2, 3, 3, 3]  # rank_positions' three stages of blocks of rows, at 2 and 3 threads
     for threaded in results[1:]:
         for got, want in zip(threaded, results[0], strict=True):
             assert got.dtype == want.dtype and np.array_equal(got, want)

@@ -28,7 +28,8 @@ def test_the_search_runs_on_the_threads_asked_and_ranks_the_same(tmp_path: Path,
     monkeypatch.setattr(pairs, "ThreadPoolExecutor",
                         lambda n: widths.setdefault("rescore", []).append(n) or ThreadPoolExecutor(n))
     outputs = {}
-    for threads in (None, 1, 2, 3):
+    monkeypatch.setattr(pairs, "usable_cores", lambda: 3)  # three threads are run, whatever this machine has
+    for threads in (None, 1, 2, 3, 64):
         widths.clear()
         flags = [] if threads is None else ["--search-threads", str(threads)]
         out = tmp_path / f"out-{threads}"
@@ -39,8 +40,9 @@ def test_the_search_runs_on_the_threads_asked_and_ranks_the_same(tmp_path: Path,
         if threads is None:
             assert widths["rescore"] == [pairs.rescore_threads()] * len(widths["rescore"])
             continue
-        assert widths.get("blocks", []) == ([] if threads == 1 else [threads]), widths
-        assert widths["rescore"] and set(widths["rescore"]) == {threads}, widths
+        width = min(threads, pairs.usable_cores())  # more threads than cores only wait on each other
+        assert widths.get("blocks", []) == ([] if width == 1 else [width]), widths
+        assert widths["rescore"] and set(widths["rescore"]) == {width}, widths
     assert all(found == outputs[None] for found in outputs.values())
     assert b"q0" in outputs[None][1]  # the predictions name the queries: not an empty file compared
 
@@ -54,11 +56,14 @@ def test_a_thread_count_that_is_not_a_positive_integer_is_one_line(value: str, t
     assert not any(tmp_path.iterdir())
 
 
-def test_the_default_honours_blas_width() -> None:
+def test_the_default_honours_blas_width_and_no_count_passes_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
     """No --search-threads: as many threads as BLAS has (which OMP_NUM_THREADS and OPENBLAS_NUM_THREADS set),
-    at most the cores; the re-scoring at most RESCORE_THREADS of them."""
+    at most the usable cores; the re-scoring at most RESCORE_THREADS of them. A count asked is held to the
+    cores too (2,000 threads on a few cores only wait on each other)."""
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1, user_api="blas"):
         assert pairs.search_threads() == 1 and pairs.rescore_threads() == 1
+    monkeypatch.setattr(pairs, "usable_cores", lambda: 6)
     assert pairs.search_threads(5) == 5 and pairs.rescore_threads(5) == 5
+    assert pairs.search_threads(2_000) == 6 and pairs.rescore_threads(2_000) == 6

@@ -66,9 +66,10 @@ class RunOptions:
         30.0, f"seconds to reach or start the Ray cluster; the actors' start and each encoded group may take "
               f"{RAY_WAIT_FACTOR} times it", "execution", "S")
     search_threads: int | None = _option(
-        None, "threads the exact corpus search by cosine computes on (its products, cuts and re-scoring): the "
-              "same rankings for any number (default: as many as BLAS has, which honours OMP_NUM_THREADS and "
-              "OPENBLAS_NUM_THREADS, at most the cores)", "execution", "N")
+        None, "threads the exact corpus search by cosine computes on in this process (its float32 products and "
+              "cuts, its float64 re-scoring and order; with --executor ray the candidate pass runs on the actors): "
+              "the same rankings for any number (default: as many as BLAS has, which honours OMP_NUM_THREADS and "
+              "OPENBLAS_NUM_THREADS, the re-scoring at most 4; never more than the usable cores)", "execution", "N")
     output: str = _option(
         "results", "results root; writes ROOT/<spec id>/<model>[+<setting>...]/results.json and report.md, the "
                    "settings chosen away from their defaults naming the folder, e.g. +dtype-bfloat16", "execution",

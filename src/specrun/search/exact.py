@@ -27,7 +27,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -35,15 +35,15 @@ import numpy as np
 from specrun.core.errors import SpecrunError
 from specrun.core.mapping import ChunkMap
 from specrun.search.cosine import COSINE_DECIMALS, check_norms, cosine_rows
-from specrun.search.pairs import exact_scores, search_threads
+from specrun.search.pairs import exact_scores, one_blas_thread, search_threads
 from specrun.search.ranking import ranked_by_bounds
 
 BLOCK_BYTES = 8 * 2**20  # one block of float32 scores, queries x documents
+COLUMNS = 4_096  # a block's documents after the first chunk: sgemm 1.35 x as fast at 512 x 4,096 as at 128 x 16,384
 SAMPLE = 8  # a first chunk's bar is guessed from every 8th score
 PRESELECT = 4  # a row of a block with over 4 x width scores above its bar is cut within the block first
 MERGE_ROWS = 256  # queries of another search's best met at once (a cut copies their slots)
 UNIT_ROUNDOFF = 2.0**-24  # float32
-_BLAS_LIMIT = threading.Lock()  # held while a search holds BLAS at one thread
 
 
 def _pad(rows: int, columns: int, first: int = 0) -> np.ndarray:
@@ -77,33 +77,41 @@ class BestScores:
     and the query is cut back to its best `width` only when they run out. So a block of scores costs one compare
     and the gathering of its few hits, not a partition per chunk (the hits per query fall as 1 / chunks read)."""
 
-    def __init__(self, rows: int, width: int, spare: int | None = None, positions: type = np.int64) -> None:
-        self.width = width
+    def __init__(self, rows: int, width: int, spare: int | None = None, positions: type = np.int64,
+                 pool: ThreadPoolExecutor | None = None) -> None:
+        self.width = width  # the slots (C order) are filled on the pool where given: a first touch, zeroed memory
         slots = width + (width if spare is None else spare)
-        self.scores = np.array(_pad(rows, slots))
-        self.positions = np.full((rows, slots), -1, dtype=positions)  # int32 where the corpus allows
+        self.scores = np.empty((rows, slots), dtype=np.float32)
+        self.positions = np.empty((rows, slots), dtype=positions)  # int32 where the corpus allows
+
+        def fill(low: int) -> None:
+            self.scores[low:low + 1024], self.positions[low:low + 1024] = _pad(1, slots), -1
+
+        list((pool.map if pool is not None else map)(fill, range(0, rows, 1024)))
         self.filled = np.zeros(rows, dtype=np.int64)
         self.bar = np.full(rows, -np.inf, dtype=np.float32)
 
-    def add(self, first: int, scores: np.ndarray, positions: np.ndarray) -> None:
+    def add(self, first: int, scores: np.ndarray, positions: np.ndarray, above: np.ndarray | None = None) -> None:
         """Meet rows first..first + len(scores) with `scores` (those rows x m) of documents at `positions` (m,
-        the same for every row, or rows x m)."""
+        the same for every row, or rows x m); `above`, where given, a caller's buffer of at least rows x m booleans
+        for the compare (a fresh one a block is fresh memory the kernel zeroes)."""
         rows = slice(first, first + len(scores))
         scores = np.ascontiguousarray(scores, dtype=np.float32)
         n, m = scores.shape
         bar = self.bar[rows]
         if m > PRESELECT * self.width and not np.isfinite(bar).any():  # rows that hold nothing yet: a first chunk
             bar = self.bar[rows] = self._guess(scores)
-        hits = np.flatnonzero(scores > bar[:, None])  # in row order: a row's hits lie between its bounds
+        above = np.empty(n * m, dtype=bool) if above is None else above[:n * m]
+        hits = np.flatnonzero(np.greater(scores, bar[:, None], out=above.reshape(n, m)))  # in row order
         counts = np.diff(np.searchsorted(hits, np.arange(0, (n + 1) * m, m)))
         if int((self.filled[rows] + counts).max()) > self.scores.shape[1]:
             self._cut(rows, scores, positions, hits, counts)
             return
         if not hits.size:
             return
-        row_of, slot = _places(counts, self.filled[rows])
-        self.scores[row_of + first, slot] = scores.reshape(-1)[hits]
-        self.positions[row_of + first, slot] = _at(positions, hits, m)
+        places = _places(counts, self.filled[rows], self.scores.shape[1], first)
+        self.scores.reshape(-1)[places] = scores.reshape(-1)[hits]
+        self.positions.reshape(-1)[places] = _at(positions, hits, m)
         self.filled[rows] += counts
 
     def _guess(self, scores: np.ndarray) -> np.ndarray:
@@ -132,7 +140,7 @@ class BestScores:
         counts = counts.copy()
         counts[many] = 0
         most = max(width if many.size else 0, int(counts.max()))
-        new_s = np.array(_pad(n, most))
+        new_s = np.array(_pad(n, most), order="C")
         new_i = np.full((n, most), -1, dtype=self.positions.dtype)
         if many.size:
             block = scores if many.size == n else scores[many]  # (all of them: the first chunk, not copied)
@@ -141,9 +149,9 @@ class BestScores:
             new_i[many, :width] = (positions[keep] if positions.ndim == 1
                                    else np.take_along_axis(positions[many], keep, axis=1))
             del block, keep
-        row_of, slot = _places(counts, np.zeros(n, dtype=np.int64))
-        new_s[row_of, slot] = scores.reshape(-1)[hits]
-        new_i[row_of, slot] = _at(positions, hits, m)
+        places = _places(counts, np.zeros(n, dtype=np.int64), most)
+        new_s.reshape(-1)[places] = scores.reshape(-1)[hits]
+        new_i.reshape(-1)[places] = _at(positions, hits, m)
         held = int(self.filled[rows].max())
         if held:  # the slots held, not the empty ones after them
             new_s = np.concatenate([self.scores[rows, :held], new_s], axis=1)
@@ -158,29 +166,31 @@ class BestScores:
         self.filled[rows] = width
         self.bar[rows] = new_s.min(axis=1)
 
-    def best(self, rows_per_cut: int = 1024) -> tuple[np.ndarray, np.ndarray]:
-        """Each row's best `width` (scores, positions), unordered; the slots are released."""
+    def best(self, pool: ThreadPoolExecutor | None = None, rows_per_cut: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's best `width` (scores, positions), unordered, a block of rows at a time (on the pool's threads
+        where given: the argpartitions release the GIL); the slots are released."""
         width, n = self.width, len(self.scores)
-        out_s = np.empty((n, width), dtype=np.float32)
-        out_i = np.empty((n, width), dtype=np.int64)
-        for low in range(0, n, rows_per_cut):
+        out_s, out_i = np.empty((n, width), dtype=np.float32), np.empty((n, width), dtype=np.int64)
+
+        def cut(low: int) -> None:
             held = max(width, int(self.filled[low:low + rows_per_cut].max()))  # a row just cut holds `width`
             block_s, block_i = self.scores[low:low + rows_per_cut, :held], self.positions[low:low + rows_per_cut, :held]
-            if held == width:
-                out_s[low:low + rows_per_cut], out_i[low:low + rows_per_cut] = block_s, block_i
-                continue
-            keep = np.argpartition(block_s, block_s.shape[1] - width, axis=1)[:, block_s.shape[1] - width:]
-            out_s[low:low + rows_per_cut] = np.take_along_axis(block_s, keep, axis=1)
-            out_i[low:low + rows_per_cut] = np.take_along_axis(block_i, keep, axis=1)
+            if held > width:
+                keep = np.argpartition(block_s, held - width, axis=1)[:, held - width:]
+                block_s, block_i = np.take_along_axis(block_s, keep, axis=1), np.take_along_axis(block_i, keep, axis=1)
+            out_s[low:low + rows_per_cut], out_i[low:low + rows_per_cut] = block_s, block_i
+
+        list((pool.map if pool is not None else map)(cut, range(0, n, rows_per_cut)))
         self.scores = self.positions = np.empty((0, 0))
         return out_s, out_i
 
 
-def _places(counts: np.ndarray, first_free: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Where a block's flat hits (in row order, `counts` a row) go: each hit's row, and its slot in that row,
-    from the row's first free slot on."""
-    row_of = np.repeat(np.arange(len(counts)), counts)
-    return row_of, np.arange(row_of.size) - np.repeat(np.cumsum(counts) - counts - first_free, counts)
+def _places(counts: np.ndarray, first_free: np.ndarray, columns: int, first: int = 0) -> np.ndarray:
+    """Where a block's flat hits (in row order, `counts` a row) go in a C-ordered array of `columns` a row: each
+    hit's flat index, in row first + its row, from that row's first free slot on (one flat index, where a
+    (row, slot) pair of indices cost 5 x the time to write, measured)."""
+    rows = np.arange(first, first + len(counts)) * columns + first_free - (np.cumsum(counts) - counts)
+    return np.arange(int(counts.sum())) + np.repeat(rows, counts)
 
 
 def _at(positions: np.ndarray, hits: np.ndarray, columns: int) -> np.ndarray:
@@ -211,11 +221,21 @@ def _search_chunk(unit_q: np.ndarray, chunk: np.ndarray, start: int, best: BestS
         found_s, found_i = index.search(np.ascontiguousarray(unit_q), min(best.width, stop - start))
         _add_in_blocks(best, found_s, found_i.astype(np.int64) + start)
         return
-    block = max(1, BLOCK_BYTES // (4 * (stop - start)))
+    columns = min(len(unit), COLUMNS) if best.filled.any() else len(unit)  # empty rows: the whole chunk (`_guess`)
+    block = max(1, BLOCK_BYTES // (4 * columns))
+    block = -(-len(unit_q) // -(-len(unit_q) // block))  # the same rows a block, so the threads finish together
     positions = np.arange(start, stop, dtype=np.int64)
+    buffers = threading.local()
 
     def meet(q: int) -> None:
-        best.add(q, unit_q[q:q + block] @ unit.T, positions)
+        queries = unit_q[q:q + block]
+        if not hasattr(buffers, "scores"):  # one block of scores a thread, reused: no fresh mapping a block
+            buffers.scores = np.empty(block * columns, dtype=np.float32)
+            buffers.above = np.empty(block * columns, dtype=bool)
+        for low in range(0, len(unit), columns):  # a row's blocks in corpus order, one after the other
+            part = unit[low:low + columns]
+            scores = buffers.scores[:len(queries) * len(part)].reshape(len(queries), len(part))
+            best.add(q, np.matmul(queries, part.T, out=scores), positions[low:low + columns], buffers.above)
 
     list((pool.map if pool is not None else map)(meet, range(0, len(unit_q), block)))
 
@@ -229,16 +249,14 @@ def _block_threads(n_queries: int, chunk_rows: int, search: str,
     chunk has too few blocks to share or faiss multiplies: BLAS as it is, or at `threads` when they are given."""
     blocks = -(-n_queries // max(1, BLOCK_BYTES // (4 * max(1, chunk_rows))))
     width = min(search_threads(threads), blocks // 2) if search == "numpy" and blocks >= 4 else 1
-    if width < 2 and threads is None:
+    if width > 1:
+        with one_blas_thread(), ThreadPoolExecutor(width) as pool:
+            yield pool
+    elif threads is not None:
+        with one_blas_thread(search_threads(threads)):
+            yield None
+    else:
         yield None
-        return
-    from threadpoolctl import threadpool_limits
-
-    # the limit is process-wide: two searches on threads at once take turns, or one could restore the other's
-    # limit under it (and BLAS stay at one thread after both)
-    with (_BLAS_LIMIT, threadpool_limits(1 if width > 1 else threads, user_api="blas"),
-          ThreadPoolExecutor(width) if width > 1 else nullcontext() as pool):
-        yield pool
 
 
 def _add_in_blocks(best: BestScores, scores: np.ndarray, positions: np.ndarray) -> None:
@@ -269,20 +287,22 @@ def candidates(queries: np.ndarray, documents: Callable[[int, int], np.ndarray],
     there (`chunk_candidates`) and its best merged here; else the chunks are searched in this process, on
     `threads` threads (`_block_threads`)."""
     unit_q = _unit_rows(queries)
-    best = BestScores(len(unit_q), width, positions=np.int32 if n_docs < 2**31 else np.int64)
+    kind = np.int32 if n_docs < 2**31 else np.int64
     if search == "faiss":
         _faiss()  # a missing faiss is one line before any chunk is read
     spans = [(start, min(start + chunk_size, n_docs)) for start in range(0, n_docs, chunk_size)]
     if mapper is not None:
+        best = BestScores(len(unit_q), width, positions=kind)
         chunks = ((np.asarray(documents(start, stop), dtype=np.float32), start, width, search)
                   for start, stop in spans)
         for found_s, found_i in mapper(chunk_candidates, unit_q, chunks):
             _add_in_blocks(best, found_s, found_i)
         return best.best()
     with _block_threads(len(unit_q), min(chunk_size, n_docs), search, threads) as pool:
+        best = BestScores(len(unit_q), width, positions=kind, pool=pool)
         for start, stop in spans:  # the chunk is held by _search_chunk alone, which frees it once normalised
             _search_chunk(unit_q, np.asarray(documents(start, stop), dtype=np.float32), start, best, search, pool)
-    return best.best()
+        return best.best(pool)
 
 
 def _ordered(scores: np.ndarray, positions: np.ndarray) -> np.ndarray:

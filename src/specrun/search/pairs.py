@@ -10,34 +10,53 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, nullcontext
+from functools import partial
 
 import numpy as np
 
 from specrun.search.cosine import checked_norms, cosine_of_dots, row_dots
 
 RESCORE_ROWS = 1_024  # (query, candidate) pairs re-scored per block (float64 rows of both sides: ~6 MB at 384)
+TASK_PAIRS = 8 * RESCORE_ROWS  # pairs a thread's task: fewer tasks, fewer wake-ups of the waiting thread
 RUN_PAIRS = 16  # pairs of one query a block, on average, from which its row is met as one row, not copied
 RESCORE_THREADS = 4  # by default at most this many re-scoring threads (gathers, einsum and BLAS release the GIL)
 NORM_ROWS = 4_096  # rows whose norms are taken at once: a chunk's rows are never all copied to float64
 DOUBLE_ROUNDOFF = 2.0**-53
+_BLAS_LIMIT = threading.Lock()  # held while a search holds BLAS at one thread
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity where the system says, else the machine's)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def search_threads(requested: int | None = None) -> int:
     """The threads a search computes on: `requested` (the run's --search-threads), else as many as BLAS has (it
-    honours OMP_NUM_THREADS and OPENBLAS_NUM_THREADS), at most the cores."""
-    if requested:
-        return requested
-    from threadpoolctl import threadpool_info
+    honours OMP_NUM_THREADS and OPENBLAS_NUM_THREADS); at most the usable cores (more only wait on each other)."""
+    if not requested:
+        from threadpoolctl import threadpool_info
 
-    blas = max((lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"), default=1)
-    return max(1, min(blas, os.cpu_count() or 1))
+        requested = max((lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"), default=1)
+    return max(1, min(requested, usable_cores()))
 
 
 def rescore_threads(requested: int | None = None) -> int:
-    """The re-scoring's threads: `requested`, else search_threads' default up to RESCORE_THREADS."""
-    return requested or min(RESCORE_THREADS, search_threads())
+    """The re-scoring's and the order's threads: `requested`'s, else search_threads' default up to RESCORE_THREADS."""
+    return search_threads(requested) if requested else min(RESCORE_THREADS, search_threads())
+
+
+@contextmanager
+def one_blas_thread(threads: int = 1) -> Iterator[None]:
+    """BLAS at one thread (or `threads`) while a search's own threads multiply (BLAS' threads would wait spinning
+    beside them). The limit is process-wide: two searches on threads at once take turns, or one could restore the
+    other's limit under it (and BLAS stay at one thread after both)."""
+    from threadpoolctl import threadpool_limits
+
+    with _BLAS_LIMIT, threadpool_limits(threads, user_api="blas"):
+        yield
 
 
 def approximate_error(dim: int) -> float:
@@ -49,59 +68,98 @@ def approximate_error(dim: int) -> float:
 
 def exact_scores(queries: np.ndarray, documents: Callable[[int, int], np.ndarray], n_docs: int,
                  positions: np.ndarray, chunk_size: int, wanted: np.ndarray | None = None,
-                 exact: bool = True, threads: int | None = None) -> np.ndarray:
+                 exact: bool = True, out: np.ndarray | None = None, threads: int | None = None) -> np.ndarray:
     """cosine_rows of each query (row) with each of its candidate documents (corpus positions) where `wanted`
     (default: all; -inf elsewhere), in one pass over the corpus in chunk order: the pairs are sorted by chunk,
-    then by query, once; each chunk that holds some is read once (`documents`), its candidates' rows taken (in
-    float32 where the chunk is, widened a block at a time) and scored in blocks of RESCORE_ROWS pairs (a query's
-    pairs in a chunk side by side, so its row is read from cache). Never a gather of rows from all over the
-    store, never more than one chunk of vectors. `exact=False`: the approximate kernel (unrounded, BLAS).
-    `threads`: the blocks' threads (default: `rescore_threads()`)."""
-    width = positions.shape[1]
-    pairs = np.flatnonzero(wanted) if wanted is not None else np.arange(positions.size)
-    pairs = pairs.astype(np.int32 if positions.size < 2**31 else np.int64)  # Q x width of them: kept small
-    chunk_of = positions.reshape(-1)[pairs]
-    np.floor_divide(chunk_of, chunk_size, out=chunk_of)
+    then by query, once (a group of queries a thread); each chunk that holds some is read once (`documents`), its
+    candidates' rows taken (in float32 where the chunk is, widened a block at a time; for the approximate kernel
+    widened once into a float64 buffer the size of a chunk) and scored in blocks of RESCORE_ROWS pairs, tasks of
+    TASK_PAIRS on the threads (a query's pairs in a chunk side by side, so its row is read from cache). Never a
+    gather of rows from all over the store, never more than one chunk of vectors. `exact=False`: the approximate
+    kernel (unrounded, BLAS at one thread). `out`: a float64 array of positions' shape to fill (a fresh one is
+    memory the kernel zeroes, 90 MB at 10k x 1,125). `threads`: the pass' threads (`rescore_threads`)."""
     n_chunks = -(-n_docs // chunk_size)
-    bounds = np.concatenate([[0], np.cumsum(np.bincount(chunk_of, minlength=n_chunks))])
-    keys = chunk_of.astype(np.int16 if n_chunks < 2**15 else np.int64)  # 16-bit keys sort by radix
-    del chunk_of
-    pairs = pairs[np.argsort(keys, kind="stable")]  # stable: within a chunk, pairs stay in query order
-    del keys
-    scores = np.full(positions.size, -np.inf, dtype=np.float64)
+    scores = np.empty(positions.size) if out is None else out.reshape(-1)
+    scores.fill(-np.inf)
     queries64 = np.asarray(queries, dtype=np.float64)
     query_norms = checked_norms(queries64)  # once, not per pair: the same numbers (checked_norms)
     pair_rows = PairRows(queries64.shape[1])
-    with ThreadPoolExecutor(rescore_threads(threads)) as pool:
+    wide = None if exact else np.empty((min(chunk_size, n_docs), queries64.shape[1]))  # (reused by every chunk)
+    threads = rescore_threads(threads)
+    step = -(-len(positions) // threads) or 1
+    with one_blas_thread() if not exact else nullcontext(), ThreadPoolExecutor(threads) as pool:
+        sorted_by = list(pool.map(partial(_by_chunk, positions, wanted, chunk_size, n_chunks),
+                                  [slice(low, low + step) for low in range(0, len(positions), step)]))
         for number in range(n_chunks):
-            low, high = int(bounds[number]), int(bounds[number + 1])
-            if low == high:
+            in_chunk = np.concatenate([cells[bounds[number]:bounds[number + 1]] for cells, bounds in sorted_by])
+            if not in_chunk.size:
                 continue  # no candidate in this chunk: not read
             start = number * chunk_size
             chunk = documents(start, min(start + chunk_size, n_docs))
-            in_chunk = pairs[low:high]
-            local = positions.reshape(-1)[in_chunk] - start
-            needed = np.flatnonzero(np.bincount(local, minlength=len(chunk)))
-            row_of = np.empty(len(chunk), dtype=np.int64)
-            row_of[needed] = np.arange(len(needed))
-            rows = np.asarray(chunk)[needed]  # only the candidates' rows: float32 stays float32 (half the gather)
-            if rows.dtype != np.float32:
-                rows = rows.astype(np.float64)
+            rows, where = _rows_of(chunk, positions.reshape(-1)[in_chunk] - start)
             del chunk
-            row_norms = np.concatenate([checked_norms(rows[r:r + NORM_ROWS]) for r in range(0, len(rows), NORM_ROWS)])
-            where = row_of[local]
+            rows, row_norms = _normed(rows, pool, wide)
 
-            def score(block: int, in_chunk: np.ndarray = in_chunk, where: np.ndarray = where,
+            def score(task: int, in_chunk: np.ndarray = in_chunk, where: np.ndarray = where,
                       rows: np.ndarray = rows, row_norms: np.ndarray = row_norms) -> None:
-                these = in_chunk[block:block + RESCORE_ROWS]
-                queries_of, docs_of = these // width, where[block:block + RESCORE_ROWS]
-                dots = pair_dots(queries64, queries_of, rows, docs_of, pair_rows, exact)
-                q_norms, d_norms = query_norms[queries_of], row_norms[docs_of]
-                scores[these] = cosine_of_dots(dots, q_norms, d_norms) if exact else dots / (q_norms * d_norms)
+                for block in range(task, min(task + TASK_PAIRS, len(in_chunk)), RESCORE_ROWS):
+                    these = in_chunk[block:block + RESCORE_ROWS]
+                    queries_of, docs_of = these // positions.shape[1], where[block:block + RESCORE_ROWS]
+                    dots = pair_dots(queries64, queries_of, rows, docs_of, pair_rows, exact)
+                    q_norms, d_norms = query_norms[queries_of], row_norms[docs_of]
+                    scores[these] = cosine_of_dots(dots, q_norms, d_norms) if exact else dots / (q_norms * d_norms)
 
-            list(pool.map(score, range(0, high - low, RESCORE_ROWS)))
+            list(pool.map(score, range(0, len(in_chunk), TASK_PAIRS)))
             del rows, score  # score's defaults hold this chunk's rows: gone before the next chunk's are made
     return scores.reshape(positions.shape)
+
+
+def _by_chunk(positions: np.ndarray, wanted: np.ndarray | None, chunk_size: int, n_chunks: int,
+              rows: slice) -> tuple[np.ndarray, np.ndarray]:
+    """The wanted cells of `rows` (flat indices into `positions`) sorted by chunk, then by query, and where each
+    chunk's start: one group of rows a thread (the sort and its gathers are most of the pass' setup)."""
+    width = positions.shape[1]
+    part = positions[rows]
+    cells = np.flatnonzero(wanted[rows]) if wanted is not None else np.arange(part.size)
+    cells = cells.astype(np.int32 if positions.size < 2**31 else np.int64)  # Q x width of them: kept small
+    chunk_of = part.reshape(-1)[cells]
+    np.floor_divide(chunk_of, chunk_size, out=chunk_of)
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(chunk_of, minlength=n_chunks))])
+    keys = chunk_of.astype(np.int16 if n_chunks < 2**15 else np.int64)  # 16-bit keys sort by radix
+    del chunk_of
+    cells = cells[np.argsort(keys, kind="stable")]  # stable: within a chunk, pairs stay in query order
+    cells += (rows.start or 0) * width
+    return cells, bounds
+
+
+def _normed(rows: np.ndarray, pool: ThreadPoolExecutor,
+            wide: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """A chunk's rows and their checked_norms, NORM_ROWS rows a task on the pool; with `wide` (a float64 buffer),
+    the rows widened into it first and returned in their place: the approximate kernel then takes float64 rows
+    (one cast a chunk, not one a pair: 0.13 against 0.17 us a pair on 2 threads, measured)."""
+    into = rows if wide is None else wide[:len(rows)]
+
+    def normed(low: int) -> np.ndarray:
+        if wide is not None:
+            into[low:low + NORM_ROWS] = rows[low:low + NORM_ROWS]
+        return checked_norms(into[low:low + NORM_ROWS])
+
+    return into, np.concatenate(list(pool.map(normed, range(0, len(rows), NORM_ROWS))))
+
+
+def _rows_of(chunk: np.ndarray, local: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of a chunk its pairs need (float32 stays float32: half the gather; all of them: the chunk as it
+    is, not copied) and each pair's row among them."""
+    counts = np.bincount(local, minlength=len(chunk))
+    chunk = np.asarray(chunk)
+    if counts.all():
+        rows, where = chunk, local
+    else:
+        needed = np.flatnonzero(counts)
+        row_of = np.empty(len(chunk), dtype=np.int64)
+        row_of[needed] = np.arange(len(needed))
+        rows, where = chunk[needed], row_of[local]
+    return (rows if rows.dtype == np.float32 else rows.astype(np.float64)), where
 
 
 class PairRows(threading.local):
@@ -119,18 +177,33 @@ def pair_dots(queries64: np.ndarray, queries_of: np.ndarray, rows: np.ndarray, d
                buffers: PairRows, exact: bool = True) -> np.ndarray:
     """row_dots of each pair (query row, document row; rows float64, or float32 widened here: the same float64
     numbers), the pairs in runs of one query: where the runs are long (few queries a block, a small corpus),
-    each run meets its query's one row, not a copy of it a pair. Not `exact`: BLAS products for the runs."""
+    each run meets its query's one row, not a copy of it a pair. Not `exact`: a BLAS product a run, its rows
+    taken for it alone, so they are still in cache when multiplied (a block's rows at once were 3 MB of float64
+    written and read back: 1.8 x the time a pair, measured)."""
+    n = len(docs_of)
+    starts = np.flatnonzero(queries_of[1:] != queries_of[:-1]) + 1
+    if (len(starts) + 1) * RUN_PAIRS > n:
+        docs = _widened(rows, docs_of, buffers)
+        return row_dots(np.take(queries64, queries_of, axis=0, out=buffers.queries[:n], mode="clip"), docs)
+    dots = np.empty(n)
+    runs = zip([0, *starts.tolist()], [*starts.tolist(), n], strict=True)
+    if exact:
+        docs = _widened(rows, docs_of, buffers)
+        for low, high in runs:
+            dots[low:high] = row_dots(docs[low:high], queries64[queries_of[low]])
+        return dots
+    for low, high in runs:
+        np.dot(_widened(rows, docs_of[low:high], buffers), queries64[queries_of[low]], out=dots[low:high])
+    return dots
+
+
+def _widened(rows: np.ndarray, docs_of: np.ndarray, buffers: PairRows) -> np.ndarray:
+    """The float64 rows `docs_of` of `rows` in the thread's buffer: taken as they are (float32 stays float32: half
+    the gather), then widened."""
     n = len(docs_of)
     docs = buffers.docs[:n]
     if rows.dtype == np.float64:
         np.take(rows, docs_of, axis=0, out=docs, mode="clip")  # in range: clip never clips
     else:
         docs[...] = np.take(rows, docs_of, axis=0, out=buffers.narrow[:n], mode="clip")
-    starts = np.flatnonzero(queries_of[1:] != queries_of[:-1]) + 1
-    if (len(starts) + 1) * RUN_PAIRS > n:
-        return row_dots(np.take(queries64, queries_of, axis=0, out=buffers.queries[:n], mode="clip"), docs)
-    dots = np.empty(n)
-    for low, high in zip([0, *starts.tolist()], [*starts.tolist(), n], strict=True):
-        query = queries64[queries_of[low]]
-        dots[low:high] = row_dots(docs[low:high], query) if exact else docs[low:high] @ query
-    return dots
+    return docs

@@ -35,12 +35,17 @@ def ranked_by_bounds(queries: np.ndarray, documents: Callable[[int, int], np.nda
     scores of one pass at a time (float64, as rank_corpus holds), the rest narrow or a block of rows at a time.
     `threads`: the re-scoring's and the order's (default: `pairs.rescore_threads()`)."""
     width, threads = cand_s.shape[1], rescore_threads(threads)
-    kth = np.partition(cand_s, width - depth, axis=1)[:, width - depth].astype(np.float64)
-    wanted = cand_s >= (kth - 2 * slack)[:, None]  # the others are below `depth` of these: rank_corpus' rule
+    wanted = np.empty(cand_s.shape, dtype=bool)
+
+    def reaching(rows: slice, wanted: np.ndarray = wanted) -> None:  # the others are below `depth` of these
+        kth = np.partition(cand_s[rows], width - depth, axis=1)[:, width - depth].astype(np.float64)
+        wanted[rows] = cand_s[rows] >= (kth - 2 * slack)[:, None]
+
+    _by_rows(reaching, len(cand_s), threads)
     error = approximate_error(queries.shape[1])
     approx = exact_scores(queries, documents, n_docs, cand_i, chunk_size, wanted=wanted, exact=False,
                           threads=threads)
-    del wanted
+    del wanted, reaching  # (its default held the mask)
     narrow = np.int16 if width < 2**15 else np.int64
     by_approx, group = np.empty(cand_s.shape, dtype=narrow), np.empty(cand_s.shape, dtype=narrow)
     tied = np.empty(cand_s.shape, dtype=bool)
@@ -50,7 +55,7 @@ def ranked_by_bounds(queries: np.ndarray, documents: Callable[[int, int], np.nda
         by_approx[rows], group[rows], tied[rows], kth_approx[rows] = _groups(approx[rows], depth, error)
 
     _by_rows(grouped, len(cand_s), threads)
-    del approx, grouped  # (its default held the scores)
+    del grouped  # (its default held the scores; the array is the exact pass's, refilled: no fresh memory)
     proven = np.ones(len(cand_s), dtype=bool)
     if width < n_docs:  # outside the candidates: float32 <= weakest, so cosine <= weakest + slack
         weakest = cand_s.min(axis=1).astype(np.float64)
@@ -62,8 +67,10 @@ def ranked_by_bounds(queries: np.ndarray, documents: Callable[[int, int], np.nda
         for low in range(0, len(cand_s), ROWS):
             rows = slice(low, low + ROWS)
             np.put_along_axis(exact_wanted[rows], by_approx[rows].astype(np.int64), tied[rows], axis=1)
-        exact = exact_scores(queries, documents, n_docs, cand_i, chunk_size, wanted=exact_wanted, threads=threads)
+        exact = exact_scores(queries, documents, n_docs, cand_i, chunk_size, wanted=exact_wanted, out=approx,
+                             threads=threads)
         del exact_wanted
+    del approx
     ranked = np.empty((len(cand_s), depth), dtype=cand_i.dtype)
 
     def order(rows: slice) -> None:
