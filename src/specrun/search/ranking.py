@@ -35,17 +35,10 @@ def ranked_by_bounds(queries: np.ndarray, documents: Callable[[int, int], np.nda
     scores of one pass at a time (float64, as rank_corpus holds), the rest narrow or a block of rows at a time.
     `threads`: the re-scoring's and the order's (default: `pairs.rescore_threads()`)."""
     width, threads = cand_s.shape[1], rescore_threads(threads)
-    wanted = np.empty(cand_s.shape, dtype=bool)
-
-    def reaching(rows: slice, wanted: np.ndarray = wanted) -> None:  # the others are below `depth` of these
-        kth = np.partition(cand_s[rows], width - depth, axis=1)[:, width - depth].astype(np.float64)
-        wanted[rows] = cand_s[rows] >= (kth - 2 * slack)[:, None]
-
-    _by_rows(reaching, len(cand_s), threads)
     error = approximate_error(queries.shape[1])
-    approx = exact_scores(queries, documents, n_docs, cand_i, chunk_size, wanted=wanted, exact=False,
-                          threads=threads)
-    del wanted, reaching  # (its default held the mask)
+    approx = exact_scores(queries, documents, n_docs, cand_i, chunk_size, wanted=_reaching(cand_s, depth, slack,
+                                                                                           threads),
+                          exact=False, threads=threads)
     narrow = np.int16 if width < 2**15 else np.int64
     by_approx, group = np.empty(cand_s.shape, dtype=narrow), np.empty(cand_s.shape, dtype=narrow)
     tied = np.empty(cand_s.shape, dtype=bool)
@@ -62,14 +55,9 @@ def ranked_by_bounds(queries: np.ndarray, documents: Callable[[int, int], np.nda
         proven = weakest + slack + ROUNDING < kth_approx - error - ROUNDING
     tied &= proven[:, None]
     exact = None
-    if tied.any():
-        exact_wanted = np.zeros(cand_s.shape, dtype=bool)
-        for low in range(0, len(cand_s), ROWS):
-            rows = slice(low, low + ROWS)
-            np.put_along_axis(exact_wanted[rows], by_approx[rows].astype(np.int64), tied[rows], axis=1)
-        exact = exact_scores(queries, documents, n_docs, cand_i, chunk_size, wanted=exact_wanted, out=approx,
-                             threads=threads)
-        del exact_wanted
+    if tied.any():  # the near-ties, by their candidates' columns, re-scored exactly into the approximate array
+        exact = exact_scores(queries, documents, n_docs, cand_i, chunk_size, wanted=_in_columns(by_approx, tied),
+                             out=approx, threads=threads)
     del approx
     ranked = np.empty((len(cand_s), depth), dtype=cand_i.dtype)
 
@@ -84,6 +72,30 @@ def ranked_by_bounds(queries: np.ndarray, documents: Callable[[int, int], np.nda
 
     _by_rows(order, len(cand_s), threads)
     return ranked, np.flatnonzero(~proven)
+
+
+def _reaching(cand_s: np.ndarray, depth: int, slack: float, threads: int) -> np.ndarray:
+    """Which candidates can still reach their query's top `depth`: a float32 score within twice `slack` of the
+    row's depth-th (the others are below `depth` of these: rank_corpus' rule), a block of rows at a time."""
+    width = cand_s.shape[1]
+    wanted = np.empty(cand_s.shape, dtype=bool)
+
+    def reaching(rows: slice) -> None:
+        kth = np.partition(cand_s[rows], width - depth, axis=1)[:, width - depth].astype(np.float64)
+        wanted[rows] = cand_s[rows] >= (kth - 2 * slack)[:, None]
+
+    _by_rows(reaching, len(cand_s), threads)
+    return wanted
+
+
+def _in_columns(by_approx: np.ndarray, tied: np.ndarray) -> np.ndarray:
+    """A mask over the sorted cells (`tied`) put back in the candidates' own columns (`by_approx`: each sorted
+    cell's column), a block of rows at a time."""
+    out = np.zeros(tied.shape, dtype=bool)
+    for low in range(0, len(tied), ROWS):
+        rows = slice(low, low + ROWS)
+        np.put_along_axis(out[rows], by_approx[rows].astype(np.int64), tied[rows], axis=1)
+    return out
 
 
 def _by_rows(function: Callable[[slice], None], n: int, threads: int) -> None:
