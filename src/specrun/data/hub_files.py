@@ -103,20 +103,28 @@ def pinned_copy(plan: Plan, name: str, source: HubDataset, local: Path | None, w
         downloads = workspace.downloads()
         key = (str(downloads), source.path, source.revision, tuple(sorted(source.files)))
         known = _FETCHED.get(key)
-        if known is None or not known.is_dir():
+        if known is None or not known.is_dir():  # downloaded and checked (the check once, in checked_download)
             folder = _download_folder(source, downloads, "hf_dataset")
-            known = checked_download(source, folder, workspace.memo, lambda: fetch_pinned(source, folder),
-                                     lambda: verify_copy(plan, name, source, folder, workspace.memo))
-        local = _FETCHED[key] = known
+            _FETCHED[key] = checked_download(source, folder, workspace.memo, lambda: fetch_pinned(source, folder),
+                                             lambda: _checked_copy(plan, name, source, folder, workspace.memo))
+            return folder
+        local = known
     if local.is_dir():  # else `datasets` says it is no folder
-        state = _state(local, source.files)
-        if state is None or state not in _VERIFIED:
-            verify_copy(plan, name, source, local, workspace.memo)
-            if state is not None and time.time_ns() - max(state[-1]) > RACY_NS:
-                _VERIFIED.add(state)
-        else:
-            _check_read(plan, name, source, local, workspace.memo)
+        _checked_copy(plan, name, source, local, workspace.memo)
     return local
+
+
+def _checked_copy(plan: Plan, name: str, source: HubDataset, local: Path, memo_dir: Path | None) -> None:
+    """verify_copy, once per state of the copy's pinned files (remembered once it is older than RACY_NS); a copy
+    already checked in that state has only its files read checked again (the card may have changed)."""
+    assert source.files is not None
+    state = _state(local, source.files)
+    if state is None or state not in _VERIFIED:
+        verify_copy(plan, name, source, local, memo_dir)
+        if state is not None and time.time_ns() - max(state[-1]) > RACY_NS:
+            _VERIFIED.add(state)
+    else:
+        _check_read(plan, name, source, local, memo_dir)
 
 
 def checked_download(source: HubDataset, folder: Path, memo_dir: Path | None, fetch: Callable[[], object],
