@@ -195,8 +195,6 @@ def write_fingerprints(path: Path, fingerprints: dict[str, str], *, read_sha256:
     import codecs
     import hashlib
     import io
-    import os
-    import stat
 
     from ruamel.yaml import YAML
 
@@ -222,10 +220,7 @@ def write_fingerprints(path: Path, fingerprints: dict[str, str], *, read_sha256:
     changed = _set_fingerprints(document, fingerprints, subsets or {})
     changed += _set_files(document, *files) if files else []
     if changed:
-        mode = stat.S_IMODE(os.stat(target).st_mode)
-        if not mode & stat.S_IWUSR or not os.access(target, os.W_OK):
-            raise SpecError(f"is read-only (mode {mode:04o}); nothing was written; make it writable to write its "
-                            "fingerprints, or copy the printed ones in by hand", file=shown)
+        mode = _writable_mode(target, shown)
         buffer = io.StringIO()
         yaml_rt.dump(document, buffer)
         out = buffer.getvalue().replace("\n", "\r\n") if crlf else buffer.getvalue()
@@ -237,6 +232,19 @@ def write_fingerprints(path: Path, fingerprints: dict[str, str], *, read_sha256:
         write_atomic(target, (codecs.BOM_UTF8 if bom else b"") + out.encode("utf-8"), mode=mode,
                      before_replace=unchanged)
     return changed
+
+
+def _writable_mode(target: Path, shown: str) -> int:
+    """The spec file's permission bits, which its rewrite keeps; a file this user may not write is refused before
+    anything is written."""
+    import os
+    import stat
+
+    mode = stat.S_IMODE(os.stat(target).st_mode)
+    if not mode & stat.S_IWUSR or not os.access(target, os.W_OK):
+        raise SpecError(f"is read-only (mode {mode:04o}); nothing was written; make it writable to write its "
+                        "fingerprints, or copy the printed ones in by hand", file=shown)
+    return mode
 
 
 def _line_endings(raw: bytes, shown: str) -> tuple[bool, str, bool]:

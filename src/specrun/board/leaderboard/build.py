@@ -120,6 +120,30 @@ def board_method(runs: Sequence[Verified], split: str, metric_id: str, combined_
     return method
 
 
+def metric_ranking(runs: Sequence[Verified], positions: Sequence[Sequence[int]], split: str, metric_id: str,
+                   prompt_variants: str = "each") -> Ranking:
+    """One metric's ranking of the runs (entries: one run, or a model's prompt variants at `positions` reduced to
+    their worst or mean), from the joint resamples of the runs' own units; runs holding different numbers of fits
+    or random runs are refused."""
+    first = runs[0].results
+    u, info = first.provenance.uncertainty, first.metrics[metric_id]
+    metric = METRICS[info.metric]
+    key = (split, info.protocol)
+    models = [[np.asarray(run.units[key][1][name], dtype=np.float64) for name in metric.inputs] for run in runs]
+    runs_held = {n_runs(metric, data) for data in models}
+    if len(runs_held) > 1:
+        raise CompareError(f"{first.spec_id} {split} {metric_id}: the runs hold different numbers of fits "
+                           f"or random runs ({sorted(runs_held)}); refusing to rank them")
+    method = board_method(runs, split, metric_id, combined_variants=prompt_variants != "each")
+    observed, resampled = board_scores(metric.statistic, models, resamples=u.resamples, seed=u.seed,
+                                       what=f"{first.spec_id} {split} {metric_id}", n_runs=runs_held.pop())
+    if prompt_variants != "each":
+        observed = combined(observed, positions, prompt_variants, info.direction)
+        resampled = combined(resampled, positions, prompt_variants, info.direction)
+    return rank_scores(observed, resampled, direction=info.direction, confidence=u.confidence, method=method,
+                       paired=PairedStatistic(metric.statistic, models) if method == "bca" else None)
+
+
 def spec_board(groups: Sequence[Sequence[Verified]], names: Sequence[str],
                prompt_variants: str = "each", spec: Spec | None = None,
                keep: dict[tuple[str, str], Ranking] | None = None) -> tuple[SpecBoard, Ranking]:
@@ -141,23 +165,8 @@ def spec_board(groups: Sequence[Sequence[Verified]], names: Sequence[str],
             if metric_id not in scores:
                 continue
             info = first.metrics[metric_id]
-            metric = METRICS[info.metric]
             key = (split, info.protocol)
-            models = [[np.asarray(run.units[key][1][name], dtype=np.float64) for name in metric.inputs]
-                      for run in runs]
-            runs_held = {n_runs(metric, data) for data in models}
-            if len(runs_held) > 1:
-                raise CompareError(f"{first.spec_id} {split} {metric_id}: the runs hold different numbers of fits "
-                                   f"or random runs ({sorted(runs_held)}); refusing to rank them")
-            method = board_method(runs, split, metric_id, combined_variants=prompt_variants != "each")
-            observed, resampled = board_scores(metric.statistic, models, resamples=u.resamples, seed=u.seed,
-                                               what=f"{first.spec_id} {split} {metric_id}", n_runs=runs_held.pop())
-            if prompt_variants != "each":
-                observed = combined(observed, positions, prompt_variants, info.direction)
-                resampled = combined(resampled, positions, prompt_variants, info.direction)
-            ranking = rank_scores(observed, resampled, direction=info.direction, confidence=u.confidence,
-                                  method=method,
-                                  paired=PairedStatistic(metric.statistic, models) if method == "bca" else None)
+            ranking = metric_ranking(runs, positions, split, metric_id, prompt_variants)
             boards.append(ranked_board(
                 ranking, names, lambda m, r=ranking, s=split, i=metric_id: _entry_row(r, groups[m], m, s, i,
                                                                                      u.confidence),
