@@ -258,6 +258,41 @@ def test_a_damaged_download_is_downloaded_again_and_only_a_fresh_one_that_fails_
     assert forced == ["README.md", "data/test-1.parquet"] and not (tmp_path / "third").exists()
 
 
+def test_a_fresh_download_that_cannot_be_made_is_one_line_and_writes_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hub gone between the first fetch and the fresh download of a damaged file: one line naming the file
+    and the local-copy way out, exit 2, no results folder; the next run with the hub back heals the copy."""
+    import huggingface_hub
+
+    from specrun.data import hub_files
+
+    monkeypatch.delenv("SPECRUN_DATA_DIR", raising=False)
+    spec, data = _pinned(tmp_path, capsys, parts=2)
+    _fake_hub(monkeypatch, data / "sts12", [], keep=True)
+    args = [*_run(spec, None, tmp_path), "--cache-dir", str(tmp_path / "cache")]
+    first = run_ok(args, capsys)
+    (damaged,) = (tmp_path / "cache").rglob("test-1.parquet")
+    damaged.write_bytes(b"cut")
+    served = huggingface_hub.hf_hub_download
+
+    def offline_when_forced(*args: Any, force_download: bool = False, **kwargs: Any) -> str:
+        if force_download:
+            raise ConnectionError("the hub went away")
+        return served(*args, **kwargs)
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", offline_when_forced)
+    for memo in (hub_files._FETCHED, hub_files._VERIFIED):
+        memo.clear()
+    code, _, err = run_cli([*args, "--output", str(tmp_path / "offline")], capsys)
+    assert_one_line_error(code, err, contains="cannot download mteb/sts12-sts@")
+    assert "README.md (the hub went away); pass --data-dir DIR" in err and not (tmp_path / "offline").exists()
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", served)
+    for memo in (hub_files._FETCHED, hub_files._VERIFIED):
+        memo.clear()
+    healed = run_ok([*args, "--output", str(tmp_path / "healed")], capsys)
+    assert healed.scores == first.scores
+
+
 def test_a_fresh_download_touches_no_other_pin_set_of_the_folder(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """Two sources of one repo at one commit pinning other files share the download folder: B's damaged file is
