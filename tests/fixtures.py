@@ -11,6 +11,7 @@ from pathlib import Path
 
 import yaml
 
+from specrun.core.plain_yaml import load_plain
 from specrun.data import load_split
 from tests.conftest import SPECS, plan_of
 
@@ -116,7 +117,7 @@ def make_beir(root: Path, source: str = "beirset") -> Path:
 
 def fixture_spec(name: str, tmp_path: Path, data_dir: Path, edit: dict | None = None) -> Path:
     """The real spec with its file pins dropped (the fixture is not the real data) and the fixture's fingerprint."""
-    data = yaml.safe_load((SPECS / f"{name}.yaml").read_text(encoding="utf-8"))
+    data = load_plain((SPECS / f"{name}.yaml").read_text(encoding="utf-8"))
     for source in data["sources"].values():
         for entry in source.get("files", {}).values():
             entry.pop("sha256", None)

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from specrun.core.plain_yaml import load_plain
 from tests.conftest import ROOT, data_root, run_cli
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -88,7 +89,7 @@ def validate_spec(data: dict, tmp_path: Path, name: str = "spec.yaml") -> None:
 
 def wrapped(fragment: dict) -> dict:
     """A fragment's top-level keys put into the five-minute spec in place of its own."""
-    return {**yaml.safe_load(first_spec_block().text), **fragment}
+    return {**load_plain(first_spec_block().text), **fragment}
 
 
 def test_the_readme_is_a_front_page() -> None:
@@ -103,7 +104,7 @@ def test_the_readme_is_a_front_page() -> None:
 
 @pytest.mark.parametrize("block", YAML_BLOCKS, ids=lambda b: b.where)
 def test_every_yaml_block_validates(block: Block, tmp_path: Path) -> None:
-    data = yaml.safe_load(block.text)
+    data = load_plain(block.text)
     assert isinstance(data, dict), f"{block.where}: not a mapping"
     if block.marker == "prompt-set":
         from specrun.prompt_sets import load_prompt_set
@@ -123,7 +124,7 @@ def test_every_yaml_block_validates(block: Block, tmp_path: Path) -> None:
         child.write_text(block.text, encoding="utf-8")
         assert load_spec(child).extends == (str(tmp_path / parent.name),)
     elif block.marker is not None and block.marker.startswith("excerpt: "):  # part of a shipped spec, as it is
-        whole = yaml.safe_load((ROOT / block.marker.removeprefix("excerpt: ")).read_text(encoding="utf-8"))
+        whole = load_plain((ROOT / block.marker.removeprefix("excerpt: ")).read_text(encoding="utf-8"))
         assert excerpt_of(data, whole), f"{block.where}: not as {block.marker} has it"
     elif block.marker == "suite":  # its members are the checkout's specs, named as from suites/
         from specrun.suites import load_suite
@@ -152,7 +153,7 @@ def test_the_messy_upstream_fragment_reads_the_real_file(tmp_path: Path, data_di
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     """docs/spec.md's STS Benchmark source, put into the five-minute spec, reads the mirror's sts-test.csv."""
     (block,) = [b for b in YAML_BLOCKS if b.doc.name == "spec.md" and b.marker == "fragment" and "sources:" in b.text]
-    spec = wrapped(yaml.safe_load(block.text))
+    spec = wrapped(load_plain(block.text))
     spec["id"] = "stsb-docs"
     path = tmp_path / "stsb.yaml"
     path.write_text(yaml.safe_dump(spec, allow_unicode=True, sort_keys=False), encoding="utf-8")
@@ -276,7 +277,7 @@ def test_the_five_minute_walkthrough_runs_as_written(tmp_path: Path, monkeypatch
     _, shell, card = walkthrough_blocks()
     card_line = next(line for line in shell.text.splitlines() if line.startswith("specrun card"))
     assert outputs[card_line].startswith(card.text), outputs[card_line]
-    spec = yaml.safe_load((tmp_path / "first.yaml").read_text(encoding="utf-8"))
+    spec = load_plain((tmp_path / "first.yaml").read_text(encoding="utf-8"))
     fingerprint = spec["splits"]["test"]["fingerprint"]
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     shown = re.search(r"`fingerprint: (sha256:[0-9a-f]+)\.\.\.`", readme)

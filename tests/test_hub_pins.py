@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+from specrun.core.plain_yaml import load_plain
 from specrun.spec import load_spec
 from tests.conftest import assert_one_line_error, run_cli, run_ok
 from tests.mteb.snapshots import hub_snapshot
@@ -60,7 +61,7 @@ def _sha(path: Path) -> str:
 def test_import_with_a_copy_pins_the_files_the_config_reads_and_the_spec_runs(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     spec, data = _pinned(tmp_path, capsys, parts=2)
-    source = yaml.safe_load(spec.read_text(encoding="utf-8"))["sources"]["sts12"]
+    source = load_plain(spec.read_text(encoding="utf-8"))["sources"]["sts12"]
     copy = data / "sts12" / "data"
     assert source["files"] == {"data/test-0.parquet": _sha(copy / "test-0.parquet"),
                                "data/test-1.parquet": _sha(copy / "test-1.parquet")}  # train: not read, not pinned
@@ -138,7 +139,7 @@ def test_a_pin_of_a_file_the_config_no_longer_reads_is_refused(tmp_path: Path,
 def test_an_unpinned_spec_runs_as_before_and_fingerprint_write_pins_it(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     spec, data = _pinned(tmp_path, capsys)
-    document = yaml.safe_load(spec.read_text(encoding="utf-8"))
+    document = load_plain(spec.read_text(encoding="utf-8"))
     pins = document["sources"]["sts12"].pop("files")
     spec.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
     assert run_ok(_run(spec, data, tmp_path), capsys).scores["test"]["spearman_zero_shot"].n == 40
@@ -146,7 +147,7 @@ def test_an_unpinned_spec_runs_as_before_and_fingerprint_write_pins_it(
     assert code == 0, err
     assert f"sts12:data/test-0.parquet: {pins['data/test-0.parquet']}" in out
     assert "updated sources.sts12.files" in err
-    assert yaml.safe_load(spec.read_text(encoding="utf-8"))["sources"]["sts12"]["files"] == pins
+    assert load_plain(spec.read_text(encoding="utf-8"))["sources"]["sts12"]["files"] == pins
 
 
 @pytest.mark.parametrize(("files", "message"), [
@@ -156,7 +157,7 @@ def test_an_unpinned_spec_runs_as_before_and_fingerprint_write_pins_it(
 def test_validate_refuses_a_pin_that_is_no_pin(files: dict[str, str], message: str, tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     spec, _ = _pinned(tmp_path, capsys)
-    document = yaml.safe_load(spec.read_text(encoding="utf-8"))
+    document = load_plain(spec.read_text(encoding="utf-8"))
     document["sources"]["sts12"]["files"] = files
     spec.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
     code, _, err = run_cli(["validate", str(spec)], capsys)
@@ -165,7 +166,7 @@ def test_validate_refuses_a_pin_that_is_no_pin(files: dict[str, str], message: s
 
 def test_files_beside_a_file_format_mirror_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     spec, _ = _pinned(tmp_path, capsys)
-    document = yaml.safe_load(spec.read_text(encoding="utf-8"))
+    document = load_plain(spec.read_text(encoding="utf-8"))
     document["sources"]["sts12"]["mirror"] = {"format": "parquet", "files": {"test": "data/test-0.parquet"}}
     spec.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
     code, _, err = run_cli(["validate", str(spec)], capsys)
@@ -339,13 +340,13 @@ def test_pins_every_subset_shares_go_once_and_those_that_differ_per_subset(tmp_p
                     "subsets:\n  a:\n  b:\n    title: B\n", encoding="utf-8")
     one, other = {"x.parquet": "1" * 64}, {"y.parquet": "2" * 64}
     changed = write_fingerprints(spec, {}, files=shared_pins({}, {"a": {"s": one}, "b": {"s": other}}))
-    written = yaml.safe_load(spec.read_text(encoding="utf-8"))
+    written = load_plain(spec.read_text(encoding="utf-8"))
     assert "files" not in written["sources"]["s"] and spec.read_text(encoding="utf-8").startswith("# kept\n")
     assert written["subsets"] == {"a": {"sources": {"s": {"files": one}}},
                                   "b": {"title": "B", "sources": {"s": {"files": other}}}}
     assert changed == ["sources.s.files", "a/sources.s.files", "b/sources.s.files"]
     changed = write_fingerprints(spec, {}, files=shared_pins({}, {"a": {"s": one}, "b": {"s": dict(one)}}))
-    written = yaml.safe_load(spec.read_text(encoding="utf-8"))
+    written = load_plain(spec.read_text(encoding="utf-8"))
     assert written["sources"]["s"]["files"] == one
     assert written["subsets"] == {"a": {}, "b": {"title": "B"}}
     assert changed == ["sources.s.files", "a/sources.s.files", "b/sources.s.files"]

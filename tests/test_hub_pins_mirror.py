@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+from specrun.core.plain_yaml import load_plain
 from specrun.spec import load_spec
 from tests.conftest import assert_one_line_error, run_cli, run_ok
 from tests.readers.test_mteb_retrieval_run import make_mteb_repo
@@ -51,7 +52,7 @@ def _refused(spec: Path, data: Path, tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_import_with_a_snapshot_pins_every_file_of_the_copy_and_the_spec_runs(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     spec, data = _pinned(tmp_path, capsys)
-    source = yaml.safe_load(spec.read_text(encoding="utf-8"))["sources"]["scifact"]
+    source = load_plain(spec.read_text(encoding="utf-8"))["sources"]["scifact"]
     assert source["mirror"]["format"] == "mteb_retrieval"
     assert source["files"] == {part: _sha(data / "scifact" / part) for part in PARTS}  # .cache: not pinned
     assert load_spec(spec).spec.sources["scifact"].files == source["files"]
@@ -118,7 +119,7 @@ def test_files_below_a_dot_name_are_neither_pinned_nor_checked(tmp_path: Path,
 def test_an_unpinned_spec_runs_as_before_and_fingerprint_write_pins_it(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     spec, data = _pinned(tmp_path, capsys)
-    document = yaml.safe_load(spec.read_text(encoding="utf-8"))
+    document = load_plain(spec.read_text(encoding="utf-8"))
     pins = document["sources"]["scifact"].pop("files")
     spec.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
     assert run_ok(_run(spec, data, tmp_path), capsys).scores["test"]["ndcg_at_10"].n > 0
@@ -126,7 +127,7 @@ def test_an_unpinned_spec_runs_as_before_and_fingerprint_write_pins_it(
     assert code == 0, err
     assert f"scifact:README.md: {pins['README.md']}" in out
     assert "updated sources.scifact.files" in err
-    assert yaml.safe_load(spec.read_text(encoding="utf-8"))["sources"]["scifact"]["files"] == pins
+    assert load_plain(spec.read_text(encoding="utf-8"))["sources"]["scifact"]["files"] == pins
 
 
 def test_online_the_pinned_files_are_downloaded_checked_and_read_by_the_format(
@@ -221,7 +222,7 @@ def test_subsets_reading_one_copy_share_one_pin_set_under_the_source(
                               "--data-dir", str(data)], capsys)
     assert code == 0, err
     spec = Path(out.strip())
-    document = yaml.safe_load(spec.read_text(encoding="utf-8"))
+    document = load_plain(spec.read_text(encoding="utf-8"))
     copy = data / "europirqretrieval"
     assert document["sources"]["europirqretrieval"]["files"] == {
         path.relative_to(copy).as_posix(): _sha(path) for path in copy.rglob("*") if path.is_file()}

@@ -19,6 +19,7 @@ from sklearn import metrics as sk
 from sklearn.cluster import MiniBatchKMeans
 from sklearn.linear_model import LogisticRegression
 
+from specrun.core.plain_yaml import load_plain
 from specrun.results import Results
 from tests.conftest import SPECS, cached_vectors, direct_cosine, prediction_rows, reference_model
 
@@ -183,7 +184,7 @@ def clusters_spec(tmp: Path) -> Path:
     with its probe replaced by k-means (10 runs) and the clustering measures."""
     import yaml
 
-    spec = yaml.safe_load((SPECS / "banking77.yaml").read_text(encoding="utf-8"))
+    spec = load_plain((SPECS / "banking77.yaml").read_text(encoding="utf-8"))
     spec["id"] = "banking77-clusters"
     del spec["splits"]["train"]
     spec["protocols"] = {"clusters": {"kind": "clustering", "label": "k-means by intent",

@@ -19,6 +19,7 @@ import yaml
 
 from specrun.core.contracts import AdapterEntry
 from specrun.core.errors import SpecrunError
+from specrun.core.plain_yaml import load_plain
 from specrun.core.registry import ADAPTERS
 from specrun.core.settings import EncoderSettings
 from specrun.encoders.adapters import HashingAdapter
@@ -32,7 +33,7 @@ ZERO = "sha256:" + "0" * 64  # reader faults come before the fingerprint check
 
 def beir_spec(tmp_path: Path, fmt: str) -> Path:
     """The corpus retrieval fixture spec (`beir_corpus`) or the small-set one (`beir`) over make_beir's folder."""
-    spec = yaml.safe_load((HERE / "protocols" / "corpus_beir.yaml").read_text(encoding="utf-8"))
+    spec = load_plain((HERE / "protocols" / "corpus_beir.yaml").read_text(encoding="utf-8"))
     spec["sources"]["corpusset"]["format"] = fmt
     if fmt == "beir":
         spec["sources"]["corpusset"]["columns"] = {"query": "query", "candidates": "candidates",

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from specrun.core.errors import DataError
+from specrun.core.plain_yaml import load_plain
 from specrun.readers.aligned_lines import read_aligned_lines
 from specrun.readers.jsonl import read_jsonl
 from tests.conftest import SPECS, assert_one_line_error, run_cli
@@ -52,7 +53,7 @@ def test_a_missing_prompt_set_file_is_named_as_a_prompt_set(tmp_path: Path, caps
 def test_protocol_options_take_no_coerced_values(tmp_path: Path, option: str, value: object,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     """`samples_per_label: true` ran as 1 and '4' as 4: options are as strict as the rest of the spec."""
-    data = yaml.safe_load((SPECS / "banking77.yaml").read_text(encoding="utf-8"))
+    data = load_plain((SPECS / "banking77.yaml").read_text(encoding="utf-8"))
     (protocol,) = data["protocols"].values()
     protocol["options"][option] = value
     path = tmp_path / "banking77.yaml"
@@ -238,7 +239,7 @@ def test_publish_benchmark_uploads_and_names_the_split_a_protocol_fits_on(tmp_pa
     assert "Traceback" not in err
     assert (tmp_path / "repo" / "data" / "train.parquet").is_file()
     card = (tmp_path / "repo" / "README.md").read_text(encoding="utf-8")
-    front = yaml.safe_load(card.split("---\n")[1])
+    front = load_plain(card.split("---\n")[1])
     (config,) = front["configs"]
     assert {entry["split"] for entry in config["data_files"]} == {"test", "train"}
 

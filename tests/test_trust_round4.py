@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from specrun.core.options import RunOptions
+from specrun.core.plain_yaml import load_plain
 from specrun.core.settings import EncoderSettings
 from specrun.outputs import SetKind, output_folder, write_output_sets
 from specrun.outputs.folders import prompt_set_folder, suite_folder
@@ -179,12 +180,11 @@ def test_publish_names_the_configuration_and_a_push_refuses_it(configured: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     """Item 3: a publish dry run wrote a model-index.yaml naming the real model with a hashing run's numbers. The
     dry run's model-index names the configuration with the model; a push of any configured run is refused."""
-    import yaml
 
     base = ["publish", str(configured), "--benchmark", "specrun/biosses", "--confirm-licence", "ok"]
     code, _, err = run_cli([*base, "-o", str(tmp_path / "files")], capsys)
     assert code == 0, err
-    index = yaml.safe_load((tmp_path / "files" / "model-index.yaml").read_text())["model-index"][0]
+    index = load_plain((tmp_path / "files" / "model-index.yaml").read_text())["model-index"][0]
     assert index["name"].startswith("sentence-transformers/all-MiniLM-L6-v2 (adapter hashing, prompt \"zz \"")
     assert "truncate dim 48" in index["name"] and "precision binary" in index["name"]
     code, _, err = run_cli([*base, "--repo", "a/b", "--push"], capsys)
@@ -393,7 +393,7 @@ def test_fingerprint_write_fills_each_subsets_splits(tmp_path: Path, data_dir: P
     assert code == 0, err
     assert [line.split(":")[0] for line in out.splitlines()] == ["jpn-eng/test", "deu-eng/test", "fra-eng/test"]
     assert "updated jpn-eng/test, deu-eng/test, fra-eng/test" in err
-    written = yaml.safe_load(spec.read_text(encoding="utf-8"))
+    written = load_plain(spec.read_text(encoding="utf-8"))
     for line in out.splitlines():
         subset, rest = line.split("/", 1)
         split, fingerprint = rest.split(": ")[0], rest.split(": ")[1].split()[0]

@@ -16,6 +16,7 @@ import yaml
 
 from specrun.core.errors import SpecError
 from specrun.core.files import read_regular_file
+from specrun.core.plain_yaml import LOADER
 
 KeyPath = tuple[str | int, ...]
 
@@ -76,7 +77,7 @@ class LocatedYaml:
 
 # libyaml's parser where PyYAML was built with it (its wheels are): the same nodes and marks as the pure-Python one,
 # about ten times faster (a run reads its spec, suite checks and prompt sets: 2,263 parses in the quick tests)
-COMPOSER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+COMPOSER = LOADER
 
 
 def read_yaml(path: Path, display: str | None = None, what: str = "a spec") -> LocatedYaml:

@@ -12,6 +12,7 @@ import pytest
 import yaml
 from scipy import stats
 
+from specrun.core.plain_yaml import load_plain
 from specrun.results import Results
 from specrun.results.verify import verified_with_spec
 from tests.conftest import SPECS, assert_one_line_error, biosses_twin, prediction_rows, run_cli, run_ok
@@ -65,7 +66,7 @@ def test_a_limited_run_scores_the_first_n_items_and_says_so(tmp_path: Path, data
 
 def test_the_limit_comes_after_the_pins_and_the_subset(tmp_path: Path, data_dir: Path,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
-    spec = yaml.safe_load((SPECS / "biosses.yaml").read_text(encoding="utf-8"))
+    spec = load_plain((SPECS / "biosses.yaml").read_text(encoding="utf-8"))
     spec["subset"] = {"seed": 7, "splits": {"test": 50}}
     path = tmp_path / "biosses.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False, allow_unicode=True), encoding="utf-8")

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from specrun.core.errors import SpecrunError
+from specrun.core.plain_yaml import load_plain
 from specrun.data import load_split
 from tests.conftest import SPECS, plan_of
 
@@ -45,7 +46,7 @@ def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Pa
 
 
 def spec_for(tmp_path: Path, sha256: str) -> Path:
-    document = yaml.safe_load((SPECS / "biosses.yaml").read_text(encoding="utf-8"))
+    document = load_plain((SPECS / "biosses.yaml").read_text(encoding="utf-8"))
     document["sources"]["biosses"] = {
         "type": "git_file", "path": "owner/pairs", "revision": "c" * 40, "licence": "cc0-1.0", "format": "tsv",
         "files": {"train": {"path": "data/pairs.tsv", "sha256": sha256}},

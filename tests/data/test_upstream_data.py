@@ -19,6 +19,7 @@ import yaml
 from scipy import stats
 
 from specrun.core.errors import SpecrunError
+from specrun.core.plain_yaml import load_plain
 from specrun.data import load_split
 from tests.conftest import assert_one_line_error, plan_of, reference_model, run_cli, run_ok, run_subprocess
 
@@ -302,7 +303,7 @@ def test_hub_dataset_folder_with_a_config(tmp_path: Path, capsys: pytest.Capture
     split = load_split(plan_of(spec, require_fingerprints=False), "test", data, check=False)
     kept = [row for index, row in enumerate(SENTENCES) if index != 3]
     assert len(split.items) == len(kept) and split.items[3].id == "up-004"  # ids keep the row numbers
-    document = yaml.safe_load(spec.read_text(encoding="utf-8"))
+    document = load_plain(spec.read_text(encoding="utf-8"))
     document["splits"]["test"]["fingerprint"] = split.fingerprint
     spec.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
     results = run_ok([str(spec), "--data-dir", str(data), "--output", str(tmp_path / "out")], capsys)

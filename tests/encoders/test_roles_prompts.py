@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from specrun.core.errors import ModelError
+from specrun.core.plain_yaml import load_plain
 from specrun.core.settings import EncoderSettings
 from specrun.core.types import View
 from specrun.encoders.adapters import HashingAdapter
@@ -164,7 +165,7 @@ def test_the_same_text_in_two_roles_is_two_cache_entries(tmp_path: Path,
 
 
 def spec_with(tmp_path: Path, **protocol: object) -> Path:
-    spec = yaml.safe_load((HERE / "corpus_beir.yaml").read_text(encoding="utf-8"))
+    spec = load_plain((HERE / "corpus_beir.yaml").read_text(encoding="utf-8"))
     spec["protocols"]["search"].update(protocol)
     spec["splits"]["test"]["fingerprint"] = "sha256:" + "0" * 64
     path = tmp_path / "spec.yaml"
@@ -187,7 +188,7 @@ def test_a_spec_override_and_instruction_change_the_view(tmp_path: Path, capsys:
     data = tmp_path / "data"
     make_graded_beir(data)
     corpus_spec(tmp_path, data)
-    spec = yaml.safe_load((tmp_path / "corpusset.yaml").read_text())
+    spec = load_plain((tmp_path / "corpusset.yaml").read_text())
     spec["protocols"]["search"]["roles"] = {"query": "document"}
     spec["protocols"]["search"]["instruction"] = "Find the answer"
     (tmp_path / "corpusset.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))

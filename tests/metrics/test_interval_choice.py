@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from specrun.core.errors import SpecrunError
+from specrun.core.plain_yaml import load_plain
 from specrun.metrics import estimate
 from specrun.results import read_predictions, read_results
 from specrun.results.verify import load_verified, verified_with_spec
@@ -18,7 +19,7 @@ from tests.conftest import SPECS, assert_one_line_error, run_cli
 
 
 def _biosses(tmp_path: Path, interval: str, pearson: str | None) -> Path:
-    document = yaml.safe_load((SPECS / "biosses.yaml").read_text(encoding="utf-8"))
+    document = load_plain((SPECS / "biosses.yaml").read_text(encoding="utf-8"))
     document["uncertainty"]["interval"] = interval
     if pearson is not None:
         document["metrics"]["pearson_zero_shot"]["interval"] = pearson

@@ -17,6 +17,7 @@ from specrun.board.compare import markdown
 from specrun.core.contracts import RunContext
 from specrun.core.errors import MetricError
 from specrun.core.markdown import md_text
+from specrun.core.plain_yaml import load_plain
 from specrun.core.registry import METRICS, PROTOCOLS
 from specrun.metrics import estimate
 from specrun.reports import outside_note
@@ -69,7 +70,7 @@ def _clusters_spec(tmp: Path, interval: str) -> Path:
     write_jsonl(tmp / "data" / "toy" / "test.jsonl", rows)
     path = spec(tmp, "clustering", {"text": "text", "label": "label"},
                 {"v": "v_measure", "n": "nmi"}, options={"n_runs": 2, "batch_size": 400})
-    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    document = load_plain(path.read_text(encoding="utf-8"))
     document["uncertainty"]["interval"] = interval
     path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
     return path

@@ -8,8 +8,8 @@ import functools
 from pathlib import Path
 
 import pytest
-import yaml
 
+from specrun.core.plain_yaml import load_plain
 from specrun.mteb import benchmark, task
 from specrun.mteb.importer import refusals
 from specrun.spec import load_spec, subset_specs
@@ -48,13 +48,13 @@ def test_a_benchmark_imports_what_converts_and_names_the_rest(name: str, written
         refused = bool(refusals(one))
         assert refused == any(line.startswith(f"specrun: note: left out: {member.task}: ") for line in left), member
         taken[one.name] = one.hf_subsets
-    suite = Suite.model_validate(yaml.safe_load(suite_path.read_text(encoding="utf-8")))
+    suite = Suite.model_validate(load_plain(suite_path.read_text(encoding="utf-8")))
     assert suite.aggregates == ["mean_task", "mean_task_type"]
     assert {m.spec for m in suite.members} == {p.name for p in specs}
     assert all(reason.split(": ", 1)[0] in suite.description for reason in (line[25:] for line in left))
     several, over_splits = 0, 0
     for member in suite.members:  # each member scores MTEB's main score on each split the benchmark takes
-        spec = yaml.safe_load((suite_path.parent / member.spec).read_text(encoding="utf-8"))
+        spec = load_plain((suite_path.parent / member.spec).read_text(encoding="utf-8"))
         splits = member.splits or [member.split]
         metrics = member.metric if isinstance(member.metric, dict) else dict.fromkeys(splits, member.metric)
         assert list(metrics) == splits and (member.split is None) == (member.splits is not None)
@@ -92,7 +92,7 @@ def test_one_subset_of_a_multilingual_task_is_read_as_mteb_reads_it(tmp_path: Pa
     """MTEB(eng, v2) takes STS17's en-en only: a fast-loading task, whose subset MTEB takes from the default
     config's rows of that `lang`; the spec says so, and its expected statistics are the subset's own."""
     _import(tmp_path, "MTEB(eng, v2)", capsys)
-    spec = yaml.safe_load((tmp_path / "b" / "sts17.yaml").read_text(encoding="utf-8"))
+    spec = load_plain((tmp_path / "b" / "sts17.yaml").read_text(encoding="utf-8"))
     assert task("STS17").attributes["fast_loading"] is True
     split = spec["splits"]["test"]
     assert split["where"] == {"lang": "en-en"} and "config" not in spec["sources"]["sts17"]

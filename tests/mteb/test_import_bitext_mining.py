@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
+from specrun.core.plain_yaml import load_plain
 from specrun.mteb import catalogue
 from specrun.mteb.import_bitext_mining import bitext_refusal
 from specrun.mteb.import_subset import restricted
@@ -28,7 +28,7 @@ def _import(tmp_path: Path, capsys: pytest.CaptureFixture[str], task: str) -> tu
     code, out, err = run_cli(["import", "mteb", task, "-o", str(tmp_path / "imported")], capsys)
     assert code == 0, err
     path = Path(out.strip())
-    return path, yaml.safe_load(path.read_text(encoding="utf-8"))
+    return path, load_plain(path.read_text(encoding="utf-8"))
 
 
 def _snapshot(folder: Path, columns: dict[str, list[str]]) -> None:
@@ -92,7 +92,7 @@ def test_a_fast_loading_subset_reads_its_own_rows_by_lang(tmp_path: Path,
     spec_dir.mkdir()
     path = spec_dir / "tatoeba.yaml"
     path.write_text(spec_text(restricted(task, "deu-eng"), "2.26.24"), encoding="utf-8")
-    spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+    spec = load_plain(path.read_text(encoding="utf-8"))
     assert spec["splits"]["test"]["where"] == {"lang": "deu-eng"}
     assert "config" not in spec["sources"]["tatoeba"]
     assert {m["mteb"]["subset"] for m in spec["metrics"].values()} == {"deu-eng"}

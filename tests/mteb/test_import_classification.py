@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
+from specrun.core.plain_yaml import load_plain
 from specrun.mteb import catalogue
 from specrun.mteb.importer import coverage
 from tests.conftest import SPECS, assert_one_line_error, run_cli
@@ -29,7 +29,7 @@ def _import(tmp_path: Path, capsys: pytest.CaptureFixture[str], task: str) -> tu
     code, out, err = run_cli(["import", "mteb", task, "-o", str(tmp_path / "imported")], capsys)
     assert code == 0, err
     path = Path(out.strip())
-    return path, yaml.safe_load(path.read_text(encoding="utf-8"))
+    return path, load_plain(path.read_text(encoding="utf-8"))
 
 
 def test_banking77_imports_as_the_hand_written_spec_scores_it(tmp_path: Path,
@@ -37,7 +37,7 @@ def test_banking77_imports_as_the_hand_written_spec_scores_it(tmp_path: Path,
     path, spec = _import(tmp_path, capsys, "Banking77Classification")
     code, out, err = run_cli(["validate", str(path)], capsys)
     assert code == 0 and ": ok (" in out + err, err
-    ours = yaml.safe_load((SPECS / "banking77.yaml").read_text(encoding="utf-8"))
+    ours = load_plain((SPECS / "banking77.yaml").read_text(encoding="utf-8"))
     assert {name: m["mteb"] for name, m in spec["metrics"].items()} == \
         {name: m["mteb"] for name, m in ours["metrics"].items()}
     assert {name: m["metric"] for name, m in spec["metrics"].items()} == \

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-import yaml
 
+from specrun.core.plain_yaml import load_plain
 from specrun.mteb import catalogue
 from specrun.mteb.importer import coverage
 from tests.conftest import assert_one_line_error, run_cli, run_ok
@@ -39,7 +39,7 @@ def test_the_benchmark_members_import_with_mteb_s_attributes(tmp_path: Path,
     for name, path in paths.items():
         code, out, err = run_cli(["validate", str(path)], capsys)
         assert code == 0 and ": ok (" in out + err, err
-        spec: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
+        spec: dict[str, Any] = load_plain(path.read_text(encoding="utf-8"))
         task = catalogue.task(name)
         (protocol,) = spec["protocols"].values()
         options = protocol["options"]
@@ -62,7 +62,7 @@ def test_the_benchmark_members_import_with_mteb_s_attributes(tmp_path: Path,
         assert {key: metric["mteb"][key] for key in ("task", "split", "score", "main")} == \
             {"task": name, "split": "test", "score": "v_measure", "main": True}
         assert "mteb 1.x" in metric["mteb"]["caveat"]
-    medrxiv = yaml.safe_load(paths["MedrxivClusteringP2P.v2"].read_text(encoding="utf-8"))
+    medrxiv = load_plain(paths["MedrxivClusteringP2P.v2"].read_text(encoding="utf-8"))
     assert medrxiv["splits"]["test"]["explode"] == ["labels", "sentences"]
 
 

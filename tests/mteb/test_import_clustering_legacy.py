@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-import yaml
 
+from specrun.core.plain_yaml import load_plain
 from specrun.mteb import catalogue
 from specrun.mteb.import_clustering_legacy import legacy_refusal
 from tests.conftest import assert_one_line_error, run_cli, run_ok
@@ -35,7 +35,7 @@ def test_every_active_legacy_clustering_task_imports_and_validates(tmp_path: Pat
     for name, path in _import(tmp_path, capsys, *LEGACY).items():
         code, out, err = run_cli(["validate", str(path)], capsys)
         assert code == 0 and ": ok (" in out + err, err
-        spec: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
+        spec: dict[str, Any] = load_plain(path.read_text(encoding="utf-8"))
         (protocol,) = spec["protocols"].values()
         assert protocol["options"] == {"procedure": "legacy", "sets": "set", "n_runs": 1, "seed": 42}
         (source,) = spec["sources"].values()

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-import yaml
 
+from specrun.core.plain_yaml import load_plain
 from specrun.mteb import catalogue
 from specrun.mteb.import_subset import restricted
 from specrun.mteb.importer import build_spec, refusals
@@ -147,7 +147,7 @@ def test_an_imported_arxiv_spec_runs_on_a_snapshot(tmp_path: Path, capsys: pytes
     labels = [draw.choice(["cs.AI", "cs.LG", "math", "math.NT", "physics"]) for _ in range(2100)]
     texts = [f"doc {i} " + " ".join(draw.sample([*words[label.split('.')[0]].split(), "on", "a"], 3))
              for i, label in enumerate(labels)]
-    folder = tmp_path / "data" / yaml.safe_load(spec.read_text())["id"]
+    folder = tmp_path / "data" / load_plain(spec.read_text())["id"]
     hub_snapshot(folder, {"test": {"sentences": [texts[:1000], texts[1000:]],
                                    "labels": [labels[:1000], labels[1000:]]}})
     code, _, err = run_cli(["fingerprint", str(spec), "--data-dir", str(tmp_path / "data"), "--write"], capsys)

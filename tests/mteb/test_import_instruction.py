@@ -18,6 +18,7 @@ import pytrec_eval
 import yaml
 
 from specrun.core.errors import DataError
+from specrun.core.plain_yaml import load_plain
 from specrun.mteb import catalogue
 from specrun.mteb.import_instruction_retrieval import NEEDS
 from specrun.mteb.importer import coverage, import_tasks, refusals
@@ -180,7 +181,7 @@ def test_the_imported_form_runs_on_a_local_snapshot(tmp_path: Path, capsys: pyte
     from specrun.encoders.adapters import HashingAdapter
 
     path = written(tmp_path, name)
-    spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+    spec = load_plain(path.read_text(encoding="utf-8"))
     (source,) = spec["sources"].values()
     reranking = kind == "corpus_reranking"
     assert source["mirror"]["options"] == ({"candidates": True} if reranking else {}) | {"instructions": True}
@@ -302,7 +303,7 @@ def test_a_followir_task_imports_as_paired_reranking_and_runs_as_mteb_scores_it(
     from specrun.encoders.adapters import HashingAdapter
 
     (entry,) = import_tasks(["Core17InstructionRetrieval"], catalogue.load())  # as it is: p-MRR, its own hook
-    spec = yaml.safe_load(entry.text)
+    spec = load_plain(entry.text)
     (source,) = spec["sources"].values()
     assert source["mirror"]["options"] == {"candidates": True, "instructions": True, "pairs": True}
     (protocol,) = spec["protocols"].values()
@@ -395,7 +396,7 @@ def test_instructir_imports_robustness_at_10_over_query_groups_and_runs_as_mteb_
     path = tmp_path / "specs" / f"{entry.spec_id}.yaml"
     path.parent.mkdir(parents=True)
     path.write_text(entry.text, encoding="utf-8")
-    spec = yaml.safe_load(entry.text)
+    spec = load_plain(entry.text)
     (protocol,) = spec["protocols"].values()
     assert (protocol["kind"], protocol["options"]["query_groups"]) == ("corpus_retrieval", "_")
     main_metric = spec["metrics"]["robustness_at_10"]

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import pytrec_eval
-import yaml
 
 from specrun.core.errors import DataError
+from specrun.core.plain_yaml import load_plain
 from specrun.mteb import catalogue
 from specrun.mteb.importer import refusals, spec_text
 from specrun.readers.mteb_retrieval import read_mteb_retrieval
@@ -52,7 +52,7 @@ def make_snapshot(root: Path, subset: str = "japanese") -> Path:
 def test_mr_tidy_imports_with_its_loaders_corpus_split(tmp_path: Path) -> None:
     task = catalogue.task("MrTidyRetrieval")
     assert task.hook_calls["load_data"] == ["_load_data_retrieval"] and refusals(task) == []
-    spec = yaml.safe_load(spec_text(task.model_copy(update={"hf_subsets": ["japanese"]}), VERSION))
+    spec = load_plain(spec_text(task.model_copy(update={"hf_subsets": ["japanese"]}), VERSION))
     (source,) = spec["sources"].values()
     assert source["mirror"]["options"] == {"subset": "japanese", "instructions": False, "corpus_split": "train"}
     assert spec["protocols"]["search"]["kind"] == "corpus_retrieval"

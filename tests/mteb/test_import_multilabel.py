@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-import yaml
 
+from specrun.core.plain_yaml import load_plain
 from specrun.mteb import catalogue
 from specrun.mteb.importer import coverage
 from tests.conftest import ROOT, assert_one_line_error, run_cli
@@ -27,7 +27,7 @@ def _import(tmp_path: Path, capsys: pytest.CaptureFixture[str], task: str) -> tu
     code, out, err = run_cli(["import", "mteb", task, "-o", str(tmp_path / "imported")], capsys)
     assert code == 0, err
     path = Path(out.strip())
-    return path, yaml.safe_load(path.read_text(encoding="utf-8"))
+    return path, load_plain(path.read_text(encoding="utf-8"))
 
 
 def _rows(split: str) -> list[dict[str, Any]]:

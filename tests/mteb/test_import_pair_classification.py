@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-import yaml
 
+from specrun.core.plain_yaml import load_plain
 from specrun.mteb import catalogue
 from specrun.mteb.import_pair_classification import PAIR_METRICS, pair_refusal
 from specrun.mteb.importer import coverage, refusals
@@ -40,7 +40,7 @@ def test_eng_v2_pair_tasks_import_as_pair_classification_specs(tmp_path: Path,
     for name, path in imported(tmp_path, capsys, *ENG_V2, "TERRa.V2").items():
         task = catalogue.task(name)
         load_spec(path, require_fingerprints=False)
-        spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+        spec = load_plain(path.read_text(encoding="utf-8"))
         (source,) = spec["sources"].values()
         assert (source["path"], source["revision"]) == (task.dataset.path, task.dataset.revision)
         (protocol,) = spec["protocols"].values()
@@ -66,7 +66,7 @@ def test_eng_v2_pair_tasks_import_as_pair_classification_specs(tmp_path: Path,
 
 def test_max_accuracy_tasks_import_with_their_main_score(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = imported(tmp_path, capsys, "LegalBenchPC")["LegalBenchPC"]
-    spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+    spec = load_plain(path.read_text(encoding="utf-8"))
     first = next(iter(spec["metrics"].values()))
     assert (first["metric"], first["mteb"]["score"], first["mteb"]["main"]) == ("pair_max_accuracy", "max_accuracy",
                                                                                True)

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-import yaml
 
+from specrun.core.plain_yaml import load_plain
 from specrun.mteb import catalogue
 from specrun.mteb.import_subset import restricted
 from specrun.mteb.importer import coverage, refusals, spec_text
@@ -91,7 +91,7 @@ def _imported(task: catalogue.Task, folder: Path) -> tuple[Path, dict[str, Any]]
     folder.mkdir()
     path = folder / "task.yaml"
     path.write_text(spec_text(task, "2.26.24"), encoding="utf-8")
-    return path, yaml.safe_load(path.read_text(encoding="utf-8"))
+    return path, load_plain(path.read_text(encoding="utf-8"))
 
 
 def _run(path: Path, spec: dict[str, Any], splits: dict[str, list[dict[str, Any]]], tmp_path: Path,
@@ -150,5 +150,5 @@ def test_the_active_regression_tasks_import_with_the_binned_draw(tmp_path: Path,
     code, _, err = run_cli(["import", "mteb", TASK, "-o", str(tmp_path / "imported")], capsys)
     assert code == 0, err
     (written,) = (tmp_path / "imported").glob("*.yaml")
-    (protocol,) = yaml.safe_load(written.read_text(encoding="utf-8"))["protocols"].values()
+    (protocol,) = load_plain(written.read_text(encoding="utf-8"))["protocols"].values()
     assert protocol["options"]["draw"] == "binned" and protocol["options"]["n_samples"] == 2048

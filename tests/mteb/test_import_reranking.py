@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import pytrec_eval
-import yaml
 
 from specrun.core.errors import DataError
+from specrun.core.plain_yaml import load_plain
 from specrun.mteb import catalogue
 from specrun.mteb.import_reranking import reranking_refusal
 from specrun.mteb.importer import coverage, refusals
@@ -67,7 +67,7 @@ def test_reranking_tasks_import_as_corpus_reranking_specs(tmp_path: Path,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     paths = imported(tmp_path, capsys, "AskUbuntuDupQuestions", "JQaRARerankingLite", "OBLIQBenchMathRetrieval")
     for name, path in paths.items():
-        task, spec = catalogue.task(name), yaml.safe_load(path.read_text(encoding="utf-8"))
+        task, spec = catalogue.task(name), load_plain(path.read_text(encoding="utf-8"))
         load_spec(path, require_fingerprints=False)
         (source,) = spec["sources"].values()
         subset = {"subset": task.hf_subsets[0]} if task.hf_subsets != ["default"] else {}
@@ -78,12 +78,12 @@ def test_reranking_tasks_import_as_corpus_reranking_specs(tmp_path: Path,
         assert protocol["kind"] == "corpus_reranking"
         main = next(metric for metric in spec["metrics"].values() if metric["mteb"].get("main"))
         assert main["mteb"]["score"] == task.main_score
-    rerank = yaml.safe_load(paths["AskUbuntuDupQuestions"].read_text(encoding="utf-8"))
+    rerank = load_plain(paths["AskUbuntuDupQuestions"].read_text(encoding="utf-8"))
     assert list(rerank["metrics"]) == ["map_at_1000", "mrr_at_10", "ndcg_at_10"]
     assert rerank["protocols"]["rerank"]["options"] == {"top_k": 1000}
-    lite = yaml.safe_load(paths["JQaRARerankingLite"].read_text(encoding="utf-8"))
+    lite = load_plain(paths["JQaRARerankingLite"].read_text(encoding="utf-8"))
     assert list(lite["metrics"]) == ["ndcg_at_10", "map_at_1000", "mrr_at_10"]
-    search = yaml.safe_load(paths["OBLIQBenchMathRetrieval"].read_text(encoding="utf-8"))
+    search = load_plain(paths["OBLIQBenchMathRetrieval"].read_text(encoding="utf-8"))
     assert search["protocols"]["search"]["options"] == {"top_k": 100}  # a Retrieval task's companions
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
+from specrun.core.plain_yaml import load_plain
 from specrun.mteb import catalogue
 from specrun.mteb.import_retrieval import retrieval_refusal
 from specrun.mteb.importer import coverage, refusals
@@ -34,7 +34,7 @@ def test_retrieval_tasks_import_as_corpus_retrieval_specs(tmp_path: Path,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     for task_name, path in imported(tmp_path, capsys, "SciFact", *ENG_V2).items():
         task = catalogue.task(task_name)
-        spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+        spec = load_plain(path.read_text(encoding="utf-8"))
         load_spec(path, require_fingerprints=False)  # valid, but for the fingerprint a local copy needs
         (source,) = spec["sources"].values()
         assert (source["path"], source["revision"]) == (task.dataset.path, task.dataset.revision)
@@ -55,7 +55,7 @@ def test_retrieval_tasks_import_as_corpus_retrieval_specs(tmp_path: Path,
 def test_a_named_subset_reads_its_prefixed_configs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     task = catalogue.task("TurkishRAGEvalRetrieval")
     assert task.hf_subsets != ["default"] and not refusals(task)
-    spec = yaml.safe_load(imported(tmp_path, capsys, task.name)[task.name].read_text(encoding="utf-8"))
+    spec = load_plain(imported(tmp_path, capsys, task.name)[task.name].read_text(encoding="utf-8"))
     (source,) = spec["sources"].values()
     assert source["mirror"]["options"] == {"subset": task.hf_subsets[0], "instructions": True}
 
@@ -77,7 +77,7 @@ def test_ignore_identical_ids_imports_with_the_option(tmp_path: Path, capsys: py
     paths = imported(tmp_path, capsys, "ArguAna", "FiQA2018", "SciFact")
     for name, expected in (("ArguAna", True), ("FiQA2018", True), ("SciFact", None)):
         load_spec(paths[name], require_fingerprints=False)
-        options = yaml.safe_load(paths[name].read_text(encoding="utf-8"))["protocols"]["search"]["options"]
+        options = load_plain(paths[name].read_text(encoding="utf-8"))["protocols"]["search"]["options"]
         assert options.get("ignore_identical_ids") is expected and options["top_k"] == 100, name
     deep = catalogue.task("ArguAna").model_copy(update={"main_score": "recall_at_1000"})
     assert retrieval_refusal(deep) and retrieval_refusal(deep).startswith("ignore_identical_ids with a score at")
@@ -121,7 +121,7 @@ def test_a_hook_that_only_adds_capped_recall_imports_and_the_card_says_so(
     task = catalogue.task("ConvoMem")
     assert set(task.hook_calls["task_specific_scores"]) == {"recall_cap", "_average_optional", "items"}
     assert not refusals(task)
-    spec = yaml.safe_load(imported(tmp_path, capsys, "ConvoMem")["ConvoMem"].read_text(encoding="utf-8"))
+    spec = load_plain(imported(tmp_path, capsys, "ConvoMem")["ConvoMem"].read_text(encoding="utf-8"))
     assert "R_cap_at_k" in spec["card"]["caveats"] and spec["metrics"]["ndcg_at_10"]["mteb"]["main"] is True
     more = task.model_copy(update={"hook_calls": {"task_specific_scores": [*task.hook_calls["task_specific_scores"],
                                                                             "open"]}})

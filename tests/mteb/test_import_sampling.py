@@ -9,8 +9,8 @@ import random
 from pathlib import Path
 
 import pytest
-import yaml
 
+from specrun.core.plain_yaml import load_plain
 from specrun.mteb import catalogue
 from specrun.mteb.benchmark_import import member_tasks
 from specrun.mteb.import_sampling import unsaid_steps
@@ -29,7 +29,7 @@ def test_toxic_conversations_imports_with_mteb_s_sample_on_test_only(tmp_path: P
                                                                       capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(["import", "mteb", "ToxicConversationsClassification", "-o", str(tmp_path)], capsys)
     assert code == 0, err
-    spec = yaml.safe_load(Path(out.strip()).read_text(encoding="utf-8"))
+    spec = load_plain(Path(out.strip()).read_text(encoding="utf-8"))
     assert spec["splits"]["test"]["sample"] == SAMPLE
     assert list(spec["splits"]["test"]) == ["source", "source_split", "sample", "expect"]
     assert "sample" not in spec["splits"]["train"]

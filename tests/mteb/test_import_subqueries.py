@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import pytrec_eval
-import yaml
 
 from specrun.core.corpus import SharedCorpus
 from specrun.core.errors import DataError
+from specrun.core.plain_yaml import load_plain
 from specrun.core.types import Item
 from specrun.mteb import catalogue
 from specrun.mteb.importer import refusals
@@ -101,7 +101,7 @@ def imported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
 def test_mind_small_reranking_imports_with_max_over_subqueries(tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     assert refusals(catalogue.task("MindSmallReranking")) == []
-    spec = yaml.safe_load(imported(tmp_path, capsys).read_text(encoding="utf-8"))
+    spec = load_plain(imported(tmp_path, capsys).read_text(encoding="utf-8"))
     assert spec["protocols"]["rerank"]["kind"] == "corpus_reranking"
     assert spec["protocols"]["rerank"]["options"] == {"top_k": 1000, "max_over_subqueries": True}
     assert list(spec["metrics"]) == ["max_over_subqueries_map_at_1000", "max_over_subqueries_mrr_at_10",

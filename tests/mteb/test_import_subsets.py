@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
+from specrun.core.plain_yaml import load_plain
 from specrun.mteb import catalogue
 from specrun.mteb.importer import refusals, spec_text
 from specrun.spec import load_spec, subset_specs
@@ -50,7 +51,7 @@ def test_each_subset_merged_is_that_subsets_own_import(name: str, tmp_path: Path
     assert [one.subset for one in loaded] == task.hf_subsets
     for one in loaded:
         alone = task.model_copy(update={"hf_subsets": [one.subset]})
-        expected = yaml.safe_load(spec_text(alone, VERSION))
+        expected = load_plain(spec_text(alone, VERSION))
         assert _without_identity(one.located.data) == _without_identity(expected), one.subset
         assert one.spec.id == f"{expected['id']}.{one.subset.lower()}"
         refs = {metric.mteb.subset for metric in one.spec.metrics.values()}
@@ -95,7 +96,7 @@ def test_a_fast_loading_task_runs_each_subset_from_its_lang_rows_and_writes_thei
 def test_subset_names_keep_their_case_and_may_not_differ_by_case_alone(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = _import(tmp_path, capsys, "STS17")
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data = load_plain(path.read_text(encoding="utf-8"))
     data["subsets"] = {("En-en" if name == "en-en" else name): patch for name, patch in data["subsets"].items()}
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
     loaded = subset_specs(load_spec(path, require_fingerprints=False), ["En-en"])

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
+from specrun.core.plain_yaml import load_plain
 from specrun.core.types import Item
 from specrun.mteb import catalogue
 from specrun.mteb.import_summarization import summarization_refusal
@@ -40,7 +40,7 @@ def test_the_active_summarization_tasks_import(tmp_path: Path, capsys: pytest.Ca
     for name, path in imported(tmp_path, capsys, *names).items():
         task = catalogue.task(name)
         load_spec(path, require_fingerprints=False)
-        spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+        spec = load_plain(path.read_text(encoding="utf-8"))
         (source,) = spec["sources"].values()
         assert (source["path"], source["revision"]) == (task.dataset.path, task.dataset.revision)
         assert source["columns"] == {"machine_summaries": "machine_summaries", "human_summaries": "human_summaries",

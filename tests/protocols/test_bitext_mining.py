@@ -13,6 +13,7 @@ from sklearn import metrics as sk
 
 from specrun.core.contracts import NoOptions, ReadLayout, RunContext
 from specrun.core.errors import DataError, SpecError
+from specrun.core.plain_yaml import load_plain
 from specrun.core.types import Item
 from specrun.metrics import estimate
 from specrun.protocols.bitext_mining import BitextMiningProtocol, nearest_targets
@@ -80,7 +81,7 @@ def test_misaligned_or_undecodable_files_are_one_line(tmp_path: Path, a: bytes, 
 
 
 def test_a_file_read_beside_pinned_ones_must_be_pinned_too(tmp_path: Path) -> None:
-    data = yaml.safe_load((SPECS / "tatoeba.yaml").read_text(encoding="utf-8"))
+    data = load_plain((SPECS / "tatoeba.yaml").read_text(encoding="utf-8"))
     del data["sources"]["tatoeba"]["files"]["jpn-eng"]["contents"]["tatoeba.jpn-eng.eng"]
     path = tmp_path / "spec.yaml"
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")

@@ -13,6 +13,7 @@ import pytest
 import pytrec_eval
 import yaml
 
+from specrun.core.plain_yaml import load_plain
 from specrun.protocols.corpus_retrieval import without_own
 from tests.conftest import run_ok
 from tests.protocols.test_corpus_retrieval import DOCS, corpus_spec
@@ -95,7 +96,7 @@ def test_the_own_document_is_left_out_of_the_ranking(ignore: bool, top_k: int, t
     for metric, value in expected.items():
         assert results.scores["test"][metric].value == pytest.approx(value, abs=1e-9), metric
     assert expected != reference(top_k, not ignore)  # the fixture tells the two apart
-    assert yaml.safe_load(spec.read_text(encoding="utf-8"))["protocols"]["search"]["options"][
+    assert load_plain(spec.read_text(encoding="utf-8"))["protocols"]["search"]["options"][
         "ignore_identical_ids"] is ignore
 
 
@@ -105,7 +106,7 @@ def test_the_mteb_layout_locates_the_queries_own_documents(tmp_path: Path,
 
     data = tmp_path / "data"
     make_mteb(data)
-    spec = yaml.safe_load((Path(__file__).parent / "corpus_beir.yaml").read_text(encoding="utf-8"))
+    spec = load_plain((Path(__file__).parent / "corpus_beir.yaml").read_text(encoding="utf-8"))
     spec["protocols"]["search"]["options"]["ignore_identical_ids"] = True
     spec["sources"]["corpusset"] = {
         "type": "hf_dataset", "path": "owner/corpusset", "revision": "0" * 40, "licence": "cc0-1.0",

@@ -17,6 +17,7 @@ import yaml
 
 from specrun.core.contracts import RunContext
 from specrun.core.corpus import SharedCorpus
+from specrun.core.plain_yaml import load_plain
 from specrun.core.types import CORPUS_CUTOFFS, Item
 from specrun.core.types import trec_output as output_name
 from specrun.protocols.corpus_retrieval import CorpusOptions, CorpusRetrievalProtocol
@@ -269,7 +270,7 @@ def make_graded_beir(root: Path) -> Path:
 def corpus_spec(tmp_path: Path, data: Path, **options: object) -> Path:
     from specrun.cli import main
 
-    spec = yaml.safe_load((HERE / "corpus_beir.yaml").read_text(encoding="utf-8"))
+    spec = load_plain((HERE / "corpus_beir.yaml").read_text(encoding="utf-8"))
     spec["protocols"]["search"]["options"].update(options)
     del spec["splits"]["test"]["fingerprint"]
     path = tmp_path / "corpusset.yaml"

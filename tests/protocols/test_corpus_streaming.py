@@ -14,6 +14,7 @@ import pytest
 
 from specrun.core.corpus import text_digest
 from specrun.core.errors import DataError
+from specrun.core.plain_yaml import load_plain
 from specrun.encoders.store import DigestMatcher
 from specrun.readers import corpus_file
 from specrun.readers.beir import read_beir_corpus
@@ -235,7 +236,7 @@ def test_two_specs_sharing_documents_encode_each_text_once(tmp_path: Path, capsy
     lines[:100] = [json.dumps({"_id": f"d{i}", "text": f"other text {i}"}) for i in range(100)]
     (other / "corpus.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     first = corpus_spec(tmp_path, data)
-    spec = yaml.safe_load(first.read_text(encoding="utf-8"))
+    spec = load_plain(first.read_text(encoding="utf-8"))
     spec["id"] = spec["id"] + "-other"
     (tmp_path / "second").mkdir()
     second = tmp_path / "second" / "other.yaml"

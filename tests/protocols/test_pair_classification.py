@@ -18,6 +18,7 @@ from sklearn.metrics import accuracy_score, average_precision_score, f1_score
 
 from specrun.core.contracts import RunContext
 from specrun.core.errors import DataError
+from specrun.core.plain_yaml import load_plain
 from specrun.core.types import Item
 from specrun.metrics import estimate
 from specrun.metrics.pair_classification import accuracy_at_threshold, average_precision, f1_at_threshold
@@ -167,7 +168,7 @@ def test_the_fixed_thresholds_are_chosen_and_applied_on_the_protocol_s_similarit
 def pairs_spec(tmp_path: Path, similarity: str, name: str = "pairs", sizes: dict[str, int] | None = None) -> Path:
     """specs/jsick-pairs.yaml on 300 test pairs (the seeded subset; trial, 500 pairs, whole; or `sizes`), 200
     resamples, one similarity."""
-    data = yaml.safe_load((SPECS / "jsick-pairs.yaml").read_text(encoding="utf-8"))
+    data = load_plain((SPECS / "jsick-pairs.yaml").read_text(encoding="utf-8"))
     data["subset"]["splits"] = sizes or {"test": 300}
     data["uncertainty"]["resamples"] = 200
     data["protocols"]["pairs"]["similarity"] = similarity

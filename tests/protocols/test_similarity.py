@@ -16,6 +16,7 @@ from scipy import stats
 
 from specrun.core.contracts import RunContext, announced_embed
 from specrun.core.errors import ModelError
+from specrun.core.plain_yaml import load_plain
 from specrun.core.registry import PROTOCOLS
 from specrun.core.settings import EncoderSettings
 from specrun.encoders.adapters import HashingAdapter
@@ -91,7 +92,7 @@ def test_the_kinds_that_compare_vectors_take_every_function() -> None:
 
 def biosses_with(tmp_path: Path, similarities: dict[str, str]) -> Path:
     """The BIOSSES spec with one STS protocol (and its Spearman) per name -> similarity."""
-    data = yaml.safe_load((SPECS / "biosses.yaml").read_text(encoding="utf-8"))
+    data = load_plain((SPECS / "biosses.yaml").read_text(encoding="utf-8"))
     base = data["protocols"]["zero_shot"]
     data["protocols"] = {name: {**base, "similarity": function} for name, function in similarities.items()}
     data["metrics"] = {f"spearman_{name}": {"metric": "spearman", "protocol": name, "label": f"Spearman {name}",
@@ -146,7 +147,7 @@ def test_sts_reports_mteb_variants_as_protocols_equal_to_direct_computations(
 
 
 def test_a_kind_refuses_a_function_it_does_not_compare_by(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    data = yaml.safe_load((SPECS / "banking77.yaml").read_text(encoding="utf-8"))  # classification: cosine only
+    data = load_plain((SPECS / "banking77.yaml").read_text(encoding="utf-8"))  # classification: cosine only
     name = next(iter(data["protocols"]))
     data["protocols"][name]["similarity"] = "dot"
     path = tmp_path / "probe.yaml"
@@ -202,7 +203,7 @@ def dot_model(tmp_path: Path) -> Path:
 
 def test_model_similarity_a_kind_cannot_take_stops_the_run_before_any_encode(
         tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    data = yaml.safe_load((SPECS / "banking77.yaml").read_text(encoding="utf-8"))  # classification: cosine only
+    data = load_plain((SPECS / "banking77.yaml").read_text(encoding="utf-8"))  # classification: cosine only
     name = next(iter(data["protocols"]))
     data["protocols"][name]["similarity"] = "model"
     path = tmp_path / "probe.yaml"

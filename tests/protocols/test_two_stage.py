@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import pytrec_eval
-import yaml
 
 from specrun.core.contracts import Rerank, RunContext
 from specrun.core.errors import SpecrunError
+from specrun.core.plain_yaml import load_plain
 from specrun.core.registry import PROTOCOLS
 from specrun.core.settings import EncoderSettings
 from specrun.encoders.adapters import HashingAdapter
@@ -266,5 +266,5 @@ def test_a_reranked_run_has_its_own_folder_and_is_named_apart(cross_encoder: Pat
     reports = {path.parent.name: path.read_text(encoding="utf-8") for path in out.rglob("report.md")}
     said = [name for name, text in reports.items() if "Reranked: each query's top 3 rescored by" in text]
     assert len(said) == 1 and "reranker-" in said[0]
-    spec_doc = yaml.safe_load(spec.read_text())
+    spec_doc = load_plain(spec.read_text())
     assert spec_doc["protocols"]["search"]["kind"] == "corpus_retrieval"

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from specrun.core.plain_yaml import load_plain
 from specrun.publish import (
     EvalResultItem,
     EvalYaml,
@@ -57,7 +58,7 @@ def _publish(run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], *ext
 
 
 def test_eval_yaml_keeps_to_the_documented_schema(benchmark: Path) -> None:
-    document = yaml.safe_load((benchmark / "eval.yaml").read_text(encoding="utf-8"))
+    document = load_plain((benchmark / "eval.yaml").read_text(encoding="utf-8"))
     EvalYaml.model_validate(document)
     assert set(document) == {"name", "description", "evaluation_framework", "tasks"}
     assert all(set(task) == {"id", "config", "split"} for task in document["tasks"])
@@ -68,7 +69,7 @@ def test_eval_yaml_keeps_to_the_documented_schema(benchmark: Path) -> None:
 def test_tasks_name_a_config_and_split_load_dataset_accepts(benchmark: Path) -> None:
     import datasets
 
-    document = yaml.safe_load((benchmark / "eval.yaml").read_text(encoding="utf-8"))
+    document = load_plain((benchmark / "eval.yaml").read_text(encoding="utf-8"))
     for task in document["tasks"]:
         loaded = datasets.load_dataset(str(benchmark), task["config"], split=task["split"])
         assert len(loaded) == 100 and loaded[0]["id"] == "biosses-000" and loaded[0]["gold"] == 2.2
@@ -106,7 +107,7 @@ def test_framework_not_listed_is_said_and_push_refused(tmp_path: Path, data_dir:
 
 def test_schema_refuses_what_the_hub_refuses() -> None:
     spec = load_spec(BIOSSES).spec
-    good = yaml.safe_load(benchmark_eval_yaml(spec, "inspect-ai"))
+    good = load_plain(benchmark_eval_yaml(spec, "inspect-ai"))
     assert check_eval_yaml(yaml.safe_dump(good)).refusals == []
     for change in ({"tasks": []}, {"name": ""}, {"tasks": [{"id": "x", "config": "default", "split": "test",
                                                             "metric": "pearson"}]},
@@ -148,11 +149,11 @@ def test_eval_results_validate_parse_and_match_eval_yaml(run: Path, benchmark: P
 
     out, _ = _publish(run, tmp_path, capsys, "--repo", "sentence-transformers/all-MiniLM-L6-v2")
     assert "hub would reject" not in out and "hub warning: --repo" not in out
-    data = yaml.safe_load((tmp_path / ".eval_results" / "biosses.yaml").read_text(encoding="utf-8"))
+    data = load_plain((tmp_path / ".eval_results" / "biosses.yaml").read_text(encoding="utf-8"))
     for entry in data:
         EvalResultItem.model_validate(entry)
     entries = parse_eval_result_entries(data)
-    eval_ids = [task["id"] for task in yaml.safe_load((benchmark / "eval.yaml").read_text())["tasks"]]
+    eval_ids = [task["id"] for task in load_plain((benchmark / "eval.yaml").read_text())["tasks"]]
     assert [e.task_id for e in entries] == eval_ids
     results = Results.model_validate_json(run.read_text())
     for entry in entries:
@@ -170,11 +171,11 @@ def test_benchmark_revision_names_the_benchmark_repo(run: Path, tmp_path: Path,
 
     _publish(run, tmp_path, capsys, "--benchmark-revision", COMMIT, "--source-url", "https://example.org/logs",
              "--source-name", "logs", "--source-org", "specrun")
-    entries = parse_eval_result_entries(yaml.safe_load((tmp_path / ".eval_results" / "biosses.yaml").read_text()))
+    entries = parse_eval_result_entries(load_plain((tmp_path / ".eval_results" / "biosses.yaml").read_text()))
     assert {e.dataset_revision for e in entries} == {COMMIT}
     assert {(e.source_url, e.source_name, e.source_org) for e in entries} == {("https://example.org/logs", "logs",
                                                                                "specrun")}
-    _, evals = model_index_to_eval_results(yaml.safe_load((tmp_path / "model-index.yaml").read_text())["model-index"])
+    _, evals = model_index_to_eval_results(load_plain((tmp_path / "model-index.yaml").read_text())["model-index"])
     assert {(e.dataset_type, e.dataset_config, e.dataset_split, e.dataset_revision) for e in evals} == {
         ("specrun/biosses", "default", "test", COMMIT)}
     assert {e.source_url for e in evals} == {"https://example.org/logs"}

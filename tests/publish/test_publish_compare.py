@@ -12,6 +12,7 @@ import pytest
 import yaml
 from scipy import stats
 
+from specrun.core.plain_yaml import load_plain
 from specrun.results import Results, read_predictions
 from tests.conftest import SPECS, require, run_cli
 
@@ -129,7 +130,7 @@ def test_publish_dry_run_with_confirmation_parses_with_huggingface_hub(
     assert code == 0, err
     assert out.startswith("dry run: would upload to model repo someone/model:") and "nothing was uploaded" in out
     results = Results.model_validate_json(two_runs[0].read_text())
-    block = yaml.safe_load((tmp_path / "model-index.yaml").read_text())
+    block = load_plain((tmp_path / "model-index.yaml").read_text())
     readme = tmp_path / "README.md"
     readme.write_text("---\n" + yaml.safe_dump(block) + "---\n\n# model\n")
     assert metadata_load(readme)["model-index"] == block["model-index"]
@@ -141,7 +142,7 @@ def test_publish_dry_run_with_confirmation_parses_with_huggingface_hub(
     # the benchmark repo's own commit, never the source dataset's: none without --benchmark-revision
     assert {e.dataset_revision for e in evals} == {None}
     assert {(e.dataset_type, e.dataset_config) for e in evals} == {("specrun/biosses", "default")}
-    entries = parse_eval_result_entries(yaml.safe_load((tmp_path / ".eval_results" / "biosses.yaml").read_text()))
+    entries = parse_eval_result_entries(load_plain((tmp_path / ".eval_results" / "biosses.yaml").read_text()))
     assert {e.task_id for e in entries} == {"test-pearson_zero_shot", "test-spearman_zero_shot"}
     assert all(e.dataset_id == "specrun/biosses" and reason in e.notes for e in entries)
 
@@ -158,7 +159,7 @@ def test_publish_benchmark_dataset_card_and_eval_yaml(tmp_path: Path, data_dir: 
     assert card.data.license == "gpl-3.0" and card.data.pretty_name == "Biomedical sentence similarity (BIOSSES)"
     assert card.data.task_categories == ["sentence-similarity"]
     assert "| biosses-000 | " in card.text and reason in card.text
-    eval_yaml = yaml.safe_load((tmp_path / "eval.yaml").read_text())
+    eval_yaml = load_plain((tmp_path / "eval.yaml").read_text())
     assert [task["id"] for task in eval_yaml["tasks"]] == ["test-pearson_zero_shot", "test-spearman_zero_shot"]
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from specrun.core.plain_yaml import load_plain
 from tests.conftest import assert_one_line_error, files_under, run_cli
 
 HERE = Path(__file__).resolve().parent
@@ -34,7 +35,7 @@ def corpus_set(tmp_path: Path) -> tuple[Path, Path]:
     for split, rows in QRELS.items():
         (folder / "qrels" / f"{split}.tsv").write_text(
             "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{s}\n" for q, d, s in rows), encoding="utf-8")
-    spec = yaml.safe_load(CORPUS_SPEC.read_text(encoding="utf-8"))
+    spec = load_plain(CORPUS_SPEC.read_text(encoding="utf-8"))
     source = spec["sources"]["corpusset"]
     source["fetch"] = True
     source["files"] = {"test": {"path": "data"}, "dev": {"path": "data"}}
@@ -82,7 +83,7 @@ def test_corpus_queries_and_qrels_are_uploaded_as_mteb_lays_them_out(tmp_path: P
         {"config_name": "queries", "data_files": [{"split": "queries", "path": "queries.parquet"}]}]
     assert card.data.task_categories == ["text-retrieval"] and card.data.size_categories == ["n<1K"]
     assert card.text.endswith("## Citation\n\n```bibtex\n@misc{corpusset,\n  title = {A corpus set}\n}\n```\n")
-    tasks = yaml.safe_load((out / "eval.yaml").read_text(encoding="utf-8"))["tasks"]
+    tasks = load_plain((out / "eval.yaml").read_text(encoding="utf-8"))["tasks"]
     assert {(task["config"], task["split"]) for task in tasks} == {("default", "test"), ("default", "dev")}
 
 
@@ -113,7 +114,7 @@ def test_queries_with_two_texts_are_refused(tmp_path: Path, monkeypatch: pytest.
         (other / name).symlink_to(data / "corpusset" / "data" / name)
     (other / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": x + "?"}) + "\n"
                                                  for q, x in QUERIES.items()), encoding="utf-8")
-    document = yaml.safe_load(spec.read_text(encoding="utf-8"))
+    document = load_plain(spec.read_text(encoding="utf-8"))
     document["sources"]["corpusset"]["files"]["dev"] = {"path": "other"}
     del document["splits"]["dev"]["fingerprint"]
     spec.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import yaml
 
+from specrun.core.plain_yaml import load_plain
 from tests.conftest import run_ok
 from tests.protocols.test_corpus_retrieval import DOCS, GRADED, HERE, independent, texts_in_order
 from tests.readers.test_mteb_retrieval import write
@@ -39,7 +40,7 @@ def make_mteb_repo(root: Path) -> Path:
 def mteb_spec(tmp_path: Path, data: Path) -> Path:
     from specrun.cli import main
 
-    spec = yaml.safe_load((HERE / "corpus_beir.yaml").read_text(encoding="utf-8"))
+    spec = load_plain((HERE / "corpus_beir.yaml").read_text(encoding="utf-8"))
     spec["sources"]["corpusset"] = {
         "type": "hf_dataset", "path": "owner/corpusset", "revision": REVISION, "licence": "cc0-1.0",
         "mirror": {"format": "mteb_retrieval", "files": {"test": "."}},

@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from specrun.core.plain_yaml import load_plain
 from specrun.spec import load_spec
 from tests.conftest import SPECS, assert_one_line_error, run_cli
 
 
 def _spec_with(tmp_path: Path, name: str, edit) -> Path:
-    data = yaml.safe_load((SPECS / f"{name}.yaml").read_text(encoding="utf-8"))
+    data = load_plain((SPECS / f"{name}.yaml").read_text(encoding="utf-8"))
     edit(next(iter(data["sources"].values())))
     spec = tmp_path / f"{name}.yaml"
     spec.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")

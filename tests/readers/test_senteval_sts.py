@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from specrun.core.contracts import ReadLayout
 from specrun.core.errors import DataError
+from specrun.core.plain_yaml import load_plain
 from specrun.core.registry import READERS
 from specrun.readers.senteval_sts import SentEvalStsOptions, read_senteval_sts
 from tests.conftest import run_ok
@@ -148,7 +149,7 @@ def test_the_docs_fragment_reads_the_real_mirror(tmp_path: Path, data_dir: Path,
     if not (data_dir / "senteval-sts").is_dir():
         pytest.skip("senteval-sts not in the data mirror")
     (block,) = [b for b in YAML_BLOCKS if b.doc.name == "readers.md" and "senteval_sts" in b.text]
-    spec = wrapped(yaml.safe_load(block.text))
+    spec = wrapped(load_plain(block.text))
     path = tmp_path / "year.yaml"
     path.write_text(yaml.safe_dump(spec, allow_unicode=True, sort_keys=False), encoding="utf-8")
     results = run_ok([str(path), "--data-dir", str(data_dir), "--adapter", "hashing", "-q", "--output",

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from specrun.core.plain_yaml import load_plain
 from specrun.results import Results
 from tests.conftest import SPECS, run_cli
 
@@ -23,7 +24,7 @@ OURS = {"n": 100, "fields": {"text1": {"unique": 93, "characters": 15535},
 
 def _spec(folder: Path, expect: dict) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    spec = yaml.safe_load((SPECS / "biosses.yaml").read_text(encoding="utf-8"))
+    spec = load_plain((SPECS / "biosses.yaml").read_text(encoding="utf-8"))
     path = folder / "biosses.yaml"
     spec["splits"]["test"]["expect"] = {"source": "a reference", **expect}
     path.write_text(yaml.safe_dump(spec, sort_keys=False, allow_unicode=True), encoding="utf-8")

@@ -9,8 +9,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-import yaml
 
+from specrun.core.plain_yaml import load_plain
 from specrun.spec import load_spec
 from specrun.spec.extends import read_spec_yaml
 from tests.conftest import SPECS, assert_one_line_error, run_cli
@@ -139,11 +139,11 @@ def test_show_prints_the_merged_spec_in_written_order(tmp_path: Path, capsys: py
                                            "subset:\n  splits:\n    test: 40\n")
     code, out, err = run_cli(["show", str(child)], capsys)
     assert code == 0, err
-    shown = yaml.safe_load(out)
+    shown = load_plain(out)
     assert shown == read_spec_yaml(child, str(child))[0].data
     assert "extends" not in shown and "citation" not in shown and shown["title"] == "Another title"
     assert shown["subset"] == {"seed": 20261006, "splits": {"test": 40, "train": "all"}}
-    assert list(shown) == [key for key in yaml.safe_load(BIOSSES.read_text(encoding="utf-8")) if key != "citation"]
+    assert list(shown) == [key for key in load_plain(BIOSSES.read_text(encoding="utf-8")) if key != "citation"]
     write(tmp_path / "bad.yaml", "extends: nowhere.yaml\n")
     code, out, err = run_cli(["show", str(tmp_path / "bad.yaml")], capsys)
     assert_one_line_error(code, err, contains="bad.yaml:1: extends: nowhere.yaml: no such file")
@@ -191,7 +191,7 @@ def test_an_extends_spec_runs_as_its_written_out_twin(tmp_path: Path, data_dir: 
     twin = write(tmp_path / "twin" / "twin.yaml", twin_text)
     assert load_spec(twin).spec == load_spec(child).spec
     code, out, _ = run_cli(["show", str(child)], capsys)
-    assert code == 0 and yaml.safe_load(out) == yaml.safe_load(twin_text)
+    assert code == 0 and load_plain(out) == load_plain(twin_text)
     a, b = _run(child, data_dir, tmp_path / "out-a"), _run(twin, data_dir, tmp_path / "out-b")
     assert (a / "predictions.jsonl").read_bytes() == (b / "predictions.jsonl").read_bytes()
     ra, rb = (json.loads((folder / "results.json").read_text(encoding="utf-8")) for folder in (a, b))

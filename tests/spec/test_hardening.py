@@ -17,12 +17,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from specrun.core.errors import SpecError
+from specrun.core.plain_yaml import load_plain
 from specrun.results import Results
 from specrun.spec import load_spec
 from specrun.yamlsafe import parse_yaml
 from tests.conftest import ROOT, SPECS, plan_of
 
-SPEC = yaml.safe_load((SPECS / "biosses.yaml").read_text(encoding="utf-8"))
+SPEC = load_plain((SPECS / "biosses.yaml").read_text(encoding="utf-8"))
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(max_size=20))
 values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
@@ -77,7 +78,7 @@ def test_the_real_spec_with_one_key_replaced(key: str, value: object) -> None:
        st.text(max_size=8), values)
 @pytest.mark.slow  # a fresh process, a real model, a network timeout or a large matrix (seconds)
 def test_the_real_spec_with_a_nested_key_added(section: str, key: str, value: object) -> None:
-    document = yaml.safe_load(yaml.safe_dump(SPEC))
+    document = load_plain(yaml.safe_dump(SPEC))
     target = document[section]
     first = next(iter(target))
     if isinstance(target[first], dict):

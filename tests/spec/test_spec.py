@@ -7,9 +7,9 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-import yaml
 
 from specrun.core.errors import SpecError
+from specrun.core.plain_yaml import load_plain
 from specrun.spec import load_spec, schema_text
 from specrun.yamlsafe import parse_yaml
 from tests.conftest import ROOT, SPECS
@@ -27,16 +27,16 @@ def test_every_spec_validates_with_pydantic_and_the_json_schema(path: Path) -> N
     loaded = load_spec(path)
     assert loaded.spec.id == path.stem
     schema = json.loads((ROOT / "schema" / "spec.schema.json").read_text(encoding="utf-8"))
-    jsonschema.Draft202012Validator(schema).validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+    jsonschema.Draft202012Validator(schema).validate(load_plain(path.read_text(encoding="utf-8")))
 
 
 def test_schema_rejects_what_the_model_rejects() -> None:
     schema = json.loads((ROOT / "schema" / "spec.schema.json").read_text(encoding="utf-8"))
-    data = yaml.safe_load((SPECS / "biosses.yaml").read_text(encoding="utf-8"))
+    data = load_plain((SPECS / "biosses.yaml").read_text(encoding="utf-8"))
     data["sources"]["biosses"]["revision"] = "2394a2e"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(data, schema)
-    data = yaml.safe_load((SPECS / "biosses.yaml").read_text(encoding="utf-8"))
+    data = load_plain((SPECS / "biosses.yaml").read_text(encoding="utf-8"))
     data["surprise"] = 1
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(data, schema)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from specrun.core.plain_yaml import load_plain
 from specrun.results.verify import verified_with_spec
 from specrun.spec import load_spec, subset_specs
 from tests.conftest import SPECS, assert_one_line_error, run_cli
@@ -35,7 +36,7 @@ def test_each_subset_is_the_spec_with_its_overrides() -> None:
 
 
 def spec_with(tmp_path: Path, subsets: dict) -> Path:
-    data = yaml.safe_load((SPECS / "tatoeba.yaml").read_text(encoding="utf-8"))
+    data = load_plain((SPECS / "tatoeba.yaml").read_text(encoding="utf-8"))
     data["subsets"] = subsets
     path = tmp_path / "tatoeba.yaml"
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from specrun.board import member_draws
+from specrun.core.plain_yaml import load_plain
 from specrun.metrics import intervals
 from specrun.results.verify import verified_with_spec
 from tests.conftest import SPECS, assert_one_line_error, run_cli
@@ -30,7 +31,7 @@ QABOT = {"spec": "../specs/qabot.yaml", "metric": "map"}
 def twin(world: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     """specs/biosses2.yaml: BIOSSES with a `validation` split of 40 pairs drawn beside `test` (all 100); no MTEB
     counterparts (they name one split)."""
-    spec = yaml.safe_load((SPECS / "biosses.yaml").read_text(encoding="utf-8"))
+    spec = load_plain((SPECS / "biosses.yaml").read_text(encoding="utf-8"))
     spec["id"] = "biosses2"
     spec["splits"]["validation"] = {"source": "biosses", "source_split": "train"}
     spec["subset"]["splits"]["validation"] = 40

@@ -17,6 +17,7 @@ from rich.console import Console
 
 from specrun.cli._paths import output_folder
 from specrun.core.errors import SpecrunError, UsageError
+from specrun.core.plain_yaml import load_plain
 
 
 def cmd_import(args: argparse.Namespace, console: Console) -> int:
@@ -115,12 +116,11 @@ def _pinned(path: Path, data_dir: Path) -> str:
 def _validate_suite(text: str, name: str) -> None:
     """The suite file against the suite model (its members' specs were checked above; load_suite would also
     want the fingerprints a retrieval member gets only from its data)."""
-    import yaml
 
     from specrun.suites.model import Suite
 
     try:
-        Suite.model_validate(yaml.safe_load(text))
+        Suite.model_validate(load_plain(text))
     except ValueError as exc:  # pydantic's ValidationError is a ValueError
         raise SpecrunError(f"the suite imported as {name} does not validate (a bug in specrun import; "
                            f"nothing was written): {str(exc).splitlines()[0]}") from None

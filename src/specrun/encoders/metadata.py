@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from specrun.core.files import folder_files
+from specrun.core.plain_yaml import load_plain
 from specrun.encoders.models import WEIGHT_SUFFIXES, ModelRef, position_limit
 
 HEADER_LIMIT = 100 << 20  # a safetensors header is kilobytes; one larger than this is not read
@@ -92,7 +93,7 @@ def card_front_matter(directory: Path) -> dict[str, Any]:
     if end is None:
         return {}
     try:
-        data = yaml.safe_load("\n".join(lines[1:end]))
+        data = load_plain("\n".join(lines[1:end]))
     except yaml.YAMLError:
         return {}
     return data if isinstance(data, dict) else {}

@@ -271,8 +271,10 @@ def _expect(task: Task, entry: TypeImport, split: str, version: str) -> dict[str
     return {"expect": found} if found else {}
 
 
-class _Dumper(yaml.SafeDumper):
-    """Multi-line texts (citations) as literal blocks, so the file reads as written."""
+class SpecDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """Multi-line texts (citations) as literal blocks, so the file reads as written. libyaml's emitter where PyYAML
+    has it: the same text as the pure-Python one for every task of the catalogue (checked in a test), four times
+    as fast."""
 
 
 def _text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
@@ -289,10 +291,13 @@ def _list(dumper: yaml.SafeDumper, value: list[Any]) -> yaml.SequenceNode:
     return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flow)
 
 
-_Dumper.add_representer(str, _text)
-_Dumper.add_representer(list, _list)
-_Dumper.add_representer(Flow, lambda dumper, value: dumper.represent_mapping("tag:yaml.org,2002:map", value.items(),
-                                                                            flow_style=True))
+SpecDumper.add_representer(str, _text)
+SpecDumper.add_representer(list, _list)
+SpecDumper.add_representer(Flow, lambda dumper, value: dumper.represent_mapping("tag:yaml.org,2002:map",
+                                                                                value.items(), flow_style=True))
+
+
+DUMP_OPTIONS: dict[str, Any] = {"sort_keys": False, "allow_unicode": True, "width": 118}
 
 
 def spec_text(task: Task, version: str, spec: dict[str, Any] | None = None) -> str:
@@ -304,7 +309,7 @@ def spec_text(task: Task, version: str, spec: dict[str, Any] | None = None) -> s
         "fingerprint SPEC --data-dir DIR --write` pins it before a run.")
     header = (f"# MTEB {version} task {task.name} ({task.type}), written by `specrun import mteb` from the "
               f"catalogue's metadata.\n# {pins}\n")
-    body = yaml.dump(spec or build_spec(task, version), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=118)
+    body = yaml.dump(spec or build_spec(task, version), Dumper=SpecDumper, **DUMP_OPTIONS)
     return header + body
 
 

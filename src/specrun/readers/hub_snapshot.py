@@ -13,6 +13,7 @@ import yaml
 
 from specrun.core.errors import DataError, first_line
 from specrun.core.files import open_regular
+from specrun.core.plain_yaml import load_plain
 from specrun.readers.jsonl import jsonl_lines
 from specrun.readers.parquet import read_parquet
 
@@ -89,7 +90,7 @@ def read_snapshot(root: Path) -> Snapshot:
     if end is None:
         raise DataError("has no front matter between '---' lines; it must name the `configs:`", file=str(readme))
     try:
-        front = yaml.safe_load("\n".join(lines[1:end])) or {}
+        front = load_plain("\n".join(lines[1:end])) or {}
     except yaml.YAMLError as exc:
         raise DataError(f"front matter is not YAML: {first_line(exc)}", file=str(readme)) from None
     configs = front.get("configs") if isinstance(front, dict) else None
