@@ -6,12 +6,15 @@ A new kind of thing registers from one file."""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
+
+from specrun.core.plain_yaml import load_plain
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "specrun"
 
@@ -45,6 +48,13 @@ REGISTRY_PROVIDERS = {"PROTOCOLS": "protocols", "METRICS": "metrics", "READERS":
                       "register_reader": "readers", "ADAPTERS": "encoders", "FIELD_KINDS": "core"}
 
 
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """A module's syntax tree, parsed once per process: the parametrised checks read every module each (2,441
+    parses in a quick loop, half of this file's time). The trees are only read."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def module_name(path: Path, package: Path = PACKAGE) -> str:
     parts = path.relative_to(package).with_suffix("").parts
     if parts[-1] == "__init__":
@@ -67,7 +77,7 @@ def modules_of(package: Path = PACKAGE) -> dict[str, Path]:
 
 def imports_of(path: Path, known: dict[str, Path], package: Path = PACKAGE) -> set[str]:
     """The specrun modules `path` imports (a name imported from a package is its submodule when one exists)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path)
     own = module_name(path, package)
     is_package = path.name == "__init__.py"
     found: set[str] = set()
@@ -90,7 +100,7 @@ def imports_of(path: Path, known: dict[str, Path], package: Path = PACKAGE) -> s
 
 def registry_reads(path: Path) -> set[str]:
     """The registries a module touches by name (PROTOCOLS, METRICS, ...)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path)
     names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
     names |= {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
     return names & set(REGISTRY_PROVIDERS)
@@ -99,7 +109,7 @@ def registry_reads(path: Path) -> set[str]:
 def writes_into_core(path: Path) -> list[str]:
     """Assignments, item writes and mutating calls on names imported from the bottom layer, outside its registries'
     checked `register` (e.g. `FIELD_KINDS.setdefault(...)`, `types.X = ...`)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path)
     imported = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(("specrun.core", "specrun.types",
@@ -226,7 +236,7 @@ def long_parts(package: Path = PACKAGE) -> tuple[dict[str, int], dict[str, int]]
         text = path.read_text(encoding="utf-8")
         if len(text.splitlines()) > MODULE_LINES:
             modules[name] = len(text.splitlines())
-        for node in ast.walk(ast.parse(text)):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 length = (node.end_lineno or node.lineno) - node.lineno + 1
                 if length > FUNCTION_LINES:
@@ -242,7 +252,7 @@ def private_imports(path: Path, attributes: bool = False) -> list[str]:
     """Names with a leading underscore imported from another specrun module (a module's private name is its own:
     used elsewhere, it is API and is named as such); with `attributes`, also read off an imported specrun module
     (`task_facts._load()`). A module private by name (`board._ranking`) is its package's to import."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path)
     found, modules = [], set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("specrun"):
@@ -272,7 +282,7 @@ def test_every_package_names_its_api() -> None:
     """Each package's __init__ says what it offers (`__all__`), and every name listed is there."""
     missing, broken = [], []
     for init in sorted(PACKAGE.rglob("__init__.py")):
-        tree = ast.parse(init.read_text(encoding="utf-8"))
+        tree = parsed(init)
         names = [node for node in tree.body if isinstance(node, ast.Assign)
                  and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)]
         if init.parent == PACKAGE:
@@ -302,7 +312,7 @@ def test_the_run_reads_as_the_flow_and_the_encoder_stage_never_sees_the_run_opti
     """`runner._run` stays one screen: the encoder session (encoders.session), the data stage and the writers own
     the rest, so a run-wide setting does not lengthen it; the encoder stage is handed the parts of the options it
     reads (`EncoderSettings`, `Execution`), never `RunOptions` whole."""
-    tree = ast.parse(MODULES["specrun.runner"].read_text(encoding="utf-8"))
+    tree = parsed(MODULES["specrun.runner"])
     run = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "_run")
     assert run.end_lineno is not None and run.end_lineno - run.lineno + 1 <= RUN_LINES
     readers = [name for name, path in MODULES.items()
@@ -312,7 +322,7 @@ def test_the_run_reads_as_the_flow_and_the_encoder_stage_never_sees_the_run_opti
 
 def names_in(path: Path) -> set[str]:
     """Every name a module reads or imports."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path)
     return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)} | {
         alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names}
 
@@ -529,11 +539,10 @@ def test_a_new_setting_is_one_field_and_its_flag() -> None:
 
 def test_the_package_source_names_no_benchmark() -> None:
     """A benchmark is YAML only: no spec id or source name of specs/ appears in the package's code or templates."""
-    import yaml
 
     names = set()
     for spec in sorted((PACKAGE.parent.parent / "specs").glob("*.yaml")):
-        document = yaml.safe_load(spec.read_text(encoding="utf-8"))
+        document = load_plain(spec.read_text(encoding="utf-8"))
         names.add(document["id"])
         names.update(document["sources"])
     found = []
