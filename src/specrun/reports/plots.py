@@ -10,6 +10,8 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
+from typing import Any
 
 import numpy as np
 
@@ -30,7 +32,23 @@ def keep_matplotlib_off_disk() -> None:
 
 
 def scatter_png(prediction: np.ndarray, gold: np.ndarray, title: str) -> bytes | None:
-    """PNG bytes, or None when matplotlib is not installed."""
+    """PNG bytes, or None when matplotlib is not installed. Drawn on this thread's one figure, made once with all
+    that never changes (axes, labels, grid, margins): a fresh figure's axes and ticks were half of each picture's
+    time. Only the points, the limits and the title change; the bytes are a fresh figure's (`fresh_scatter_png`),
+    checked in a test on ordinary and odd data."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return None
+    if not len(gold):
+        return fresh_scatter_png(prediction, gold, title)
+    if not hasattr(_FIGURES, "scatter"):
+        _FIGURES.scatter = _ScatterFigure()
+    return _FIGURES.scatter.png(prediction, gold, title)
+
+
+def fresh_scatter_png(prediction: np.ndarray, gold: np.ndarray, title: str) -> bytes | None:
+    """The scatter drawn on a figure of its own."""
     try:
         from matplotlib.figure import Figure
     except ImportError:
@@ -38,15 +56,49 @@ def scatter_png(prediction: np.ndarray, gold: np.ndarray, title: str) -> bytes |
     figure = Figure(figsize=(5, 4), dpi=100)
     axes = figure.subplots()
     axes.scatter(gold, prediction, s=10, alpha=0.5, linewidths=0)
+    _label(axes, figure, title)
+    return _png(figure)
+
+
+def _label(axes: Any, figure: Any, title: str) -> Any:
     axes.set_xlabel("gold")
     axes.set_ylabel("predicted similarity (cosine)")
-    axes.set_title(title, fontsize=10)
+    text = axes.set_title(title, fontsize=10)
     axes.grid(alpha=0.3)
     # fixed margins for this one layout: tight_layout measured every artist again, half of an uncached run's time
     figure.subplots_adjust(left=0.14, right=0.97, bottom=0.12, top=0.91)
+    return text
+
+
+def _png(figure: Any) -> bytes:
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", metadata={"Software": None})  # no version string: same data, same bytes
     return buffer.getvalue()
+
+
+class _ScatterFigure:
+    """One thread's scatter figure, reused: its points, data limits and title are set for each picture."""
+
+    def __init__(self) -> None:
+        from matplotlib.figure import Figure
+
+        self.figure = Figure(figsize=(5, 4), dpi=100)
+        self.axes = self.figure.subplots()
+        self.points = self.axes.scatter([0.0], [0.0], s=10, alpha=0.5, linewidths=0)
+        self.title = _label(self.axes, self.figure, "")
+
+    def png(self, prediction: np.ndarray, gold: np.ndarray, title: str) -> bytes:
+        offsets = np.column_stack([np.asarray(gold, dtype=float), np.asarray(prediction, dtype=float)])
+        self.points.set_offsets(offsets)
+        self.axes.ignore_existing_data_limits = True  # the limits as a fresh axes' first scatter sets them
+        self.axes.update_datalim(offsets)
+        self.axes.set_autoscale_on(True)
+        self.axes.autoscale_view()
+        self.title.set_text(title)
+        return _png(self.figure)
+
+
+_FIGURES = threading.local()
 
 
 def plot_files(plan: Plan, runs: list[ProtocolRun], derived: DerivedCache | None,

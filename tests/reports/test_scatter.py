@@ -1,0 +1,48 @@
+"""The report's scatter is drawn on one reused figure per thread; its bytes are a fresh figure's for every kind of
+data a run can plot (checked here against `fresh_scatter_png`, interleaved, so that nothing of one picture leaks
+into the next), on every thread."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from specrun.reports.plots import fresh_scatter_png, scatter_png
+
+pytest.importorskip("matplotlib")
+
+RNG = np.random.default_rng(7)
+CASES = [
+    ("sts", RNG.random(250), RNG.random(250) * 5),
+    ("one point", np.array([0.5]), np.array([3.0])),
+    ("constant prediction", np.ones(10), np.arange(10.0)),
+    ("constant gold", RNG.random(10), np.full(10, 2.0)),
+    ("integers", np.arange(5), np.arange(5)),
+    ("wide and narrow ranges", RNG.random(50) * 1e6 - 5e5, RNG.random(50) * 1e-6),
+    ("many points", RNG.random(2000) * 2 - 1, RNG.integers(0, 6, 2000).astype(float)),
+    ("float32", RNG.random(3).astype(np.float32), RNG.random(3).astype(np.float32)),
+    ("negative cosines", RNG.random(40) * 2 - 1, RNG.random(40)),
+    ("empty", np.array([]), np.array([])),
+    ("a long title, then a short one", RNG.random(30), RNG.random(30)),
+]
+
+
+@pytest.fixture(scope="module")
+def fresh() -> list[bytes | None]:
+    return [fresh_scatter_png(prediction, gold, title) for title, prediction, gold in CASES]
+
+
+def test_the_reused_figure_draws_a_fresh_figure_s_bytes(fresh: list[bytes | None]) -> None:
+    for order in (range(len(CASES)), reversed(range(len(CASES)))):
+        for case in order:
+            title, prediction, gold = CASES[case]
+            png = scatter_png(prediction, gold, title)
+            assert png is not None and png.startswith(b"\x89PNG\r\n\x1a\n")
+            assert png == fresh[case], title
+
+
+def test_each_thread_draws_the_same_bytes(fresh: list[bytes | None]) -> None:
+    with ThreadPoolExecutor(3) as pool:
+        assert list(pool.map(lambda case: scatter_png(case[1], case[2], case[0]), CASES)) == fresh
