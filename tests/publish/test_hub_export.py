@@ -229,3 +229,16 @@ def test_citation_section_bibtex_plain_or_none(data_dir: Path) -> None:
     spec = loaded.spec.model_copy(update={"citation": entry})
     card = dataset_card(spec, render_card(spec, items, citation=False), None)
     assert card.endswith(f"\n\n## Citation\n\n````bibtex\n{entry}\n````\n") and card.count("## Citation") == 1
+
+
+def test_a_free_text_option_with_an_undecodable_byte_still_publishes(run: Path, tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A command-line byte that is not UTF-8 reaches Python as a lone surrogate; the entries' schema check reads
+    back what safe_dump wrote (the pure-Python parser takes its escape; libyaml's refused it with a traceback,
+    found in review): the dry run is written as before."""
+    code, _, err = run_cli(["publish", str(run), "--benchmark", "specrun/biosses", "--confirm-licence", "ok \udcff",
+                            "--source-url", "https://example.org/logs", "--source-name", "logs \udcff", "-o",
+                            str(tmp_path / "pub")], capsys)
+    assert code == 0, err
+    assert "Traceback" not in err
+    assert "\\uDCFF" in (tmp_path / "pub" / ".eval_results" / "biosses.yaml").read_text(encoding="utf-8")

@@ -16,11 +16,11 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+import yaml
 from pydantic import Field, ValidationError, field_validator
 
 from specrun.core import registry
 from specrun.core.errors import PublishError
-from specrun.core.plain_yaml import load_plain
 from specrun.core.types import Strict
 from specrun.spec import Spec
 
@@ -189,7 +189,7 @@ def framework_check(name: str) -> HubCheck:
 def check_eval_yaml(text: str) -> HubCheck:
     """eval.yaml against the documented schema and the framework list."""
     try:
-        document = EvalYaml.model_validate(load_plain(text))
+        document = EvalYaml.model_validate(yaml.safe_load(text))
     except ValidationError as exc:
         return HubCheck(refusals=_problems(exc, "eval.yaml"))
     return framework_check(document.evaluation_framework)
@@ -197,7 +197,7 @@ def check_eval_yaml(text: str) -> HubCheck:
 
 def check_eval_results(text: str, eval_yaml_ids: Iterable[str] | None = None) -> HubCheck:
     """`.eval_results/*.yaml` against the documented schema; with the benchmark's task ids, every entry's too."""
-    data = load_plain(text)
+    data = yaml.safe_load(text)
     if not isinstance(data, list) or not data:
         return HubCheck(refusals=[".eval_results: expected a non-empty list of entries"])
     check = HubCheck()
