@@ -64,7 +64,10 @@ def test_only_what_the_folder_states_is_recorded(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("card", ["no front matter\n", "---\nlicense: [unclosed\n---\n", "---\n- a list\n---\n",
-                                  "---\nlicense: mit\n", "---\nlicense: 3\n---\n"])
+                                  "---\nlicense: mit\n", "---\nlicense: 3\n---\n",
+                                  "---\nlicense: " + "9" * 5_000 + "\n---\n",  # an int past Python's digit limit
+                                  "---\nlicense: " + "[" * 20_000 + "\n---\n"],  # nesting past any parser's depth
+                         ids=["none", "unclosed", "a-list", "no-end", "an-int", "long-int", "deep"])
 def test_a_card_without_usable_front_matter_states_nothing(tmp_path: Path, card: str) -> None:
     (tmp_path / "README.md").write_text(card)
     meta = files_metadata(folder_ref(tmp_path))

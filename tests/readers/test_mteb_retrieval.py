@@ -184,3 +184,16 @@ def test_data_files_forms(tmp_path: Path) -> None:
     readme.write_text(text)
     rows = read_mteb_retrieval(repo, Layout(), "test")
     assert [row["query_id"] for row in rows] == ["q1", "q2", "q4"] and rows[0]["corpus"].texts() == EXPECTED_TEXTS
+
+
+@pytest.mark.parametrize(("front", "said"), [
+    ("configs: [unclosed", "front matter is not YAML"),
+    ("size: " + "9" * 5_000, "front matter is not YAML: ValueError"),  # past Python's digit limit: was a traceback
+    ("configs: " + "[" * 20_000, "front matter is not YAML"),  # nesting past the parser's depth
+], ids=["unclosed", "long-int", "deep"])
+def test_front_matter_that_is_not_yaml_is_one_data_error(tmp_path: Path, front: str, said: str) -> None:
+    make_repo(tmp_path)
+    (tmp_path / "README.md").write_text(f"---\n{front}\n---\n", encoding="utf-8")
+    with pytest.raises(DataError, match=said) as caught:
+        read_mteb_retrieval(tmp_path, Layout(), "test")
+    assert "\n" not in str(caught.value)

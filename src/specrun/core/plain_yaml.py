@@ -13,5 +13,10 @@ LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def load_plain(text: str) -> Any:
-    """yaml.safe_load(text), parsed by libyaml where PyYAML has it."""
-    return yaml.load(text, Loader=LOADER)  # a safe loader: CSafeLoader or SafeLoader
+    """yaml.safe_load(text), parsed by libyaml where PyYAML has it. Every failure is a yaml.YAMLError, which the
+    callers turn into one line: the constructor's own ValueError (an integer of over 4,300 digits) and a lone
+    surrogate's UnicodeEncodeError included, and the pure-Python parser's RecursionError on deep nesting."""
+    try:
+        return yaml.load(text, Loader=LOADER)  # a safe loader: CSafeLoader or SafeLoader
+    except (ValueError, RecursionError) as exc:  # (UnicodeError is a ValueError)
+        raise yaml.YAMLError(f"{type(exc).__name__}: {exc}") from None
