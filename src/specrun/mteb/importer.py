@@ -6,6 +6,7 @@ task naming the piece. Task names come from the catalogue only; nothing here kno
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -274,7 +275,12 @@ def _expect(task: Task, entry: TypeImport, split: str, version: str) -> dict[str
 class SpecDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
     """Multi-line texts (citations) as literal blocks, so the file reads as written. libyaml's emitter where PyYAML
     has it: the same text as the pure-Python one for every task of the catalogue (checked in a test), four times
-    as fast."""
+    as fast; a spec with a character beyond U+FFFF (an emoji) goes to the pure-Python one (`PureSpecDumper`),
+    since libyaml escapes it and so writes a literal block as one quoted line."""
+
+
+class PureSpecDumper(yaml.SafeDumper):
+    """SpecDumper's representers on the pure-Python emitter."""
 
 
 def _text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
@@ -291,10 +297,15 @@ def _list(dumper: yaml.SafeDumper, value: list[Any]) -> yaml.SequenceNode:
     return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flow)
 
 
-SpecDumper.add_representer(str, _text)
-SpecDumper.add_representer(list, _list)
-SpecDumper.add_representer(Flow, lambda dumper, value: dumper.represent_mapping("tag:yaml.org,2002:map",
-                                                                                value.items(), flow_style=True))
+def _flow(dumper: yaml.SafeDumper, value: Flow) -> yaml.MappingNode:
+    return dumper.represent_mapping("tag:yaml.org,2002:map", value.items(), flow_style=True)
+
+
+for _dumper in (SpecDumper, PureSpecDumper):
+    _dumper.add_representer(str, _text)
+    _dumper.add_representer(list, _list)
+    _dumper.add_representer(Flow, _flow)
+_ASTRAL = re.compile("[\U00010000-\U0010FFFF]")
 
 
 DUMP_OPTIONS: dict[str, Any] = {"sort_keys": False, "allow_unicode": True, "width": 118}
@@ -309,7 +320,9 @@ def spec_text(task: Task, version: str, spec: dict[str, Any] | None = None) -> s
         "fingerprint SPEC --data-dir DIR --write` pins it before a run.")
     header = (f"# MTEB {version} task {task.name} ({task.type}), written by `specrun import mteb` from the "
               f"catalogue's metadata.\n# {pins}\n")
-    body = yaml.dump(spec or build_spec(task, version), Dumper=SpecDumper, **DUMP_OPTIONS)
+    spec = spec or build_spec(task, version)
+    astral = _ASTRAL.search(json.dumps(spec, ensure_ascii=False, default=str))
+    body = yaml.dump(spec, Dumper=PureSpecDumper if astral else SpecDumper, **DUMP_OPTIONS)
     return header + body
 
 
