@@ -4,6 +4,7 @@ into the next), on every thread."""
 
 from __future__ import annotations
 
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -25,6 +26,8 @@ CASES = [
     ("float32", RNG.random(3).astype(np.float32), RNG.random(3).astype(np.float32)),
     ("negative cosines", RNG.random(40) * 2 - 1, RNG.random(40)),
     ("empty", np.array([]), np.array([])),
+    ("no finite point", np.full(4, np.nan), np.arange(4.0)),  # (a run refuses these: the public function draws)
+    ("a masked point", np.ma.masked_array(RNG.random(6), mask=[0, 1, 0, 0, 0, 0]), RNG.random(6)),
     ("a long title, then a short one", RNG.random(30), RNG.random(30)),
 ]
 
@@ -46,3 +49,19 @@ def test_the_reused_figure_draws_a_fresh_figure_s_bytes(fresh: list[bytes | None
 def test_each_thread_draws_the_same_bytes(fresh: list[bytes | None]) -> None:
     with ThreadPoolExecutor(3) as pool:
         assert list(pool.map(lambda case: scatter_png(case[1], case[2], case[0]), CASES)) == fresh
+
+
+def test_changed_matplotlib_settings_are_drawn_as_a_fresh_figure_draws_them(fresh: list[bytes | None]) -> None:
+    from matplotlib import rc_context
+
+    title, prediction, gold = CASES[0]
+    assert scatter_png(prediction, gold, title) == fresh[0]
+    with rc_context({"font.size": 14, "axes.prop_cycle": "cycler(color=['red'])"}):
+        changed = scatter_png(prediction, gold, title)
+        assert changed == fresh_scatter_png(prediction, gold, title) and changed != fresh[0]
+    assert scatter_png(prediction, gold, title) == fresh[0]
+
+
+def test_a_broken_matplotlib_is_no_picture(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # an install whose figure module fails to import
+    assert scatter_png(np.array([0.1, 0.2]), np.array([1.0, 2.0]), "t") is None

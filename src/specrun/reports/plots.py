@@ -33,18 +33,31 @@ def keep_matplotlib_off_disk() -> None:
 
 def scatter_png(prediction: np.ndarray, gold: np.ndarray, title: str) -> bytes | None:
     """PNG bytes, or None when matplotlib is not installed. Drawn on this thread's one figure, made once with all
-    that never changes (axes, labels, grid, margins): a fresh figure's axes and ticks were half of each picture's
-    time. Only the points, the limits and the title change; the bytes are a fresh figure's (`fresh_scatter_png`),
-    checked in a test on ordinary and odd data."""
+    that never changes (axes, labels, grid, margins) and made again when matplotlib's settings (rcParams) change:
+    a fresh figure's axes and ticks were half of each picture's time. Only the points, the limits and the title
+    change; the bytes are a fresh figure's (`fresh_scatter_png`, checked in a test), which draws what the reused
+    one would not draw alike: no points, a non-finite value or a masked array."""
     try:
-        import matplotlib  # noqa: F401
+        from matplotlib import rcParams
+        from matplotlib.figure import Figure  # noqa: F401 (a broken install: no picture, as without one)
     except ImportError:
         return None
-    if not len(gold):
+    if not (len(gold) and _finite(gold) and _finite(prediction)):
         return fresh_scatter_png(prediction, gold, title)
-    if not hasattr(_FIGURES, "scatter"):
-        _FIGURES.scatter = _ScatterFigure()
-    return _FIGURES.scatter.png(prediction, gold, title)
+    figure = getattr(_FIGURES, "scatter", None)
+    if figure is None or figure.settings != rcParams:
+        figure = _FIGURES.scatter = _ScatterFigure()
+    return figure.png(prediction, gold, title)
+
+
+def _finite(values: np.ndarray) -> bool:
+    """Plain finite numbers (not a masked array): what the reused figure draws as a fresh one does."""
+    if np.ma.isMaskedArray(values):
+        return False
+    try:
+        return bool(np.isfinite(np.asarray(values, dtype=float)).all())
+    except (TypeError, ValueError):
+        return False
 
 
 def fresh_scatter_png(prediction: np.ndarray, gold: np.ndarray, title: str) -> bytes | None:
@@ -80,8 +93,10 @@ class _ScatterFigure:
     """One thread's scatter figure, reused: its points, data limits and title are set for each picture."""
 
     def __init__(self) -> None:
+        from matplotlib import rcParams
         from matplotlib.figure import Figure
 
+        self.settings = dict(rcParams)  # the settings it was made with
         self.figure = Figure(figsize=(5, 4), dpi=100)
         self.axes = self.figure.subplots()
         self.points = self.axes.scatter([0.0], [0.0], s=10, alpha=0.5, linewidths=0)
