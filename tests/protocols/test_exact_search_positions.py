@@ -97,22 +97,50 @@ def test_ties_beyond_the_candidates_take_the_exact_scan() -> None:
     np.testing.assert_array_equal(got_i, brute_force(queries, docs, 10)[0])
 
 
+@pytest.mark.parametrize("dense_share", [0, 10**9], ids=["gathered", "dense"])
 @pytest.mark.parametrize("dim", [1, 7, 384, 1024])
-def test_the_approximate_kernel_is_within_its_bound(dim: int) -> None:
+def test_the_approximate_kernel_is_within_its_bound(dim: int, dense_share: int,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """BLAS dot products against cosine_rows' einsum, unrounded, on float32 vectors of mixed scales (the bound
-    holds for any order of summation; this checks the kernel is the one the bound speaks of)."""
+    holds for any order of summation; this checks the kernel is the one the bound speaks of), from both ways of
+    computing them: a BLAS dot a query's run of gathered rows, or the chunk's whole product (dgemm)."""
+    monkeypatch.setattr(pairs, "DENSE_SHARE", dense_share)
+    monkeypatch.setattr(pairs, "DENSE_BYTES", 8 * 128 * 7)  # 7 queries a block of the 128-row chunks: 5 blocks
     rng = np.random.default_rng(dim)
     queries = (rng.normal(size=(30, dim)) * rng.uniform(0.01, 100, size=(30, 1))).astype(np.float32)
     docs = (rng.normal(size=(500, dim)) * rng.uniform(0.01, 100, size=(500, 1))).astype(np.float32)
     positions = np.argsort(rng.random(size=(30, 500)), axis=1)[:, :200]
-    approx = pairs.exact_scores(queries, lambda a, b: docs[a:b], len(docs), positions, 128, exact=False)
+    wanted = rng.random(size=positions.shape) < 0.8  # some pairs not scored: -inf, in either kernel
+    approx = pairs.exact_scores(queries, lambda a, b: docs[a:b], len(docs), positions, 128, wanted=wanted,
+                                exact=False)
     q64, d64 = queries.astype(np.float64), docs.astype(np.float64)
     norms = checked_norms(q64)[:, None] * checked_norms(d64)[positions]
     einsum = np.stack([row_dots(d64[positions[q]], q64[q]) for q in range(30)]) / norms
-    assert np.abs(approx - einsum).max() <= pairs.approximate_error(dim)
+    assert np.isneginf(approx[~wanted]).all()
+    assert np.abs(approx - einsum)[wanted].max() <= pairs.approximate_error(dim)
     rounded = pairs.exact_scores(queries, lambda a, b: docs[a:b], len(docs), positions, 128)
     assert rounded.tobytes() == np.round(einsum, 12).tobytes()  # the exact kernel: cosine_rows' numbers
     assert exact.exact_scores is pairs.exact_scores
+
+
+@pytest.mark.parametrize("case", [
+    {"maker": near_ties, "seed": 12, "n_docs": 1_200, "n_queries": 40, "dim": 48},  # copies, one-ulp copies
+    {"maker": clustered, "seed": 13, "n_docs": 900, "n_queries": 30, "dim": 8, "levels": 1},  # ties everywhere
+])
+def test_the_dense_and_the_gathered_products_give_the_same_positions(case: dict,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The approximate pass multiplies a chunk whole where its pairs fill enough of it (DENSE_SHARE), else
+    gathers each pair's row: the same positions either way, and a full sort's, in one chunk or several, the
+    product in one block of queries or many."""
+    options = dict(case)
+    queries, docs = options.pop("maker")(**options)
+    want = brute_force(queries, docs, 150)[0]
+    for share, block_bytes in ((0, pairs.DENSE_BYTES), (10**9, pairs.DENSE_BYTES), (10**9, 8 * 97 * 3)):
+        monkeypatch.setattr(pairs, "DENSE_SHARE", share)
+        monkeypatch.setattr(pairs, "DENSE_BYTES", block_bytes)  # (the last: 3 queries a block of 97 rows)
+        for chunk in (97, 1_000):
+            got, _ = rank_positions(queries, lambda a, b: docs[a:b], len(docs), 150, chunk_size=chunk)
+            np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("case", [
