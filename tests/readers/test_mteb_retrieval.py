@@ -190,7 +190,9 @@ def test_data_files_forms(tmp_path: Path) -> None:
     ("configs: [unclosed", "front matter is not YAML"),
     ("size: " + "9" * 5_000, "front matter is not YAML: ValueError"),  # past Python's digit limit: was a traceback
     ("configs: " + "[" * 20_000, "front matter is not YAML"),  # nesting past the parser's depth
-], ids=["unclosed", "long-int", "deep"])
+    ("configs:\n- config_name: default\n  data_files:\n    ? 0x" + "f" * 4_000 + "\n    : a.jsonl",
+     "a data_files split name is a huge number"),  # a hex int passes the digit limit, then fails str()
+], ids=["unclosed", "long-int", "deep", "huge-split"])
 def test_front_matter_that_is_not_yaml_is_one_data_error(tmp_path: Path, front: str, said: str) -> None:
     make_repo(tmp_path)
     (tmp_path / "README.md").write_text(f"---\n{front}\n---\n", encoding="utf-8")

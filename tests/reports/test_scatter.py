@@ -65,3 +65,23 @@ def test_changed_matplotlib_settings_are_drawn_as_a_fresh_figure_draws_them(fres
 def test_a_broken_matplotlib_is_no_picture(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # an install whose figure module fails to import
     assert scatter_png(np.array([0.1, 0.2]), np.array([1.0, 2.0]), "t") is None
+
+
+def test_settings_that_cannot_be_compared_redraw_and_pyplot_is_never_imported() -> None:
+    """A colour cycle of numpy arrays makes RcParams' own comparison raise: the figure is made again instead. And
+    reading the settings never resolves matplotlib's backend (which imports pyplot, maybe a GUI toolkit)."""
+    import subprocess
+
+    script = (
+        "import sys, numpy as np\n"
+        "from cycler import cycler\n"
+        "from matplotlib import rc_context\n"
+        "from specrun.reports.plots import fresh_scatter_png, scatter_png\n"
+        "p, g = np.linspace(0, 1, 20), np.linspace(0, 5, 20)\n"
+        "assert scatter_png(p, g, 't') == fresh_scatter_png(p, g, 't')\n"
+        "assert 'matplotlib.pyplot' not in sys.modules\n"
+        "with rc_context({'axes.prop_cycle': cycler(color=[np.array([i / 10, 0, 0]) for i in range(10)])}):\n"
+        "    assert scatter_png(p, g, 't') == fresh_scatter_png(p, g, 't')\n"
+        "print('ok')\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "ok", done.stderr

@@ -117,11 +117,13 @@ def _validate_suite(text: str, name: str) -> None:
     """The suite file against the suite model (its members' specs were checked above; load_suite would also
     want the fingerprints a retrieval member gets only from its data)."""
 
+    import yaml
+
     from specrun.suites.model import Suite
 
     try:
         Suite.model_validate(load_plain(text))
-    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+    except (ValueError, yaml.YAMLError) as exc:  # pydantic's ValidationError is a ValueError
         raise SpecrunError(f"the suite imported as {name} does not validate (a bug in specrun import; "
                            f"nothing was written): {str(exc).splitlines()[0]}") from None
 

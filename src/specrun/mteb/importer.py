@@ -321,8 +321,9 @@ def spec_text(task: Task, version: str, spec: dict[str, Any] | None = None) -> s
     header = (f"# MTEB {version} task {task.name} ({task.type}), written by `specrun import mteb` from the "
               f"catalogue's metadata.\n# {pins}\n")
     spec = spec or build_spec(task, version)
-    astral = _ASTRAL.search(json.dumps(spec, ensure_ascii=False, default=str))
-    body = yaml.dump(spec, Dumper=PureSpecDumper if astral else SpecDumper, **DUMP_OPTIONS)
+    plain = json.dumps(spec, ensure_ascii=False, default=str)
+    pure = _ASTRAL.search(plain) and "\x85" not in plain  # (the pure emitter writes NEL raw: read back as a break)
+    body = yaml.dump(spec, Dumper=PureSpecDumper if pure else SpecDumper, **DUMP_OPTIONS)
     return header + body
 
 

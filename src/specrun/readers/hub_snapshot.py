@@ -70,6 +70,9 @@ def _data_files(value: Any, config: str, readme: Path) -> dict[str, list[str]]:
     if isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value)):
         return {"train": patterns(value)}
     if isinstance(value, dict):  # split -> pattern(s)
+        # a huge number as a split's name (YAML's 0x... forms pass Python's digit limit) fails str() otherwise
+        if any(isinstance(split, int) and split.bit_length() > 64 for split in value):
+            raise DataError(f"config {config!r}: a data_files split name is a huge number", file=str(readme))
         return {str(split): patterns(path) for split, path in value.items()}
     out: dict[str, list[str]] = {}
     for entry in value if isinstance(value, list) else [None]:

@@ -45,7 +45,7 @@ def scatter_png(prediction: np.ndarray, gold: np.ndarray, title: str) -> bytes |
     if not (len(gold) and _finite(gold) and _finite(prediction)):
         return fresh_scatter_png(prediction, gold, title)
     figure = getattr(_FIGURES, "scatter", None)
-    if figure is None or figure.settings != rcParams:
+    if figure is None or not figure.made_with(rcParams):
         figure = _FIGURES.scatter = _ScatterFigure()
     return figure.png(prediction, gold, title)
 
@@ -96,11 +96,20 @@ class _ScatterFigure:
         from matplotlib import rcParams
         from matplotlib.figure import Figure
 
-        self.settings = dict(rcParams)  # the settings it was made with
+        self.settings = dict(dict.items(rcParams))  # made with these (read as a dict: no backend resolved)
         self.figure = Figure(figsize=(5, 4), dpi=100)
         self.axes = self.figure.subplots()
         self.points = self.axes.scatter([0.0], [0.0], s=10, alpha=0.5, linewidths=0)
         self.title = _label(self.axes, self.figure, "")
+
+    def made_with(self, settings: Any) -> bool:
+        """Whether matplotlib's settings are still those it was made with: compared as dicts (RcParams' own
+        reading resolves the backend, importing pyplot); a value that cannot be compared (a colour cycle of
+        numpy arrays) counts as changed."""
+        try:
+            return bool(dict.__eq__(self.settings, settings))
+        except (TypeError, ValueError):
+            return False
 
     def png(self, prediction: np.ndarray, gold: np.ndarray, title: str) -> bytes:
         offsets = np.column_stack([np.asarray(gold, dtype=float), np.asarray(prediction, dtype=float)])

@@ -136,7 +136,8 @@ def _dense_scores(scores: np.ndarray, in_chunk: np.ndarray, where: np.ndarray, q
     its dots in the thread's buffer (DENSE_BYTES)."""
     n_queries, width = shape
     block = max(1, DENSE_BYTES // (8 * len(rows)))
-    bounds = np.searchsorted(in_chunk, np.arange(0, n_queries + block, block) * width)
+    firsts = np.minimum(np.arange(0, n_queries + block, block), n_queries) * width  # in in_chunk's range
+    bounds = np.searchsorted(in_chunk, firsts.astype(in_chunk.dtype))  # (no int64 copy of in_chunk)
 
     def score(number: int) -> None:
         low, high = int(bounds[number]), int(bounds[number + 1])
