@@ -13,6 +13,7 @@ import pytest
 from specrun.reports.plots import fresh_scatter_png, scatter_png
 
 pytest.importorskip("matplotlib")
+pytestmark = pytest.mark.xdist_group("scatter")  # one worker draws the fresh pictures the tests share, once
 
 RNG = np.random.default_rng(7)
 CASES = [
@@ -22,7 +23,7 @@ CASES = [
     ("constant gold", RNG.random(10), np.full(10, 2.0)),
     ("integers", np.arange(5), np.arange(5)),
     ("wide and narrow ranges", RNG.random(50) * 1e6 - 5e5, RNG.random(50) * 1e-6),
-    ("many points", RNG.random(2000) * 2 - 1, RNG.integers(0, 6, 2000).astype(float)),
+    ("many points", RNG.random(1000) * 2 - 1, RNG.integers(0, 6, 1000).astype(float)),
     ("float32", RNG.random(3).astype(np.float32), RNG.random(3).astype(np.float32)),
     ("negative cosines", RNG.random(40) * 2 - 1, RNG.random(40)),
     ("empty", np.array([]), np.array([])),
