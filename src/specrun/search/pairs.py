@@ -117,7 +117,7 @@ def exact_scores(queries: np.ndarray, documents: Callable[[int, int], np.ndarray
 
             if not exact and len(in_chunk) * DENSE_SHARE >= positions.shape[0] * len(rows):
                 _dense_scores(scores, in_chunk, where, queries64, query_norms, rows, row_norms, positions.shape,
-                              pool, dense_blocks)
+                              pool, threads, dense_blocks)
             else:
                 list(pool.map(score, range(0, len(in_chunk), TASK_PAIRS)))
             del rows, score  # score's defaults hold this chunk's rows: gone before the next chunk's are made
@@ -126,16 +126,17 @@ def exact_scores(queries: np.ndarray, documents: Callable[[int, int], np.ndarray
 
 def _dense_scores(scores: np.ndarray, in_chunk: np.ndarray, where: np.ndarray, queries64: np.ndarray,
                   query_norms: np.ndarray, rows: np.ndarray, row_norms: np.ndarray, shape: tuple[int, int],
-                  pool: ThreadPoolExecutor, blocks: threading.local) -> None:
+                  pool: ThreadPoolExecutor, threads: int, blocks: threading.local) -> None:
     """The approximate kernel's cosines of a chunk's pairs (`in_chunk`, flat cells in query order; `where`, each
     one's row of `rows`, float64) from the whole product of blocks of queries with the rows (dgemm), where the
     pairs fill enough of it (DENSE_SHARE): every dot there is a BLAS dot product of the same float64 numbers, so
     within `approximate_error` of the exact cosine as the gathered one is. Where a query keeps a tenth of the
     chunk (10k documents, top 1,000) the pass takes two thirds of the gathers' time (1.45 against 2.2 s at 10k
-    queries; measured: the break-even near a twentieth, DENSE_SHARE). A block of queries a task,
-    its dots in the thread's buffer (DENSE_BYTES)."""
+    queries; measured: the break-even near a twentieth, DENSE_SHARE). A block of queries a task, its dots in the
+    thread's buffer (DENSE_BYTES), and at least one block for each of the pool's `threads`."""
     n_queries, width = shape
-    block = max(1, DENSE_BYTES // (8 * len(rows)))
+    # at most DENSE_BYTES of dots, and a block for each thread where the queries are few
+    block = max(1, min(DENSE_BYTES // (8 * len(rows)), -(-n_queries // threads)))
     firsts = np.minimum(np.arange(0, n_queries + block, block), n_queries) * width  # in in_chunk's range
     bounds = np.searchsorted(in_chunk, firsts.astype(in_chunk.dtype))  # (no int64 copy of in_chunk)
 
