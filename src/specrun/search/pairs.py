@@ -87,13 +87,11 @@ def exact_scores(queries: np.ndarray, documents: Callable[[int, int], np.ndarray
     scores = np.empty(positions.size) if out is None else out.reshape(-1)
     scores.fill(-np.inf)
     queries64 = np.asarray(queries, dtype=np.float64)
-    query_norms = checked_norms(queries64)  # once, not per pair: the same numbers (checked_norms)
-    pair_rows = PairRows(queries64.shape[1])
     wide = None if exact else np.empty((min(chunk_size, n_docs), queries64.shape[1]))  # (reused by every chunk)
     threads = rescore_threads(threads)
     step = -(-len(positions) // threads) or 1
-    dense_blocks = threading.local()
     with one_blas_thread() if not exact else nullcontext(), ThreadPoolExecutor(threads) as pool:
+        scoring = _ChunkScoring(scores, queries64, positions.shape[1], exact, pool, threads)
         sorted_by = list(pool.map(partial(_by_chunk, positions, wanted, chunk_size, n_chunks),
                                   [slice(low, low + step) for low in range(0, len(positions), step)]))
         for number in range(n_chunks):
@@ -104,57 +102,71 @@ def exact_scores(queries: np.ndarray, documents: Callable[[int, int], np.ndarray
             chunk = documents(start, min(start + chunk_size, n_docs))
             rows, where = _rows_of(chunk, positions.reshape(-1)[in_chunk] - start)
             del chunk
-            rows, row_norms = _normed(rows, pool, wide)
-
-            def score(task: int, in_chunk: np.ndarray = in_chunk, where: np.ndarray = where,
-                      rows: np.ndarray = rows, row_norms: np.ndarray = row_norms) -> None:
-                for block in range(task, min(task + TASK_PAIRS, len(in_chunk)), RESCORE_ROWS):
-                    these = in_chunk[block:block + RESCORE_ROWS]
-                    queries_of, docs_of = these // positions.shape[1], where[block:block + RESCORE_ROWS]
-                    dots = pair_dots(queries64, queries_of, rows, docs_of, pair_rows, exact)
-                    q_norms, d_norms = query_norms[queries_of], row_norms[docs_of]
-                    scores[these] = cosine_of_dots(dots, q_norms, d_norms) if exact else dots / (q_norms * d_norms)
-
-            if not exact and len(in_chunk) * DENSE_SHARE >= positions.shape[0] * len(rows):
-                _dense_scores(scores, in_chunk, where, queries64, query_norms, rows, row_norms, positions.shape,
-                              pool, threads, dense_blocks)
-            else:
-                list(pool.map(score, range(0, len(in_chunk), TASK_PAIRS)))
-            del rows, score  # score's defaults hold this chunk's rows: gone before the next chunk's are made
+            scoring.chunk(in_chunk, where, *_normed(rows, pool, wide))
+            del rows  # gone before the next chunk's are made
     return scores.reshape(positions.shape)
 
 
-def _dense_scores(scores: np.ndarray, in_chunk: np.ndarray, where: np.ndarray, queries64: np.ndarray,
-                  query_norms: np.ndarray, rows: np.ndarray, row_norms: np.ndarray, shape: tuple[int, int],
-                  pool: ThreadPoolExecutor, threads: int, blocks: threading.local) -> None:
-    """The approximate kernel's cosines of a chunk's pairs (`in_chunk`, flat cells in query order; `where`, each
-    one's row of `rows`, float64) from the whole product of blocks of queries with the rows (dgemm), where the
-    pairs fill enough of it (DENSE_SHARE): every dot there is a BLAS dot product of the same float64 numbers, so
-    within `approximate_error` of the exact cosine as the gathered one is. Where a query keeps a tenth of the
-    chunk (10k documents, top 1,000) the pass takes two thirds of the gathers' time (1.45 against 2.2 s at 10k
-    queries; measured: the break-even near a twentieth, DENSE_SHARE). A block of queries a task, its dots in the
-    thread's buffer (DENSE_BYTES), and at least one block for each of the pool's `threads`."""
-    n_queries, width = shape
-    # at most DENSE_BYTES of dots, and a block for each thread where the queries are few
-    block = max(1, min(DENSE_BYTES // (8 * len(rows)), -(-n_queries // threads)))
-    firsts = np.minimum(np.arange(0, n_queries + block, block), n_queries) * width  # in in_chunk's range
-    bounds = np.searchsorted(in_chunk, firsts.astype(in_chunk.dtype))  # (no int64 copy of in_chunk)
+class _ChunkScoring:
+    """One pass' scoring of its chunks' pairs: where the scores go, the queries (float64, their norms taken once,
+    not per pair: the same numbers, `checked_norms`), the kernel, and the pool with each thread's buffers."""
 
-    def score(number: int) -> None:
-        low, high = int(bounds[number]), int(bounds[number + 1])
-        if low == high:
+    def __init__(self, scores: np.ndarray, queries64: np.ndarray, width: int, exact: bool,
+                 pool: ThreadPoolExecutor, threads: int) -> None:
+        self.scores, self.queries64, self.width, self.exact = scores, queries64, width, exact
+        self.query_norms = checked_norms(queries64)
+        self.pool, self.threads = pool, threads
+        self.pair_rows = PairRows(queries64.shape[1])
+        self.dense_blocks = threading.local()
+
+    def chunk(self, in_chunk: np.ndarray, where: np.ndarray, rows: np.ndarray, row_norms: np.ndarray) -> None:
+        """Score a chunk's pairs (`in_chunk`, flat cells in query order; `where`, each one's row of `rows`): by
+        the dense product where the approximate kernel's pairs fill enough of it (DENSE_SHARE), else gathered
+        in blocks of RESCORE_ROWS pairs, tasks of TASK_PAIRS on the threads."""
+        if not self.exact and len(in_chunk) * DENSE_SHARE >= len(self.queries64) * len(rows):
+            self._dense(in_chunk, where, rows, row_norms)
             return
-        first = number * block
-        queries = queries64[first:first + block]
-        if not hasattr(blocks, "dots") or blocks.dots.shape[1] != len(rows):
-            blocks.dots = np.empty((block, len(rows)))
-        dots = np.matmul(queries, rows.T, out=blocks.dots[:len(queries)])
-        cells, docs_of = in_chunk[low:high], where[low:high]
-        queries_of = cells // width
-        flat = (queries_of - first) * len(rows) + docs_of  # one flat index: a (row, column) pair's costs 2 x
-        scores[cells] = dots.reshape(-1)[flat] / (query_norms[queries_of] * row_norms[docs_of])
+        gathered = partial(self._gathered, in_chunk, where, rows, row_norms)
+        list(self.pool.map(gathered, range(0, len(in_chunk), TASK_PAIRS)))
 
-    list(pool.map(score, range(len(bounds) - 1)))
+    def _gathered(self, in_chunk: np.ndarray, where: np.ndarray, rows: np.ndarray, row_norms: np.ndarray,
+                  task: int) -> None:
+        """One task's pairs, a block at a time: each pair's row gathered (`pair_dots`)."""
+        for block in range(task, min(task + TASK_PAIRS, len(in_chunk)), RESCORE_ROWS):
+            these = in_chunk[block:block + RESCORE_ROWS]
+            queries_of, docs_of = these // self.width, where[block:block + RESCORE_ROWS]
+            dots = pair_dots(self.queries64, queries_of, rows, docs_of, self.pair_rows, self.exact)
+            q_norms, d_norms = self.query_norms[queries_of], row_norms[docs_of]
+            self.scores[these] = cosine_of_dots(dots, q_norms, d_norms) if self.exact else dots / (q_norms * d_norms)
+
+    def _dense(self, in_chunk: np.ndarray, where: np.ndarray, rows: np.ndarray, row_norms: np.ndarray) -> None:
+        """The approximate kernel's cosines of a chunk's pairs from the whole product of blocks of queries with
+        the rows (dgemm, float64 rows): every dot there is a BLAS dot product of the same float64 numbers, so
+        within `approximate_error` of the exact cosine as the gathered one is. Where a query keeps a tenth of the
+        chunk (10k documents, top 1,000) the pass takes two thirds of the gathers' time (1.45 against 2.2 s at
+        10k queries; measured: the break-even near a twentieth, DENSE_SHARE). A block of queries a task, its dots
+        in the thread's buffer (DENSE_BYTES), and at least one block for each thread."""
+        n_queries, width = len(self.queries64), self.width
+        block = max(1, min(DENSE_BYTES // (8 * len(rows)), -(-n_queries // self.threads)))
+        firsts = np.minimum(np.arange(0, n_queries + block, block), n_queries) * width  # in in_chunk's range
+        bounds = np.searchsorted(in_chunk, firsts.astype(in_chunk.dtype))  # (no int64 copy of in_chunk)
+        buffers = self.dense_blocks
+
+        def score(number: int) -> None:
+            low, high = int(bounds[number]), int(bounds[number + 1])
+            if low == high:
+                return
+            first = number * block
+            queries = self.queries64[first:first + block]
+            if not hasattr(buffers, "dots") or buffers.dots.shape[1] != len(rows):
+                buffers.dots = np.empty((block, len(rows)))
+            dots = np.matmul(queries, rows.T, out=buffers.dots[:len(queries)])
+            cells, docs_of = in_chunk[low:high], where[low:high]
+            queries_of = cells // width
+            flat = (queries_of - first) * len(rows) + docs_of  # one flat index: a (row, column) pair's costs 2 x
+            self.scores[cells] = dots.reshape(-1)[flat] / (self.query_norms[queries_of] * row_norms[docs_of])
+
+        list(self.pool.map(score, range(len(bounds) - 1)))
 
 
 def _by_chunk(positions: np.ndarray, wanted: np.ndarray | None, chunk_size: int, n_chunks: int,
