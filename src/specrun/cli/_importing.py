@@ -116,7 +116,6 @@ def _pinned(path: Path, data_dir: Path) -> str:
 def _validate_suite(text: str, name: str) -> None:
     """The suite file against the suite model (its members' specs were checked above; load_suite would also
     want the fingerprints a retrieval member gets only from its data)."""
-
     import yaml
 
     from specrun.suites.model import Suite
