@@ -5,6 +5,9 @@ errors, never numbers."""
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -97,11 +100,69 @@ def clip(low: float, high: float, point: float, bounds: tuple[float, float] | No
     return clipped_low, clipped_high, (clipped_low, clipped_high) != (low, high)
 
 
+RECENT_LIMIT = 64  # resampled metrics a process keeps: a suite's members, a board's runs
+RECENT_BYTES = 64 << 20  # and the inputs they hold at most: never a memory that grows with the corpus
+
+
+class _Recent:
+    """The last RECENT_LIMIT resampled metrics of this process, under the sha256 of what decides them (the metric
+    entry, its inputs' bytes and shapes, resamples, seed): a suite run that verifies the members it has just
+    written, or the subset means of a run, draw each bootstrap once. Held read-only, since callers share them."""
+
+    def __init__(self) -> None:
+        self.entries: OrderedDict[tuple[int, str], Resampled] = OrderedDict()
+        self.sizes: dict[tuple[int, str], int] = {}
+        self.lock = threading.Lock()
+
+    @staticmethod
+    def key(metric: MetricEntry, data: Sequence[np.ndarray], resamples: int, seed: int) -> tuple[int, str]:
+        digest = hashlib.sha256(f"{resamples} {seed}".encode())
+        for values in data:
+            digest.update(f"|{values.shape}|".encode())
+            digest.update(np.ascontiguousarray(values).tobytes())
+        return id(metric), digest.hexdigest()  # the entry's id: a Resampled holds its metric, so the id stays its
+
+    def get(self, key: tuple[int, str]) -> Resampled | None:
+        with self.lock:
+            found = self.entries.get(key)
+            if found is not None:
+                self.entries.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[int, str], drawn: Resampled, size: int) -> None:
+        """Kept unless its inputs alone are over RECENT_BYTES; the oldest go first."""
+        if size > RECENT_BYTES:
+            return
+        for array in (drawn.each, drawn.values):
+            array.flags.writeable = False
+        with self.lock:
+            self.entries[key] = drawn
+            self.sizes[key] = size
+            while len(self.entries) > RECENT_LIMIT or sum(self.sizes.values()) > RECENT_BYTES:
+                oldest, _ = self.entries.popitem(last=False)
+                del self.sizes[oldest]
+
+
+_RECENT = _Recent()
+
+
 def resample(name: str, arrays: dict[str, np.ndarray], *, resamples: int, seed: int) -> Resampled:
     """The metric on all units and on each seeded bootstrap resample; NaN, constant inputs or degenerate
-    resamples are errors."""
+    resamples are errors. The same metric on the same inputs again in this process is the one drawn before."""
     metric = METRICS[name]
     data = inputs(metric, arrays)
+    key = _Recent.key(metric, data, resamples, seed)
+    drawn = _RECENT.get(key)
+    if drawn is None or drawn.name != name:
+        data = [np.array(values) for values in data]  # its own copies, read-only: a caller's later edit is not its
+        for values in data:
+            values.flags.writeable = False
+        drawn = _resampled(name, metric, data, resamples=resamples, seed=seed)
+        _RECENT.put(key, drawn, sum(values.nbytes for values in data))
+    return drawn
+
+
+def _resampled(name: str, metric: MetricEntry, data: list[np.ndarray], *, resamples: int, seed: int) -> Resampled:
     n_units = len(data[0])
     for key, values in zip(metric.inputs, data, strict=True):
         if not np.all(np.isfinite(values)):
