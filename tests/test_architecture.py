@@ -17,6 +17,7 @@ import pytest
 from specrun.core.plain_yaml import load_plain
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "specrun"
+pytestmark = pytest.mark.xdist_group("architecture")  # one worker parses every module (`parsed`), not both
 
 # The flow, bottom first: a module may import its own rank or a lower one, never a higher one. The kind packages
 # (search, readers, protocols, metrics) sit just above the bottom layer: they define what a kind of thing is and

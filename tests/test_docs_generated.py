@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tests.test_architecture import MODULES, PACKAGE, RANKS, stage_of
+from tests.test_architecture import MODULES, PACKAGE, RANKS, parsed, stage_of
 
+pytestmark = pytest.mark.xdist_group("architecture")  # the modules' trees, parsed once with test_architecture's
 RECORD = os.environ.get("SPECRUN_DOCS_RECORD") == "1"
 WIDTH = 115  # the docs' line length
 NAME_COLUMN = 24  # where a layout entry's text starts
@@ -42,7 +43,7 @@ def run_flags_text() -> str:
 def docstring_lead(path: Path) -> str:
     """What a module is, in its own words: its docstring's first paragraph up to the first '.', ':' or ';' that
     ends a clause (followed by a space or the end, outside parentheses and backquotes)."""
-    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    doc = ast.get_docstring(parsed(path)) or ""
     paragraph = " ".join(doc.split("\n\n")[0].split())
     depth, quoted = 0, False
     for index, char in enumerate(paragraph):

@@ -16,7 +16,7 @@ from specrun.core.settings import EncoderSettings
 from specrun.outputs import SetKind, output_folder, write_output_sets
 from specrun.outputs.folders import prompt_set_folder, suite_folder
 from specrun.results.verify import verified_with_spec
-from tests.conftest import SPECS, assert_one_line_error, biosses_twin, run_cli, run_ok
+from tests.conftest import LOADS_TORCH, SPECS, assert_one_line_error, biosses_twin, run_cli, run_ok
 
 SLUG = "sentence-transformers__all-MiniLM-L6-v2"
 FOLDER = f"{SLUG}+adapter-hashing"
@@ -154,7 +154,8 @@ def test_every_string_setting_at_its_longest_keeps_its_identity() -> None:
 @pytest.fixture(scope="module")
 def configured(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
     """The round's reproducer: a hashing run with truncation, binary precision and a prompt of the user's (one
-    run for the tests that read it; none of them changes it)."""
+    run for the tests that read it; none of them changes it). Binary codes are sentence-transformers', which
+    imports torch: its tests run on the worker that loads it (LOADS_TORCH)."""
     from specrun.cli import main
 
     out = tmp_path_factory.mktemp("configured")
@@ -163,6 +164,7 @@ def configured(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path
     return next((out / "biosses").glob("*/results.json"))
 
 
+@LOADS_TORCH
 def test_export_refuses_a_run_that_is_not_the_model_as_it_is(configured: Path, tmp_path: Path,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     """Item 3: `export --format mteb` wrote such a run as sentence-transformers__all-MiniLM-L6-v2/.../
@@ -176,6 +178,7 @@ def test_export_refuses_a_run_that_is_not_the_model_as_it_is(configured: Path, t
     assert not (tmp_path / "e").exists()
 
 
+@LOADS_TORCH
 def test_publish_names_the_configuration_and_a_push_refuses_it(configured: Path, tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     """Item 3: a publish dry run wrote a model-index.yaml naming the real model with a hashing run's numbers. The
@@ -191,6 +194,7 @@ def test_publish_names_the_configuration_and_a_push_refuses_it(configured: Path,
     assert_one_line_error(code, err, contains="a push is refused")
 
 
+@LOADS_TORCH
 def test_compare_and_check_published_name_the_configuration_of_a_single_run(
         configured: Path, tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Item 3: compare and check-published labelled a configured run with the model's bare name whenever no
