@@ -32,7 +32,7 @@ def main() -> None:
     from specrun.encoders.models import resolve_model
     from specrun.encoders.session import Scope
     from specrun.evaluation import run_context
-    from specrun.metrics import estimate
+    from specrun.metrics import clear_recent, estimate
     from specrun.plan import make_plan
     from specrun.spec import load_spec, subset_specs
 
@@ -64,6 +64,7 @@ def main() -> None:
             outputs = protocol.entry.run(items, run_context(protocol, items, support, Scope(embeddings.embed_view)),
                                          protocol.options)
             runs.append(time.perf_counter() - clock)
+            clear_recent()  # each repeat draws: a process keeps what it drew for the same outputs
             clock = time.perf_counter()
             for metric in protocol.metrics:
                 estimate(metric.metric, outputs.arrays, resamples=plan.resamples, confidence=plan.confidence,

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from specrun.metrics import estimate
+from specrun.metrics import clear_recent, estimate
 from specrun.metrics.resampling import distribution
 from specrun.results.verify import load_verified
 from tests.conftest import SPECS, run_ok
@@ -32,6 +32,7 @@ def draws(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         return original(statistic, n_units, *args, **kwargs)
 
     monkeypatch.setattr(ESTIMATE, "distribution", counted)
+    clear_recent()
     return drawn
 
 
@@ -53,7 +54,7 @@ def test_the_same_inputs_draw_once_and_anything_else_draws_again(draws: list[int
     first = ESTIMATE.resample("spearman", arrays, resamples=300, seed=1)
     again = ESTIMATE.resample("spearman", {k: v.copy() for k, v in arrays.items()}, resamples=300, seed=1)
     assert again is first and draws == [60]
-    assert not first.values.flags.writeable and not first.each.flags.writeable
+    assert not first.values.flags.writeable and not first.each.flags.writeable  # shared: nobody edits them
     with pytest.raises(ValueError, match="read-only"):
         first.values[0] = 0.0
     for name, changed, resamples, seed in [("spearman", {"gold": arrays["gold"][::-1].copy()}, 300, 1),
@@ -66,6 +67,8 @@ def test_the_same_inputs_draw_once_and_anything_else_draws_again(draws: list[int
     assert len(draws) == 5
     score = estimate("spearman", arrays, resamples=300, confidence=0.95, seed=1, interval="bca")
     assert len(draws) == 5 and score.value == first.point
+    clear_recent()
+    assert ESTIMATE.resample("spearman", arrays, resamples=300, seed=1) is not first and len(draws) == 6
 
 
 def test_a_callers_later_edit_reaches_neither_the_kept_draws_nor_their_statistic(draws: list[int]) -> None:

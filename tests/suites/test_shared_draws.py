@@ -22,6 +22,7 @@ import specrun.metrics.resampling as resampling
 from specrun.board import MemberUnits, aggregate_interval, joint_draws, member_seed
 from specrun.board.suites.units import units_key
 from specrun.core.plain_yaml import load_plain
+from specrun.metrics import clear_recent
 from tests.conftest import ROOT, run_cli
 
 N, RESAMPLES, SEED = 120, 300, 11
@@ -51,6 +52,7 @@ def test_members_on_the_same_units_share_their_index_draws(monkeypatch: pytest.M
         return iter(batches)
 
     monkeypatch.setattr(resampling, "draw_indices", recording)
+    clear_recent()  # draws the process kept from another test would not be drawn again
     first = joint_draws(members(), resamples=RESAMPLES, seed=SEED)
     assert len(drawn) == 3 and np.array_equal(drawn[0], drawn[1]) and not np.array_equal(drawn[0], drawn[2])
     again = joint_draws(members(), resamples=RESAMPLES, seed=SEED)  # deterministic: the same draws every time

@@ -9,11 +9,12 @@ import importlib
 import pkgutil
 
 from specrun.core.registry import METRICS
-from specrun.metrics.estimate import estimate, value
+from specrun.metrics.estimate import clear_recent, estimate, value
 from specrun.metrics.resampling import BOOTSTRAP_BATCH, draw_indices, draw_weights
 from specrun.metrics.weighted import unit_counts
 
-__all__ = ["BOOTSTRAP_BATCH", "METRICS", "draw_indices", "draw_weights", "estimate", "unit_counts", "value"]
+__all__ = ["BOOTSTRAP_BATCH", "METRICS", "clear_recent", "draw_indices", "draw_weights", "estimate", "unit_counts",
+           "value"]
 
 for _module in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
     if not _module.name.startswith("_"):

@@ -107,11 +107,11 @@ RECENT_BYTES = 64 << 20  # and the inputs they hold at most: never a memory that
 class _Recent:
     """The last RECENT_LIMIT resampled metrics of this process, under the sha256 of what decides them (the metric
     entry, its inputs' bytes and shapes, resamples, seed): a suite run that verifies the members it has just
-    written, or the subset means of a run, draw each bootstrap once. Held read-only, since callers share them."""
+    written, or the subset means of a run, draw each bootstrap once. Their draws are read-only (callers share
+    them) and their inputs the computation's own copies (a caller's later edit is not theirs)."""
 
     def __init__(self) -> None:
-        self.entries: OrderedDict[tuple[int, str], Resampled] = OrderedDict()
-        self.sizes: dict[tuple[int, str], int] = {}
+        self.entries: OrderedDict[tuple[int, str], tuple[Resampled, int]] = OrderedDict()
         self.lock = threading.Lock()
 
     @staticmethod
@@ -127,38 +127,45 @@ class _Recent:
             found = self.entries.get(key)
             if found is not None:
                 self.entries.move_to_end(key)
-            return found
+            return None if found is None else found[0]
 
     def put(self, key: tuple[int, str], drawn: Resampled, size: int) -> None:
-        """Kept unless its inputs alone are over RECENT_BYTES; the oldest go first."""
-        if size > RECENT_BYTES:
-            return
+        """Kept with the `size` of its inputs; the oldest go first, past RECENT_LIMIT entries or RECENT_BYTES."""
         for array in (drawn.each, drawn.values):
             array.flags.writeable = False
         with self.lock:
-            self.entries[key] = drawn
-            self.sizes[key] = size
-            while len(self.entries) > RECENT_LIMIT or sum(self.sizes.values()) > RECENT_BYTES:
-                oldest, _ = self.entries.popitem(last=False)
-                del self.sizes[oldest]
+            self.entries[key] = (drawn, size)
+            while len(self.entries) > RECENT_LIMIT or sum(size for _, size in self.entries.values()) > RECENT_BYTES:
+                self.entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self.lock:
+            self.entries.clear()
 
 
 _RECENT = _Recent()
 
 
+def clear_recent() -> None:
+    """Forget the resampled metrics kept in this process: a timing or a count of draws starts from none."""
+    _RECENT.clear()
+
+
 def resample(name: str, arrays: dict[str, np.ndarray], *, resamples: int, seed: int) -> Resampled:
     """The metric on all units and on each seeded bootstrap resample; NaN, constant inputs or degenerate
-    resamples are errors. The same metric on the same inputs again in this process is the one drawn before."""
+    resamples are errors. The same metric on the same inputs again in this process is the one drawn before
+    (inputs over RECENT_BYTES are neither kept nor looked up)."""
     metric = METRICS[name]
     data = inputs(metric, arrays)
+    size = sum(values.nbytes for values in data)
+    if size > RECENT_BYTES:
+        return _resampled(name, metric, data, resamples=resamples, seed=seed)
     key = _Recent.key(metric, data, resamples, seed)
     drawn = _RECENT.get(key)
     if drawn is None or drawn.name != name:
-        data = [np.array(values) for values in data]  # its own copies, read-only: a caller's later edit is not its
-        for values in data:
-            values.flags.writeable = False
+        data = [np.array(values) for values in data]  # its own copies: a caller's later edit is not its
         drawn = _resampled(name, metric, data, resamples=resamples, seed=seed)
-        _RECENT.put(key, drawn, sum(values.nbytes for values in data))
+        _RECENT.put(key, drawn, size)
     return drawn
 
 
