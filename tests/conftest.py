@@ -74,13 +74,18 @@ SEEDS = ROOT.parent / "shared" / "seeds"
 _FROZEN_AT: list[str] = []  # the test module whose start last froze the heap
 
 
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """What collection imported (modules, classes, functions) lives until the end: frozen out of the cyclic
-    garbage collector, which walked every one of them in each full collection (23 per worker in the quick loop:
-    5.7 s of each worker's time)."""
-    gc.collect()
-    gc.freeze()
-
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Iterator[None]:
+    """What collection imports (modules, classes, functions) lives until the end: no collection walks it while it
+    is imported (4.4 -> 3.4 s), and it is frozen out of the cyclic garbage collector, which walked every one of
+    those objects in each full collection (23 per quick-loop worker: 5.7 s of each worker's time)."""
+    gc.disable()
+    try:
+        return (yield)
+    finally:
+        gc.collect()
+        gc.freeze()
+        gc.enable()
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """At each test module's first test, what earlier modules left alive (caches, the parsed module trees) is
