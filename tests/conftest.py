@@ -89,10 +89,16 @@ def pytest_collection(session: pytest.Session) -> Iterator[None]:
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """At each test module's first test, what earlier modules left alive (caches, the parsed module trees) is
-    frozen as well, after a collection that frees what they left behind as garbage."""
+    frozen as well, after a collection that frees what they left behind as garbage. This runs before the module's
+    fixtures are made (they stay collectable) and after the last module's were torn down; a failure pytest keeps
+    for post-mortem (sys.last_*, until the next test's call) is let go first, or its frames would be frozen with
+    it and never freed. A package-scoped fixture would outlive its first module frozen (there are none)."""
     module = item.nodeid.split("::", 1)[0]
     if _FROZEN_AT[-1:] != [module]:
         _FROZEN_AT[:] = [module]
+        for name in ("last_type", "last_value", "last_traceback", "last_exc"):
+            with contextlib.suppress(AttributeError):
+                delattr(sys, name)
         gc.collect()
         gc.freeze()
 
