@@ -79,14 +79,17 @@ def pytest_collection(session: pytest.Session) -> Iterator[None]:
     """What collection imports (modules, classes, functions) lives until the end: no collection walks it while it
     is imported (4.4 -> 3.4 s), and it is frozen out of the cyclic garbage collector, which walked every one of
     those objects in each full collection (23 per quick-loop worker: 5.7 s of each worker's time)."""
+    enabled = gc.isenabled()
     gc.disable()
     try:
         return (yield)
     finally:
         gc.collect()
         gc.freeze()
-        gc.enable()
+        if enabled:
+            gc.enable()
 
+@pytest.hookimpl(tryfirst=True)  # before pytest's own, which makes the test's fixtures
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """At each test module's first test, what earlier modules left alive (caches, the parsed module trees) is
     frozen as well, after a collection that frees what they left behind as garbage. This runs before the module's
