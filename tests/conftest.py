@@ -89,6 +89,7 @@ def pytest_collection(session: pytest.Session) -> Iterator[None]:
         if enabled:
             gc.enable()
 
+
 @pytest.hookimpl(tryfirst=True)  # before pytest's own, which makes the test's fixtures
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """At each test module's first test, what earlier modules left alive (caches, the parsed module trees) is

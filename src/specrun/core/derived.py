@@ -44,6 +44,15 @@ def remove_entry(path: Path) -> None:
             path.unlink(missing_ok=True)
 
 
+def arrays_digest(digest: Any, arrays: Sequence[np.ndarray]) -> Any:
+    """`digest` (a hashlib object) updated with each array as float64: its shape, then its bytes (the shape fixes
+    how many bytes follow, so no two lists of arrays read alike). Returned for chaining."""
+    for array in arrays:
+        values = np.ascontiguousarray(array, dtype=np.float64)
+        digest.update(str(values.shape).encode() + values.tobytes())
+    return digest
+
+
 def derived_cache(workspace: Workspace, versions: dict[str, str]) -> DerivedCache | None:
     """The workspace's cache of estimates and plots, keyed by the libraries they depend on (none with
     --no-cache)."""
@@ -71,10 +80,7 @@ class DerivedCache:
 
     def key(self, *parts: object, arrays: Sequence[np.ndarray] = ()) -> str:
         digest = hashlib.sha256(json.dumps([CACHE_FORMAT, self.versions, *parts], sort_keys=True).encode())
-        for array in arrays:
-            values = np.ascontiguousarray(array, dtype=np.float64)
-            digest.update(str(values.shape).encode() + values.tobytes())
-        return digest.hexdigest()
+        return arrays_digest(digest, arrays).hexdigest()
 
     def get(self, key: str, what: str = "entry") -> bytes | None:
         """The payload stored under `key`, verified; None when absent or damaged (then reported and removed)."""

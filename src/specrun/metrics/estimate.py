@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from specrun.core.contracts import MetricEntry
+from specrun.core.derived import arrays_digest
 from specrun.core.errors import MetricError
 from specrun.core.registry import METRICS
 from specrun.core.types import Score
@@ -116,10 +117,7 @@ class _Recent:
 
     @staticmethod
     def key(metric: MetricEntry, data: Sequence[np.ndarray], resamples: int, seed: int) -> tuple[int, str]:
-        digest = hashlib.sha256(f"{resamples} {seed}".encode())
-        for values in data:
-            digest.update(f"|{values.shape}|".encode())
-            digest.update(np.ascontiguousarray(values).tobytes())
+        digest = arrays_digest(hashlib.sha256(f"{resamples} {seed}".encode()), data)
         return id(metric), digest.hexdigest()  # the entry's id: a Resampled holds its metric, so the id stays its
 
     def get(self, key: tuple[int, str]) -> Resampled | None:
