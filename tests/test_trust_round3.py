@@ -196,6 +196,33 @@ def test_a_file_state_hashed_in_this_process_is_not_read_again_and_a_write_is(
     assert len(reads) == 5
 
 
+def test_without_a_memo_folder_a_file_state_is_read_once_a_process_and_a_write_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--no-cache writes no memo, but a suite's members (or a test's many runs) read the same weights: the
+    process' own memo serves them, and any write (a new state) or a file that had just changed reads it again."""
+    import hashlib
+    import os
+
+    from specrun.core import files
+
+    weights = tmp_path / "model.bin"
+    weights.write_bytes(b"w" * (files.MEMO_MIN_BYTES + 10))
+    reads: list[Path] = []
+    real = files.sha256_file
+    monkeypatch.setattr(files, "sha256_file", lambda path: reads.append(path) or real(path))
+    expected = hashlib.sha256(weights.read_bytes()).hexdigest()
+    assert files.memo_sha256(weights, None) == expected and len(reads) == 1
+    assert files.memo_sha256(weights, None) == expected and len(reads) == 2  # written just now: read again
+    monkeypatch.setattr(files, "RACY_NS", -10**18)  # as if the file were old
+    assert [files.memo_sha256(weights, None) for _ in range(3)] == [expected] * 3 and len(reads) == 3
+    before = weights.stat()
+    while weights.stat().st_ctime_ns == before.st_ctime_ns:  # a write in a later tick of the file clock
+        weights.write_bytes(b"v" * (files.MEMO_MIN_BYTES + 10))
+    os.utime(weights, ns=(before.st_atime_ns, before.st_mtime_ns))  # the same size and mtime: only ctime tells
+    assert files.memo_sha256(weights, None) == hashlib.sha256(weights.read_bytes()).hexdigest()
+    assert len(reads) == 4 and not list(tmp_path.glob("*memo*"))
+
+
 def test_pair_best_measures_with_every_similarity_tied_are_undefined_not_zero() -> None:
     """They read 0.0, below the trivial classifier and the same run's at-threshold figures."""
     import numpy as np

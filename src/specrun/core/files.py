@@ -130,13 +130,15 @@ def memo_sha256(path: Path, memo_dir: Path | None) -> str:
     index does, so a fully cached run does not read 100 MB of weights again. Any write to the file changes its
     ctime, hence its state. An entry holds the digest and a checksum over state and digest, so a damaged entry is
     said once and hashed again, never read as another digest. A file state this process hashed already (a
-    suite's members, a new cache folder) is not read again, unless the file had just changed when it was read
-    (RACY_NS). Without a memo folder (--no-cache) the file is simply read."""
+    suite's members, a new cache folder, runs without a memo folder) is not read again, unless the file had just
+    changed when it was read (RACY_NS). Without a memo folder (--no-cache) nothing is written."""
     stated_at = time.time_ns()
     stat = path.stat()
-    if memo_dir is None or stat.st_size < MEMO_MIN_BYTES:
+    if stat.st_size < MEMO_MIN_BYTES:
         return sha256_file(path)
     state = f"{stat.st_dev}:{stat.st_ino}:{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ctime_ns}:{path.resolve()}"
+    if memo_dir is None:
+        return _HASHED_HERE.get(state) or _remembered(state, sha256_file(path), stated_at, stat)
     memo = memo_dir / hashlib.sha256(state.encode()).hexdigest()
 
     def checked(digest: str) -> str:
@@ -154,11 +156,16 @@ def memo_sha256(path: Path, memo_dir: Path | None) -> str:
         remembered = _HASHED_HERE.get(state)  # no entry (a new memo folder): this process read this state before
     except (OSError, UnicodeDecodeError):
         _damaged(memo, path)
-    digest = remembered or sha256_file(path)
-    if stated_at - max(stat.st_mtime_ns, stat.st_ctime_ns) > RACY_NS:
-        _HASHED_HERE[state] = digest
+    digest = remembered or _remembered(state, sha256_file(path), stated_at, stat)
     with contextlib.suppress(OSError):  # a full cache only costs the hash again next time
         write_atomic(memo, checked(digest))
+    return digest
+
+
+def _remembered(state: str, digest: str, stated_at: int, stat: os.stat_result) -> str:
+    """`digest`, kept in the process for `state` unless the file had just changed when it was read."""
+    if stated_at - max(stat.st_mtime_ns, stat.st_ctime_ns) > RACY_NS:
+        _HASHED_HERE[state] = digest
     return digest
 
 
