@@ -3,6 +3,8 @@ measures against scikit-learn and scipy on the repeated items each resample stan
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -65,6 +67,32 @@ def test_measures_equal_scikit_learn_and_scipy_on_repeated_items(seed: int) -> N
             index = np.repeat(np.arange(n), weights[b].astype(int))
             for r in range(2):
                 assert got[b, r] == pytest.approx(theirs(gold[index], predicted[index, r]), abs=1e-10)
+
+
+@pytest.mark.parametrize("pairwise", [True, False])
+def test_kendall_tau_is_scipy_s_to_the_last_bit_with_ties_and_repeats(pairwise: bool,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pairwise counts (small sets) and scipy on the repeated items (large ones) give scipy's own bits, ties in
+    either variable, a constant run (NaN, as scipy) and a resample of one item included."""
+    from specrun.metrics import regression
+
+    monkeypatch.setattr(regression, "PAIRWISE_ITEMS", 10**6 if pairwise else 0)
+    rng = np.random.default_rng(11)
+    for trial in range(40):
+        n = int(rng.integers(2, 50))
+        gold = np.round(rng.random(n) * 5, trial % 2)
+        predicted = np.round(rng.random((n, 3)) * 4, 1 + trial % 3)
+        predicted[:, 2] = predicted[0, 2] if trial % 4 == 0 else predicted[:, 2]
+        weights = rng.integers(0, 4, (5, n)).astype(float)
+        weights[0] = 0
+        weights[0, int(rng.integers(n))] = 1
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # scipy warns on its NaN cases
+            got = kendall_tau(predicted, gold, weights)
+            for b in range(5):
+                index = np.repeat(np.arange(n), weights[b].astype(int))
+                expected = [stats.kendalltau(predicted[index, r], gold[index]).statistic for r in range(3)]
+                np.testing.assert_array_equal(got[b], expected)
 
 
 def test_a_constant_fit_target_is_one_line() -> None:
