@@ -79,14 +79,33 @@ def distribution(statistic: Callable[[np.ndarray], np.ndarray], n_units: int, re
 
 
 def quantiles(values: np.ndarray, levels: float | np.ndarray) -> np.ndarray:
-    """Quantiles of a distribution (axis 0) as scipy.stats.bootstrap takes them (scipy.stats.quantile)."""
+    """Quantiles of a distribution (axis 0) as scipy.stats.bootstrap takes them (scipy.stats.quantile). A finite
+    float64 distribution takes scipy's own arithmetic for its default method (`_linear_quantiles`), without its
+    input checks: 0.04 ms a call against 0.4 ms, thousands of calls in a board."""
+    levels = np.asarray(levels, dtype=values.dtype)
+    if values.dtype == np.float64 and values.ndim == levels.ndim == 1 and len(values) \
+            and ((levels >= 0) & (levels <= 1)).all() and np.isfinite(values).all():
+        return _linear_quantiles(values, levels)
     from scipy import stats  # imported here: a run whose estimates are all cached never needs it
 
-    levels = np.asarray(levels, dtype=values.dtype)
     quantile = getattr(stats, "quantile", None)
     if quantile is None:  # scipy < 1.15 computed the interval with numpy's percentile
         return np.percentile(values, levels * 100, axis=0)
     return quantile(values, levels, axis=-1)
+
+
+def _linear_quantiles(values: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """scipy.stats.quantile(values, levels, method="linear") of finite 1-D values: its Hyndman-Fan formula, step
+    for step in the same dtype (index j + 1 = floor(p n + 1 - p), weight g its fraction), so the same bits; a test
+    holds it to scipy's on ties, tiny and large samples and every level."""
+    ordered = np.sort(values)
+    n = len(ordered)
+    position = levels * n + (1 - levels)
+    upper = position // 1
+    lower = upper - 1
+    weight = np.where(lower < 0, 0.0, position % 1)
+    lower, upper = np.clip(lower, 0.0, n - 1), np.clip(upper, 0.0, n - 1)
+    return (1 - weight) * ordered[lower.astype(np.int64)] + weight * ordered[upper.astype(np.int64)]
 
 
 def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
