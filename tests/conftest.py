@@ -67,6 +67,16 @@ ROOT = Path(__file__).resolve().parent.parent
 # The quick tests that import torch, transformers and sentence-transformers (5 s of a worker's time, once) run on
 # one worker (`--dist loadgroup`), so only one pays for it.
 LOADS_TORCH = pytest.mark.xdist_group("torch")
+# The slow part runs on two workers too (`make test`): it kept two cores busy 71 % of its time in one process (Ray
+# clusters starting, subprocesses, single-threaded checks). Its tests that encode real data with the real model
+# run on one worker, one after another, so that one session cache serves each dataset's one encode (the seed
+# benchmarks read back the golden test's JSTS), and torch there has every core (`real_model_threads`).
+REAL_MODEL = "real-model"
+REAL_MODEL_FILES = frozenset({
+    "test_golden_numbers.py", "test_seed_benchmarks.py", "test_task_families_real.py", "test_biosses_real.py",
+    "mteb/test_import_sts_real.py", "mteb/test_import_classification.py", "mteb/results/test_published.py",
+    "mteb/results/test_published_real.py", "suites/test_english_sts_real.py", "encoders/test_truncate_precision.py",
+    "encoders/test_batch_threads.py", "encoders/test_model_prompts_real.py"})
 SPECS = ROOT / "specs"
 SEEDS = ROOT.parent / "shared" / "seeds"
 
@@ -97,6 +107,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     fixtures are made (they stay collectable) and after the last module's were torn down; a failure pytest keeps
     for post-mortem (sys.last_*, until the next test's call) is let go first, or its frames would be frozen with
     it and never freed. A package-scoped fixture would outlive its first module frozen (there are none)."""
+    _real_model_threads(item)
     module = item.nodeid.split("::", 1)[0]
     if _FROZEN_AT[-1:] != [module]:
         _FROZEN_AT[:] = [module]
@@ -105,6 +116,53 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
                 delattr(sys, name)
         gc.collect()
         gc.freeze()
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which names each item's group in its node id
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow tests of REAL_MODEL_FILES join one xdist group."""
+    for item in items:
+        if item.get_closest_marker("slow") and item.path.relative_to(ROOT / "tests").as_posix() in REAL_MODEL_FILES:
+            item.add_marker(pytest.mark.xdist_group(REAL_MODEL), append=False)
+
+
+def _in_real_model_group(item: pytest.Item) -> bool:
+    marker = item.get_closest_marker("xdist_group")
+    return bool(os.environ.get("PYTEST_XDIST_WORKER")) and marker is not None and marker.args[:1] == (REAL_MODEL,)
+
+
+_WORKER_THREADS: dict[str, str | None] = {}  # a real-model test's thread settings, given back after it
+
+
+def _real_model_threads(item: pytest.Item) -> None:
+    """On an xdist worker (one thread per library, above), a test of the real-model group, its fixtures of any
+    scope included, has torch on every core, and so do the processes it starts; the worker's one thread comes
+    back after it (`pytest_runtest_teardown`). The numbers do not depend on it: every batch is computed on one
+    thread (`encoders/batch_threads.py`)."""
+    if not _in_real_model_group(item):
+        return
+    cores = str(len(os.sched_getaffinity(0)))
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        _WORKER_THREADS[name] = os.environ.get(name)
+        os.environ[name] = cores
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(int(cores))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    try:
+        return (yield)
+    finally:
+        if _WORKER_THREADS:
+            for name, value in _WORKER_THREADS.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+            _WORKER_THREADS.clear()
+            if "torch" in sys.modules:  # imported by the test, it read every core from the environment
+                sys.modules["torch"].set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
 
 
 def data_root() -> Path:
