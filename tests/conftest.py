@@ -70,13 +70,15 @@ LOADS_TORCH = pytest.mark.xdist_group("torch")
 # The slow part runs on two workers too (`make test`): it kept two cores busy 71 % of its time in one process (Ray
 # clusters starting, subprocesses, single-threaded checks). Its tests that encode real data with the real model
 # run on one worker, one after another, so that one session cache serves each dataset's one encode (the seed
-# benchmarks read back the golden test's JSTS), and torch there has every core (`real_model_threads`).
+# benchmarks read back the golden test's JSTS), and torch there has every core (`_real_model_threads`); so do the
+# Ray tests, whose clusters took 4-9 times as long beside another worker's encode.
 REAL_MODEL = "real-model"
 REAL_MODEL_FILES = frozenset({
     "test_golden_numbers.py", "test_seed_benchmarks.py", "test_task_families_real.py", "test_biosses_real.py",
     "mteb/test_import_sts_real.py", "mteb/test_import_classification.py", "mteb/results/test_published.py",
     "mteb/results/test_published_real.py", "suites/test_english_sts_real.py", "encoders/test_truncate_precision.py",
-    "encoders/test_batch_threads.py", "encoders/test_model_prompts_real.py"})
+    "encoders/test_batch_threads.py", "encoders/test_model_prompts_real.py", "encoders/test_ray.py",
+    "encoders/test_ray_search.py"})
 SPECS = ROOT / "specs"
 SEEDS = ROOT.parent / "shared" / "seeds"
 
