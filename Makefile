@@ -23,8 +23,8 @@ data-note:
 	the spec's pinned revision; offline, point to a mirror: SPECRUN_DATA_DIR=/path/to/data make biosses" >&2)
 
 # the whole suite in two parts: the quick tests on two workers (as `make quick`), then the slow ones (real model,
-# real data, Ray, subprocesses) on two workers too, the real-model tests on one of them, sharing one session cache
-# (one encode per dataset; tests/conftest.py); the two parts are every test once (-m slow and -m "not slow")
+# real data, Ray, subprocesses) on two workers too, the real-model and Ray tests on one (one session cache:
+# one encode per dataset; tests/conftest.py); the two parts are every test once (-m slow and -m "not slow")
 test: $(VENV)/.installed
 	$(VENV)/bin/ruff check src tests
 	SPECRUN_DATA_DIR=$(DATA_DIR) $(VENV)/bin/python -m pytest -m "not slow" -n 2 --dist loadgroup -q -p no:cacheprovider
