@@ -105,7 +105,8 @@ def _linear_quantiles(values: np.ndarray, levels: np.ndarray) -> np.ndarray:
     lower = upper - 1
     weight = np.where(lower < 0, 0.0, position % 1)
     lower, upper = np.clip(lower, 0.0, n - 1), np.clip(upper, 0.0, n - 1)
-    return (1 - weight) * ordered[lower.astype(np.int64)] + weight * ordered[upper.astype(np.int64)]
+    found = (1 - weight) * ordered[lower.astype(np.int64)] + weight * ordered[upper.astype(np.int64)]
+    return found.reshape(()) if len(levels) == 1 else found  # scipy keeps no axis for one level
 
 
 def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
