@@ -120,35 +120,46 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         gc.freeze()
 
 
+def _group_names(item: pytest.Item) -> set[str]:
+    return {str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+            for mark in item.iter_markers("xdist_group")}
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own, which names each item's group in its node id
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The slow tests of REAL_MODEL_FILES join one xdist group."""
-    for item in items:
-        if item.get_closest_marker("slow") and item.path.relative_to(ROOT / "tests").as_posix() in REAL_MODEL_FILES:
-            item.add_marker(pytest.mark.xdist_group(REAL_MODEL), append=False)
+    """The slow tests of REAL_MODEL_FILES join one xdist group. xdist names a test's group after all its
+    `xdist_group` marks (a module's LOADS_TORCH included), so each of them gets every name any of them has."""
+    tests = ROOT / "tests"
+    members = [item for item in items if item.get_closest_marker("slow")
+               and os.path.relpath(os.path.realpath(item.path), tests).replace(os.sep, "/") in REAL_MODEL_FILES]
+    names = {REAL_MODEL}.union(*(_group_names(item) for item in members))
+    for item in members:
+        for name in sorted(names - _group_names(item)):
+            item.add_marker(pytest.mark.xdist_group(name))
 
 
 def _in_real_model_group(item: pytest.Item) -> bool:
-    marker = item.get_closest_marker("xdist_group")
-    return bool(os.environ.get("PYTEST_XDIST_WORKER")) and marker is not None and marker.args[:1] == (REAL_MODEL,)
+    return bool(os.environ.get("PYTEST_XDIST_WORKER")) and REAL_MODEL in _group_names(item)
 
 
-_WORKER_THREADS: dict[str, str | None] = {}  # a real-model test's thread settings, given back after it
+_WORKER_THREADS: dict[str, Any] = {}  # a real-model test's thread settings, given back after it
 
 
 def _real_model_threads(item: pytest.Item) -> None:
     """On an xdist worker (one thread per library, above), a test of the real-model group, its fixtures of any
-    scope included, has torch on every core, and so do the processes it starts; the worker's one thread comes
+    scope included, has torch on every core, and so do the processes it starts; the worker's own settings come
     back after it (`pytest_runtest_teardown`). The numbers do not depend on it: every batch is computed on one
     thread (`encoders/batch_threads.py`)."""
     if not _in_real_model_group(item):
         return
-    cores = str(len(os.sched_getaffinity(0)))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         _WORKER_THREADS[name] = os.environ.get(name)
-        os.environ[name] = cores
-    if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(int(cores))
+        os.environ[name] = str(cores)
+    torch = sys.modules.get("torch")
+    _WORKER_THREADS["torch"] = torch.get_num_threads() if torch is not None else None
+    if torch is not None:
+        torch.set_num_threads(cores)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -157,14 +168,16 @@ def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
         return (yield)
     finally:
         if _WORKER_THREADS:
+            torch_threads = _WORKER_THREADS.pop("torch")
             for name, value in _WORKER_THREADS.items():
                 if value is None:
                     os.environ.pop(name, None)
                 else:
                     os.environ[name] = value
             _WORKER_THREADS.clear()
-            if "torch" in sys.modules:  # imported by the test, it read every core from the environment
-                sys.modules["torch"].set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
+            torch = sys.modules.get("torch")
+            if torch is not None:  # imported by the test, it read every core from the environment: one, as the
+                torch.set_num_threads(torch_threads or 1)  # worker computes (torch reads no list form anyway)
 
 
 def data_root() -> Path:
