@@ -53,7 +53,9 @@ def kendall_tau(predicted: np.ndarray, gold: np.ndarray, weights: np.ndarray) ->
     runs = _runs(predicted, gold)
     flat = np.atleast_2d(np.asarray(weights)).astype(np.int64)
     if len(gold) <= PAIRWISE_ITEMS and np.isfinite(runs).all() and np.isfinite(gold).all():
-        out = np.stack([_pairwise_tau_b(runs[:, r], gold, flat) for r in range(runs.shape[1])], axis=-1)
+        gold_signs, gold_ties = np.sign(gold[:, None] - gold[None, :]), _tied_pairs(gold, flat)  # once for every run
+        out = np.stack([_pairwise_tau_b(runs[:, r], gold_signs, gold_ties, flat) for r in range(runs.shape[1])],
+                       axis=-1)
     else:
         out = _scipy_tau_b(runs, gold, flat)
     return out.reshape(*np.shape(weights)[:-1], runs.shape[1])
@@ -70,21 +72,18 @@ def _scipy_tau_b(runs: np.ndarray, gold: np.ndarray, flat: np.ndarray) -> np.nda
     return out
 
 
-def _pairwise_tau_b(x: np.ndarray, y: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """(batch,) tau-b of x against y with each row of `counts` repeating the items. Concordant minus discordant
-    pairs is half of w' S w with S[i, j] = sign(x_i - x_j) sign(y_i - y_j) (repeats of one item are tied, 0); the
+def _pairwise_tau_b(x: np.ndarray, y_signs: np.ndarray, y_ties: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """(batch,) tau-b of x against y (given by the signs of its pairs' differences and its tied pairs) with each
+    row of `counts` repeating the items. Concordant minus discordant pairs is half of w' S w with S[i, j] =
+    sign(x_i - x_j) sign(y_i - y_j) (repeats of one item are tied, 0; at most PAIRWISE_ITEMS^2 entries, 8 MB); the
     ties are the pairs within each group of equal x (of equal y). Every count is a whole number below 2^53, exact
     in float64 whatever order BLAS adds in, so the last step is scipy's own, on the same integers: the same bits."""
     total = counts.sum(axis=1)
     weights = counts.astype(np.float64)
-    signed = np.zeros_like(weights)
-    for start in range(0, len(x), 256):  # S a block of rows at a time: memory 256 x items
-        rows = slice(start, start + 256)
-        block = np.sign(x[rows, None] - x[None, :]) * np.sign(y[rows, None] - y[None, :])
-        signed += weights[:, rows] @ block
+    signed = weights @ (np.sign(x[:, None] - x[None, :]) * y_signs)
     con_minus_dis = np.rint((signed * weights).sum(axis=1)).astype(np.int64) // 2
     pairs = total * (total - 1) // 2
-    x_ties, y_ties = _tied_pairs(x, counts), _tied_pairs(y, counts)
+    x_ties = _tied_pairs(x, counts)
     undefined = (x_ties == pairs) | (y_ties == pairs)
     safe = lambda ties: np.where(undefined, 1, pairs - ties)  # noqa: E731
     tau = con_minus_dis / np.sqrt(safe(x_ties)) / np.sqrt(safe(y_ties))
