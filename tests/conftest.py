@@ -142,7 +142,9 @@ def _in_real_model_group(item: pytest.Item) -> bool:
     return bool(os.environ.get("PYTEST_XDIST_WORKER")) and REAL_MODEL in _group_names(item)
 
 
-_WORKER_THREADS: dict[str, Any] = {}  # a real-model test's thread settings, given back after it
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+# a real-model test's worker settings, given back after it: the variables' values, torch's count (None: not loaded)
+_WORKER_THREADS: list[tuple[dict[str, str | None], int | None]] = []
 
 
 def _real_model_threads(item: pytest.Item) -> None:
@@ -153,11 +155,10 @@ def _real_model_threads(item: pytest.Item) -> None:
     if not _in_real_model_group(item):
         return
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        _WORKER_THREADS[name] = os.environ.get(name)
-        os.environ[name] = str(cores)
     torch = sys.modules.get("torch")
-    _WORKER_THREADS["torch"] = torch.get_num_threads() if torch is not None else None
+    _WORKER_THREADS.append(({name: os.environ.get(name) for name in THREAD_VARIABLES},
+                            torch.get_num_threads() if torch is not None else None))
+    os.environ.update(dict.fromkeys(THREAD_VARIABLES, str(cores)))
     if torch is not None:
         torch.set_num_threads(cores)
 
@@ -168,16 +169,15 @@ def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
         return (yield)
     finally:
         if _WORKER_THREADS:
-            torch_threads = _WORKER_THREADS.pop("torch")
-            for name, value in _WORKER_THREADS.items():
+            variables, torch_threads = _WORKER_THREADS.pop()
+            for name, value in variables.items():
                 if value is None:
                     os.environ.pop(name, None)
                 else:
                     os.environ[name] = value
-            _WORKER_THREADS.clear()
             torch = sys.modules.get("torch")
-            if torch is not None:  # imported by the test, it read every core from the environment: one, as the
-                torch.set_num_threads(torch_threads or 1)  # worker computes (torch reads no list form anyway)
+            if torch is not None:  # loaded during the test, it took every core: back to the worker's one thread
+                torch.set_num_threads(torch_threads or 1)
 
 
 def data_root() -> Path:
