@@ -64,9 +64,9 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
         os.environ.setdefault(_name, "1")
 
 ROOT = Path(__file__).resolve().parent.parent
-# The quick tests that import torch, transformers and sentence-transformers (5 s of a worker's time, once) run on
-# one worker (`--dist loadgroup`), so only one pays for it.
-LOADS_TORCH = pytest.mark.xdist_group("torch")
+# A test that imports torch, transformers or sentence-transformers is slow: the import alone is 4-5 s of a worker,
+# and the quick loop runs without it (the real-model tests, on the slow part's one worker, have it loaded anyway).
+LOADS_TORCH = pytest.mark.slow
 # The slow part runs on two workers too (`make test`): it kept two cores busy 71 % of its time in one process (Ray
 # clusters starting, subprocesses, single-threaded checks). Its tests that encode real data with the real model
 # run on one worker, one after another, so that one session cache serves each dataset's one encode (the seed
@@ -125,11 +125,22 @@ def _group_names(item: pytest.Item) -> set[str]:
             for mark in item.iter_markers("xdist_group")}
 
 
+def _uses_a_module_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    return info is not None and any(d.scope in ("module", "package") for defs in info.name2fixturedefs.values()
+                                    for d in defs)
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own, which names each item's group in its node id
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The slow tests of REAL_MODEL_FILES join one xdist group. xdist names a test's group after all its
-    `xdist_group` marks (a module's LOADS_TORCH included), so each of them gets every name any of them has."""
+    """A test that uses a module-scoped fixture, and has no group of its own, runs on the worker of its module's
+    others: under `--dist loadgroup` they were spread over both workers, and each worker made the fixture again
+    (two hashing runs of real data, 1.4 s each). The slow tests of REAL_MODEL_FILES join one xdist group. xdist
+    names a test's group after all its `xdist_group` marks, so each of them gets every name any of them has."""
     tests = ROOT / "tests"
+    for item in items:
+        if _uses_a_module_fixture(item) and not _group_names(item):
+            item.add_marker(pytest.mark.xdist_group(f"module:{item.nodeid.split('::', 1)[0]}"))
     members = [item for item in items if item.get_closest_marker("slow")
                and os.path.relpath(os.path.realpath(item.path), tests).replace(os.sep, "/") in REAL_MODEL_FILES]
     names = {REAL_MODEL}.union(*(_group_names(item) for item in members))
@@ -391,6 +402,61 @@ def tmpfs(folder: Path, size: str = "1m", *, read_only: bool = False) -> Iterato
         yield folder
     finally:
         subprocess.run(["umount", "-l", str(folder)], capture_output=True, check=False)
+
+
+# The quick loop is one process per worker, without torch. A quick test that starts a Python interpreter, a
+# browser or Ray (a second or more each, mostly the child's start), or that is the first to import torch (4-5 s),
+# fails and says to mark it slow; mount, umount and other small programs are allowed. The check wraps Popen, so
+# subprocess.run and the libraries' own children meet it too.
+_QUICK_TEST: list[tuple[str, bool]] = []  # the quick test running now, if one is: node id, torch loaded before it
+_HEAVY_PROGRAMS = frozenset({"chromium", "chromium-browser", "google-chrome", "chrome", "chromedriver", "ray",
+                             "raylet", "gcs_server", "specrun"})
+_popen_init = subprocess.Popen.__init__
+
+
+def _heavy_program(args: Any, kwargs: dict[str, Any]) -> str | None:
+    """The program a Popen would start, when it is one a quick test may not start."""
+    if kwargs.get("executable"):
+        program = os.fsdecode(kwargs["executable"])
+    elif isinstance(args, (str, bytes, os.PathLike)):
+        program = os.fsdecode(args)
+        program = (program.split() or [""])[0] if kwargs.get("shell") else program
+    else:
+        program = os.fsdecode(next(iter(args), ""))
+    name = os.path.basename(program)
+    if name in _HEAVY_PROGRAMS or name.startswith("python") or (
+            program and os.path.realpath(program) == os.path.realpath(sys.executable)):
+        return program
+    return None
+
+
+def _quick_popen_init(self: subprocess.Popen[Any], args: Any, *more: Any, **kwargs: Any) -> None:
+    program = _heavy_program(args, kwargs) if _QUICK_TEST else None
+    if program is not None:
+        pytest.fail(f"{_QUICK_TEST[0][0]} starts {program}: a quick test starts no Python, browser or Ray; mark "
+                    "it slow (pytest.mark.slow)", pytrace=False)
+    _popen_init(self, args, *more, **kwargs)
+
+
+subprocess.Popen.__init__ = _quick_popen_init  # type: ignore[method-assign]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    _QUICK_TEST[:] = [] if item.get_closest_marker("slow") else [(item.nodeid, "torch" in sys.modules)]
+    try:
+        return (yield)
+    finally:
+        _QUICK_TEST.clear()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    result = yield
+    if _QUICK_TEST and not _QUICK_TEST[0][1] and "torch" in sys.modules:
+        pytest.fail(f"{item.nodeid} imports torch (in its fixtures or itself): a quick test does not; mark it "
+                    "LOADS_TORCH (tests/conftest.py: slow)", pytrace=False)
+    return result
 
 
 def files_under(folder: Path) -> list[str]:

@@ -174,6 +174,7 @@ def test_an_unusable_cache_dir_is_one_line_before_any_work(case: str, tmp_path: 
 HOME_FAULTS = ["missing", "a-file"]
 
 
+@pytest.mark.slow  # a fresh process
 @pytest.mark.parametrize("case", HOME_FAULTS)
 def test_an_unusable_home_is_one_line_naming_it(case: str, tmp_path: Path, data_dir: Path) -> None:
     home = tmp_path / "home"
@@ -261,6 +262,7 @@ def test_a_shard_changed_between_its_check_and_its_use_ends_the_run_in_one_line(
     assert again.texts.encoded == UNIQUE and warnings  # every changed shard reported, dropped and encoded again
 
 
+@pytest.mark.slow  # a fresh process
 def test_fifos_and_links_to_devices_in_the_cache_are_ignored_never_read(tmp_path: Path, data_dir: Path) -> None:
     """A FIFO in place of a shard, of info.json, of a derived entry and of a file-hash memo (an open for reading
     would block for ever), and a shard that is a link to /dev/zero: each is reported, removed and recomputed; the

@@ -113,7 +113,8 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.slow) if c.subprocess else c for c in CASES],
+                         ids=lambda c: c.name)  # a case in a fresh process is slow
 def test_input_fault_is_one_line_exit_2_nothing_written(case: Case, tmp_path: Path, mirror: Path,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     spec = tmp_path / "spec.yaml"
@@ -171,6 +172,7 @@ def test_zip_bomb_member_is_refused_before_extraction(tmp_path: Path, capsys: py
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow  # a fresh process
 def test_beir_file_that_is_a_fifo(tmp_path: Path) -> None:
     """Folder formats check each file they open: a FIFO corpus ends in one line instead of a hang."""
     data = tmp_path / "data"

@@ -155,7 +155,7 @@ def test_every_string_setting_at_its_longest_keeps_its_identity() -> None:
 def configured(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
     """The round's reproducer: a hashing run with truncation, binary precision and a prompt of the user's (one
     run for the tests that read it; none of them changes it). Binary codes are sentence-transformers', which
-    imports torch: its tests run on the worker that loads it (LOADS_TORCH)."""
+    imports torch: its tests are slow (LOADS_TORCH)."""
     from specrun.cli import main
 
     out = tmp_path_factory.mktemp("configured")

@@ -200,6 +200,7 @@ def test_count_of_cases() -> None:
     assert len(CASES) >= 40
 
 
+@pytest.mark.slow  # a fresh process
 def test_cli_process_exits_2_without_traceback(tmp_path: Path) -> None:
     spec = tmp_path / "spec.yaml"
     spec.write_text(SPEC_TEXT.replace("direction: higher", "direction: up", 1), encoding="utf-8")

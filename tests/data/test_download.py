@@ -93,6 +93,7 @@ def test_download_offline_names_the_flag(tmp_path: Path, server: tuple[Path, lis
     assert "pass --data-dir DIR" in raised.value.one_line()
 
 
+@pytest.mark.slow  # a fresh process
 def test_no_cache_downloads_go_to_a_temporary_folder_removed_at_exit(tmp_path: Path,
                                                                      server: tuple[Path, list[str]]) -> None:
     """--no-cache: the file is fetched and checked as usual, but into a temporary folder, never the cache; the

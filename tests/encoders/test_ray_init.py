@@ -166,6 +166,7 @@ except (TimeoutError, KeyboardInterrupt) as exc:
 """
 
 
+@pytest.mark.slow  # a fresh process
 @pytest.mark.parametrize(("how", "said"), [("timeout", "TimeoutError"), ("signal", "KeyboardInterrupt")])
 def test_a_connect_given_up_on_writes_nothing_after_it(how: str, said: str) -> None:
     """The thread of a connect given up on (the timeout, Ctrl-C) goes on and writes to fd 2, after the wait

@@ -1,6 +1,7 @@
 """--truncate-dim and --precision: numbers equal a direct computation (truncation and normalisation by hand, codes
 from sentence-transformers' own quantize_embeddings, scipy correlations), cache entries never cross settings, and
-both name the result folder. Quick with the hashing adapter; the real model in the slow test."""
+both name the result folder. The hashing adapter, and the real model in one test; all slow, since quantisation
+imports torch (sentence-transformers')."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from tests.conftest import LOADS_TORCH, SPECS, assert_one_line_error, reference_
 from tests.test_biosses_real import read_biosses
 
 BIOSSES = str(SPECS / "biosses.yaml")
-pytestmark = LOADS_TORCH  # sentence-transformers' quantize_embeddings, in the references and quantised runs
+pytestmark = LOADS_TORCH  # sentence-transformers' quantize_embeddings, in the references and quantised runs: slow
 
 
 def hashing(tmp_path: Path, data_dir: Path, out: str, *flags: str) -> list[str]:

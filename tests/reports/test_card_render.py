@@ -273,6 +273,7 @@ def test_cells_and_text_render_exactly_as_the_data(value: str) -> None:
     assert rendered_blocks("- " + md_text(value) + "\n") == [("list", ["• " + folded])]
 
 
+@pytest.mark.slow  # a browser
 def test_card_html_in_headless_chromium(tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     browser = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
     if browser is None:
