@@ -54,12 +54,30 @@ def plain_statistic(metric: str, arrays: dict[str, np.ndarray], i: np.ndarray) -
     return float(np.mean(arrays[METRICS[metric].inputs[0]][i]))
 
 
+def plain_statistics(metric: str, arrays: dict[str, np.ndarray], indices: list[np.ndarray]) -> np.ndarray:
+    """plain_statistic of each resample, on the drawn items themselves (the product weights counts instead):
+    scipy's average ranks and Pearson's formula, a row per resample. 12,000 calls of scipy's own took 3 s; the
+    first resample is held to scipy's value."""
+    drawn = np.stack(indices)
+    if metric not in ("spearman", "pearson"):
+        return np.mean(arrays[METRICS[metric].inputs[0]][drawn], axis=1)
+    x, y = arrays["prediction"][drawn], arrays["gold"][drawn]
+    if metric == "spearman":
+        x, y = stats.rankdata(x, axis=1), stats.rankdata(y, axis=1)
+    x, y = x - x.mean(axis=1, keepdims=True), y - y.mean(axis=1, keepdims=True)
+    values = np.sum(x * y, axis=1) / np.sqrt(np.sum(x * x, axis=1) * np.sum(y * y, axis=1))
+    assert values[0] == pytest.approx(plain_statistic(metric, arrays, indices[0]), abs=1e-12)
+    return values
+
+
 def plain_ranking(metric: str, models: list[dict[str, np.ndarray]], *, resamples: int, seed: int,
                   confidence: float, higher: bool = True) -> dict[str, list]:
-    """The leaderboard's per-spec numbers by plain loops: one resample, one model, one pair at a time."""
+    """The leaderboard's per-spec numbers by plain loops: one resample, one model, one pair at a time (each
+    model's statistics drawn at once)."""
     n = len(next(iter(models[0].values())))
     sign = 1 if higher else -1
-    scores = [[sign * plain_statistic(metric, a, i) for a in models] for i in loop_indices(n, resamples, seed)]
+    indices = loop_indices(n, resamples, seed)
+    scores = np.column_stack([sign * plain_statistics(metric, a, indices) for a in models]).tolist()
     count = len(models)
     ranks = [[1 + sum(1 for o in range(count) if row[o] > row[m]) for m in range(count)] for row in scores]
     alpha = (1 - confidence) / 2

@@ -13,7 +13,7 @@ import yaml
 
 from specrun.results.verify import load_verified
 from tests.conftest import SPECS, assert_one_line_error, biosses_twin, run_cli
-from tests.leaderboard.test_leaderboard import loop_indices, plain_statistic
+from tests.leaderboard.test_leaderboard import loop_indices, plain_statistic, plain_statistics
 
 BIOSSES = str(SPECS / "biosses.yaml")
 
@@ -53,8 +53,8 @@ def test_a_models_variants_are_one_row_scored_by_their_worst_or_mean(how: str, v
             row = next(r for r in entry["rows"] if r["model"] == grouped["label"])
             observed = reduce([plain_statistic(metric, a, np.arange(n)) for a in arrays])
             assert row["score"] == pytest.approx(observed, abs=1e-12)
-            per_resample = [reduce([plain_statistic(metric, a, i) for a in arrays])
-                            for i in loop_indices(n, resamples, seed)]
+            indices = loop_indices(n, resamples, seed)
+            per_resample = reduce(np.stack([plain_statistics(metric, a, indices) for a in arrays]), axis=0)
             assert row["ci_low"] == pytest.approx(float(np.percentile(per_resample, 2.5)), abs=1e-9)
             assert row["ci_high"] == pytest.approx(float(np.percentile(per_resample, 97.5)), abs=1e-9)
             assert math.isfinite(row["diff_low"])

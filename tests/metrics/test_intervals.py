@@ -33,12 +33,18 @@ def test_methods_equal_scipy_bootstrap_on_the_data(method: str, name: str, n: in
                                                    confidence: float, seed: int) -> None:
     """scipy.stats.bootstrap given the two columns themselves (paired), its own rng: the same interval."""
     arrays = _sts(n, seed)
-    test = {"pearson": stats.pearsonr, "spearman": stats.spearmanr}[name]
 
     def statistic(prediction: np.ndarray, gold: np.ndarray, axis: int = -1) -> np.ndarray:
-        m = prediction.shape[-1]  # n, or n - 1 in the jackknife
-        return np.apply_along_axis(lambda row: test(row[:m], row[m:]).statistic, -1,
-                                   np.concatenate(np.broadcast_arrays(prediction, gold), axis=-1))
+        """scipy's pearsonr along the last axis (Spearman: of scipy's average ranks, as spearmanr computes it),
+        held to spearmanr's and pearsonr's own value on the first row."""
+        prediction, gold = np.broadcast_arrays(prediction, gold)
+        first = (prediction.reshape(-1, prediction.shape[-1])[0], gold.reshape(-1, gold.shape[-1])[0])
+        if name == "spearman":
+            prediction, gold = stats.rankdata(prediction, axis=-1), stats.rankdata(gold, axis=-1)
+        values = stats.pearsonr(prediction, gold, axis=-1).statistic
+        own = {"pearson": stats.pearsonr, "spearman": stats.spearmanr}[name](*first).statistic
+        assert np.ravel(values)[0] == pytest.approx(own, abs=1e-12)
+        return values
 
     reference = stats.bootstrap((arrays["prediction"], arrays["gold"]), statistic, paired=True, vectorized=True,
                                 n_resamples=resamples, confidence_level=confidence, method=method,
