@@ -111,12 +111,16 @@ def package_versions() -> dict[str, str]:
     imported. One not imported yet is read each time, as the version a later import would load."""
     versions = {}
     for name in RECORDED_PACKAGES:
-        imported = name.replace("-", "_") in sys.modules
         try:
-            versions[name] = _imported_version(name) if imported else _installed_version(name)
+            versions[name] = version_of(name)
         except metadata.PackageNotFoundError:
             continue
     return versions
+
+
+def version_of(name: str) -> str:
+    """The installed version of a package (package_versions' rule: an imported one is read once)."""
+    return _imported_version(name) if name.replace("-", "_") in sys.modules else _installed_version(name)
 
 
 @functools.cache
