@@ -1,6 +1,6 @@
 """The report's scatter is drawn on one reused figure per thread; its bytes are a fresh figure's for every kind of
 data a run can plot (checked here against `fresh_scatter_png`, interleaved, so that nothing of one picture leaks
-into the next), on every thread."""
+into the next), on every thread. The figure keeps its last pictures: the same one again is not drawn again."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from specrun.reports.plots import fresh_scatter_png, scatter_png
+from specrun.reports import plots
+from specrun.reports.plots import RECENT_PICTURES, clear_recent_pictures, fresh_scatter_png, scatter_png
 
 pytest.importorskip("matplotlib")
 pytestmark = pytest.mark.xdist_group("scatter")  # one worker draws the fresh pictures the tests share, once
@@ -42,6 +43,7 @@ def test_the_reused_figure_draws_a_fresh_figure_s_bytes(fresh: list[bytes | None
     for order in (range(len(CASES)), reversed(range(len(CASES)))):
         for case in order:
             title, prediction, gold = CASES[case]
+            clear_recent_pictures()  # each drawn, after the one before it
             png = scatter_png(prediction, gold, title)
             assert png is not None and png.startswith(b"\x89PNG\r\n\x1a\n")
             assert png == fresh[case], title
@@ -63,11 +65,36 @@ def test_changed_matplotlib_settings_are_drawn_as_a_fresh_figure_draws_them(fres
     assert scatter_png(prediction, gold, title) == fresh[0]
 
 
+def test_the_same_picture_again_is_the_one_kept_and_anything_else_is_drawn(
+        fresh: list[bytes | None], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kept by title and points as drawn (float64): the same again is not drawn; another title, one point moved
+    by an ulp or a point more is drawn (a fresh figure's bytes); the kept pictures are the last RECENT_PICTURES."""
+    title, prediction, gold = CASES[0]
+    moved = prediction.copy()
+    moved[3] = np.nextafter(moved[3], 2.0)
+    others = [(prediction, gold, title + " "), (moved, gold, title), (np.append(prediction, 0.5), np.append(gold, 1.0),
+                                                                      title)]
+    expected = [fresh_scatter_png(*other) for other in others]
+    drawn: list[str] = []
+    draw = plots._png
+    monkeypatch.setattr(plots, "_png", lambda figure: drawn.append("png") or draw(figure))
+    clear_recent_pictures()
+    assert scatter_png(prediction, gold, title) == fresh[0] and len(drawn) == 1
+    assert scatter_png(prediction.copy(), gold.copy(), title) == fresh[0] and len(drawn) == 1
+    assert [scatter_png(*other) for other in others] == expected and len(drawn) == 4
+    for i in range(RECENT_PICTURES):  # the first falls out
+        scatter_png(prediction[: i + 2], gold[: i + 2], "t")
+    assert scatter_png(prediction, gold, title) == fresh[0] and len(drawn) == 5 + RECENT_PICTURES
+    clear_recent_pictures()
+    assert scatter_png(prediction, gold, title) == fresh[0] and len(drawn) == 6 + RECENT_PICTURES
+
+
 def test_a_broken_matplotlib_is_no_picture(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # an install whose figure module fails to import
     assert scatter_png(np.array([0.1, 0.2]), np.array([1.0, 2.0]), "t") is None
 
 
+@pytest.mark.slow  # a fresh process
 def test_settings_that_cannot_be_compared_redraw_and_pyplot_is_never_imported() -> None:
     """A colour cycle of numpy arrays makes RcParams' own comparison raise: the figure is made again instead. And
     reading the settings never resolves matplotlib's backend (which imports pyplot, maybe a GUI toolkit)."""
