@@ -14,7 +14,7 @@ from specrun.core.errors import DataError
 from specrun.core.plain_yaml import load_plain
 from specrun.readers.aligned_lines import read_aligned_lines
 from specrun.readers.jsonl import read_jsonl
-from tests.conftest import SPECS, assert_one_line_error, run_cli
+from tests.conftest import SPECS, assert_one_line_error, fewer_items, run_cli
 
 BIOSSES = SPECS / "biosses.yaml"
 
@@ -65,8 +65,9 @@ def test_protocol_options_take_no_coerced_values(tmp_path: Path, option: str, va
 def test_the_results_table_prints_names_whole_in_a_log(tmp_path: Path, data_dir: Path,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     """stderr not a terminal (a log, CI): rich cut `spearman_zero_shot` to `spearman_zero_…` at 80 columns."""
-    code, _, err = run_cli([str(SPECS / "jsick-pairs.yaml"), "--data-dir", str(data_dir), "--adapter", "hashing",
-                            "--output", str(tmp_path / "out")], capsys)
+    spec = fewer_items(tmp_path / "specs", "jsick-pairs.yaml", test=300)
+    code, _, err = run_cli([str(spec), "--data-dir", str(data_dir), "--adapter", "hashing", "--output",
+                            str(tmp_path / "out")], capsys)
     assert code == 0, err
     rows = [line for line in err.splitlines() if "jsick-pairs" in line and "│" in line]
     assert len(rows) == 5 and all("…" not in row for row in rows)
