@@ -191,15 +191,24 @@ class HashingAdapter:
     def encode_group(self, texts: Sequence[str], batch_size: int, role: Role = "symmetric",
                      prompt: str = "") -> np.ndarray:
         """Each text's signed counts of its words' and trigrams' slots: a sum of its words' own counts (each word
-        hashed once per process), in whole integers, so the order of the sum changes no bit; L2-normalised."""
+        hashed once per process; the group's words gathered and summed text by text at once, not one small sum
+        a text), in whole integers, so the order of the sum changes no bit; L2-normalised."""
         counts = np.zeros((len(texts), self.DIMENSIONS))
+        vocabulary: dict[str, int] = {}  # the group's distinct words, in order of first use
+        columns: list[int] = []  # each text's words as vocabulary positions, text after text
+        lengths = np.zeros(len(texts), dtype=np.int64)
         for row, text in enumerate(texts):
             words = re.findall(r"\w+", (prompt + text).lower())[: self.max_length]
-            if words:
-                counts[row] = np.sum([_word_counts(word, self.DIMENSIONS) for word in words], axis=0)
-            else:  # no word at all: the text itself is the one feature
+            columns += [vocabulary.setdefault(word, len(vocabulary)) for word in words]
+            lengths[row] = len(words)
+            if not words:  # no word at all: the text itself is the one feature
                 slot, sign = _feature_slot(prompt + text, self.DIMENSIONS)
                 counts[row, slot] = sign
+        if columns:
+            table = np.stack([_word_counts(word, self.DIMENSIONS) for word in vocabulary])
+            worded = lengths > 0
+            starts = np.concatenate([[0], np.cumsum(lengths[worded])[:-1]])
+            counts[worded] = np.add.reduceat(table[np.asarray(columns)], starts, axis=0)
         norms = np.sqrt(np.einsum("ij,ij->i", counts, counts))  # of whole numbers: exact, in any order
         return (counts / np.where(norms > 0, norms, 1.0)[:, None]).astype(np.float32)
 
