@@ -43,18 +43,27 @@ def members() -> list[MemberUnits]:
 
 
 def test_members_on_the_same_units_share_their_index_draws(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each member's statistic takes the multiplicities of its draw: the same for the members on the same pairs
+    (drawn once: the second is the kept draw), another for the third."""
     drawn: list[np.ndarray] = []
-    real = resampling.draw_indices
+    made: list[int] = []
+    real_weights, real_indices = resampling.draw_weights, resampling.draw_indices
 
     def recording(n_units: int, resamples: int, seed: int):  # type: ignore[no-untyped-def]
-        batches = list(real(n_units, resamples, seed))
+        batches = list(real_weights(n_units, resamples, seed))
         drawn.append(np.concatenate(batches))
         return iter(batches)
 
-    monkeypatch.setattr(resampling, "draw_indices", recording)
+    def counted(n_units: int, resamples: int, seed: int):  # type: ignore[no-untyped-def]
+        made.append(seed)
+        return real_indices(n_units, resamples, seed)
+
+    monkeypatch.setattr(resampling, "draw_weights", recording)
+    monkeypatch.setattr(resampling, "draw_indices", counted)
     clear_recent()  # draws the process kept from another test would not be drawn again
     first = joint_draws(members(), resamples=RESAMPLES, seed=SEED)
     assert len(drawn) == 3 and np.array_equal(drawn[0], drawn[1]) and not np.array_equal(drawn[0], drawn[2])
+    assert len(made) == 2
     again = joint_draws(members(), resamples=RESAMPLES, seed=SEED)  # deterministic: the same draws every time
     assert all(np.array_equal(a.values, b.values) for a, b in zip(first, again, strict=True))
     other = joint_draws(members(), resamples=RESAMPLES, seed=SEED + 1)

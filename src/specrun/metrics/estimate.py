@@ -19,7 +19,7 @@ from specrun.core.errors import MetricError
 from specrun.core.registry import METRICS
 from specrun.core.types import Score
 from specrun.metrics import intervals
-from specrun.metrics.resampling import distribution, mean_over_runs
+from specrun.metrics.resampling import distribution, forget_draws, mean_over_runs
 
 
 def n_runs(metric: MetricEntry, data: Sequence[np.ndarray]) -> int:
@@ -145,8 +145,10 @@ _RECENT = _Recent()
 
 
 def clear_recent() -> None:
-    """Forget the resampled metrics kept in this process: a timing or a count of draws starts from none."""
+    """Forget the resampled metrics and the draws kept in this process: a timing or a count of draws starts from
+    none."""
     _RECENT.clear()
+    forget_draws()
 
 
 def resample(name: str, arrays: dict[str, np.ndarray], *, resamples: int, seed: int) -> Resampled:

@@ -15,7 +15,9 @@ mean over all runs. So the interval carries both the choice of units and the cho
 
 from __future__ import annotations
 
+import threading
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -35,10 +37,39 @@ def draw_indices(n_units: int, resamples: int, seed: int) -> Iterator[np.ndarray
 RUN_STREAM = 1  # the run draws come from default_rng([seed, RUN_STREAM]): the unit draws stay what they were
 
 
+RECENT_DRAW_BYTES = 32 * 2**20  # the drawn multiplicities kept for the next metric on the same units and seed
+_DRAWN: OrderedDict[tuple[int, int, int], list[np.ndarray]] = OrderedDict()
+_DRAWN_LOCK = threading.Lock()
+
+
 def draw_weights(n_units: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
-    """(batch, n_units) unit multiplicities of each resample: what a count-weighted statistic takes."""
-    for index in draw_indices(n_units, resamples, seed):
-        yield unit_counts(index, n_units)
+    """(batch, n_units) unit multiplicities of each resample: what a count-weighted statistic takes. Every metric
+    of a split draws the same ones (the same units, resamples and seed): the last draws, RECENT_DRAW_BYTES in all,
+    are kept read-only and served again; larger draws are made batch by batch each time."""
+    key = (n_units, resamples, seed)
+    if n_units * resamples * 8 > RECENT_DRAW_BYTES:
+        for index in draw_indices(n_units, resamples, seed):
+            yield unit_counts(index, n_units)
+        return
+    with _DRAWN_LOCK:
+        kept = _DRAWN.get(key)
+        if kept is not None:
+            _DRAWN.move_to_end(key)
+    if kept is None:
+        kept = [unit_counts(index, n_units) for index in draw_indices(n_units, resamples, seed)]
+        for weights in kept:
+            weights.flags.writeable = False
+        with _DRAWN_LOCK:
+            _DRAWN[key] = kept
+            while sum(sum(w.nbytes for w in batches) for batches in _DRAWN.values()) > RECENT_DRAW_BYTES:
+                _DRAWN.popitem(last=False)
+    yield from kept
+
+
+def forget_draws() -> None:
+    """Forget the kept multiplicities: the next draw of each is made again (metrics.clear_recent calls this)."""
+    with _DRAWN_LOCK:
+        _DRAWN.clear()
 
 
 def draw_runs(n_runs: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
