@@ -47,7 +47,11 @@ def _bytecode_folder() -> str | None:
 sys.pycache_prefix = sys.pycache_prefix or _bytecode_folder()
 sys.dont_write_bytecode = sys.pycache_prefix is None
 os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
-hypothesis.configuration.set_hypothesis_home_dir(tempfile.mkdtemp(prefix="specrun-hypothesis-"))
+# hypothesis' files (no example database: its cache of the constants in our modules, which it read from every
+# module again in each worker, 1.7 s of a quick loop) beside the bytecode; a temporary folder without a home
+_TESTS_CACHE = _bytecode_folder()
+hypothesis.configuration.set_hypothesis_home_dir(os.path.join(os.path.dirname(_TESTS_CACHE), "hypothesis")
+                                                 if _TESTS_CACHE else tempfile.mkdtemp(prefix="specrun-hypothesis-"))
 hypothesis.settings.register_profile("specrun", database=None)
 hypothesis.settings.load_profile("specrun")
 # The caller's Hugging Face settings never reach a test: offline switches (common on clusters) would skip the
