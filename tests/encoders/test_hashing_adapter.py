@@ -36,3 +36,31 @@ def test_vectors_equal_the_plain_definition_bit_for_bit(max_length: int, prompt:
     assert got.dtype == np.float32 and got.shape == (len(TEXTS), 64)
     assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
     assert adapter.encode_group([], 4).shape == (0, 64)
+
+
+def test_a_group_of_long_texts_is_summed_in_runs_of_words_bit_for_bit_in_bounded_memory(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The words' rows are gathered a run of whole texts at a time (WORD_ROWS words; a longer text alone): runs
+    that split anywhere, empty texts between them and a text longer than a run give the plain definition's bits,
+    and a group of 512 texts of 512 words holds a few MB at its peak (gathering all of them at once: 135 MB)."""
+    import tracemalloc
+
+    from specrun.encoders import adapters
+
+    monkeypatch.setattr(adapters, "WORD_ROWS", 50)
+    words = [f"w{i}x" for i in range(300)]
+    texts = [" ".join(words[(7 * i) % 300:(7 * i) % 300 + n]) for i, n in enumerate([3, 0, 49, 50, 51, 120, 0, 1, 8])]
+    adapter = HashingAdapter(None, EncoderSettings(adapter="hashing"), ["cpu"])
+    got = adapter.encode_group(["", *texts, "!!!"], 4)
+    want = np.stack([plain(text, 512) for text in ["", *texts, "!!!"]])
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    monkeypatch.undo()
+    group = [" ".join(f"t{(i * 13 + j) % 5000}" for j in range(512)) for i in range(512)]
+    adapter.encode_group(group[:2], 4)  # the words' cached counts made outside the trace
+    tracemalloc.start()
+    try:
+        adapter.encode_group(group, 4)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 24 * 2**20, peak

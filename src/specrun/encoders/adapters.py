@@ -11,6 +11,7 @@ import io
 import os
 import re
 import sys
+from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -195,25 +196,42 @@ class HashingAdapter:
         a text), in whole integers, so the order of the sum changes no bit; L2-normalised."""
         counts = np.zeros((len(texts), self.DIMENSIONS))
         vocabulary: dict[str, int] = {}  # the group's distinct words, in order of first use
-        columns: list[int] = []  # each text's words as vocabulary positions, text after text
+        columns = array("q")  # each text's words as vocabulary positions, text after text (8 bytes a word)
         lengths = np.zeros(len(texts), dtype=np.int64)
         for row, text in enumerate(texts):
             words = re.findall(r"\w+", (prompt + text).lower())[: self.max_length]
-            columns += [vocabulary.setdefault(word, len(vocabulary)) for word in words]
+            columns.extend(vocabulary.setdefault(word, len(vocabulary)) for word in words)
             lengths[row] = len(words)
             if not words:  # no word at all: the text itself is the one feature
                 slot, sign = _feature_slot(prompt + text, self.DIMENSIONS)
                 counts[row, slot] = sign
         if columns:
-            table = np.stack([_word_counts(word, self.DIMENSIONS) for word in vocabulary])
-            worded = lengths > 0
-            starts = np.concatenate([[0], np.cumsum(lengths[worded])[:-1]])
-            counts[worded] = np.add.reduceat(table[np.asarray(columns)], starts, axis=0)
+            _sum_words(counts, np.stack([_word_counts(word, self.DIMENSIONS) for word in vocabulary]),
+                       np.frombuffer(columns, dtype=np.int64), lengths)
         norms = np.sqrt(np.einsum("ij,ij->i", counts, counts))  # of whole numbers: exact, in any order
         return (counts / np.where(norms > 0, norms, 1.0)[:, None]).astype(np.float32)
 
     def close(self) -> None:
         return None
+
+
+WORD_ROWS = 4096  # the words' rows gathered at once (2 MB): a group of long texts never holds all of them
+
+
+def _sum_words(counts: np.ndarray, table: np.ndarray, columns: np.ndarray, lengths: np.ndarray) -> None:
+    """counts[t] += the table's rows of text t's words (columns, text after text; lengths[t] of them), a run of
+    whole texts of about WORD_ROWS words at a time (a text longer than that alone)."""
+    ends = np.cumsum(lengths)
+    first = 0
+    while first < len(lengths):
+        begin = int(ends[first - 1]) if first else 0
+        stop = max(first + 1, int(np.searchsorted(ends, begin + WORD_ROWS, side="right")))
+        part = lengths[first:stop]
+        worded = part > 0
+        if worded.any():
+            starts = np.concatenate([[0], np.cumsum(part[worded])[:-1]])
+            counts[first:stop][worded] = np.add.reduceat(table[columns[begin:int(ends[stop - 1])]], starts, axis=0)
+        first = stop
 
 
 @functools.lru_cache(maxsize=1 << 16)
