@@ -45,7 +45,8 @@ _DRAWN_LOCK = threading.Lock()
 def draw_weights(n_units: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
     """(batch, n_units) unit multiplicities of each resample: what a count-weighted statistic takes. Every metric
     of a split draws the same ones (the same units, resamples and seed): the last draws, RECENT_DRAW_BYTES in all,
-    are kept read-only and served again; larger draws are made batch by batch each time."""
+    are kept read-only and served again as copies (a statistic, a plugin's too, may write into its weights);
+    larger draws are made batch by batch each time."""
     key = (n_units, resamples, seed)
     if n_units * resamples * 8 > RECENT_DRAW_BYTES:
         for index in draw_indices(n_units, resamples, seed):
@@ -63,7 +64,8 @@ def draw_weights(n_units: int, resamples: int, seed: int) -> Iterator[np.ndarray
             _DRAWN[key] = kept
             while sum(sum(w.nbytes for w in batches) for batches in _DRAWN.values()) > RECENT_DRAW_BYTES:
                 _DRAWN.popitem(last=False)
-    yield from kept
+    for weights in kept:
+        yield weights.copy()  # a copy of 250 x n numbers is about 1 % of drawing them
 
 
 def forget_draws() -> None:
