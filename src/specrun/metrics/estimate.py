@@ -6,8 +6,6 @@ errors, never numbers."""
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -16,6 +14,7 @@ import numpy as np
 from specrun.core.contracts import MetricEntry
 from specrun.core.derived import arrays_digest
 from specrun.core.errors import MetricError
+from specrun.core.recent import Recent
 from specrun.core.registry import METRICS
 from specrun.core.types import Score
 from specrun.metrics import intervals
@@ -105,43 +104,16 @@ RECENT_LIMIT = 64  # resampled metrics a process keeps: a suite's members, a boa
 RECENT_BYTES = 64 << 20  # and the inputs they hold at most: never a memory that grows with the corpus
 
 
-class _Recent:
-    """The last RECENT_LIMIT resampled metrics of this process, under the sha256 of what decides them (the metric
-    entry, its inputs' bytes and shapes, resamples, seed): a suite run that verifies the members it has just
-    written, or the subset means of a run, draw each bootstrap once. Their draws are read-only (callers share
-    them) and their inputs the computation's own copies (a caller's later edit is not theirs)."""
-
-    def __init__(self) -> None:
-        self.entries: OrderedDict[tuple[int, str], tuple[Resampled, int]] = OrderedDict()
-        self.lock = threading.Lock()
-
-    @staticmethod
-    def key(metric: MetricEntry, data: Sequence[np.ndarray], resamples: int, seed: int) -> tuple[int, str]:
-        digest = arrays_digest(hashlib.sha256(f"{resamples} {seed}".encode()), data)
-        return id(metric), digest.hexdigest()  # the entry's id: a Resampled holds its metric, so the id stays its
-
-    def get(self, key: tuple[int, str]) -> Resampled | None:
-        with self.lock:
-            found = self.entries.get(key)
-            if found is not None:
-                self.entries.move_to_end(key)
-            return None if found is None else found[0]
-
-    def put(self, key: tuple[int, str], drawn: Resampled, size: int) -> None:
-        """Kept with the `size` of its inputs; the oldest go first, past RECENT_LIMIT entries or RECENT_BYTES."""
-        for array in (drawn.each, drawn.values):
-            array.flags.writeable = False
-        with self.lock:
-            self.entries[key] = (drawn, size)
-            while len(self.entries) > RECENT_LIMIT or sum(size for _, size in self.entries.values()) > RECENT_BYTES:
-                self.entries.popitem(last=False)
-
-    def clear(self) -> None:
-        with self.lock:
-            self.entries.clear()
+def _recent_key(metric: MetricEntry, data: Sequence[np.ndarray], resamples: int, seed: int) -> tuple[int, str]:
+    """What decides a resampled metric: the metric entry, its inputs' bytes and shapes, resamples and seed."""
+    digest = arrays_digest(hashlib.sha256(f"{resamples} {seed}".encode()), data)
+    return id(metric), digest.hexdigest()  # the entry's id: a Resampled holds its metric, so the id stays its
 
 
-_RECENT = _Recent()
+# The last RECENT_LIMIT resampled metrics of this process: a suite run that verifies the members it has just
+# written, or the subset means of a run, draw each bootstrap once. Their draws are read-only (callers share them)
+# and their inputs the computation's own copies (a caller's later edit is not theirs).
+_RECENT: Recent[Resampled] = Recent()
 
 
 def clear_recent() -> None:
@@ -160,12 +132,14 @@ def resample(name: str, arrays: dict[str, np.ndarray], *, resamples: int, seed: 
     size = sum(values.nbytes for values in data)
     if size > RECENT_BYTES:
         return _resampled(name, metric, data, resamples=resamples, seed=seed)
-    key = _Recent.key(metric, data, resamples, seed)
+    key = _recent_key(metric, data, resamples, seed)
     drawn = _RECENT.get(key)
     if drawn is None or drawn.name != name:
         data = [np.array(values) for values in data]  # its own copies: a caller's later edit is not its
         drawn = _resampled(name, metric, data, resamples=resamples, seed=seed)
-        _RECENT.put(key, drawn, size)
+        for array in (drawn.each, drawn.values):
+            array.flags.writeable = False
+        _RECENT.put(key, drawn, size, count=RECENT_LIMIT, total=RECENT_BYTES)
     return drawn
 
 

@@ -15,13 +15,12 @@ mean over all runs. So the interval carries both the choice of units and the cho
 
 from __future__ import annotations
 
-import threading
 import warnings
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 
 import numpy as np
 
+from specrun.core.recent import Recent
 from specrun.metrics.weighted import unit_counts
 
 BOOTSTRAP_BATCH = 250  # resamples held in memory at once: 250 x units x 8 bytes per array
@@ -38,8 +37,7 @@ RUN_STREAM = 1  # the run draws come from default_rng([seed, RUN_STREAM]): the u
 
 
 RECENT_DRAW_BYTES = 32 * 2**20  # the drawn multiplicities kept for the next metric on the same units and seed
-_DRAWN: OrderedDict[tuple[int, int, int], list[np.ndarray]] = OrderedDict()
-_DRAWN_LOCK = threading.Lock()
+_DRAWN: Recent[list[np.ndarray]] = Recent()
 
 
 def draw_weights(n_units: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
@@ -52,26 +50,19 @@ def draw_weights(n_units: int, resamples: int, seed: int) -> Iterator[np.ndarray
         for index in draw_indices(n_units, resamples, seed):
             yield unit_counts(index, n_units)
         return
-    with _DRAWN_LOCK:
-        kept = _DRAWN.get(key)
-        if kept is not None:
-            _DRAWN.move_to_end(key)
+    kept = _DRAWN.get(key)
     if kept is None:
         kept = [unit_counts(index, n_units) for index in draw_indices(n_units, resamples, seed)]
         for weights in kept:
             weights.flags.writeable = False
-        with _DRAWN_LOCK:
-            _DRAWN[key] = kept
-            while sum(sum(w.nbytes for w in batches) for batches in _DRAWN.values()) > RECENT_DRAW_BYTES:
-                _DRAWN.popitem(last=False)
+        _DRAWN.put(key, kept, sum(weights.nbytes for weights in kept), total=RECENT_DRAW_BYTES)
     for weights in kept:
         yield weights.copy()  # a copy of 250 x n numbers is about 1 % of drawing them
 
 
 def forget_draws() -> None:
     """Forget the kept multiplicities: the next draw of each is made again (metrics.clear_recent calls this)."""
-    with _DRAWN_LOCK:
-        _DRAWN.clear()
+    _DRAWN.clear()
 
 
 def draw_runs(n_runs: int, resamples: int, seed: int) -> Iterator[np.ndarray]:

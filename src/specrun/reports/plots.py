@@ -12,13 +12,13 @@ import shutil
 import sys
 import tempfile
 import threading
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
 from specrun.core import registry
 from specrun.core.derived import DerivedCache
+from specrun.core.recent import Recent
 from specrun.evaluation import ProtocolRun
 from specrun.plan import Plan
 
@@ -111,7 +111,7 @@ class _ScatterFigure:
         from matplotlib import rcParams
         from matplotlib.figure import Figure
 
-        self.recent: OrderedDict[bytes, bytes] = OrderedDict()
+        self.recent: Recent[bytes] = Recent()
         self.settings = dict(dict.items(rcParams))  # made with these (read as a dict: no backend resolved)
         self.figure = Figure(figsize=(5, 4), dpi=100)
         self.axes = self.figure.subplots()
@@ -132,7 +132,6 @@ class _ScatterFigure:
         named = title.encode("utf-8", "surrogatepass")
         key = hashlib.sha256(len(named).to_bytes(8, "little") + named + offsets.tobytes()).digest()
         if (kept := self.recent.get(key)) is not None:
-            self.recent.move_to_end(key)
             return kept
         self.points.set_offsets(offsets)
         self.axes.ignore_existing_data_limits = True  # the limits as a fresh axes' first scatter sets them
@@ -140,9 +139,8 @@ class _ScatterFigure:
         self.axes.set_autoscale_on(True)
         self.axes.autoscale_view()
         self.title.set_text(title)
-        png = self.recent[key] = _png(self.figure)
-        while len(self.recent) > RECENT_PICTURES:
-            self.recent.popitem(last=False)
+        png = _png(self.figure)
+        self.recent.put(key, png, count=RECENT_PICTURES)
         return png
 
 
