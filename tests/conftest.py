@@ -275,8 +275,8 @@ def data_dir() -> Path:
 def tatoeba_world(tmp_path: Path, data_dir: Path) -> Path:
     """tmp/data (BIOSSES and Tatoeba from the mirror) and tmp/specs (their specs): Tatoeba's three subsets beside a
     spec of none (a suite member over subsets, the leaderboard's mean over them). Tatoeba's spec is the shipped
-    one (tatoeba-shipped.yaml) with 200 of each pair's 1,000 sentences (`subset:`, the seed as shipped): the
-    tests here are of subsets, suites and boards, and a run of 1,000 pairs took 0.4 s."""
+    one with 200 of each pair's 1,000 sentences (`fewer_items`): the tests here are of subsets, suites and boards,
+    and a run of 1,000 pairs took 0.4 s."""
     (tmp_path / "data").mkdir()
     for name in ("biosses", "tatoeba"):
         if not (data_dir / name).is_dir():
@@ -284,9 +284,7 @@ def tatoeba_world(tmp_path: Path, data_dir: Path) -> Path:
         (tmp_path / "data" / name).symlink_to((data_dir / name).resolve())
     (tmp_path / "specs").mkdir()
     shutil.copy(SPECS / "biosses.yaml", tmp_path / "specs" / "biosses.yaml")
-    shutil.copy(SPECS / "tatoeba.yaml", tmp_path / "specs" / "tatoeba-shipped.yaml")
-    (tmp_path / "specs" / "tatoeba.yaml").write_text(
-        "extends: tatoeba-shipped.yaml\nsubset:\n  splits:\n    test: 200\n", encoding="utf-8")
+    fewer_items(tmp_path / "specs", "tatoeba.yaml", test=200)
     return tmp_path
 
 
@@ -430,6 +428,7 @@ _QUICK_TEST: list[tuple[str, bool]] = []  # the quick test running now, if one i
 _HEAVY_PROGRAMS = frozenset({"chromium", "chromium-browser", "google-chrome", "chrome", "chromedriver", "ray",
                              "raylet", "gcs_server", "specrun"})
 _popen_init = subprocess.Popen.__init__
+_THIS_PYTHON = os.path.realpath(sys.executable)
 
 
 def _heavy_program(args: Any, kwargs: dict[str, Any]) -> str | None:
@@ -443,7 +442,7 @@ def _heavy_program(args: Any, kwargs: dict[str, Any]) -> str | None:
         program = os.fsdecode(next(iter(args), ""))
     name = os.path.basename(program)
     if name in _HEAVY_PROGRAMS or name.startswith("python") or (
-            program and os.path.realpath(program) == os.path.realpath(sys.executable)):
+            program and os.path.realpath(program) == _THIS_PYTHON):
         return program
     return None
 
