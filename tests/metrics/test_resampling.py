@@ -82,3 +82,15 @@ def test_the_last_draws_are_kept_read_only_and_equal_a_fresh_draw(monkeypatch: p
     clear_recent()
     list(draw_weights(40, 600, 3))
     assert made[-1] == (40, 600, 3) and len(made) == 8
+
+
+def test_threads_drawing_the_same_units_at_once_get_a_fresh_draw_each() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from specrun.metrics import clear_recent, draw_weights
+
+    clear_recent()
+    fresh = np.concatenate([unit_counts(index, 30) for index in draw_indices(30, 700, 9)])
+    with ThreadPoolExecutor(4) as pool:
+        drawn = list(pool.map(lambda _: np.concatenate(list(draw_weights(30, 700, 9))), range(8)))
+    assert all(np.array_equal(d, fresh) for d in drawn)

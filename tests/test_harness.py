@@ -1,0 +1,31 @@
+"""The test harness' own promises (tests/conftest.py): hypothesis keeps no example database and writes nothing
+into the checkout, and the quick-test check knows which programs a quick test may not start."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import hypothesis
+import hypothesis.configuration
+
+from tests.conftest import ROOT, _heavy_program
+
+
+def test_hypothesis_keeps_no_database_and_its_folder_is_outside_the_checkout() -> None:
+    assert hypothesis.settings.default.database is None
+    folder = Path(hypothesis.configuration.storage_directory().path).resolve()
+    assert ROOT.resolve() not in (folder, *folder.parents), folder
+
+
+def test_the_programs_a_quick_test_may_not_start() -> None:
+    python = sys.executable
+    assert _heavy_program([python, "-c", "pass"], {}) == python
+    assert _heavy_program([os.fsencode(python), "-m", "specrun"], {}) == python
+    assert _heavy_program(Path(python), {}) == python
+    assert _heavy_program("python3 -c pass", {"shell": True}) == "python3"
+    assert _heavy_program(["/usr/bin/chromium", "--headless"], {}) == "/usr/bin/chromium"
+    assert _heavy_program(["x"], {"executable": python}) == python
+    for allowed in (["mount", "-t", "tmpfs"], ["umount", "-l", "/x"], "ls -l", []):
+        assert _heavy_program(allowed, {"shell": isinstance(allowed, str)}) is None, allowed
