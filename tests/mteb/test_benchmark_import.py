@@ -4,7 +4,6 @@ reason (exit status 1), nothing half-written. Counts from the checked-in catalog
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,6 @@ import pytest
 from specrun.core.plain_yaml import load_plain
 from specrun.mteb import benchmark, task
 from specrun.mteb.importer import refusals
-from specrun.spec import load_spec, subset_specs
 from specrun.suites import Suite
 from specrun.suites import model as suite_model
 from tests.conftest import assert_one_line_error, run_cli
@@ -27,8 +25,7 @@ def _import(tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]) -> tu
     ("MTEB(eng, v2)", 41), ("JMTEB(v2)", 28),
     pytest.param("MTEB(Multilingual, v2)", 119, marks=pytest.mark.slow)])  # 131 members, 30 s
 def test_a_benchmark_imports_what_converts_and_names_the_rest(name: str, written: int, tmp_path: Path,
-                                                              capsys: pytest.CaptureFixture[str],
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
     code, paths, err = _import(tmp_path, name, capsys)
     members = benchmark(name).members
     assert code == (0 if written == len(members) else 1)  # 1: members left out, the suite is not the benchmark
@@ -79,10 +76,8 @@ def test_a_benchmark_imports_what_converts_and_names_the_rest(name: str, written
     assert (several, over_splits) == {"MTEB(Multilingual, v2)": (28, 17), "JMTEB(v2)": (0, 6)}.get(name, (0, 0))
     header = suite_path.read_text(encoding="utf-8").splitlines()[0]
     assert f": {written} of {len(members)} tasks, one member each" in header
-    # the suite loads as specrun reads it (each member over subsets and splits checked in every cell; the specs'
-    # data is not fingerprinted yet, which `specrun fingerprint` does): one member per task
-    monkeypatch.setattr(suite_model, "load_spec", functools.partial(load_spec, require_fingerprints=False))
-    monkeypatch.setattr(suite_model, "subset_specs", functools.partial(subset_specs, require_fingerprints=False))
+    # the suite loads as specrun reads it, as imported (each member over subsets and splits checked in every
+    # cell): one member per task
     loaded = suite_model.load_suite(suite_path)
     assert [len(m.cells) > 1 for m in loaded.members] == [m.subsets is not None or m.splits is not None
                                                           for m in suite.members]

@@ -192,7 +192,7 @@ def test_every_task_the_importer_accepts_is_written_as_a_valid_spec(tmp_path: Pa
     for entry in import_tasks(names):
         path = tmp_path / f"{entry.spec_id}.yaml"
         path.write_text(entry.text, encoding="utf-8")
-        load_spec(path, require_fingerprints=False)  # raises, naming the spec, where one does not validate
+        load_spec(path)  # raises, naming the spec, where one does not validate
 
 
 def test_libyaml_writes_every_imported_spec_as_the_pure_python_emitter_does() -> None:

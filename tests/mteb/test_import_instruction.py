@@ -155,7 +155,7 @@ def written(tmp_path: Path, name: str) -> Path:
     path = tmp_path / "specs" / f"{entry.spec_id}.yaml"
     path.parent.mkdir(parents=True)
     path.write_text(entry.text, encoding="utf-8")
-    load_spec(path, require_fingerprints=False)
+    load_spec(path)
     return path
 
 

@@ -39,7 +39,7 @@ def test_eng_v2_pair_tasks_import_as_pair_classification_specs(tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     for name, path in imported(tmp_path, capsys, *ENG_V2, "TERRa.V2").items():
         task = catalogue.task(name)
-        load_spec(path, require_fingerprints=False)
+        load_spec(path)
         spec = load_plain(path.read_text(encoding="utf-8"))
         (source,) = spec["sources"].values()
         assert (source["path"], source["revision"]) == (task.dataset.path, task.dataset.revision)

@@ -68,7 +68,7 @@ def test_reranking_tasks_import_as_corpus_reranking_specs(tmp_path: Path,
     paths = imported(tmp_path, capsys, "AskUbuntuDupQuestions", "JQaRARerankingLite", "OBLIQBenchMathRetrieval")
     for name, path in paths.items():
         task, spec = catalogue.task(name), load_plain(path.read_text(encoding="utf-8"))
-        load_spec(path, require_fingerprints=False)
+        load_spec(path)
         (source,) = spec["sources"].values()
         subset = {"subset": task.hf_subsets[0]} if task.hf_subsets != ["default"] else {}
         assert source["mirror"] == {"format": "mteb_retrieval", "files": {"test": "."},

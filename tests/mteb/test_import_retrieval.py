@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from specrun.core.plain_yaml import load_plain
+from specrun.data import DATA_DIR_ENV
 from specrun.mteb import catalogue
 from specrun.mteb.import_retrieval import retrieval_refusal
 from specrun.mteb.importer import coverage, refusals
@@ -30,12 +31,12 @@ def imported(tmp_path: Path, capsys: pytest.CaptureFixture[str], *tasks: str) ->
     return dict(zip(tasks, map(Path, out.split()), strict=True))
 
 
-def test_retrieval_tasks_import_as_corpus_retrieval_specs(tmp_path: Path,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_retrieval_tasks_import_as_corpus_retrieval_specs(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     for task_name, path in imported(tmp_path, capsys, "SciFact", *ENG_V2).items():
         task = catalogue.task(task_name)
         spec = load_plain(path.read_text(encoding="utf-8"))
-        load_spec(path, require_fingerprints=False)  # valid, but for the fingerprint a local copy needs
+        load_spec(path)  # valid as written: the repo's commit pins it, as a hub dataset read by `datasets`
         (source,) = spec["sources"].values()
         assert (source["path"], source["revision"]) == (task.dataset.path, task.dataset.revision)
         assert source["mirror"] == {"format": "mteb_retrieval", "files": {"test": "."},
@@ -48,8 +49,21 @@ def test_retrieval_tasks_import_as_corpus_retrieval_specs(tmp_path: Path,
             "task": task_name, "split": "test", "subset": "default", "score": "ndcg_at_10", "main": True,
             "languages": ["eng-Latn"]}
         assert list(spec["metrics"]) == ["ndcg_at_10", "map_at_10", "mrr_at_10", "recall_at_100"]
-    code, _out, err = run_cli(["validate", str(tmp_path / "imported" / "scifact.yaml")], capsys)
-    assert_one_line_error(code, err, contains="an evaluated split needs a fingerprint")
+    scifact = tmp_path / "imported" / "scifact.yaml"
+    code, _out, err = run_cli(["validate", str(scifact)], capsys)
+    assert code == 0 and err.strip() == f"{scifact}: ok (scifact)", err
+    # a run reads a copy of the repo only, and only once a fingerprint accepts it
+    monkeypatch.delenv(DATA_DIR_ENV, raising=False)
+    code, _out, err = run_cli([str(scifact), "--adapter", "hashing", "--no-cache", "--output", str(tmp_path / "o")],
+                              capsys)
+    assert_one_line_error(code, err, contains="reads a copy of the dataset repo mteb/scifact from a local folder only")
+    assert "scifact.yaml:" in err and "sources.scifact.mirror" in err
+    (tmp_path / "data" / "scifact").mkdir(parents=True)
+    code, _out, err = run_cli([str(scifact), "--adapter", "hashing", "--no-cache", "--data-dir", str(tmp_path / "data"),
+                               "--output", str(tmp_path / "o")], capsys)
+    assert_one_line_error(code, err, contains="has no fingerprint, and a local copy of the hub dataset")
+    assert "`specrun fingerprint SPEC --data-dir DIR --write` to accept this copy" in err
+    assert not (tmp_path / "o").exists()
 
 
 def test_a_named_subset_reads_its_prefixed_configs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -76,7 +90,7 @@ def test_ignore_identical_ids_imports_with_the_option(tmp_path: Path, capsys: py
         assert catalogue.task(name).attributes["ignore_identical_ids"] and not refusals(catalogue.task(name))
     paths = imported(tmp_path, capsys, "ArguAna", "FiQA2018", "SciFact")
     for name, expected in (("ArguAna", True), ("FiQA2018", True), ("SciFact", None)):
-        load_spec(paths[name], require_fingerprints=False)
+        load_spec(paths[name])
         options = load_plain(paths[name].read_text(encoding="utf-8"))["protocols"]["search"]["options"]
         assert options.get("ignore_identical_ids") is expected and options["top_k"] == 100, name
     deep = catalogue.task("ArguAna").model_copy(update={"main_score": "recall_at_1000"})

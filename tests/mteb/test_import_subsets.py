@@ -43,11 +43,8 @@ def test_each_subset_merged_is_that_subsets_own_import(name: str, tmp_path: Path
     assert len(task.hf_subsets) > 1 and not refusals(task)
     path = _import(tmp_path, capsys, name)
     code, _, err = run_cli(["validate", str(path)], capsys)
-    if task.type == "Retrieval":  # read from a local copy only, which a fingerprint pins first
-        assert_one_line_error(code, err, contains="an evaluated split needs a fingerprint")
-    else:
-        assert code == 0, err
-    loaded = subset_specs(load_spec(path, require_fingerprints=False), require_fingerprints=False)
+    assert code == 0, err  # a retrieval spec too: the commit pins the repo it reads a copy of
+    loaded = subset_specs(load_spec(path))
     assert [one.subset for one in loaded] == task.hf_subsets
     for one in loaded:
         alone = task.model_copy(update={"hf_subsets": [one.subset]})
@@ -99,7 +96,7 @@ def test_subset_names_keep_their_case_and_may_not_differ_by_case_alone(
     data = load_plain(path.read_text(encoding="utf-8"))
     data["subsets"] = {("En-en" if name == "en-en" else name): patch for name, patch in data["subsets"].items()}
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
-    loaded = subset_specs(load_spec(path, require_fingerprints=False), ["En-en"])
+    loaded = subset_specs(load_spec(path), ["En-en"])
     assert (loaded[0].subset, loaded[0].spec.id) == ("En-en", "sts17.en-en")
     data["subsets"]["EN-EN"] = {}
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")

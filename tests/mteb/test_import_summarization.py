@@ -39,7 +39,7 @@ def test_the_active_summarization_tasks_import(tmp_path: Path, capsys: pytest.Ca
     names = ("SummEvalSummarization.v2", "SummEvalFrSummarization.v2")
     for name, path in imported(tmp_path, capsys, *names).items():
         task = catalogue.task(name)
-        load_spec(path, require_fingerprints=False)
+        load_spec(path)
         spec = load_plain(path.read_text(encoding="utf-8"))
         (source,) = spec["sources"].values()
         assert (source["path"], source["revision"]) == (task.dataset.path, task.dataset.revision)

@@ -7,17 +7,20 @@ written."""
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from rich.console import Console
 
 from specrun.cli._paths import output_folder
 from specrun.core.errors import SpecrunError, UsageError
-from specrun.core.plain_yaml import load_plain
+
+T = TypeVar("T")
 
 
 def cmd_import(args: argparse.Namespace, console: Console) -> int:
@@ -72,10 +75,10 @@ def _write(folder: Path, files: dict[str, str], shown: str, *, suite: str | None
 
 def _validate(files: dict[str, str], suite: str | None = None,
               data_dir: str | None = None) -> tuple[dict[str, str], list[str]]:
-    """Each spec as `specrun validate` reads it, from a scratch folder: what is written is valid (but for the
-    fingerprint a local copy of the data needs, which `specrun fingerprint` adds: a retrieval spec reads one);
-    with a data folder, each spec whose sources all have a copy there pinned as `fingerprint --write` pins it
-    (the files as pinned, and the specs left unpinned, are returned); the suite file, if any, read with them."""
+    """Each spec as `specrun validate` reads it, from a scratch folder, so what is written is valid; with a data
+    folder, each spec whose sources all have a copy there pinned as `fingerprint --write` pins it, and read again
+    (the files as pinned, and the specs left unpinned, are returned); the suite file, if any, read as `specrun
+    validate` reads it, with its members."""
     from specrun.spec import load_spec
 
     pinned, unpinned = dict(files), []
@@ -85,19 +88,27 @@ def _validate(files: dict[str, str], suite: str | None = None,
             path.write_text(text, encoding="utf-8")
             if name == suite:
                 continue
-            try:
-                loaded = load_spec(path, require_fingerprints=False)
-            except SpecrunError as exc:  # a task the importer accepted but wrote wrongly: a bug, said as one
-                raise SpecrunError(f"the spec imported as {name} does not validate (a bug in specrun import; "
-                                   f"nothing was written): {exc.one_line()}") from None
+            loaded = _as_written(functools.partial(load_spec, path), "spec", name)
             if data_dir is not None:
                 if all((Path(data_dir) / source).is_dir() for source in loaded.spec.sources):
                     pinned[name] = _pinned(path, Path(data_dir))
+                    _as_written(functools.partial(load_spec, path), "spec", name)
                 else:
                     unpinned.append(name)
         if suite is not None:
-            _validate_suite(files[suite], suite)
+            from specrun.suites.model import load_suite
+
+            _as_written(functools.partial(load_suite, Path(scratch) / suite), "suite", suite)
     return pinned, unpinned
+
+
+def _as_written(read: Callable[[], T], what: str, name: str) -> T:
+    """A file the importer wrote read back; refused, it is a bug in the importer, said as one."""
+    try:
+        return read()
+    except SpecrunError as exc:
+        raise SpecrunError(f"the {what} imported as {name} does not validate (a bug in specrun import; "
+                           f"nothing was written): {exc.one_line()}") from None
 
 
 def _pinned(path: Path, data_dir: Path) -> str:
@@ -111,20 +122,6 @@ def _pinned(path: Path, data_dir: Path) -> str:
         raise UsageError(f"{path.name}: cannot pin it from {data_dir} ({exc.one_line()}); nothing was "
                          "written") from None
     return path.read_text(encoding="utf-8")
-
-
-def _validate_suite(text: str, name: str) -> None:
-    """The suite file against the suite model (its members' specs were checked above; load_suite would also
-    want the fingerprints a retrieval member gets only from its data)."""
-    import yaml
-
-    from specrun.suites.model import Suite
-
-    try:
-        Suite.model_validate(load_plain(text))
-    except (ValueError, yaml.YAMLError) as exc:  # pydantic's ValidationError is a ValueError
-        raise SpecrunError(f"the suite imported as {name} does not validate (a bug in specrun import; "
-                           f"nothing was written): {str(exc).splitlines()[0]}") from None
 
 
 def add_import_parser(sub: Any) -> None:

@@ -23,7 +23,7 @@ from specrun.data._sources import DATA_DIR_ENV, read_source_split, resolve_data_
 from specrun.data.items import RawRow, WhereFilter, exploded, fingerprint, map_items, select
 from specrun.data.sample import rare_dropped, sampled, text_split
 from specrun.plan import Plan, PlannedSplit
-from specrun.spec import HubDataset
+from specrun.spec import HubDataset, reads_repo_copy
 
 __all__ = ["DATA_DIR_ENV", "Loaded", "SplitData", "check_scorable", "example_items", "fingerprint", "limit_hint",
            "limited", "load_data", "load_split", "load_splits", "resolve_data_dir"]
@@ -84,12 +84,20 @@ def load_split(plan: Plan, split_name: str, data_dir: Path | None, *, check: boo
                workspace: Workspace | None = None) -> SplitData:
     """One split's items, checked against the plan (fingerprint, subset); downloads go to the workspace."""
     split = plan.split(split_name)
+    source = split.source.declared
+    copy_only = reads_repo_copy(source) and not source.files
+    if copy_only and data_dir is None:
+        raise plan.error(("sources", split.source.name, "mirror"),
+                         f"reads a copy of the dataset repo {split.source.declared.path} from a local folder only "
+                         f"(no `files` pins to download at the commit): put the copy in DIR/{split.source.name}/, "
+                         "pass --data-dir DIR and pin it with `specrun fingerprint SPEC --data-dir DIR --write`")
     if check and split.fingerprint is None and data_dir is not None and _hub_read(split):
+        take = ("run `specrun fingerprint SPEC --data-dir DIR --write` to accept this copy" if copy_only else
+                "run `specrun fingerprint SPEC --write`, without --data-dir to take it from the hub, or with it to "
+                "accept this copy")
         raise plan.error(("splits", split_name),
                          f"has no fingerprint, and a local copy of the hub dataset in {data_dir / split.source.name} "
-                         "is checked only against one (the hub's commit pins the hub alone): run `specrun "
-                         "fingerprint SPEC --write`, without --data-dir to take it from the hub, or with it to "
-                         "accept this copy")
+                         f"is checked only against one (the hub's commit pins the hub alone): {take}")
     rows, origins, read, files = _rows(plan, split, data_dir, workspace)
     origin = "; ".join(origins)
     items = map_items(rows, plan, split.source)
@@ -109,9 +117,10 @@ def load_split(plan: Plan, split_name: str, data_dir: Path | None, *, check: boo
 
 
 def _hub_read(split: PlannedSplit) -> bool:
-    """The split is a hub dataset read by `datasets` (no `mirror` files): pinned by its commit on the hub only."""
+    """The split is a hub dataset read by `datasets` (no `mirror` files), or a copy of its repo read by a folder
+    format without `files` pins: pinned by its commit on the hub only."""
     source = split.source.declared
-    return isinstance(source, HubDataset) and source.mirror is None
+    return isinstance(source, HubDataset) and (source.mirror is None or (reads_repo_copy(source) and not source.files))
 
 
 def check_scorable(plan: Plan, splits: Mapping[str, SplitData]) -> None:

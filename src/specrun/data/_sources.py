@@ -19,7 +19,7 @@ from specrun.core.registry import Rows
 from specrun.core.workspace import Workspace
 from specrun.data._files import check_sha256, mirror_path, verify
 from specrun.plan import Plan, PlannedFile, PlannedSource
-from specrun.spec import FileRef, GitSource, HubDataset
+from specrun.spec import FileRef, GitSource, HubDataset, reads_repo_copy
 
 DATA_DIR_ENV = "SPECRUN_DATA_DIR"
 GIT_RAW_URL = "https://raw.githubusercontent.com/{repo}/{revision}/{path}"
@@ -204,6 +204,10 @@ def read_source_split(plan: Plan, planned: PlannedSource, source_split: str, dat
                                         lambda: verify_mirror(plan, planned, local.parent, memo)).parent
         else:
             verify_mirror(plan, planned, data_dir, memo)
+    if reads_repo_copy(source) and not source.files and data_dir is None:
+        raise DataError(f"reads a copy of the dataset repo {source.path} from a local folder only: it has no `files` "
+                        f"pins to download at the commit; put the copy in DIR/{planned.name}/, pass --data-dir DIR "
+                        "and pin it (`specrun fingerprint SPEC --data-dir DIR --write`)")
     if isinstance(source, HubDataset) and (source.mirror is None or data_dir is None):
         local = data_dir / planned.name if data_dir and not source.mirror else None
         read_from = local

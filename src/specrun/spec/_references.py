@@ -79,12 +79,21 @@ def _check_splits(spec: Spec, located: LocatedYaml, require_fingerprints: bool) 
 
 
 def _pinned(source: Source, source_splits: list[str]) -> bool:
-    """Every file the split reads is pinned by sha256, or the split is a hub dataset read by `datasets` at its
-    commit (no `mirror`): the commit pins what the hub serves. A local copy of it is checked only by a
-    fingerprint, which the data stage then requires (data.load_split)."""
-    if isinstance(source, HubDataset) and source.mirror is None:
+    """Every file the split reads is pinned by sha256, or the split is a hub dataset's repo at its commit, read
+    by `datasets` (no `mirror`) or by a folder format from a copy of the repo: the commit pins what the hub serves.
+    A local copy of it is checked only by a fingerprint, which the data stage then requires (data.load_split)."""
+    if isinstance(source, HubDataset) and (source.mirror is None or reads_repo_copy(source)):
         return True
     return all(source.file_for(part).pinned for part in source_splits)
+
+
+def reads_repo_copy(source: Source) -> bool:
+    """A hub dataset whose `mirror` is a folder format: it reads a copy of the dataset repo (its card's
+    `configs:`), never one file per split, and `files` beside it pins that copy (data/hub_files.mirror_files)."""
+    if not isinstance(source, HubDataset) or source.mirror is None:
+        return False
+    entry = registry.READERS.get(source.mirror.format)
+    return entry is not None and entry.folder
 
 
 def _check_subset(spec: Spec, located: LocatedYaml) -> None:
