@@ -286,6 +286,10 @@ def _read_hub(source: HubDataset, source_split: str, local: Path | None) -> tupl
     if local is not None and not local.is_dir():
         raise DataError("is not a folder; a hub source without `mirror` files is read from a local copy of the "
                         "dataset repo in <data-dir>/<source>/", file=where)
+    if local is not None:  # what `datasets` will read lies inside the copy (no link out of it)
+        from specrun.data.hub_files import read_files
+
+        read_files(source, local)
     dataset, rows = _load_dataset(datasets, where, source, source_split, local)
     origin = str(local) if local is not None else f"{source.path}@{source.revision}"
     features = getattr(dataset, "features", None) or {}

@@ -48,8 +48,9 @@ def read_files(source: HubDataset, local: Path) -> dict[str, Path]:
     for split in source.split_names:
         for name in found.get(split, []):
             path = Path(name)
-            if not path.is_relative_to(root):
-                raise DataError(f"split {split} reads {name}, outside the copy of the dataset repo", file=str(local))
+            if not path.is_relative_to(root) or not path.resolve().is_relative_to(root):
+                raise DataError(f"split {split} reads {name}, outside the copy of the dataset repo (a link out of "
+                                "it included)", file=str(local))
             relative = path.relative_to(root).as_posix()
             if relative != CARD:
                 out[relative] = local / relative
@@ -72,6 +73,8 @@ def _config_patterns(source: HubDataset, root: Path) -> tuple[Path, Any]:
     from huggingface_hub import DatasetCard, DatasetCardData
 
     readme = root / CARD
+    if readme.is_file() and not readme.resolve().is_relative_to(root):
+        raise DataError(f"is a link to {readme.resolve()}, outside the copy of the dataset repo", file=str(readme))
     card = DatasetCard.load(readme).data if readme.is_file() else DatasetCardData()
     configs = MetadataConfigs.from_dataset_card_data(card)
     if not configs:

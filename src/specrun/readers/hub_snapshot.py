@@ -39,22 +39,51 @@ class Snapshot:
                         file=str(self.root / "README.md"))
 
     def files(self, config: str, split: str) -> list[Path]:
-        """The files of a config's split (or its fallback), each pattern globbed inside the repo, sorted."""
+        """The files of a config's split (or its fallback) as `datasets` resolves its patterns in the repo (its
+        own `resolve_pattern`: the same files in the same order, hidden names left out), each a regular file of
+        the copy itself: nothing resolving outside it, under a linked folder or below a dot-name (the pins of a
+        copy leave those out: data/hub_files.mirror_files)."""
         found: list[Path] = []
         for pattern in self.configs[config][self.split_of(config, split)]:
-            matches = sorted(self.root.glob(pattern)) if any(c in pattern for c in "*?[") else [self.root / pattern]
-            if not matches:
-                raise DataError(f"config {config!r}: no file matches {pattern!r}", file=str(self.root))
-            for match in matches:
-                if not match.resolve().is_relative_to(self.root.resolve()):
-                    raise DataError(f"config {config!r}: {pattern!r} lies outside the dataset folder",
-                                    file=str(self.root))
+            for match in self._matches(config, pattern):
                 open_regular(match, f"config {config!r}'s file {pattern}")
                 if match.suffix not in SUFFIXES:
                     raise DataError(f"config {config!r}: {match.name} is neither .parquet nor .jsonl (decompress a "
                                     ".jsonl.gz; other formats are not read)", file=str(match))
                 found.append(match)
         return found
+
+    def _matches(self, config: str, pattern: str) -> list[Path]:
+        from datasets.data_files import resolve_pattern
+
+        where = f"config {config!r}: {pattern!r}"
+        if "\x00" in pattern or pattern.startswith(("/", "\\")) or ".." in pattern.split("/"):
+            raise DataError(f"{where} is not a path inside the dataset repo (relative, no '..')", file=str(self.readme))
+        base = self.root.absolute()  # `datasets` gives absolute paths
+        try:
+            matches = [Path(name) for name in resolve_pattern(pattern, base_path=str(base))]
+        except FileNotFoundError:
+            raise DataError(f"{where}: no file matches it", file=str(self.root)) from None
+        except Exception as exc:  # fsspec's refusals of a pattern it cannot glob
+            raise DataError(f"{where}: {first_line(exc)}", file=str(self.readme)) from None
+        root = self.root.resolve()
+        found = []
+        for match in matches:
+            inside = match.relative_to(base) if match.is_relative_to(base) else None
+            if inside is None or not match.resolve().is_relative_to(root):
+                raise DataError(f"{where} reads {match}, which lies outside the dataset folder", file=str(self.root))
+            if any(part.startswith(".") for part in inside.parts):
+                raise DataError(f"{where} reads {inside.as_posix()}, below a dot-name (which a copy's pins leave "
+                                "out); rename it", file=str(self.root))
+            if (root / inside.parent).resolve() != root / inside.parent:
+                raise DataError(f"{where} reads {inside.as_posix()} through a linked folder; a copy of the repo "
+                                "holds its folders themselves", file=str(self.root))
+            found.append(self.root / inside)
+        return found
+
+    @property
+    def readme(self) -> Path:
+        return self.root / "README.md"
 
 
 def _data_files(value: Any, config: str, readme: Path) -> dict[str, list[str]]:
@@ -86,6 +115,8 @@ def read_snapshot(root: Path) -> Snapshot:
     """The configs of README.md's front matter; a README without them is one line."""
     readme = root / "README.md"
     open_regular(readme, "README.md (the dataset card with `configs:`)")
+    if not readme.resolve().is_relative_to(root.resolve()):
+        raise DataError(f"is a link to {readme.resolve()}, outside the dataset folder", file=str(readme))
     text = readme.read_text(encoding="utf-8-sig")
     lines = text.splitlines()
     end = next((i for i, line in enumerate(lines[1:], start=1) if line.strip() == "---"), None) \

@@ -1,0 +1,150 @@
+"""A local copy of a hub dataset repo reads only its own files, as `datasets` resolves them: a link out of the copy
+(a data file or the card), a folder linked inside it, a hidden file a pattern asks for, each is one line before a
+byte is read; hidden files a glob would match are left out as `datasets` leaves them, and the files of a glob
+come in `datasets`' order. Both readers of a copy are attacked: `datasets` itself (an hf_dataset without
+`mirror`) and the `mteb_retrieval` folder format."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from datasets.data_files import resolve_pattern
+
+from specrun.core.errors import DataError
+from specrun.core.plain_yaml import load_plain
+from specrun.readers.hub_snapshot import read_snapshot
+from tests.conftest import assert_one_line_error, run_cli
+from tests.mteb.snapshots import hub_snapshot
+from tests.readers.test_mteb_retrieval_run import make_mteb_repo, mteb_spec
+
+
+def _sts_copy(data: Path) -> Path:
+    rows = {"sentence1": [f"a cat sat {i}" for i in range(30)], "sentence2": [f"a dog ran {i}" for i in range(30)],
+            "score": [float(i % 5) for i in range(30)]}
+    return hub_snapshot(data / "sts12", {"test": rows})
+
+
+def _import(tmp_path: Path, data: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code, _out, err = run_cli(["import", "mteb", "STS12", "-o", str(tmp_path / "imported"), "--data-dir", str(data)],
+                              capsys)
+    return code, err
+
+
+def test_a_data_file_linked_out_of_the_copy_is_never_read_by_datasets(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "data"
+    folder = _sts_copy(data)
+    code, err = _import(tmp_path, data, capsys)
+    assert code == 0, err
+    spec = tmp_path / "imported" / "sts12.yaml"
+    (part,) = (folder / "data").glob("*.parquet")
+    outside = tmp_path / "outside.parquet"
+    shutil.move(part, outside)
+    part.symlink_to(outside)  # the same bytes, from outside the data folder
+    for args in (["fingerprint", str(spec), "--data-dir", str(data)],
+                 [str(spec), "--data-dir", str(data), "--adapter", "hashing", "-q", "--output", str(tmp_path / "o")]):
+        code, _out, err = run_cli(args, capsys)
+        assert_one_line_error(code, err, contains="outside the copy of the dataset repo")
+    assert not (tmp_path / "o").exists()
+    shutil.rmtree(tmp_path / "imported")
+    code, err = _import(tmp_path, data, capsys)  # nor pinned from it
+    assert_one_line_error(code, err, contains="outside the copy of the dataset repo")
+    assert not (tmp_path / "imported").exists()
+
+
+def test_a_card_linked_out_of_the_copy_is_refused_by_both_readers(tmp_path: Path) -> None:
+    outside = tmp_path / "card.md"
+    for repo in (make_mteb_repo(tmp_path / "a"), _sts_copy(tmp_path / "b")):
+        shutil.copy(repo / "README.md", outside)
+        (repo / "README.md").unlink()
+        (repo / "README.md").symlink_to(outside)
+    with pytest.raises(DataError, match=r"is a link to .*card\.md, outside the dataset folder"):
+        read_snapshot(tmp_path / "a" / "corpusset")
+    from specrun.data.hub_files import read_files
+    from specrun.spec import HubDataset
+
+    source = HubDataset.model_validate({"type": "hf_dataset", "path": "o/sts12", "revision": "a" * 40,
+                                        "licence": "cc0-1.0", "splits": ["test"],
+                                        "columns": {"text_a": "sentence1", "text_b": "sentence2",
+                                                    "score": "score"}})
+    with pytest.raises(DataError, match=r"is a link to .*card\.md, outside the copy of the dataset repo"):
+        read_files(source, tmp_path / "b" / "sts12")
+
+
+def _with_corpus_glob(repo: Path) -> None:
+    card = (repo / "README.md").read_text(encoding="utf-8")
+    (repo / "README.md").write_text(card.replace("path: corpus/test.parquet", "path: corpus/*.parquet"),
+                                    encoding="utf-8")
+
+
+def test_a_hidden_file_a_glob_matches_is_left_out_as_datasets_leaves_it(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "data"
+    repo = make_mteb_repo(data)
+    _with_corpus_glob(repo)
+    spec = mteb_spec(tmp_path, data)  # pinned before the hidden file is there
+    pq.write_table(pa.table({"_id": ["x1"], "title": [""], "text": ["hidden"]}), repo / "corpus" / ".extra.parquet")
+    assert [Path(p).name for p in resolve_pattern("corpus/*.parquet", str(repo))] == ["test.parquet"]
+    assert [p.name for p in read_snapshot(repo).files("corpus", "test")] == ["test.parquet"]
+    code, _out, err = run_cli(["fingerprint", str(spec), "--data-dir", str(data), "--no-cache"], capsys)
+    assert code == 0 and "does not match" not in err, err  # the same items as before it came
+    card = (repo / "README.md").read_text(encoding="utf-8")
+    (repo / "README.md").write_text(card.replace("corpus/*.parquet", "corpus/.extra.parquet"), encoding="utf-8")
+    with pytest.raises(DataError, match=r"reads corpus/\.extra\.parquet, below a dot-name"):
+        read_snapshot(repo).files("corpus", "test")  # asked for by name: read by datasets, never pinned here
+
+
+def test_a_folder_linked_inside_the_copy_is_refused_not_read_unpinned(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "data"
+    repo = make_mteb_repo(data)
+    spec = mteb_spec(tmp_path, data)
+    capsys.readouterr()
+    (repo / "corpus").rename(repo / ".store")  # below a dot-name: left out of the pins
+    (repo / "corpus").symlink_to(repo / ".store")  # inside the copy, yet a walk of its folders does not follow it
+    code, _out, err = run_cli([str(spec), "--data-dir", str(data), "--adapter", "hashing", "-q", "--output",
+                               str(tmp_path / "o")], capsys)
+    assert_one_line_error(code, err, contains="corpus/test.parquet")  # pinned: the pins miss the linked file
+    assert not (tmp_path / "o").exists()
+    document = load_plain(spec.read_text(encoding="utf-8"))
+    del document["sources"]["corpusset"]["files"], document["splits"]["test"]["fingerprint"]
+    spec.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    code, _out, err = run_cli(["fingerprint", str(spec), "--data-dir", str(data), "--no-cache", "--write"], capsys)
+    assert_one_line_error(code, err, contains="reads corpus/test.parquet through a linked folder")
+    assert "files" not in load_plain(spec.read_text(encoding="utf-8"))["sources"]["corpusset"]
+
+
+@pytest.mark.parametrize(("pattern", "message"), [
+    ("../outside/*.parquet", "is not a path inside the dataset repo"),
+    ("/etc/*.parquet", "is not a path inside the dataset repo"),
+    ("corpus/none-*.parquet", "no file matches it"),
+])
+def test_a_pattern_outside_the_copy_or_matching_nothing_is_one_line_naming_the_config(
+        pattern: str, message: str, tmp_path: Path) -> None:
+    repo = make_mteb_repo(tmp_path)
+    card = (repo / "README.md").read_text(encoding="utf-8")
+    (repo / "README.md").write_text(card.replace("path: corpus/test.parquet", f"path: {pattern}"), encoding="utf-8")
+    with pytest.raises(DataError, match=f"config 'corpus': .*{message}"):
+        read_snapshot(repo).files("corpus", "test")
+
+
+def test_the_files_of_a_glob_come_in_datasets_order(tmp_path: Path) -> None:
+    """`en-US` before `en` ('-' sorts before '/' as text), where a sort of paths part by part puts `en` first."""
+    repo = make_mteb_repo(tmp_path)
+    table = pq.read_table(repo / "corpus" / "test.parquet")
+    for part, rows in (("en", slice(0, 3)), ("en-US", slice(3, None))):
+        (repo / "corpus" / part).mkdir()
+        pq.write_table(table.slice(rows.start, (rows.stop or len(table)) - rows.start),
+                       repo / "corpus" / part / "part.parquet")
+    (repo / "corpus" / "test.parquet").unlink()
+    card = (repo / "README.md").read_text(encoding="utf-8")
+    (repo / "README.md").write_text(card.replace("path: corpus/test.parquet", "path: corpus/**/*.parquet"),
+                                    encoding="utf-8")
+    ours = [p.relative_to(repo).as_posix() for p in read_snapshot(repo).files("corpus", "test")]
+    theirs = [Path(p).relative_to(repo).as_posix() for p in resolve_pattern("corpus/**/*.parquet", str(repo))]
+    assert ours == theirs == ["corpus/en-US/part.parquet", "corpus/en/part.parquet"]
