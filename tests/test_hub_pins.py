@@ -70,6 +70,11 @@ def test_import_with_a_copy_pins_the_files_the_config_reads_and_the_spec_runs(
     assert code == 0 and ": ok (" in out + err, err
     results = run_ok(_run(spec, data, tmp_path), capsys)
     assert results.scores["test"]["spearman_zero_shot"].n == 80
+    # the provenance and the report name each pinned file read, with its pin (a new-user trial found both blank)
+    assert results.provenance.data["test"].files == source["files"]
+    report = next((tmp_path / "results").rglob("report.md")).read_text(encoding="utf-8")
+    assert all(f"file {name} (sha256 {pin})" in report for name, pin in source["files"].items())
+    assert "not pinned by the spec" not in report
 
 
 def _flip_a_byte(copy: Path) -> str:

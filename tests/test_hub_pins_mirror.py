@@ -58,7 +58,11 @@ def test_import_with_a_snapshot_pins_every_file_of_the_copy_and_the_spec_runs(
     assert load_spec(spec).spec.sources["scifact"].files == source["files"]
     code, out, err = run_cli(["validate", str(spec)], capsys)
     assert code == 0 and ": ok (" in out + err, err
-    assert run_ok(_run(spec, data, tmp_path), capsys).scores["test"]["ndcg_at_10"].n > 0
+    results = run_ok(_run(spec, data, tmp_path), capsys)
+    assert results.scores["test"]["ndcg_at_10"].n > 0
+    assert results.provenance.data["test"].files == source["files"]  # every file checked before the read
+    report = next((tmp_path / "results").rglob("report.md")).read_text(encoding="utf-8")
+    assert all(f"file {name} (sha256 {pin})" in report for name, pin in source["files"].items())
 
 
 def _flip_a_byte(copy: Path) -> str:

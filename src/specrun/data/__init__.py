@@ -59,6 +59,7 @@ def _rows(plan: Plan, split: PlannedSplit, data_dir: Path | None,
         origins.append(part.origin)
         if part.file and part.sha256:
             files[part.file] = part.sha256
+        files.update(part.pinned)
         rows = exploded(part.rows, split.explode, part.origin, plan, split.name, split.explode_row,
                         source_rows) if split.explode else part.rows
         source_rows += len(part.rows)

@@ -3,11 +3,12 @@ dataset at its revision; archives opened here (a member may be mirrored as the a
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -187,6 +188,7 @@ class SourceRows:
     file: str | None  # the file's name inside its source (never a local path), when one file was read
     sha256: str | None  # of the bytes read (the member's, for an archive member), when one file was read
     class_labels: frozenset[str] = frozenset()  # columns `datasets` holds as ClassLabel (their cells are its ids)
+    pinned: Mapping[str, str] = dataclasses.field(default_factory=dict)  # a pinned hub copy: each file -> its pin
 
 
 def read_source_split(plan: Plan, planned: PlannedSource, source_split: str, data_dir: Path | None,
@@ -218,8 +220,16 @@ def read_source_split(plan: Plan, planned: PlannedSource, source_split: str, dat
         rows, origin, class_labels = _read_hub(source, source_split, read_from)
         if read_from is not None and local is None:  # the pinned download: read as a copy, yet from the hub
             origin = origin.replace(str(read_from), f"{source.path}@{source.revision}", 1)
-        return SourceRows(rows, origin, None, None, class_labels)
-    return _read_file_split(plan, planned, source_split, data_dir, workspace)
+        pinned = {}
+        if source.files and read_from is not None:  # the files `datasets` read for this split, checked: their pins
+            from specrun.data.hub_files import read_files
+
+            pinned = {name: source.files[name] for name in read_files(source, read_from, [source_split])}
+        return SourceRows(rows, origin, None, None, class_labels, pinned)
+    read = _read_file_split(plan, planned, source_split, data_dir, workspace)
+    if isinstance(source, HubDataset) and source.files:  # a folder format's pinned copy: every file checked
+        read = dataclasses.replace(read, pinned=dict(source.files))
+    return read
 
 
 def _read_file_split(plan: Plan, planned: PlannedSource, source_split: str, data_dir: Path | None,

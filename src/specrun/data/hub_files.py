@@ -26,10 +26,10 @@ from specrun.spec import HubDataset
 CARD = "README.md"  # the dataset card: says which files a config reads, is no data itself
 
 
-def read_files(source: HubDataset, local: Path) -> dict[str, Path]:
+def read_files(source: HubDataset, local: Path, splits: list[str] | None = None) -> dict[str, Path]:
     """Path inside the repo -> file, for each data file `datasets` reads from the copy `local` for the source's
     config (the README's `configs:`, or the spec's `data_files`, or `datasets`' inferred layout without either)
-    and the spec's splits."""
+    and the spec's splits (or those named)."""
     from datasets.data_files import DataFilesDict, get_data_patterns, sanitize_patterns
 
     root = local.resolve()
@@ -45,7 +45,7 @@ def read_files(source: HubDataset, local: Path) -> dict[str, Path]:
         raise DataError(f"cannot tell which files `datasets` reads for config {source.config or 'default'}: "
                         f"{first_line(exc)}", file=str(local)) from None
     out: dict[str, Path] = {}
-    for split in source.split_names:
+    for split in source.split_names if splits is None else splits:
         for name in found.get(split, []):
             path = Path(name)
             if not path.is_relative_to(root) or not path.resolve().is_relative_to(root):

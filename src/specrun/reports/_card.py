@@ -19,7 +19,7 @@ from specrun.core.types import Item, Score
 from specrun.plan import interval_method
 from specrun.results import ModelMeta, Results, SplitStatistics, Spread, confidence_percent
 from specrun.results.identity import identity_notes
-from specrun.spec import GitSource, Spec
+from specrun.spec import GitSource, HubDataset, Spec
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("specrun", "templates"), trim_blocks=True,
                           lstrip_blocks=True, autoescape=False, keep_trailing_newline=False,
@@ -141,6 +141,9 @@ def file_lines(spec: Spec, split: str, read: dict[str, str] | None = None) -> li
     pins for it, or (in a report) the sha256 of the bytes the run read; an unpinned file says so."""
     read = read or {}
     source = spec.sources[spec.splits[split].source]
+    if isinstance(source, HubDataset) and source.files:  # a pinned copy of the repo: its files, each pinned
+        shown = {name: pin for name, pin in read.items() if source.files.get(name) == pin} or source.files
+        return [f"file {name} (sha256 {pin})" for name, pin in sorted(shown.items())]
     lines = []
     for source_split in spec.splits[split].source_split_names:
         ref = source.file_for(source_split)
