@@ -129,3 +129,23 @@ def test_list_mteb_counts_a_benchmarks_members_and_a_language(capsys: pytest.Cap
     assert sum(int(row[2]) for row in rows) == len(japanese) > 0
     code, _, err = run_cli(["list", "--mteb", "--language", "xx"], capsys)
     assert_one_line_error(code, err, contains="--language xx")
+
+
+def test_list_mteb_counts_a_domain_and_takes_a_protocol_kind_as_its_type(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--domain` counts the tasks MTEB puts in that domain (it was once ignored: the whole catalogue listed);
+    `--type corpus_retrieval` (a protocol kind, as `specrun list` takes it for specs) lists MTEB's Retrieval."""
+    from specrun.mteb import load
+
+    def counted(*flags: str) -> dict[str, int]:
+        code, out, err = run_cli(["list", "--mteb", *flags], capsys)
+        assert code == 0, err
+        rows = [row for line in out.splitlines() if line.startswith("│") and (row := line.split("│"))[1].strip()]
+        return {row[1].strip(): int(row[2]) for row in rows}
+
+    medical = [t for t in load().active_text_tasks().values() if "Medical" in (t.domains or [])]
+    shown = counted("--domain", "medical")
+    assert sum(shown.values()) == len(medical) > 0
+    assert sum(shown.values()) < len(load().active_text_tasks())
+    assert counted("--type", "corpus_retrieval") == counted("--type", "retrieval") == {"Retrieval": 456}
+    code, _, err = run_cli(["list", "--mteb", "--domain", "nowhere"], capsys)
+    assert_one_line_error(code, err, contains="--domain nowhere: no task in that domain")

@@ -149,3 +149,7 @@ def test_import_with_a_data_dir_writes_each_spec_pinned_from_its_copy(tmp_path: 
                            capsys)
     assert_one_line_error(code, err, contains="sts12.yaml: cannot pin it from")
     assert not (tmp_path / "other").exists()
+    code, _, err = run_cli(["import", "mteb", "STS12", "-o", str(tmp_path / "other"), "--data-dir",
+                            str(tmp_path / "no-such-folder")], capsys)  # a mistyped folder: not every spec unpinned
+    assert_one_line_error(code, err, contains="no-such-folder: not a directory; nothing was written")
+    assert not (tmp_path / "other").exists()

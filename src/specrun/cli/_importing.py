@@ -33,6 +33,9 @@ def cmd_import(args: argparse.Namespace, console: Console) -> int:
     assert folder is not None  # -o is required
     if (args.benchmark is None) == (not args.tasks):
         raise UsageError("name the tasks to import, or one --benchmark (not both)")
+    if args.data_dir is not None and not Path(args.data_dir).is_dir():  # else every spec is written unpinned
+        raise UsageError(f"--data-dir {args.data_dir}: not a directory; nothing was written (give the folder that "
+                         "holds the copies, <data-dir>/<id>/, or leave the flag out to write the specs unpinned)")
     if args.benchmark is None:
         imported = import_tasks(args.tasks)
         files = {f"{entry.spec_id}.yaml": entry.text for entry in imported}

@@ -32,7 +32,7 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
         _print_metrics()
         return 0
     if args.mteb:
-        return _list_mteb(args.type, args.benchmark, args.language)
+        return _list_mteb(args.type, args.benchmark, args.language, args.domain)
     from specrun.spec import matches
     from specrun.suites import is_suite_file
 
@@ -133,16 +133,25 @@ def _list_suites(folder: str, paths: list[Path], filters: dict[str, str | None],
     return len(loaded_suites)
 
 
-def _list_mteb(task_type: str | None, benchmark: str | None = None, language: str | None = None) -> int:
+def _list_mteb(task_type: str | None, benchmark: str | None = None, language: str | None = None,
+               domain: str | None = None) -> int:
     """MTEB's active text tasks per type (or a named benchmark's members, as it takes them; or those in a
-    language): how many `specrun import mteb` converts, and how many each missing piece blocks (a task missing
-    several counts under each)."""
+    language or domain): how many `specrun import mteb` converts, and how many each missing piece blocks (a task
+    missing several counts under each)."""
+    from specrun.core.registry import PROTOCOLS
     from specrun.mteb import load
     from specrun.mteb.benchmark_import import member_tasks
     from specrun.mteb.importer import coverage
 
     catalogue = load()
     tasks = member_tasks(catalogue, benchmark) if benchmark else list(catalogue.active_text_tasks().values())
+    if domain is not None:
+        tasks = [task for task in tasks if domain.lower() in {name.lower() for name in task.domains or []}]
+        if not tasks:
+            raise SpecrunError(f"--domain {domain}: no task in that domain (MTEB's: Medical, News, Legal, ...)")
+    kind = next((entry for name, entry in PROTOCOLS.items() if task_type and name == task_type.lower()), None)
+    if kind is not None and kind.info.prompt_task:  # a protocol kind: the MTEB type it scores
+        task_type = kind.info.prompt_task
     if language is not None:
         code = language.lower()
         tasks = [task for task in tasks if any(found.lower() == code or found.lower().split("-")[0] == code

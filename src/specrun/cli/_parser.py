@@ -93,8 +93,8 @@ def _list(sub: Any) -> None:
                               "`uncertainty.interval: auto` gives each")
     listing.add_argument("--mteb", action="store_true",
                          help="list MTEB's active text tasks per type instead (with --type: of that type; --benchmark "
-                              "NAME: its members; --language: in it): how many `specrun import mteb` converts, and "
-                              "how many each missing piece blocks")
+                              "NAME: its members; --language: in it, as MTEB codes it (jpn, jpn-Jpan); --domain: in "
+                              "it): how many `specrun import mteb` converts, and how many each missing piece blocks")
     listing.add_argument("--benchmark", metavar="NAME", help="with --mteb: a named benchmark's members, as it "
                                                              "takes them (e.g. \"MTEB(eng, v2)\")")
     listing.add_argument("--language", metavar="LANG",
