@@ -8,6 +8,7 @@ the invocation has succeeded, each spec's set as one unit.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from rich.console import Console
 from specrun.board.prompt_spread import summary_sets
 from specrun.board.subsets import SubsetRun, subset_means, subsets_json, subsets_markdown
 from specrun.core.derived import DerivedCache, derived_cache
-from specrun.core.errors import SpecError
+from specrun.core.errors import SpecError, SpecrunError
 from specrun.core.mapping import ChunkMap
 from specrun.core.options import RunOptions
 from specrun.core.workspace import Workspace, warn_stderr
@@ -43,6 +44,7 @@ from specrun.results import (
     TextCounts,
     build_results,
     package_versions,
+    read_results,
     results_json,
 )
 from specrun.results.identity import identity_notes
@@ -116,6 +118,7 @@ def write_all(outputs: Sequence[RunOutput], evaluated: dict[str, dict[str, tuple
               prompt_set: LoadedPromptSet | None, loaded: Sequence[Loaded], variants: dict[str, RunOptions],
               folders: RunFolders, model_slug: str, console: Console) -> None:
     """Every spec's files, the prompt-set tables and the means over subsets, written as units once all ran."""
+    _say_replaced(outputs)
     sets = [output.file_set() for output in outputs]
     if prompt_set is not None:
         sets += summary_sets(prompt_set, evaluated, folders.by_variant, folders.summaries)
@@ -125,6 +128,24 @@ def write_all(outputs: Sequence[RunOutput], evaluated: dict[str, dict[str, tuple
         console.print(f"subset means: {folder / 'subsets.md'}", markup=False, highlight=False, soft_wrap=True)
     for summary in folders.summaries.values():  # stderr: standard output lists results.json files only
         console.print(f"prompt set: {summary / 'prompt-set.md'}", markup=False, highlight=False, soft_wrap=True)
+
+
+def _say_replaced(outputs: Sequence[RunOutput]) -> None:
+    """A run replaces the results in its folder (<spec id>/<model>/); where those are another spec file's (other
+    contents under the same id: an imported copy of a task beside a hand-written spec, an edited spec), stderr
+    says whose they were, so a number never changes its spec unnoticed."""
+    for output in outputs:
+        if not output.results_path.is_file():
+            continue
+        try:
+            before = read_results(output.results_path).provenance
+        except SpecrunError:  # a damaged file: replaced whole, nothing to say of it
+            continue
+        now = output.results.provenance
+        if before.spec_sha256 != now.spec_sha256:
+            print(f"specrun: note: {output.results_path} held the results of spec {before.spec_path} (sha256 "
+                  f"{before.spec_sha256[:12]}); this run replaces them with those of {now.spec_path} (sha256 "
+                  f"{now.spec_sha256[:12]})", file=sys.stderr)
 
 
 def preflight(options: RunOptions, workspace: Workspace) -> None:

@@ -81,3 +81,19 @@ def test_every_card_renders(spec: Path, data_dir: Path, capsys: pytest.CaptureFi
     assert has_notice == (loaded.licence.publication == "unconfirmed")
     for name in loaded.metrics:
         assert f"- {name} — " in out
+
+
+def test_results_of_another_spec_with_the_same_id_are_replaced_with_a_note(
+        tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two spec files of one id (an imported copy beside the shipped spec) write one results folder: the second
+    run says whose results it replaced; running the same spec again says nothing."""
+    other = tmp_path / "biosses.yaml"
+    other.write_text((SPECS / "biosses.yaml").read_text(encoding="utf-8") + "# a copy, edited\n", encoding="utf-8")
+    common = ["--data-dir", str(data_dir), "--adapter", "hashing", "-q", "--output", str(tmp_path / "o"), "--no-cache"]
+    for spec, said in ((SPECS / "biosses.yaml", False), (other, True), (other, False)):
+        code, _out, err = run_cli([str(spec), *common], capsys)
+        assert code == 0, err
+        assert ("held the results of spec" in err) == said, err
+    code, _out, err = run_cli([str(SPECS / "biosses.yaml"), *common], capsys)
+    assert code == 0 and f"held the results of spec {other} (sha256 " in err, err
+    assert f"this run replaces them with those of {SPECS / 'biosses.yaml'} (sha256 " in err
