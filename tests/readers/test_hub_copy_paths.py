@@ -17,7 +17,7 @@ from datasets.data_files import resolve_pattern
 
 from specrun.core.errors import DataError
 from specrun.core.plain_yaml import load_plain
-from specrun.readers.hub_snapshot import read_snapshot
+from specrun.readers.hub_snapshot import read_snapshot, records
 from tests.conftest import assert_one_line_error, run_cli
 from tests.mteb.snapshots import hub_snapshot
 from tests.readers.test_mteb_retrieval_run import make_mteb_repo, mteb_spec
@@ -148,3 +148,18 @@ def test_the_files_of_a_glob_come_in_datasets_order(tmp_path: Path) -> None:
     ours = [p.relative_to(repo).as_posix() for p in read_snapshot(repo).files("corpus", "test")]
     theirs = [Path(p).relative_to(repo).as_posix() for p in resolve_pattern("corpus/**/*.parquet", str(repo))]
     assert ours == theirs == ["corpus/en-US/part.parquet", "corpus/en/part.parquet"]
+
+
+def test_bytes_that_are_not_utf8_are_one_line_naming_the_file_and_line(tmp_path: Path) -> None:
+    """The card, and a queries file at its third line (text-mode reading used to lose the line)."""
+    repo = make_mteb_repo(tmp_path)
+    lines = (repo / "queries" / "test.jsonl").read_bytes().splitlines(keepends=True)
+    bad = b'{"_id": "x", "text": "\xff"}\n'
+    (repo / "queries" / "test.jsonl").write_bytes(b"".join([*lines[:2], bad, *lines[2:]]))
+    with pytest.raises(DataError, match="not UTF-8") as raised:
+        list(records(read_snapshot(repo).files("queries", "test")))
+    assert raised.value.file.endswith("queries/test.jsonl") and raised.value.line == 3
+    (repo / "README.md").write_bytes((repo / "README.md").read_bytes() + b"\xff\n")
+    with pytest.raises(DataError, match=r"not UTF-8 \(byte \d+\)") as raised:
+        read_snapshot(repo)
+    assert raised.value.file.endswith("README.md")

@@ -117,7 +117,10 @@ def read_snapshot(root: Path) -> Snapshot:
     open_regular(readme, "README.md (the dataset card with `configs:`)")
     if not readme.resolve().is_relative_to(root.resolve()):
         raise DataError(f"is a link to {readme.resolve()}, outside the dataset folder", file=str(readme))
-    text = readme.read_text(encoding="utf-8-sig")
+    try:
+        text = readme.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"not UTF-8 (byte {exc.start})", file=str(readme)) from None
     lines = text.splitlines()
     end = next((i for i, line in enumerate(lines[1:], start=1) if line.strip() == "---"), None) \
         if lines and lines[0].strip() == "---" else None
