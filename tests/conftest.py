@@ -8,6 +8,7 @@ import functools
 import gc
 import importlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -88,6 +89,16 @@ SEEDS = ROOT.parent / "shared" / "seeds"
 
 
 _FROZEN_AT: list[str] = []  # the test module whose start last froze the heap
+_ALL_SLOW = re.compile(r"^pytestmark = (pytest\.mark\.slow|LOADS_TORCH)\b", re.MULTILINE)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """The quick loop (-m "not slow") does not import a test module whose every test is slow (`pytestmark` at
+    its top level): it would deselect them all after paying for the module's imports (Ray's: 0.5 s a worker)."""
+    if (config.option.markexpr or "").strip() != "not slow" or collection_path.suffix != ".py" \
+            or not collection_path.name.startswith("test_"):
+        return None
+    return bool(_ALL_SLOW.search(collection_path.read_text(encoding="utf-8"))) or None
 
 
 @pytest.hookimpl(wrapper=True)

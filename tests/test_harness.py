@@ -10,7 +10,7 @@ from pathlib import Path
 import hypothesis
 import hypothesis.configuration
 
-from tests.conftest import ROOT, _heavy_program
+from tests.conftest import ROOT, _heavy_program, pytest_ignore_collect
 
 
 def test_hypothesis_keeps_no_database_and_its_folder_is_outside_the_checkout() -> None:
@@ -29,3 +29,20 @@ def test_the_programs_a_quick_test_may_not_start() -> None:
     assert _heavy_program(["x"], {"executable": python}) == python
     for allowed in (["mount", "-t", "tmpfs"], ["umount", "-l", "/x"], "ls -l", []):
         assert _heavy_program(allowed, {"shell": isinstance(allowed, str)}) is None, allowed
+
+
+def test_the_quick_loop_skips_only_modules_whose_every_test_is_slow() -> None:
+    """A module marked slow as a whole is not imported by `-m "not slow"` (nor skipped by any other run); one
+    with a quick test is."""
+    class Option:
+        def __init__(self, markexpr: str) -> None:
+            self.markexpr = markexpr
+
+    class Config:
+        def __init__(self, markexpr: str) -> None:
+            self.option = Option(markexpr)
+
+    ray, mixed = ROOT / "tests" / "encoders" / "test_ray.py", ROOT / "tests" / "test_harness.py"
+    assert pytest_ignore_collect(ray, Config("not slow")) is True  # type: ignore[arg-type]
+    for path, markexpr in ((mixed, "not slow"), (ray, "slow"), (ray, ""), (ROOT / "tests" / "conftest.py", "not slow")):
+        assert pytest_ignore_collect(path, Config(markexpr)) is None  # type: ignore[arg-type]
