@@ -7,6 +7,7 @@ come in `datasets`' order. Both readers of a copy are attacked: `datasets` itsel
 from __future__ import annotations
 
 import shutil
+import zipfile
 from pathlib import Path
 
 import pyarrow as pa
@@ -23,10 +24,10 @@ from tests.mteb.snapshots import hub_snapshot
 from tests.readers.test_mteb_retrieval_run import make_mteb_repo, mteb_spec
 
 
-def _sts_copy(data: Path) -> Path:
+def _sts_copy(data: Path, splits: tuple[str, ...] = ("test",)) -> Path:
     rows = {"sentence1": [f"a cat sat {i}" for i in range(30)], "sentence2": [f"a dog ran {i}" for i in range(30)],
             "score": [float(i % 5) for i in range(30)]}
-    return hub_snapshot(data / "sts12", {"test": rows})
+    return hub_snapshot(data / "sts12", dict.fromkeys(splits, rows))
 
 
 def _import(tmp_path: Path, data: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
@@ -122,15 +123,54 @@ def test_a_folder_linked_inside_the_copy_is_refused_not_read_unpinned(tmp_path: 
 @pytest.mark.parametrize(("pattern", "message"), [
     ("../outside/*.parquet", "is not a path inside the dataset repo"),
     ("/etc/*.parquet", "is not a path inside the dataset repo"),
+    ("zip://*::ZIP", "is not a path inside the dataset repo"),  # fsspec opened it first (a FIFO there: a hang)
+    ("hf://datasets/mteb/scifact/*.jsonl", "is not a path inside the dataset repo"),  # or go online
+    ("file:///etc/passwd", "is not a path inside the dataset repo"),
     ("corpus/none-*.parquet", "no file matches it"),
 ])
 def test_a_pattern_outside_the_copy_or_matching_nothing_is_one_line_naming_the_config(
         pattern: str, message: str, tmp_path: Path) -> None:
     repo = make_mteb_repo(tmp_path)
+    with zipfile.ZipFile(tmp_path / "outside.zip", "w") as archive:
+        archive.writestr("x.parquet", (repo / "corpus" / "test.parquet").read_bytes())
     card = (repo / "README.md").read_text(encoding="utf-8")
-    (repo / "README.md").write_text(card.replace("path: corpus/test.parquet", f"path: {pattern}"), encoding="utf-8")
+    (repo / "README.md").write_text(card.replace("path: corpus/test.parquet", f"path: '{pattern}'")
+                                    .replace("ZIP", str(tmp_path / "outside.zip")), encoding="utf-8")
     with pytest.raises(DataError, match=f"config 'corpus': .*{message}"):
         read_snapshot(repo).files("corpus", "test")
+
+
+def test_a_copy_in_a_folder_named_with_glob_characters_reads_its_own_files(tmp_path: Path) -> None:
+    """`[1]` in the copy's own path is no pattern: its files are read, not a sibling's `x1`'s."""
+    repo = make_mteb_repo(tmp_path / "x[1]")
+    sibling = make_mteb_repo(tmp_path / "x1")
+    card = (repo / "README.md").read_text(encoding="utf-8")
+    (repo / "README.md").write_text(card.replace("path: corpus/test.parquet", "path: corpus/*.parquet"),
+                                    encoding="utf-8")
+    assert read_snapshot(repo).files("corpus", "test") == [repo / "corpus" / "test.parquet"]
+    assert sibling.is_dir()
+
+
+def test_any_split_of_the_config_or_its_infos_linking_out_is_refused(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """`datasets` prepares every split of a config, and reads dataset_infos.json: a link out of the copy in a
+    split the spec does not read, or the infos file, is refused too (a review found both read)."""
+    data = tmp_path / "data"
+    folder = _sts_copy(data, ("test", "train"))
+    code, err = _import(tmp_path, data, capsys)
+    assert code == 0, err
+    spec = tmp_path / "imported" / "sts12.yaml"
+    train = folder / "data" / "train.parquet"
+    shutil.move(train, tmp_path / "train.parquet")
+    train.symlink_to(tmp_path / "train.parquet")  # the train split, which the spec never reads
+    code, _out, err = run_cli(["fingerprint", str(spec), "--data-dir", str(data)], capsys)
+    assert_one_line_error(code, err, contains="split train reads")
+    train.unlink()
+    shutil.move(tmp_path / "train.parquet", train)
+    (tmp_path / "infos.json").write_text("{}", encoding="utf-8")
+    (folder / "dataset_infos.json").symlink_to(tmp_path / "infos.json")
+    code, _out, err = run_cli(["fingerprint", str(spec), "--data-dir", str(data)], capsys)
+    assert_one_line_error(code, err, contains="dataset_infos.json: is a link to")
 
 
 def test_the_files_of_a_glob_come_in_datasets_order(tmp_path: Path) -> None:
@@ -159,7 +199,8 @@ def test_bytes_that_are_not_utf8_are_one_line_naming_the_file_and_line(tmp_path:
     with pytest.raises(DataError, match="not UTF-8") as raised:
         list(records(read_snapshot(repo).files("queries", "test")))
     assert raised.value.file.endswith("queries/test.jsonl") and raised.value.line == 3
-    (repo / "README.md").write_bytes((repo / "README.md").read_bytes() + b"\xff\n")
-    with pytest.raises(DataError, match=r"not UTF-8 \(byte \d+\)") as raised:
+    card = b"\xef\xbb\xbf" + (repo / "README.md").read_bytes()  # a BOM first: the byte counts from the file's start
+    (repo / "README.md").write_bytes(card + b"\xff\n")
+    with pytest.raises(DataError, match=rf"not UTF-8 \(byte {len(card)}\)") as raised:
         read_snapshot(repo)
     assert raised.value.file.endswith("README.md")

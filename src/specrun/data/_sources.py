@@ -227,7 +227,8 @@ def read_source_split(plan: Plan, planned: PlannedSource, source_split: str, dat
             pinned = {name: source.files[name] for name in read_files(source, read_from, [source_split])}
         return SourceRows(rows, origin, None, None, class_labels, pinned)
     read = _read_file_split(plan, planned, source_split, data_dir, workspace)
-    if isinstance(source, HubDataset) and source.files:  # a folder format's pinned copy: every file checked
+    if isinstance(source, HubDataset) and source.files:  # a folder format's pinned copy: every file, each checked
+        # (verify_mirror) before the format read those of the split's configs, which it does not name back
         read = dataclasses.replace(read, pinned=dict(source.files))
     return read
 

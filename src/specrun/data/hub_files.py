@@ -24,6 +24,7 @@ from specrun.plan import Plan, PlannedSource
 from specrun.spec import HubDataset
 
 CARD = "README.md"  # the dataset card: says which files a config reads, is no data itself
+INFOS = "dataset_infos.json"  # the older card of features and splits, which `datasets` still reads
 
 
 def read_files(source: HubDataset, local: Path, splits: list[str] | None = None) -> dict[str, Path]:
@@ -33,6 +34,9 @@ def read_files(source: HubDataset, local: Path, splits: list[str] | None = None)
     from datasets.data_files import DataFilesDict, get_data_patterns, sanitize_patterns
 
     root = local.resolve()
+    for told in (root / CARD, root / INFOS):  # what `datasets` reads of the copy besides its data files
+        if told.is_file() and not told.resolve().is_relative_to(root):
+            raise DataError(f"is a link to {told.resolve()}, outside the copy of the dataset repo", file=str(told))
     try:
         base, patterns = (root, sanitize_patterns(dict(source.data_files))) if source.data_files \
             else _config_patterns(source, root)
@@ -44,14 +48,16 @@ def read_files(source: HubDataset, local: Path, splits: list[str] | None = None)
     except Exception as exc:  # datasets' own refusals: no file matches a pattern, an empty folder
         raise DataError(f"cannot tell which files `datasets` reads for config {source.config or 'default'}: "
                         f"{first_line(exc)}", file=str(local)) from None
-    out: dict[str, Path] = {}
-    for split in source.split_names if splits is None else splits:
-        for name in found.get(split, []):
+    for split, names in found.items():  # `datasets` prepares every split of the config, not only those asked
+        for name in names:
             path = Path(name)
             if not path.is_relative_to(root) or not path.resolve().is_relative_to(root):
                 raise DataError(f"split {split} reads {name}, outside the copy of the dataset repo (a link out of "
                                 "it included)", file=str(local))
-            relative = path.relative_to(root).as_posix()
+    out: dict[str, Path] = {}
+    for split in source.split_names if splits is None else splits:
+        for name in found.get(split, []):
+            relative = Path(name).relative_to(root).as_posix()
             if relative != CARD:
                 out[relative] = local / relative
     return dict(sorted(out.items()))
@@ -73,8 +79,6 @@ def _config_patterns(source: HubDataset, root: Path) -> tuple[Path, Any]:
     from huggingface_hub import DatasetCard, DatasetCardData
 
     readme = root / CARD
-    if readme.is_file() and not readme.resolve().is_relative_to(root):
-        raise DataError(f"is a link to {readme.resolve()}, outside the copy of the dataset repo", file=str(readme))
     card = DatasetCard.load(readme).data if readme.is_file() else DatasetCardData()
     configs = MetadataConfigs.from_dataset_card_data(card)
     if not configs:

@@ -4,6 +4,7 @@ one repo at once (MTEB's retrieval layout), where `datasets.load_dataset` would 
 
 from __future__ import annotations
 
+import glob
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,11 +58,12 @@ class Snapshot:
         from datasets.data_files import resolve_pattern
 
         where = f"config {config!r}: {pattern!r}"
-        if "\x00" in pattern or pattern.startswith(("/", "\\")) or ".." in pattern.split("/"):
-            raise DataError(f"{where} is not a path inside the dataset repo (relative, no '..')", file=str(self.readme))
+        if not _inside_pattern(pattern):
+            raise DataError(f"{where} is not a path inside the dataset repo (relative, no '..', no URL or '::' "
+                            "hop)", file=str(self.readme))
         base = self.root.absolute()  # `datasets` gives absolute paths
-        try:
-            matches = [Path(name) for name in resolve_pattern(pattern, base_path=str(base))]
+        try:  # the folder's own name taken literally ('[' or '*' in it is no pattern)
+            matches = [Path(name) for name in resolve_pattern(pattern, base_path=glob.escape(str(base)))]
         except FileNotFoundError:
             raise DataError(f"{where}: no file matches it", file=str(self.root)) from None
         except Exception as exc:  # fsspec's refusals of a pattern it cannot glob
@@ -84,6 +86,13 @@ class Snapshot:
     @property
     def readme(self) -> Path:
         return self.root / "README.md"
+
+
+def _inside_pattern(pattern: str) -> bool:
+    """A pattern `datasets` resolves inside the folder alone: relative, no '..' part, and neither a URL (fsspec
+    would open it: zip://, hf://, file://) nor a '::' hop into an archive, which it resolves before any check."""
+    return not ("\x00" in pattern or pattern.startswith(("/", "\\")) or ".." in pattern.split("/")
+                or "://" in pattern or "::" in pattern or ":" in pattern.split("/")[0])
 
 
 def _data_files(value: Any, config: str, readme: Path) -> dict[str, list[str]]:
@@ -117,8 +126,9 @@ def read_snapshot(root: Path) -> Snapshot:
     open_regular(readme, "README.md (the dataset card with `configs:`)")
     if not readme.resolve().is_relative_to(root.resolve()):
         raise DataError(f"is a link to {readme.resolve()}, outside the dataset folder", file=str(readme))
+    raw = readme.read_bytes()
     try:
-        text = readme.read_text(encoding="utf-8-sig")
+        text = raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         raise DataError(f"not UTF-8 (byte {exc.start})", file=str(readme)) from None
     lines = text.splitlines()

@@ -116,7 +116,9 @@ class SplitProvenance(Strict):
     n_selected: int
     selection: str
     files: dict[str, str] = Field(default_factory=dict,
-                                  description="File inside its source -> sha256 of the bytes read (no local path).")
+                                  description="File inside its source -> sha256 of the bytes read (no local path); "
+                                              "for a folder format's pinned copy of a hub repo, each pinned file of "
+                                              "the copy, all checked before the read.")
 
 
 class Uncertainty(Strict):
