@@ -55,6 +55,28 @@ hypothesis.configuration.set_hypothesis_home_dir(os.path.join(os.path.dirname(_T
                                                  if _TESTS_CACHE else tempfile.mkdtemp(prefix="specrun-hypothesis-"))
 hypothesis.settings.register_profile("specrun", database=None)
 hypothesis.settings.load_profile("specrun")
+
+
+def _memory_folder(folder: str = "/dev/shm", room: int = 2 << 30) -> str | None:
+    """A tmpfs folder for the tests' temporary files, where the machine has one with room and the caller chose
+    no folder of their own (TMPDIR; --basetemp wins over both)."""
+    if os.environ.get("TMPDIR"):
+        return None
+    try:
+        state = os.statvfs(folder)
+    except OSError:
+        return None
+    if not os.access(folder, os.W_OK | os.X_OK) or state.f_bavail * state.f_frsize < room:
+        return None
+    return folder
+
+
+# The tests' temporary folders (tmp_path, and what specrun and subprocesses make under TMPDIR) lie in memory: the
+# tests make, fsync and remove tens of thousands of small files (every run stages its output set), which on this
+# machine's disk were a tenth of the quick loop (three alternations: 58.8-63.2 s against 50.2-56.8 s, system
+# time 11.5-13.8 s against 8.6-9.3 s). Set before pytest picks its base folder for tmp_path.
+if (_MEMORY := _memory_folder()) is not None:
+    os.environ["TMPDIR"] = tempfile.tempdir = _MEMORY
 # The caller's Hugging Face settings never reach a test: offline switches (common on clusters) would skip the
 # network attempts some tests check, and a token must not be seen by any test. A test that needs one sets it.
 CALLER_HF_VARIABLES = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_TOKEN",

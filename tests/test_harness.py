@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import hypothesis
 import hypothesis.configuration
+import pytest
 
-from tests.conftest import ROOT, _heavy_program, pytest_ignore_collect
+from tests.conftest import _MEMORY, ROOT, _heavy_program, _memory_folder, pytest_ignore_collect
 
 
 def test_hypothesis_keeps_no_database_and_its_folder_is_outside_the_checkout() -> None:
@@ -46,3 +48,15 @@ def test_the_quick_loop_skips_only_modules_whose_every_test_is_slow() -> None:
     assert pytest_ignore_collect(ray, Config("not slow")) is True  # type: ignore[arg-type]
     for path, markexpr in ((mixed, "not slow"), (ray, "slow"), (ray, ""), (ROOT / "tests" / "conftest.py", "not slow")):
         assert pytest_ignore_collect(path, Config(markexpr)) is None  # type: ignore[arg-type]
+
+
+def test_temporary_files_go_to_a_memory_folder_only_where_one_has_room_and_none_was_chosen(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TMPDIR", raising=False)
+    assert _memory_folder(str(tmp_path), room=0) == str(tmp_path)
+    assert _memory_folder(str(tmp_path), room=1 << 62) is None  # no room
+    assert _memory_folder(str(tmp_path / "absent"), room=0) is None
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    assert _memory_folder(str(tmp_path), room=0) is None  # the caller's choice wins
+    if _MEMORY is not None:  # this session's folders are there
+        assert Path(tempfile.gettempdir()) == Path(_MEMORY) and Path(_MEMORY) in tmp_path.parents
