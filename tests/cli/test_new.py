@@ -122,6 +122,7 @@ def test_an_existing_file_is_never_overwritten(tmp_path: Path, capsys: pytest.Ca
     (["new", "classification", "x", "--data", "{data}"], "fits on a split (fit_split): give two files"),
     (["new", "sts", "x", "--data", "{folder}/missing.tsv"], "no such file"),
     (["new", "sts", "x", "--data", "{data}", "--column", "text1"], "expected FIELD=COLUMN"),
+    (["new", "sts", "x", "--data", "{data}", "--column", "gld=gold"], "kind sts has no field 'gld'; its fields:"),
     (["new", "corpus_retrieval", "x", "--data", "{data}"], "lists or corpora"),
     (["new", "conditional_sts", "x", "--data", "{data}"], "needs options template, subtract_condition"),
 ])

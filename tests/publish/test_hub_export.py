@@ -182,6 +182,11 @@ def test_benchmark_revision_names_the_benchmark_repo(run: Path, tmp_path: Path,
     code, _, err = run_cli(["publish", str(run), "--benchmark", "specrun/biosses", "--confirm-licence", "ok",
                             "--benchmark-revision", "main"], capsys)
     assert_one_line_error(code, err, contains="is not a full 40-hex commit")
+    for bad in ("bad bench", "no-owner", "o/d/e"):  # refused before a file is written, as the revision is
+        code, _, err = run_cli(["publish", str(run), "--benchmark", bad, "--confirm-licence", "ok", "-o",
+                                str(tmp_path / "bad")], capsys)
+        assert_one_line_error(code, err, contains=f"--benchmark {bad!r} is not a hub dataset id")
+        assert not (tmp_path / "bad").exists()
 
 
 def test_model_index_has_no_placeholder_and_warns_on_another_repo(run: Path, tmp_path: Path,

@@ -83,3 +83,16 @@ def test_card_html_written_elsewhere_carries_its_plot(tmp_path: Path, data_dir: 
     assert html.count('src="data:image/png;base64,') == len(results.plots)
     for file in results.plots.values():
         assert f'src="{file}"' not in html
+
+
+def test_a_page_of_several_languages_names_one_in_its_html_lang(tmp_path: Path, data_dir: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """<html lang> takes one language tag: a bitext spec's page takes its first (it once wrote lang="ja,en")."""
+    import re
+
+    page = tmp_path / "t.html"
+    code, _, err = run_cli(["card", str(SPECS / "tatoeba.yaml"), "--subset", "jpn-eng", "--data-dir", str(data_dir),
+                            "--no-cache", "--html", "-o", str(page)], capsys)
+    assert code == 0, err
+    lang = re.search(r'<html lang="([^"]*)"', page.read_text(encoding="utf-8"))
+    assert lang is not None and re.fullmatch(r"[a-z]{2,3}", lang.group(1)), lang

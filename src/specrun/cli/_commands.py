@@ -211,7 +211,8 @@ def cmd_card(args: argparse.Namespace, console: Console) -> int:
         from specrun.publish import guess_language
         from specrun.reports import render_html
 
-        text = render_html(text, loaded.spec.title, guess_language(loaded.spec, items) or "en")
+        # <html lang> takes one tag: a spec of several languages (a bitext pair) is read as its first
+        text = render_html(text, loaded.spec.title, (guess_language(loaded.spec, items) or "en").split(",")[0])
         if results is not None:  # the plots travel inside the page: it may be written anywhere
             from specrun.reports import embed_plots
 

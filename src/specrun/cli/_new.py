@@ -106,6 +106,10 @@ def spec_text(kind: str, name: str, files: list[Path], given: dict[str, str]) ->
 
     entry = PROTOCOLS[kind]
     fields = entry.info.item_fields
+    unknown = [field for field in given if field not in fields]
+    if unknown:  # a typo would leave the field a TODO with nothing said of the flag
+        raise UsageError(f"--column {unknown[0]}={given[unknown[0]]}: kind {kind} has no field {unknown[0]!r}; "
+                         f"its fields: {', '.join(fields)}; nothing was written")
     unread = [f for f, k in fields.items() if k not in FIELD_KINDS_READ]
     if unread:
         raise UsageError(f"kind {kind}: fields {', '.join(unread)} are lists or corpora, which `new` cannot map "

@@ -123,7 +123,8 @@ class EvalYaml(Strict):
         return tasks
 
 
-RepoId = Field(pattern=r"^[A-Za-z0-9][\w.-]*/[\w.-]+$", description="A hub repo id, owner/name.")
+REPO_ID_PATTERN = r"^[A-Za-z0-9][\w.-]*/[\w.-]+$"
+RepoId = Field(pattern=REPO_ID_PATTERN, description="A hub repo id, owner/name.")
 
 
 class EvalResultDataset(Strict):
@@ -236,6 +237,14 @@ def hub_url(path: str) -> str:
     """A page on the hub (HF_ENDPOINT when set, else huggingface.co)."""
     endpoint = (os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
     return f"{endpoint}/{path}"
+
+
+def check_benchmark(benchmark: str) -> str:
+    """--benchmark as the hub names a dataset (owner/name): refused here, before anything is written."""
+    if not re.fullmatch(REPO_ID_PATTERN, benchmark):
+        raise PublishError(f"--benchmark {benchmark!r} is not a hub dataset id (OWNER/DATASET: letters, digits, "
+                           "'_', '.', '-'); nothing was written")
+    return benchmark
 
 
 def check_revision(revision: str | None) -> str | None:

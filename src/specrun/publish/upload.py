@@ -22,7 +22,7 @@ from specrun.publish._cards import (
     publish_check,
 )
 from specrun.publish._dataset import data_layout, guess_language
-from specrun.publish._schema import HubCheck, check_revision, spec_task_ids
+from specrun.publish._schema import HubCheck, check_benchmark, check_revision, spec_task_ids
 from specrun.publish.licence import Confirmation, card_gate, licence_gate, licence_refusal
 from specrun.results import refuse_configured
 from specrun.spec import Spec
@@ -81,6 +81,7 @@ def results_publication(results_path: str, spec_path: str | None, benchmark: str
     from specrun.results.verify import refuse_limited, verified_with_spec
 
     revision = check_revision(benchmark_revision)
+    check_benchmark(benchmark)
     verified, loaded = verified_with_spec(results_path, spec_path)
     refuse_limited(verified, "publish")
     results, spec = verified.results, loaded.spec

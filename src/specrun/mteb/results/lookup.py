@@ -4,6 +4,7 @@ run's model revision, the task file by the metric's `mteb` counterpart. A value 
 
 from __future__ import annotations
 
+import os
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +50,8 @@ class PublishedDir:
         if not self.root.is_dir():
             raise PublishedError("--published must be a folder in MTEB's results layout "
                                  "(<org>__<model>/<revision>/<TaskName>.json)", file=str(self.root))
+        if (self.root / "results").is_dir() and not any("__" in entry.name for entry in os.scandir(self.root)):
+            self.root = self.root / "results"  # the repository's root, as a clone gives it: its files lie there
 
     def task_file(self, path: Path) -> TaskFile:
         """The file, read once while among the last FILES_KEPT asked (several metrics of a run share one)."""
