@@ -118,22 +118,25 @@ def write_all(outputs: Sequence[RunOutput], evaluated: dict[str, dict[str, tuple
               prompt_set: LoadedPromptSet | None, loaded: Sequence[Loaded], variants: dict[str, RunOptions],
               folders: RunFolders, model_slug: str, console: Console) -> None:
     """Every spec's files, the prompt-set tables and the means over subsets, written as units once all ran."""
-    _say_replaced(outputs)
+    replaced = _replaced(outputs)  # read before the swap, said after it: a write that fails replaced nothing
     sets = [output.file_set() for output in outputs]
     if prompt_set is not None:
         sets += summary_sets(prompt_set, evaluated, folders.by_variant, folders.summaries)
     means = subset_mean_sets(loaded, evaluated, variants, folders, model_slug)
     write_output_sets([*sets, *means])
+    for note in replaced:
+        print(f"specrun: note: {note}", file=sys.stderr)
     for folder, _, _ in means:  # stderr, as the prompt-set table: standard output lists results.json files only
         console.print(f"subset means: {folder / 'subsets.md'}", markup=False, highlight=False, soft_wrap=True)
     for summary in folders.summaries.values():  # stderr: standard output lists results.json files only
         console.print(f"prompt set: {summary / 'prompt-set.md'}", markup=False, highlight=False, soft_wrap=True)
 
 
-def _say_replaced(outputs: Sequence[RunOutput]) -> None:
+def _replaced(outputs: Sequence[RunOutput]) -> list[str]:
     """A run replaces the results in its folder (<spec id>/<model>/); where those are another spec file's (other
     contents under the same id: an imported copy of a task beside a hand-written spec, an edited spec), stderr
     says whose they were, so a number never changes its spec unnoticed."""
+    notes = []
     for output in outputs:
         if not output.results_path.is_file():
             continue
@@ -143,9 +146,10 @@ def _say_replaced(outputs: Sequence[RunOutput]) -> None:
             continue
         now = output.results.provenance
         if before.spec_sha256 != now.spec_sha256:
-            print(f"specrun: note: {output.results_path} held the results of spec {before.spec_path} (sha256 "
-                  f"{before.spec_sha256[:12]}); this run replaces them with those of {now.spec_path} (sha256 "
-                  f"{now.spec_sha256[:12]})", file=sys.stderr)
+            notes.append(f"{output.results_path} held the results of spec {before.spec_path} (sha256 "
+                         f"{before.spec_sha256[:12]}); this run replaced them with those of {now.spec_path} (sha256 "
+                         f"{now.spec_sha256[:12]})")
+    return notes
 
 
 def preflight(options: RunOptions, workspace: Workspace) -> None:

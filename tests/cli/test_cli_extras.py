@@ -96,4 +96,8 @@ def test_results_of_another_spec_with_the_same_id_are_replaced_with_a_note(
         assert ("held the results of spec" in err) == said, err
     code, _out, err = run_cli([str(SPECS / "biosses.yaml"), *common], capsys)
     assert code == 0 and f"held the results of spec {other} (sha256 " in err, err
-    assert f"this run replaces them with those of {SPECS / 'biosses.yaml'} (sha256 " in err
+    assert f"this run replaced them with those of {SPECS / 'biosses.yaml'} (sha256 " in err
+    folder = next((tmp_path / "o").rglob("results.json")).parent
+    (folder / "notes.txt").write_text("mine", encoding="utf-8")  # the write is refused: nothing was replaced
+    code, _out, err = run_cli([str(other), *common], capsys)
+    assert code == 2 and "held the results of spec" not in err, err
