@@ -252,6 +252,10 @@ def test_bad_label_paths_and_options_are_one_line() -> None:
     few = [Item(id=str(i), fields={"text": str(i), "label": "ab"[i % 2]}) for i in range(20)]
     with pytest.raises(DataError, match=r"embed_fraction 0\.04 of 20 documents embeds 0"):
         protocol.validate_items(few, mteb2.model_copy(update={"embed_fraction": 0.04}), "f")
+    rare = [Item(id=str(i), fields={"text": str(i), "label": "b" if i == 99 else "a"}) for i in range(100)]
+    with pytest.raises(DataError, match=r"the 2 documents embedded: every item has label 'a'") as raised:
+        protocol.validate_items(rare, mteb2.model_copy(update={"embed_documents": 2}), "f")
+    assert raised.value.file == "f"  # the data's file, with the sample named in the message
     for bad, expected in (({"procedure": "mteb2", "set_size": 5}, "set_size: only for procedure: legacy"),
                           ({"draws": 5}, "draws: only for procedure: mteb2"),
                           ({"procedure": "mteb2", "embed_fraction": 0.5, "embed_documents": 5}, "not both")):

@@ -186,15 +186,17 @@ def level_numbers(items: Sequence[Item], origin: str, missing: str = "skip") -> 
     return out, classes
 
 
-def check_levels(levels: np.ndarray, classes: list[list[Any]], options: ClusteringOptions, origin: str) -> None:
+def check_levels(levels: np.ndarray, classes: list[list[Any]], options: ClusteringOptions, origin: str,
+                 which: str = "") -> None:
     """Refuse, in one line, labels no k-means run can score: one label at a scored level, as many labels as
-    documents, more labels than an mteb2 run draws, or (legacy) paths of several levels."""
+    documents, more labels than an mteb2 run draws, or (legacy) paths of several levels; `which` says of which
+    documents (the sample embedded), the file stays the data's."""
     if options.procedure == "legacy" and levels.shape[1] > 1:
         raise DataError(f"label paths of {levels.shape[1]} levels: procedure legacy clusters one set of labels; "
                         "set procedure: mteb2 to score them level by level", file=origin)
     for level in range(min(levels.shape[1], options.max_depth or levels.shape[1])):
         present = int(np.sum(levels[:, level] >= 0))
-        where = "" if levels.shape[1] == 1 else f"level {level + 1} of the label paths: "
+        where = which + ("" if levels.shape[1] == 1 else f"level {level + 1} of the label paths: ")
         if len(classes[level]) < 2:
             raise DataError(f"{where}every item has label {shown(classes[level])}; clustering against one label "
                             "is always perfect and measures nothing", file=origin)
@@ -286,8 +288,8 @@ class ClusteringProtocol(ProtocolKind[ClusteringOptions]):
         if len(order) < 2:
             raise DataError(f"embed_fraction {options.embed_fraction} of {len(items)} documents embeds "
                             f"{len(order)}; k-means needs more")
-        check_levels(*level_numbers([items[i] for i in order], "the documents embedded", options.missing_level),
-                     options, "the documents embedded")
+        check_levels(*level_numbers([items[i] for i in order], origin, options.missing_level), options, origin,
+                     which=f"the {len(order)} documents embedded: ")
 
     def texts(self, items: Sequence[Item], options: ClusteringOptions,
               support: Support = NO_SUPPORT) -> Iterable[FieldText]:
