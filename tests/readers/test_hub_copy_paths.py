@@ -6,6 +6,7 @@ come in `datasets`' order. Both readers of a copy are attacked: `datasets` itsel
 
 from __future__ import annotations
 
+import json
 import shutil
 import zipfile
 from pathlib import Path
@@ -204,3 +205,23 @@ def test_bytes_that_are_not_utf8_are_one_line_naming_the_file_and_line(tmp_path:
     with pytest.raises(DataError, match=rf"not UTF-8 \(byte {len(card)}\)") as raised:
         read_snapshot(repo)
     assert raised.value.file.endswith("README.md")
+
+
+def test_a_judged_query_without_text_is_named_at_its_line(tmp_path: Path) -> None:
+    """Named in the queries file at its line (it was the item's row under the folder's name); a query without
+    qrels is dropped as MTEB drops it, empty or not."""
+    from specrun.readers.mteb_retrieval import read_mteb_retrieval
+
+    repo = make_mteb_repo(tmp_path)
+    queries = repo / "queries" / "test.jsonl"
+    lines = queries.read_text(encoding="utf-8").splitlines()
+    judged = json.loads(lines[1])["_id"]
+    lines[1] = json.dumps({"_id": judged, "text": "  "})
+    lines[-1] = json.dumps({"_id": "c9", "text": ""})  # no qrels: dropped, never refused
+    queries.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(DataError, match=f"query '{judged}' has qrels and an empty text") as raised:
+        read_mteb_retrieval(repo, None, "test")  # type: ignore[arg-type]
+    assert (raised.value.file, raised.value.line) == (str(queries), 2)
+    lines[1] = json.dumps({"_id": judged, "text": "a query again"})
+    queries.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert all(row["query_id"] != "c9" for row in read_mteb_retrieval(repo, None, "test"))  # type: ignore[arg-type]

@@ -99,24 +99,27 @@ def mteb_document(record: Any, file: Path, line: int) -> tuple[str, str]:
     return doc_id, (f"{title} {text}" if title else text).strip()
 
 
-def _queries(snapshot: Snapshot, config: str, split: str, own: str) -> dict[str, str]:
+def _queries(snapshot: Snapshot, config: str, split: str, own: str) -> tuple[dict[str, str],
+                                                                             dict[str, tuple[Path, int]]]:
     """Query id -> text, in file order; an id given twice is one line. A query record's own `instruction` column
     (`own`): "join"ed as MTEB's `_retrieval_texts` joins it (the query, a space, the instruction) with option
     `instructions`; "skip"ped where an instruction config replaces it (MTEB's loader overwrites the column);
-    else refused: read as the bare query it would be a number MTEB never gives."""
+    else refused: read as the bare query it would be a number MTEB never gives. Also each query's file and line."""
     queries: dict[str, str] = {}
+    where: dict[str, tuple[Path, int]] = {}
     for file, number, record in records(snapshot.files(config, split)):
         query_id = record_id(record, "query", file, number)
         if query_id in queries:
             raise DataError(f"query id {query_id!r} appears twice", file=str(file), line=number, key="_id")
         queries[query_id] = text_field(record, "text", f"query {query_id!r}", file, number)
+        where[query_id] = (file, number)
         if "instruction" in record and own != "skip":
             if own != "join":
                 raise DataError("the queries carry an `instruction` column, which MTEB joins to each query: read "
                                 "it with option `instructions: true`", file=str(file), line=number,
                                 key="instruction")
             queries[query_id] += " " + _instruction(record["instruction"], query_id, file, number)
-    return queries
+    return queries, where
 
 
 def _instruction(value: Any, query_id: str, file: Path, number: int) -> str:
@@ -304,8 +307,12 @@ def read_mteb_retrieval(path: Path, layout: Any, split: str) -> Rows:
     corpus, judged = read_corpus_files(snapshot.files(names["corpus"], _corpus_split(snapshot, names["corpus"],
                                                                      options.corpus_split, split)), mteb_document)
     own = "skip" if "instructions" in names else "join" if options.instructions else "refuse"
-    queries = _queries(snapshot, names["queries"], split, own)
+    queries, where = _queries(snapshot, names["queries"], split, own)
     qrels = _qrels(snapshot, names["qrels"], split, queries, judged)
+    for query_id in qrels:  # a judged query is embedded: an empty one is named where it is (others are dropped)
+        if "instructions" not in names and not queries[query_id].strip():  # (an instruction config joins later)
+            file, line = where[query_id]
+            raise DataError(f"query {query_id!r} has qrels and an empty text", file=str(file), line=line, key="text")
     locate_all(judged, qrels)  # a query's own document, for corpus_retrieval's ignore_identical_ids
     candidates = _top_ranked(snapshot, names["candidates"], split, qrels, judged) if options.candidates else {}
     judged.seal()
