@@ -149,7 +149,7 @@ def _list_mteb(task_type: str | None, benchmark: str | None = None, language: st
         tasks = [task for task in tasks if domain.lower() in {name.lower() for name in task.domains or []}]
         if not tasks:
             raise SpecrunError(f"--domain {domain}: no task in that domain (MTEB's: Medical, News, Legal, ...)")
-    kind = next((entry for name, entry in PROTOCOLS.items() if task_type and name == task_type.lower()), None)
+    kind = PROTOCOLS.get(task_type.lower()) if task_type else None
     if kind is not None and kind.info.prompt_task:  # a protocol kind: the MTEB type it scores
         task_type = kind.info.prompt_task
     if language is not None:

@@ -20,7 +20,7 @@ from specrun.core.registry import Rows
 from specrun.core.workspace import Workspace
 from specrun.data._files import check_sha256, mirror_path, verify
 from specrun.plan import Plan, PlannedFile, PlannedSource
-from specrun.spec import FileRef, GitSource, HubDataset, reads_repo_copy
+from specrun.spec import FileRef, GitSource, HubDataset
 
 DATA_DIR_ENV = "SPECRUN_DATA_DIR"
 GIT_RAW_URL = "https://raw.githubusercontent.com/{repo}/{revision}/{path}"
@@ -206,10 +206,6 @@ def read_source_split(plan: Plan, planned: PlannedSource, source_split: str, dat
                                         lambda: verify_mirror(plan, planned, local.parent, memo)).parent
         else:
             verify_mirror(plan, planned, data_dir, memo)
-    if reads_repo_copy(source) and not source.files and data_dir is None:
-        raise DataError(f"reads a copy of the dataset repo {source.path} from a local folder only: it has no `files` "
-                        f"pins to download at the commit; put the copy in DIR/{planned.name}/, pass --data-dir DIR "
-                        "and pin it (`specrun fingerprint SPEC --data-dir DIR --write`)")
     if isinstance(source, HubDataset) and (source.mirror is None or data_dir is None):
         local = data_dir / planned.name if data_dir and not source.mirror else None
         read_from = local
@@ -217,14 +213,11 @@ def read_source_split(plan: Plan, planned: PlannedSource, source_split: str, dat
             from specrun.data.hub_files import pinned_copy
 
             read_from = pinned_copy(plan, planned.name, source, local, workspace or Workspace.resolve())
-        rows, origin, class_labels = _read_hub(source, source_split, read_from)
+        rows, origin, class_labels, read = _read_hub(source, source_split, read_from)
         if read_from is not None and local is None:  # the pinned download: read as a copy, yet from the hub
             origin = origin.replace(str(read_from), f"{source.path}@{source.revision}", 1)
-        pinned = {}
-        if source.files and read_from is not None:  # the files `datasets` read for this split, checked: their pins
-            from specrun.data.hub_files import read_files
-
-            pinned = {name: source.files[name] for name in read_files(source, read_from, [source_split])}
+        # a pinned copy: the files `datasets` read for this split, each checked against its pin before the read
+        pinned = {name: source.files[name] for name in read} if source.files else {}
         return SourceRows(rows, origin, None, None, class_labels, pinned)
     read = _read_file_split(plan, planned, source_split, data_dir, workspace)
     if isinstance(source, HubDataset) and source.files:  # a folder format's pinned copy: every file, each checked
@@ -280,9 +273,11 @@ def checked_rows(returned: Any, named: str, origin: str) -> Rows:
     return rows
 
 
-def _read_hub(source: HubDataset, source_split: str, local: Path | None) -> tuple[Rows, str, frozenset[str]]:
+def _read_hub(source: HubDataset, source_split: str,
+              local: Path | None) -> tuple[Rows, str, frozenset[str], dict[str, Path]]:
     """A hub dataset through `datasets`, at its revision; `local` is a copy of the dataset repo in the mirror,
-    read with the same config, data files and split, so the offline path is the hub path."""
+    read with the same config, data files and split, so the offline path is the hub path. Also the copy's files
+    read for the split, by their path inside the repo (none from the hub)."""
     datasets = _datasets()
     where = str(local) if local is not None else source.path
     if local is None:
@@ -297,16 +292,17 @@ def _read_hub(source: HubDataset, source_split: str, local: Path | None) -> tupl
     if local is not None and not local.is_dir():
         raise DataError("is not a folder; a hub source without `mirror` files is read from a local copy of the "
                         "dataset repo in <data-dir>/<source>/", file=where)
-    if local is not None:  # what `datasets` will read lies inside the copy (no link out of it)
+    read: dict[str, Path] = {}
+    if local is not None:  # what `datasets` will read lies inside the copy (no link out of it, in any split)
         from specrun.data.hub_files import read_files
 
-        read_files(source, local)
+        read = read_files(source, local, [source_split])
     dataset, rows = _load_dataset(datasets, where, source, source_split, local)
     origin = str(local) if local is not None else f"{source.path}@{source.revision}"
     features = getattr(dataset, "features", None) or {}
     class_label = getattr(datasets, "ClassLabel", ())  # a class-encoded column: MTEB samples by its own ids
     class_labels = frozenset(name for name, feature in features.items() if isinstance(feature, class_label))
-    return rows, origin + (f" ({source.config})" if source.config else ""), class_labels
+    return rows, origin + (f" ({source.config})" if source.config else ""), class_labels, read
 
 
 def _load_dataset(datasets: Any, where: str, source: HubDataset, source_split: str,

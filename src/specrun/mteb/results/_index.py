@@ -75,8 +75,6 @@ class PublishedIndex:
             model = model_entry.name.replace("__", "/", 1)
             for revision_entry in _folders(Path(model_entry.path)):
                 index._add_revision(model, model_entry.name, revision_entry)
-        if index.n_files == 0 and (root / "results").is_dir():  # the repository's root: its files lie in results/
-            return cls.build(root / "results")
         return index
 
     def _add_revision(self, model: str, folder: str, revision: os.DirEntry[str]) -> None:
