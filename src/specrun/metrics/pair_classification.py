@@ -1,11 +1,11 @@
 """Pair classification measures as MTEB's AbsTaskPairClassification computes them, count-weighted: average
-precision of a similarity against binary labels (scikit-learn's), the best accuracy and the best F1 over MTEB's
-splits of the units sorted by score (after each unit, ties in the data's order: search/thresholds), the maxima of
-those over the similarity functions (MTEB's `max_*`), and accuracy and F1 at a threshold fixed beforehand (chosen
-on a threshold split, as JMTEB), on the scores of the protocol's similarity (`threshold_score`).
+precision of a similarity against binary labels (scikit-learn's), the best accuracy and the best F1 over every
+threshold between two distinct scores of the units, the maxima of those over the similarity functions (MTEB's
+`max_*`), and accuracy and F1 at a threshold fixed beforehand (chosen on a threshold split, as JMTEB), on the
+scores of the protocol's similarity (`threshold_score`).
 
-All are written on the units sorted once by score: a resample's cumulative counts give every threshold at once
-(average precision's per group of tied scores, as scikit-learn's)."""
+All are written on the units sorted once by score, with ties grouped (a threshold never splits tied scores, as
+MTEB's search skips them): a resample's cumulative counts per group give every threshold at once."""
 
 from __future__ import annotations
 
