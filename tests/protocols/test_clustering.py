@@ -47,6 +47,20 @@ def test_weighted_scores_equal_scikit_learn_on_the_repeated_documents(seed: int)
             [theirs(gold, clusters[:, r]) for r in range(2)], abs=1e-9)
 
 
+@pytest.mark.parametrize("n", [2, 3, 5, 10, 50])
+def test_every_document_its_own_class_and_cluster_is_a_perfect_match(n: int) -> None:
+    """Mean entropy = E[MI] = MI there: AMI's terms are float noise over float noise (a hunt found 0.0 at 2 and
+    1.5 at 5 documents); scikit-learn gives 1, and so must every measure. One singleton pair short of it stays
+    scikit-learn's number."""
+    gold = np.arange(n, dtype=float)
+    for ours, theirs in REFERENCES:
+        assert ours(gold[:, None], gold, np.ones(n))[0] == pytest.approx(theirs(gold, gold)) == pytest.approx(1.0)
+    merged = gold.copy()
+    merged[-1] = 0  # two documents in one cluster: no longer a perfect match
+    for ours, theirs in REFERENCES:
+        assert ours(merged[:, None], gold, np.ones(n))[0] == pytest.approx(theirs(gold, merged), abs=1e-9)
+
+
 def test_runs_are_mini_batch_kmeans_as_mteb_configures_it() -> None:
     rng = np.random.default_rng(0)
     vectors = np.concatenate([rng.standard_normal((20, 4)) + shift for shift in (0, 4, 8)]).astype(np.float32)
