@@ -1,7 +1,7 @@
 """Imported PairClassification and Summarization specs beside MTEB 2.x's own task classes, on the same local data.
 
 MTEB is never a dependency: run this with the side environment's Python,
-    HF_DATASETS_OFFLINE=1 /work/mteb-venv/bin/python bench/mteb_parity_pair_import.py [--model DIR] [--pairs 400]
+    HF_DATASETS_OFFLINE=1 /tmp/mteb/bin/python bench/mteb_parity_pair_import.py [--model DIR] [--pairs 400]
 It writes small hub-style snapshots (README `configs:` + parquet) from the SICK test file of ../shared/data/sick
 (Marelli et al. 2014; PROVENANCE.md there): SprintDuplicateQuestions in MTEB's v1 layout (the split as one row of
 lists, columns sent1/sent2/labels; label 1 for ENTAILMENT), TwitterSemEval2015 one pair per row, and
@@ -98,10 +98,11 @@ def specrun_side(work: Path, model: str) -> dict[str, dict[str, float]]:
             print(done.stderr.strip(), file=sys.stderr)
         return done.stdout.strip()
 
-    run("import", "mteb", *TASKS, "-o", str(work / "specs"))
     found = {}
+    for root in dict.fromkeys(root for _, _, root, _ in CASES):  # one import per data root: its own file pins
+        run("import", "mteb", *TASKS, "-o", str(work / "specs" / root))
     for case, task, root, _ in CASES:
-        spec, data = work / "specs" / f"{TASKS[task][0]}.yaml", work / root
+        spec, data = work / "specs" / root / f"{TASKS[task][0]}.yaml", work / root
         print(run("fingerprint", str(spec), "--data-dir", str(data), "--write"), file=sys.stderr)
         out = run(str(spec), "--data-dir", str(data), "--model", model, "--output", str(work / "runs" / root), "-q")
         scores = json.loads(Path(out.splitlines()[-1]).read_text(encoding="utf-8"))["scores"]["test"]
