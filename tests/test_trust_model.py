@@ -85,6 +85,20 @@ def test_one_changed_byte_in_any_model_file_re_encodes(layout: str, tmp_path: Pa
     assert (third.provenance.model.weights_sha256 != weights) is is_weight
 
 
+def test_two_model_folders_of_one_name_write_two_result_folders(tmp_path: Path, data_dir: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """run1/final and run2/final: a new-user trial found the second run's results over the first's, its
+    provenance naming the other model. The folder carries the weights' digest: other weights, another folder;
+    the same weights again, the same folder."""
+    first = fake_model(tmp_path / "run1" / "final", {"model.safetensors": WEIGHTS})
+    second = fake_model(tmp_path / "run2" / "final", {"model.safetensors": WEIGHTS[::-1]})
+    for model in (first, second, first):
+        hashing_run(tmp_path, data_dir, capsys, model, "out")
+    written = sorted(path.parent.name for path in (tmp_path / "out").rglob("results.json"))
+    digests = [hashlib.sha256(w).hexdigest()[:8] for w in (WEIGHTS, WEIGHTS[::-1])]
+    assert written == sorted(f"final-{digest}+adapter-hashing" for digest in digests)
+
+
 @pytest.mark.parametrize("metadata", [".git/HEAD", ".hg/dirstate", ".svn/entries"])
 def test_version_control_metadata_below_the_model_is_not_keyed(metadata: str, tmp_path: Path, data_dir: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:

@@ -44,9 +44,12 @@ class ModelRef:
 
     @property
     def slug(self) -> str:
-        """A folder name for this model's results."""
-        base = self.name if self.origin != "local" else Path(self.name).resolve().name
-        return folder_safe(base.replace("/", "__")).strip("-") or "model"
+        """A folder name for this model's results. A local folder's last name is not unique (run1/final and
+        run2/final), so its weights' digest follows it: other weights, another folder; the same, the same."""
+        if self.origin != "local":
+            return folder_safe(self.name.replace("/", "__")).strip("-") or "model"
+        base = folder_safe(Path(self.name).resolve().name).strip("-") or "model"
+        return f"{base}-{self.weights_sha256.removeprefix('sha256:')[:8]}"
 
 
 def weights_hash(directory: Path, memo_dir: Path | None = None) -> str:
