@@ -225,3 +225,44 @@ def test_a_judged_query_without_text_is_named_at_its_line(tmp_path: Path) -> Non
     lines[1] = json.dumps({"_id": judged, "text": "a query again"})
     queries.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert all(row["query_id"] != "c9" for row in read_mteb_retrieval(repo, None, "test"))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("pattern", ["zip://test.parquet::FIFO", "hf://datasets/mteb/sts12/data/*.parquet",
+                                     "../outside.parquet"])
+def test_a_card_pattern_outside_the_copy_is_refused_before_datasets_resolves_it(
+        pattern: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The `datasets` reader too (a review found the check in the folder format only): fsspec opened an archive
+    hop over a FIFO (a hang) and an hf:// pattern went online before any check."""
+    import os
+
+    data = tmp_path / "data"
+    folder = _sts_copy(data)
+    code, err = _import(tmp_path, data, capsys)
+    assert code == 0, err
+    os.mkfifo(tmp_path / "fifo")
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    (folder / "README.md").write_text(card.replace("path: data/test.parquet", "path: '" + pattern.replace(
+        "FIFO", str(tmp_path / "fifo")) + "'"), encoding="utf-8")
+    code, _out, err = run_cli(["fingerprint", str(tmp_path / "imported" / "sts12.yaml"), "--data-dir", str(data)],
+                              capsys)
+    assert_one_line_error(code, err, contains="is not a path inside the dataset repo")
+
+
+def test_a_huggingface_yaml_beside_the_card_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`datasets` merges .huggingface.yaml's `configs:` over the card's: rows from a file the pins never named,
+    linked from outside the data folder, were read and recorded as the pinned file (a review)."""
+    data = tmp_path / "data"
+    folder = _sts_copy(data)
+    code, err = _import(tmp_path, data, capsys)
+    assert code == 0, err
+    (folder / "other").mkdir()
+    shutil.copy(folder / "data" / "test.parquet", tmp_path / "outside.parquet")
+    (folder / "other" / "test.parquet").symlink_to(tmp_path / "outside.parquet")
+    (folder / ".huggingface.yaml").write_text("configs:\n- config_name: default\n  data_files:\n  - split: test\n"
+                                              "    path: other/test.parquet\n", encoding="utf-8")
+    spec = str(tmp_path / "imported" / "sts12.yaml")
+    for args in (["fingerprint", spec, "--data-dir", str(data)],
+                 [spec, "--data-dir", str(data), "--adapter", "hashing", "-q", "--output", str(tmp_path / "o")]):
+        code, _out, err = run_cli(args, capsys)
+        assert_one_line_error(code, err, contains=".huggingface.yaml: `datasets` takes this file's `configs:`")
+    assert not (tmp_path / "o").exists()

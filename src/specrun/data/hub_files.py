@@ -21,10 +21,12 @@ from specrun.core.errors import DataError, OfflineError, SpecError, first_line
 from specrun.core.files import RACY_NS, memo_sha256
 from specrun.core.workspace import Workspace
 from specrun.plan import Plan, PlannedSource
+from specrun.readers.hub_snapshot import pattern_inside_repo
 from specrun.spec import HubDataset
 
 CARD = "README.md"  # the dataset card: says which files a config reads, is no data itself
 INFOS = "dataset_infos.json"  # the older card of features and splits, which `datasets` still reads
+OVERRIDE = ".huggingface.yaml"  # `datasets` merges its `configs:` over the card's
 
 
 def read_files(source: HubDataset, local: Path, splits: list[str] | None = None) -> dict[str, Path]:
@@ -37,9 +39,16 @@ def read_files(source: HubDataset, local: Path, splits: list[str] | None = None)
     for told in (root / CARD, root / INFOS):  # what `datasets` reads of the copy besides its data files
         if told.is_file() and not told.resolve().is_relative_to(root):
             raise DataError(f"is a link to {told.resolve()}, outside the copy of the dataset repo", file=str(told))
+    if (root / OVERRIDE).exists() or (root / OVERRIDE).is_symlink():
+        raise DataError(f"`datasets` takes this file's `configs:` over the card's, and specrun pins and checks what "
+                        f"the card says: remove it, or move its configs into {CARD}", file=str(local / OVERRIDE))
     try:
         base, patterns = (root, sanitize_patterns(dict(source.data_files))) if source.data_files \
             else _config_patterns(source, root)
+        for pattern in [] if patterns is None else [p for split in patterns.values() for p in split]:
+            if not pattern_inside_repo(pattern):  # fsspec would open a URL or an archive hop before any check
+                raise DataError(f"data_files pattern {pattern!r} is not a path inside the dataset repo (relative, "
+                                "no '..', no URL or '::' hop)", file=str(local if source.data_files else local / CARD))
         if patterns is None:
             patterns = get_data_patterns(str(base))
         found = DataFilesDict.from_patterns(patterns, base_path=str(base), allowed_extensions=_extensions())

@@ -58,7 +58,7 @@ class Snapshot:
         from datasets.data_files import resolve_pattern
 
         where = f"config {config!r}: {pattern!r}"
-        if not _inside_pattern(pattern):
+        if not pattern_inside_repo(pattern):
             raise DataError(f"{where} is not a path inside the dataset repo (relative, no '..', no URL or '::' "
                             "hop)", file=str(self.readme))
         base = self.root.absolute()  # `datasets` gives absolute paths
@@ -88,7 +88,7 @@ class Snapshot:
         return self.root / "README.md"
 
 
-def _inside_pattern(pattern: str) -> bool:
+def pattern_inside_repo(pattern: str) -> bool:
     """A pattern `datasets` resolves inside the folder alone: relative, no '..' part, and neither a URL (fsspec
     would open it: zip://, hf://, file://) nor a '::' hop into an archive, which it resolves before any check."""
     return not ("\x00" in pattern or pattern.startswith(("/", "\\")) or ".." in pattern.split("/")
