@@ -91,7 +91,8 @@ def test_a_limited_run_is_refused_in_one_line(tmp_path: Path, data_dir: Path, ca
             "leaderboard": ["leaderboard", str(path), "-o", str(tmp_path / "board")],  # named: refused
             "publish": ["publish", str(path), "--benchmark", "specrun/biosses", "-o", str(tmp_path / "hub")],
             "export": ["export", str(path), "--format", "mteb", "-o", str(tmp_path / "mteb")],
-            "check-published": ["check-published", str(path), "--published", str(tmp_path)]}[command]
+            "check-published": ["check-published", str(path), "--published",
+                                str(data_dir / "mteb-results-slice")]}[command]
     code, out, err = run_cli(args, capsys)
     line = assert_one_line_error(code, err, contains="a --limit 20 run")
     assert str(path) in line and out == ""

@@ -14,7 +14,7 @@ import pytest
 
 from specrun.mteb.results import PublishedDir, PublishedIndex, read_task_file
 from specrun.mteb.score_ref import MtebRef
-from tests.conftest import SPECS, run_cli
+from tests.conftest import SPECS, assert_one_line_error, run_cli
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 FOLDER = "sentence-transformers__all-MiniLM-L6-v2"
@@ -47,6 +47,39 @@ def test_the_index_names_every_file_and_opens_none(slice_root: Path) -> None:
     # command that reads one (leaderboard, check-published, compare: all through PublishedDir)
     whole = PublishedDir(slice_root.parent).index
     assert (whole.root, whole.n_files, whole.tasks.keys()) == (slice_root, index.n_files, index.tasks.keys())
+
+
+def test_a_clone_root_with_python_files_is_still_read_as_its_results_folder(slice_root: Path,
+                                                                          tmp_path: Path) -> None:
+    """The results repository's root holds `__init__.py` and scripts, and Python leaves `__pycache__`: neither is
+    a model's folder (a review found such a root read as the results folder itself, 0 files)."""
+    clone = tmp_path / "clone"
+    shutil.copytree(slice_root / FOLDER, clone / "results" / FOLDER)
+    (clone / "__init__.py").write_text("", encoding="utf-8")
+    (clone / "__pycache__").mkdir()
+    index = PublishedDir(clone).index
+    assert index.root == clone / "results"
+    assert index.n_files == PublishedIndex.build(clone / "results").n_files == len(
+        list((clone / "results").glob("*/*/*.json"))) > 0
+
+
+@pytest.mark.parametrize("layout", ["empty", "a file", "a folder of other things", "results/ of other things"])
+def test_a_folder_without_model_folders_is_refused_not_compared_to_nothing(
+        layout: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A mistyped --published (the cache, the data folder's parent) compared nothing and `check-published
+    --tolerance 0` passed (a new-user trial): a folder holding no <org>__<model> folder is refused in one line."""
+    folder = tmp_path / "published"
+    folder.mkdir()
+    if layout == "a file":
+        (folder / "a__b.json").write_text("{}", encoding="utf-8")
+    elif layout == "a folder of other things":
+        (folder / "biosses" / "x").mkdir(parents=True)
+    elif layout == "results/ of other things":
+        (folder / "results" / "__pycache__").mkdir(parents=True)
+    code, out, err = run_cli(["check-published", str(SPECS / "biosses.yaml"), "--published", str(folder),
+                              "--tolerance", "0"], capsys)
+    assert_one_line_error(code, err, contains="holds no <org>__<model> folders")
+    assert out == ""
 
 
 def test_an_older_file_is_converted_as_mteb_converts_it(slice_root: Path) -> None:

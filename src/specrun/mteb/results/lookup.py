@@ -50,8 +50,12 @@ class PublishedDir:
         if not self.root.is_dir():
             raise PublishedError("--published must be a folder in MTEB's results layout "
                                  "(<org>__<model>/<revision>/<TaskName>.json)", file=str(self.root))
-        if (self.root / "results").is_dir() and not any("__" in entry.name for entry in os.scandir(self.root)):
+        if not _holds_model_folders(self.root) and (self.root / "results").is_dir():
             self.root = self.root / "results"  # the repository's root, as a clone gives it: its files lie there
+        if not _holds_model_folders(self.root):  # a mistyped path would compare nothing and pass any gate
+            raise PublishedError("holds no <org>__<model> folders: --published must be a folder in MTEB's results "
+                                 "layout (<org>__<model>/<revision>/<TaskName>.json), or a clone of the results "
+                                 "repository", file=str(self.root))
 
     def task_file(self, path: Path) -> TaskFile:
         """The file, read once while among the last FILES_KEPT asked (several metrics of a run share one)."""
@@ -187,3 +191,10 @@ def _expected_dataset_revision(task: str) -> str | None:
 
 
 __all__ = ["Found", "Published", "PublishedDir"]
+
+
+def _holds_model_folders(folder: Path) -> bool:
+    """Whether the folder holds a model's folder (`<org>__<model>`): a repository root's own `__init__.py` or
+    `__pycache__` is none (a review found a clone's root read as the results folder, 0 files)."""
+    return any(entry.is_dir() and "__" in entry.name and not entry.name.startswith(("_", "."))
+               for entry in os.scandir(folder))
