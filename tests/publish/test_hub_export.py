@@ -182,7 +182,10 @@ def test_benchmark_revision_names_the_benchmark_repo(run: Path, tmp_path: Path,
     code, _, err = run_cli(["publish", str(run), "--benchmark", "specrun/biosses", "--confirm-licence", "ok",
                             "--benchmark-revision", "main"], capsys)
     assert_one_line_error(code, err, contains="is not a full 40-hex commit")
-    for bad in ("bad bench", "no-owner", "o/d/e"):  # refused before a file is written, as the revision is
+    # refused before a file is written, as the revision is; the second line: ids the hub refuses that the
+    # pattern alone let through (a review)
+    for bad in ("bad bench", "no-owner", "o/d/e",
+                "owner/a..b", "owner/a--b", "owner/-ab", "owner/ab.", "owner/ab.git", "own\u00e9r/d", "o/" + "a" * 97):
         code, _, err = run_cli(["publish", str(run), "--benchmark", bad, "--confirm-licence", "ok", "-o",
                                 str(tmp_path / "bad")], capsys)
         assert_one_line_error(code, err, contains=f"--benchmark {bad!r} is not a hub dataset id")

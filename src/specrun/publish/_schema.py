@@ -241,9 +241,16 @@ def hub_url(path: str) -> str:
 
 def check_benchmark(benchmark: str) -> str:
     """--benchmark as the hub names a dataset (owner/name): refused here, before anything is written."""
-    if not re.fullmatch(REPO_ID_PATTERN, benchmark):
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    try:  # the hub's own rule besides the pattern: no '--' or '..', no '-' or '.' at either end, 96 characters
+        valid = bool(re.fullmatch(REPO_ID_PATTERN, benchmark)) and validate_repo_id(benchmark) is None
+    except HFValidationError:
+        valid = False
+    if not valid or benchmark.split("/")[1].startswith(("-", ".")) or benchmark.endswith(".git"):
         raise PublishError(f"--benchmark {benchmark!r} is not a hub dataset id (OWNER/DATASET: letters, digits, "
-                           "'_', '.', '-'); nothing was written")
+                           "'_', '.', '-'; no '--' or '..', none of '-' '.' at either end, at most 96 "
+                           "characters); nothing was written")
     return benchmark
 
 
