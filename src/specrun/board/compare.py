@@ -11,7 +11,7 @@ from specrun.board.paired import Difference, method_note, paired_difference
 from specrun.core.errors import CompareError
 from specrun.core.markdown import md_text
 from specrun.mteb.results.markdown import PublishedCell, published_table
-from specrun.results import Results, confidence_percent, run_identity, run_labels
+from specrun.results import Results, confidence_percent, configuration, configured_note, run_identity, run_labels
 from specrun.results.verify import find_spec, load_verified, refuse_limited
 
 if TYPE_CHECKING:
@@ -106,5 +106,8 @@ def published_markdown(a: Results, b: Results, path_a: Path, path_b: Path, publi
     if not cells:
         return "\nPublished: no metric of spec " + f"{a.spec_id} names an MTEB counterpart (`metrics.NAME.mteb`).\n"
     lines = ["", "Published (MTEB result files): shown beside, not in the paired differences (a published value has "
-                 "no interval and no units to resample).", "", *published_table(("split", "metric", "model"), cells)]
+                 "no interval and no units to resample).", ""]
+    notes = [configured_note(configuration(run), label) for run, label in zip((a, b), labels, strict=True)]
+    lines += [*(f"{md_text(note)}." for note in notes if note), *([""] if any(notes) else [])]
+    lines += published_table(("split", "metric", "model"), cells)
     return "\n".join(lines) + "\n"

@@ -9,6 +9,7 @@ from specrun.results._labels import (
     IDENTITY_FIELDS,
     confidence_percent,
     configuration,
+    configured_note,
     describe_setting,
     refuse_configured,
     run_identity,
@@ -40,6 +41,7 @@ from specrun.results.model import (
 __all__ = ["IDENTITY_FIELDS", "PREDICTIONS_FILE", "PREDICTIONS_LIMIT", "RESULTS_FORMAT", "RESULTS_LIMIT",
            "FieldStatistics", "MetricInfo", "ModelMeta", "ModelProvenance", "PredictionsRef", "Provenance",
            "RerankerProvenance", "Results", "SplitProvenance", "SplitStatistics", "Spread", "TextCounts",
-           "Uncertainty", "Unit", "build_results", "confidence_percent", "configuration", "describe_setting",
+           "Uncertainty", "Unit", "build_results", "confidence_percent", "configuration", "configured_note",
+           "describe_setting",
            "is_plain_file_name", "package_versions", "predictions_jsonl", "read_predictions", "read_results",
            "refuse_configured", "results_json", "run_identity", "run_labels", "shown_name"]

@@ -61,6 +61,15 @@ def configuration(results: Results) -> list[str]:
     return parts
 
 
+def configured_note(changed: list[str], label: str = "Ours") -> str | None:
+    """Said beside published values (check-published, compare --published, a suite's published section) for a
+    run that is not the model as it is: those values are the model's own, so the difference is no check."""
+    if not changed:
+        return None
+    return (f"{label} is not the model as it is ({', '.join(changed)}); the published values are the model's own: "
+            "the difference is the configuration's, not a check of the run")
+
+
 def refuse_configured(results: Results, path: str | os.PathLike[str], what: str, where: str) -> None:
     """Files that name a model and hold a score (MTEB's result files, a hub model-index) would credit the model
     as it is with a run of another configuration (the hashing adapter, a prompt, truncation, a reranker): refused,

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from specrun.core.markdown import md_text
 from specrun.mteb.results import Found, PublishedDir
 from specrun.mteb.results.markdown import PublishedCell, published_table
+from specrun.results import configured_note
 from specrun.spec.model import Spec
 from specrun.suites.model import LoadedSuite
 from specrun.suites.results import SuiteResults
@@ -67,9 +68,8 @@ def published_markdown(results: SuiteResults, rows: list[MemberPublished], chang
     describe the model as it is."""
     ours = {m.index: m.value for m in results.members}
     lines = ["", "## Published (MTEB result files)", ""]
-    if changed:
-        lines += [f"Ours is not the model as it is ({md_text(', '.join(changed))}); the published values are the "
-                  "model's own: the difference is the configuration's, not a check of the run.", ""]
+    note = configured_note(changed or [])
+    lines += [md_text(note) + ".", ""] if note else []
     lines += ["Shown beside, never resampled: a published value has no interval, and the aggregates' intervals do "
               "not use it.", ""]
     table = published_table(("member",), [PublishedCell(keys=(r.label,), ours=ours.get(r.index), found=r.found,

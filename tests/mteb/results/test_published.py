@@ -118,6 +118,8 @@ def test_check_published_prints_ours_published_and_the_difference(runs: dict[str
     code, out, err = run_cli(["check-published", str(runs["stsb"]), "--published", str(published),
                               "--tolerance", "1e-10"], capsys)
     assert code == 1 and "exceeds --tolerance" in err
+    # a hashing run beside the model's published values: said, not passed off as a check (a new-user trial)
+    assert "is not the model as it is (adapter hashing); the published values are the model's own" in out
 
 
 @pytest.mark.parametrize(("edit", "contains"), [
@@ -197,6 +199,8 @@ def test_compare_shows_published_values_never_paired(runs: dict[str, Path], publ
     paired, _, beside = out.partition("Published (MTEB result files)")
     assert "published" not in paired.lower()
     assert beside.count("| test | spearman_zero_shot |") == 2 and "-1.000e-09" in beside
+    assert beside.count("is not the model as it is (adapter hashing") == 2  # each run, by its label
+    assert "(adapter hashing, max length 16) is not the model as it is" in beside
 
 
 @pytest.mark.slow  # export takes a run of the model as it is: the real model

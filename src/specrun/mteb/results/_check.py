@@ -10,7 +10,7 @@ from pathlib import Path
 from specrun.core.markdown import md_text
 from specrun.mteb.results.lookup import Found, PublishedDir
 from specrun.mteb.score_ref import MtebRef
-from specrun.results import run_identity, run_labels
+from specrun.results import configuration, configured_note, run_identity, run_labels
 from specrun.results.verify import refuse_limited, verified_with_spec
 
 
@@ -26,6 +26,7 @@ class CheckRow:
     ours: float
     found: Found
     label: str = ""  # the run's model and, where the runs checked differ in them, its settings
+    changed: tuple[str, ...] = ()  # what the run changed about the model (results.configuration)
 
     @property
     def difference(self) -> float | None:
@@ -56,7 +57,7 @@ def check_published(paths: list[Path], published: PublishedDir, spec: str | None
                 continue
             ours = results.scores[split][metric_id].value
             rows.append(CheckRow(results=path, spec_id=results.spec_id, split=split, metric=metric_id,
-                                 ref=ref, ours=ours, label=label,
+                                 ref=ref, ours=ours, label=label, changed=tuple(configuration(results)),
                                  found=published.find(model.name, model.revision, ref)))
     return rows
 
@@ -71,7 +72,8 @@ def check_text(rows: list[CheckRow]) -> str:
         difference = "—" if r.difference is None else f"{r.difference:+.3e}"
         lines.append(f"| {md_text(r.label)} | {r.spec_id} | {r.split} | {r.metric} | {where} | {r.ours:.10f} | "
                      f"{published} | {difference} |")
-    notes = dict.fromkeys(r.found.note for r in rows if r.found.note)
+    notes = dict.fromkeys([*(configured_note(list(r.changed), r.label or "This run") for r in rows if r.changed),
+                           *(r.found.note for r in rows if r.found.note)])
     lines += [""] if notes or any(r.found.value is None for r in rows) else []
     lines += [f"Note: {md_text(note)}." for note in notes]
     lines += [f"Not published: {r.spec_id} {r.metric}: {md_text(r.found.reason)}." for r in rows
