@@ -135,3 +135,30 @@ def test_every_kind_refuses_non_finite_and_zero_vectors(kind: str, data: st.Data
     with pytest.raises(SpecrunError) as caught:
         protocol.run(list(example.items), RunContext(embed, support), options)
     assert "embedding" in caught.value.one_line() and "\n" not in caught.value.one_line()
+
+
+@pytest.mark.parametrize("kind", sorted(PROTOCOLS))
+def test_every_kind_refuses_one_vector_for_every_text(kind: str) -> None:
+    """A model that maps every text to one vector predicts a constant: each kind refuses it, in its run or in
+    every metric's estimate (NaN is an error), never a number made of tie-breaking (a bad-input hunt found
+    classification, bitext mining, corpus retrieval, clustering, regression, conditional STS and pair AP scoring
+    it: accuracy 0.33, nDCG@10 0.54, V-measure 0, AP the positive rate)."""
+    protocol = PROTOCOLS[kind]
+    example = protocol.example()
+    options = protocol.Options.model_validate(dict(example.options))
+    items, support = list(example.items), dict(example.support)
+
+    def one_vector(texts: Sequence[str], _field: str) -> np.ndarray:
+        return np.tile(np.array([1.0, 0.5, 0.0, 0.25], dtype=np.float32), (len(texts), 1))
+
+    try:
+        embed = announced_embed(kind, protocol, items, options, support, one_vector)
+        outputs = protocol.run(items, RunContext(embed, support), options)
+    except SpecrunError as refused:
+        assert "same" in refused.one_line() or "constant" in refused.one_line(), refused.one_line()
+        return
+    fed = example.metrics or tuple(name for name, metric in METRICS.items()
+                                   if set(metric.inputs) <= set(protocol.info.outputs))
+    for name in fed:
+        with pytest.raises(SpecrunError):
+            estimate(name, outputs.arrays, resamples=50, confidence=0.9, seed=7)

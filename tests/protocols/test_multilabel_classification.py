@@ -125,7 +125,7 @@ def test_bad_label_sets_and_data_are_one_line() -> None:
 def test_a_constant_prediction_is_an_error() -> None:
     items = [Item(id=f"t{i}", fields={"text": f"t{i}", "labels": [["a"], ["b"]][i % 2]}) for i in range(12)]
     ctx = RunContext(embed=lambda texts, field: np.ones((len(texts), 2)), support={"train": items})
-    with pytest.raises(DataError, match="same label set"):
+    with pytest.raises(DataError, match="one label set for all 12 items"):
         MultilabelClassificationProtocol().run(items, ctx, MultilabelOptions(fit_split="train", n_experiments=2,
                                                                              samples_per_label=3, k=5))
 

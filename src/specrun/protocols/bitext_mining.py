@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from specrun.core.contracts import KindExample, KindInfo, NoOptions, ProtocolKind, RunContext
+from specrun.core.errors import DataError
 from specrun.core.registry import PROTOCOLS
 from specrun.core.types import Item, Outputs
 from specrun.search.cosine import COSINE_DECIMALS, check_norms
@@ -61,6 +62,10 @@ class BitextMiningProtocol(ProtocolKind[NoOptions]):
         sources = ctx.embed([item.fields["source"] for item in items], "source")
         targets = ctx.embed([item.fields["target"] for item in items], "target")
         matched = nearest_targets(sources, targets, ctx.similarity)
+        if len(items) > 1 and np.all(matched == matched[0]):
+            raise DataError(f"every one of the {len(items)} source sentences is matched to target line "
+                            f"{int(matched[0]) + 1}; a constant prediction measures nothing (are the vectors all "
+                            "the same?)")
         return Outputs(unit=self.info.unit, ids=[item.id for item in items],
                        arrays={"predicted_class": matched.astype(np.float64),
                                "gold_class": np.arange(len(items), dtype=np.float64)})

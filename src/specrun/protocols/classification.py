@@ -175,6 +175,9 @@ class ClassificationProtocol(ProtocolKind[ClassificationOptions]):
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 model.fit(fit_x[[position[index] for index in indices]], fit_y[indices])
             predicted[:, run] = model.predict(test_x)
+        if len(items) > 1 and np.all(predicted == predicted[:1]):  # each experiment one class: a number from nothing
+            raise DataError(f"every experiment predicts one class for all {len(items)} items; a constant "
+                            "prediction measures nothing (are the vectors all the same?)")
         return Outputs(unit=self.info.unit, ids=[item.id for item in items],
                        arrays={"predicted_class": predicted, "gold_class": gold.astype(np.float64)})
 

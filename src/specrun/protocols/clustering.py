@@ -256,6 +256,19 @@ def mteb2_runs(vectors: np.ndarray, levels: np.ndarray, rng: random.Random,
     return clusters, gold if len({level for level, _ in runs}) > 1 else gold[:, 0]
 
 
+def one_cluster_refused(outputs: Outputs) -> Outputs:
+    """The outputs, unless every run whose documents hold several classes put them all in one cluster: a
+    constant prediction (vectors all the same, say) would score 0 as if measured."""
+    clusters, gold = outputs.arrays["cluster_id"], outputs.arrays["gold_class"]
+    gold = np.broadcast_to(gold[:, None] if gold.ndim == 1 else gold, clusters.shape)
+    one_cluster = [len(np.unique(clusters[member, run] % DRAW_STRIDE)) == 1
+                   for run, member in enumerate((clusters >= 0).T) if len(np.unique(gold[member, run])) > 1]
+    if one_cluster and all(one_cluster):
+        raise DataError(f"every run puts all its documents in one cluster ({len(one_cluster)} runs of several "
+                        "classes); a constant prediction measures nothing (are the vectors all the same?)")
+    return outputs
+
+
 class ClusteringProtocol(ProtocolKind[ClusteringOptions]):
     """Each item embedded on its own; k-means with k = the number of distinct gold labels. legacy: n_runs times
     over all evaluated items or (set_size) each run over its own subset; outputs per item its gold label (numbered
@@ -301,9 +314,12 @@ class ClusteringProtocol(ProtocolKind[ClusteringOptions]):
 
     def run(self, items: Sequence[Item], ctx: RunContext, options: ClusteringOptions) -> Outputs:
         if options.procedure == "mteb2":
-            return self._mteb2(items, ctx, options)
+            return one_cluster_refused(self._mteb2(items, ctx, options))
         if options.sets is not None:
-            return self._sets(items, ctx, options)
+            return one_cluster_refused(self._sets(items, ctx, options))
+        return one_cluster_refused(self._whole(items, ctx, options))
+
+    def _whole(self, items: Sequence[Item], ctx: RunContext, options: ClusteringOptions) -> Outputs:
         levels = level_numbers(items, "the evaluated split")[0]
         vectors = check_vectors(ctx.embed([item.fields["text"] for item in items], "text"), "k-means cannot place it")
         gold = levels[:, 0]

@@ -83,6 +83,9 @@ class ConditionalStsProtocol(ProtocolKind[ConditionalOptions]):
                               "condition")
             left, right = left - condition, right - condition
         prediction = similarity_rows(left, right, ctx.similarity)
+        if len(prediction) > 2 and np.ptp(prediction) <= 1e-12 * max(1.0, float(np.abs(prediction).max())):
+            raise DataError(f"every one of the {len(prediction)} pairs scores {float(prediction[0]):.6g}; a constant "
+                            "prediction measures nothing (are the vectors all the same?)")
         gold = np.array([item.fields["gold"] for item in items], dtype=np.float64)
         valid = np.ones_like(gold) if options.invalid_gold is None else (gold != options.invalid_gold) * 1.0
         return Outputs(unit=self.info.unit, ids=[item.id for item in items[::2]], arrays={

@@ -137,6 +137,11 @@ def top_candidates(queries: np.ndarray, candidates: Sequence[Sequence[str]], cor
     lists = [np.array([corpus.position[doc] for doc in docs], dtype=np.int64) for docs in ids]
     documents = lambda start, stop: ctx.embed(corpus.slice(start, stop), "corpus")  # noqa: E731
     scores = candidate_scores(queries, lists, documents, len(corpus), options.chunk_size, ctx.similarity)
+    ranked_lists = [values for values in scores if len(values) > 1]
+    if ranked_lists and all(values.max() == values.min() for values in ranked_lists):
+        raise DataError(f"every query's candidates tie ({len(ranked_lists)} lists of two or more): the order "
+                        "would be document ids, a constant prediction that measures nothing (are the vectors all "
+                        "the same?)")
     runs = []
     for positions, values in zip(lists, scores, strict=True):
         order = np.argsort(-values, kind="stable")[:options.top_k]

@@ -148,6 +148,9 @@ class CorpusRetrievalProtocol(ProtocolKind[CorpusOptions]):
                               [item.id for item in items])
             if own is not None:
                 ranked = without_own(ranked, own, ranked.shape[1])
+        if len(items) > 1 and ranked.shape[1] > 1 and np.all(ranked == ranked[0]):
+            raise DataError(f"every one of the {len(items)} queries retrieves the same documents in the same order; "
+                            "a constant prediction measures nothing (are the vectors all the same?)")
         arrays = corpus_measures(ranked, [item.fields["qrels"] for item in items], corpus.position)
         arrays["query_group"] = query_groups([item.id for item in items], options.query_groups)
         return Outputs(unit=self.info.unit, ids=[item.id for item in items], arrays=arrays)

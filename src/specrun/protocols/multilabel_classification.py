@@ -119,9 +119,9 @@ class MultilabelClassificationProtocol(ProtocolKind[MultilabelOptions]):
                 warnings.simplefilter("ignore", UserWarning)
                 model.fit(fit_x[[position[index] for index in indices]], fit_bits[indices])
             predicted[:, run] = (np.asarray(model.predict(test_x), dtype=np.int64) @ weights).astype(np.float64)
-        if len(items) > 1 and np.all(predicted == predicted[0, 0]):
-            raise DataError(f"every experiment predicts the same label set for all {len(items)} items; a constant "
-                            "prediction measures nothing")
+        if len(items) > 1 and np.all(predicted == predicted[:1]):  # each experiment one label set
+            raise DataError(f"every experiment predicts one label set for all {len(items)} items; a constant "
+                            "prediction measures nothing (are the vectors all the same?)")
         return Outputs(unit=self.info.unit, ids=[item.id for item in items],
                        arrays={"predicted_labels": predicted,
                                "gold_labels": masks([item.fields["labels"] for item in items], classes)})

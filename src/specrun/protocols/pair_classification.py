@@ -74,6 +74,9 @@ class PairClassificationProtocol(ProtocolKind[PairOptions]):
     def run(self, items: Sequence[Item], ctx: RunContext, options: PairOptions) -> Outputs:
         scores, labels = self._scored(items, ctx.embed)
         function = ctx.similarity  # the thresholds' scores: the same numbers as that function's own column
+        if len(items) > 1 and np.all(scores[function] == scores[function][0]):
+            raise DataError(f"every one of the {len(items)} pairs scores {float(scores[function][0]):.6g} under "
+                            f"{function}; a constant prediction measures nothing (are the vectors all the same?)")
         if options.threshold_split is not None:
             chosen, chosen_labels = self._scored(ctx.support[options.threshold_split], ctx.embed)
             accuracy_threshold, f1_threshold = best_thresholds(chosen[function], chosen_labels)

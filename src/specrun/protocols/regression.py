@@ -143,6 +143,10 @@ class RegressionProtocol(ProtocolKind[RegressionOptions]):
         for run, indices in enumerate(chosen):
             model = LinearRegression().fit(fit_x[[position[i] for i in indices.tolist()]], targets[indices])
             predicted[:, run] = model.predict(test_x)
+        spread = np.ptp(predicted, axis=0) if len(items) > 1 else np.ones(1)
+        if np.all(spread <= 1e-12 * np.maximum(1.0, np.abs(predicted).max(axis=0))):
+            raise DataError(f"every experiment predicts one value for all {len(items)} items; a constant "
+                            "prediction measures nothing (are the vectors all the same?)")
         gold = np.array([item.fields["target"] for item in items], dtype=np.float64)
         return Outputs(unit=self.info.unit, ids=[item.id for item in items],
                        arrays={"predicted_value": predicted, "gold_value": gold})
