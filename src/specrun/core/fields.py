@@ -23,7 +23,10 @@ def parse_number(value: Any) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an integer beyond float's range (a JSON number of 309+ digits): infinite
+            return math.inf if value > 0 else -math.inf
     if isinstance(value, str) and _DECIMAL.fullmatch(value.strip(" ")):
         return float(value)
     return None

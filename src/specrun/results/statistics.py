@@ -32,9 +32,10 @@ def spread(values: Iterable[int | float]) -> Spread | None:
     return Spread(min=low, mean=total / count, max=high)
 
 
-def _label_key(label: Any) -> tuple[int, float, str]:
-    """Labels in order: numbers numerically first, then texts (the order the protocols sort classes in)."""
-    return (0, float(label), "") if isinstance(label, (int, float)) else (1, 0.0, str(label))
+def _label_key(label: Any) -> tuple[int, float | int, str]:
+    """Labels in order: numbers numerically first, then texts (the order the protocols sort classes in); an
+    integer compared as itself (one beyond float's range has no float)."""
+    return (0, label, "") if isinstance(label, (int, float)) else (1, 0, str(label))
 
 
 def field_statistics(kind: str, values: Sequence[Any]) -> FieldStatistics:
