@@ -31,6 +31,8 @@ _SCALAR_TAGS = {
     "tag:yaml.org,2002:null",
 }
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_STR = "tag:yaml.org,2002:str"
+_READ_AS = {"int": "an integer", "float": "a number", "bool": "a boolean", "null": "null"}
 _MAP = "tag:yaml.org,2002:map"
 _SEQ = "tag:yaml.org,2002:seq"
 _MERGE = "tag:yaml.org,2002:merge"
@@ -160,6 +162,10 @@ class _Builder:
                     raise self.fail(key_node, path, "merge keys (<<) are not allowed; write the keys out")
                 if not isinstance(key_node, yaml.ScalarNode) or key_node.tag not in _SCALAR_TAGS:
                     raise self.fail(key_node, path, "a key must be a plain string")
+                if key_node.tag != _STR:  # 2020, 1.10, 010, null, yes: other YAML readers name it otherwise
+                    read_as = _READ_AS[key_node.tag.rsplit(":", 1)[-1]]
+                    raise self.fail(key_node, path, f"key {key_node.value} is read by YAML as {read_as}, not a "
+                                    f"name; write it in quotes: '{key_node.value}'")
                 key = str(key_node.value)
                 child = (*path, key)
                 if key in out:

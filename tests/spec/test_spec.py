@@ -57,12 +57,22 @@ def test_duplicate_key_names_both_lines() -> None:
     ("b:\n  c: &m\n    d: *m\n", "a recursive alias"),
     ("a: [1, 2\n", "YAML syntax error"),
     ("", "file is empty"),
+    # keys other YAML readers (fingerprint --write's round-trip one) name otherwise: a KeyError traceback there
+    ("splits:\n  2020: {}\n", "key 2020 is read by YAML as an integer, not a name; write it in quotes: '2020'"),
+    ("subsets:\n  010: {}\n", "key 010 is read by YAML as an integer"),
+    ("subsets:\n  1.10: {}\n", "key 1.10 is read by YAML as a number"),
+    ("subsets:\n  null: {}\n", "key null is read by YAML as null"),
+    ("columns:\n  yes: text\n", "key yes is read by YAML as a boolean"),
 ])
 def test_unsafe_or_broken_yaml_is_one_line(text: str, expected: str) -> None:
     with pytest.raises(SpecError) as info:
         parse_yaml(text, "x.yaml")
     line = info.value.one_line()
     assert expected in line and "\n" not in line and line.startswith("x.yaml")
+
+
+def test_a_quoted_number_is_a_name() -> None:
+    assert parse_yaml("splits:\n  '2020': {}\n  \"010\": {}\n", "x.yaml").data == {"splits": {"2020": {}, "010": {}}}
 
 
 def test_alias_explosion_is_refused() -> None:
