@@ -269,3 +269,36 @@ def open_regular(path: Path, what: str) -> None:
     regular_or_folder(path)
     if path.is_dir():
         raise DataError(f"{what} is a folder, expected a file", file=str(path))
+
+
+def undecodable_at(path: Path) -> tuple[int, int, int] | None:
+    """(line, byte offset, byte) of the first byte of the file that is not UTF-8, or None: what a reader that
+    decodes ahead of its parser (csv reads 8 KiB at a time) says instead of the line its parser had reached.
+    Read in blocks: memory stays bounded for a corpus of any size."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    lines, offset = 1, 0
+    with path.open("rb") as handle:
+        while True:
+            block = handle.read(1 << 20)
+            pending = len(decoder.getstate()[0])
+            try:
+                decoder.decode(block, final=not block)
+            except UnicodeDecodeError as exc:  # exc.object: the bytes held back from the last block, then this one
+                return (lines + exc.object[: exc.start].count(b"\n"), offset - pending + exc.start,
+                        exc.object[exc.start])
+            if not block:
+                return None
+            lines += block.count(b"\n")
+            offset += len(block)
+
+
+def not_utf8(path: Path) -> DataError:
+    """The one-line error for a data file that is not UTF-8, at the line and offset of its first bad byte."""
+    found = undecodable_at(path)
+    if found is None:  # the file changed since the reader failed: say what is known
+        return DataError("not UTF-8; save the file as UTF-8", file=str(path))
+    line, offset, byte = found
+    return DataError(f"not UTF-8 (byte 0x{byte:02x} at offset {offset}); save the file as UTF-8", file=str(path),
+                     line=line)

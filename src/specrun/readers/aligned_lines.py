@@ -12,7 +12,7 @@ from pydantic import Field
 
 from specrun.core.contracts import ReaderEntry, ReadLayout, Rows
 from specrun.core.errors import DataError
-from specrun.core.files import open_regular
+from specrun.core.files import not_utf8, open_regular
 from specrun.core.registry import register_reader
 from specrun.core.types import Strict
 
@@ -36,8 +36,8 @@ def file_lines(path: Path) -> list[str]:
     open_regular(path, path.name)
     try:
         text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DataError(f"not UTF-8 (byte {exc.start})", file=str(path)) from None
+    except UnicodeDecodeError:
+        raise not_utf8(path) from None
     lines = text.removeprefix("\ufeff").split("\n")
     if lines and lines[-1] == "":
         lines.pop()

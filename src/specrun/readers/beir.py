@@ -13,7 +13,7 @@ from typing import Any
 from specrun.core.contracts import ReaderEntry, Rows
 from specrun.core.errors import DataError
 from specrun.core.fields import parse_number
-from specrun.core.files import open_regular
+from specrun.core.files import not_utf8, open_regular
 from specrun.core.registry import register_reader
 from specrun.readers.corpus_file import read_corpus_file
 from specrun.readers.corpus_files import locate_all
@@ -140,7 +140,7 @@ def _read_qrels(file: Path, queries: dict[str, str], position: Mapping[str, int]
         except csv.Error as exc:
             raise DataError(f"malformed qrels tsv: {exc}", file=str(file), line=reader.line_num) from None
         except UnicodeDecodeError:
-            raise DataError("not UTF-8", file=str(file), line=reader.line_num + 1) from None
+            raise not_utf8(file) from None
     return qrels
 
 

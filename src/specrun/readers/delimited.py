@@ -12,6 +12,7 @@ from pydantic import Field, model_validator
 from specrun.core.contracts import ReaderEntry, ReadLayout, Rows
 from specrun.core.errors import DataError
 from specrun.core.fields import parse_number
+from specrun.core.files import not_utf8
 from specrun.core.registry import register_reader
 from specrun.core.types import Strict
 
@@ -135,7 +136,7 @@ def _read_delimited(path: Path, layout: ReadLayout, delimiter: str) -> Rows:
             problem = _malformed(exc, layout.format, quoting != csv.QUOTE_NONE, start, reader.line_num)
             raise DataError(problem, file=str(path), line=reader.line_num) from None
         except UnicodeDecodeError:
-            raise DataError("not UTF-8", file=str(path), line=reader.line_num + 1) from None
+            raise not_utf8(path) from None
     return rows
 
 
