@@ -121,6 +121,30 @@ def test_rank_intervals_equal_a_plain_loop(metric: str, higher: bool) -> None:
     assert (got.rank_low <= got.rank).all() and (got.rank <= got.rank_high).all()
 
 
+def test_models_tied_but_for_rounding_share_their_ranks_and_neither_beats_the_other() -> None:
+    """Two models with one score on a resample (an exact tie: 0.0 apart in scipy's sums) came out 1e-16 apart in
+    another order of the sums, and one 'beat' the other: P(better) and the ranks moved with rounding. A difference
+    within intervals.ROUNDING is a tie, in the ranks, the shares and compare's P(A better). Here B = 3A + 7, whose
+    Pearson with the gold is A's exactly, and A's only to the last bits in floating point."""
+    from specrun.board import paired_difference
+
+    rng = np.random.default_rng(5)
+    gold = rng.normal(size=50)
+    prediction = gold + rng.normal(size=50)
+    scaled = 3 * prediction + 7
+    statistic = METRICS["pearson"].statistic
+    weights = unit_counts(np.random.default_rng(1).integers(0, 50, (200, 50)), 50)
+    assert np.any(statistic(prediction, gold, weights=weights) != statistic(scaled, gold, weights=weights))
+    board = rank_board(statistic, [[prediction, gold], [scaled, gold]], direction="higher", resamples=200,
+                       confidence=0.9, seed=1)
+    assert board.better.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    assert board.rank_low.tolist() == board.rank_high.tolist() == [1, 1]
+    difference = paired_difference("test", "pearson", "pearson", "higher", {"prediction": prediction, "gold": gold},
+                                   {"prediction": scaled, "gold": gold}, resamples=200, confidence=0.9, seed=1,
+                                   n=50)
+    assert difference.a_better == 0.0
+
+
 @pytest.mark.parametrize("method", ["basic", "centred", "bca"])
 def test_a_board_reads_the_resamples_as_compare_does_for_every_method(method: str) -> None:
     """Under the metric's interval method, the difference to the best and P(i better than j) are compare's own

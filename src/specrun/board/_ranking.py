@@ -76,7 +76,8 @@ def resampled_scores(statistic: Callable[..., np.ndarray], models: Sequence[Sequ
 
 def min_ranks(signed: np.ndarray) -> np.ndarray:
     """(..., models) higher-is-better values -> 1 + the number of models strictly better (ties share the best)."""
-    return 1 + np.sum(signed[..., None, :] > signed[..., :, None], axis=-1)
+    with np.errstate(invalid="ignore"):  # -inf (a model absent) against -inf: NaN, no win
+        return 1 + np.sum(intervals.ahead(signed[..., None, :] - signed[..., :, None]), axis=-1)
 
 
 def _chunks(resamples: int, models: int) -> range:
@@ -172,7 +173,8 @@ def rank_scores(observed: np.ndarray, scores: np.ndarray, *, direction: str, con
     chunks = _chunks(resamples, count)
     for start in chunks:
         signed = sign * plausible[start:start + chunks.step]
-        pairwise = signed[:, :, None] > signed[:, None, :]  # [b, i, j]: i beats j
+        with np.errstate(invalid="ignore"):
+            pairwise = intervals.ahead(signed[:, :, None] - signed[:, None, :])  # [b, i, j]: i beats j
         better += pairwise.sum(axis=0)
         ranks[start:start + len(signed)] = 1 + pairwise.sum(axis=1)
     better /= resamples
@@ -203,7 +205,8 @@ def pairwise_shares(signed_observed: np.ndarray, signed_scores: np.ndarray, meth
     out = np.zeros((count, count))
     for i in range(count):
         differences = signed_scores[:, [i]] - signed_scores
-        out[i] = np.mean(intervals.plausible(method, signed_observed[i] - signed_observed, differences) > 0, axis=0)
+        out[i] = np.mean(intervals.ahead(intervals.plausible(method, signed_observed[i] - signed_observed,
+                                                             differences)), axis=0)
     np.fill_diagonal(out, 0.0)
     return out
 

@@ -39,7 +39,16 @@ from specrun.core.errors import MetricError
 from specrun.metrics.resampling import BOOTSTRAP_BATCH, percentile_interval
 from specrun.metrics.weighted import unit_counts
 
-__all__ = ["INTERVAL_METHODS", "centring", "interval", "jackknife_sd", "plausible", "widened"]
+__all__ = ["INTERVAL_METHODS", "ROUNDING", "ahead", "centring", "interval", "jackknife_sd", "plausible", "widened"]
+
+# Two values this close are one: a paired difference or a rank decided by rounding would differ between two exact
+# computations of the same number (two models tied in a resample: 0.0 in one order of the sums, 1e-16 in another)
+ROUNDING = 1e-12
+
+
+def ahead(difference: np.ndarray | float) -> np.ndarray:
+    """Where a (higher-is-better) difference is one beyond rounding: a win, never a tie (NaN is none)."""
+    return np.asarray(difference) > ROUNDING
 
 Statistic = Callable[[np.ndarray], np.ndarray]  # unit weights (batch, units) -> (batch,) values
 
