@@ -32,7 +32,11 @@ def sorted_ranks(ordered: np.ndarray, weights: np.ndarray) -> np.ndarray:
 
 
 def weighted_pearson(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Pearson r of x and y with each unit counted weights[..., j] times (x, y broadcast against weights)."""
+    """Pearson r of x and y with each unit counted weights[..., j] times (x, y broadcast against weights). Both
+    are centred on their plain mean first: r is shift-free, and the one-pass sums below lose digits to an offset
+    (gold of 1e5 + s moved r in the 7th digit; 1e6 + s read as constant)."""
+    x = np.asarray(x, dtype=np.float64) - np.mean(x, axis=-1, keepdims=True)
+    y = np.asarray(y, dtype=np.float64) - np.mean(y, axis=-1, keepdims=True)
     x, y = np.broadcast_to(x, weights.shape), np.broadcast_to(y, weights.shape)
     total = weights.sum(axis=-1)
     wx, wy = weights * x, weights * y
