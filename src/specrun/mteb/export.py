@@ -21,6 +21,7 @@ from specrun.core.errors import PublishedError, PublishError
 from specrun.core.files import sha256_file
 from specrun.mteb.results.files import NO_REVISION, checked_part, model_folder_name
 from specrun.results import Results, refuse_configured, run_identity, run_labels
+from specrun.results.identity import identity_notes
 from specrun.results.verify import refuse_limited, verified_with_spec
 
 EXPORT_FORMAT = "specrun.mteb-export/1"
@@ -62,6 +63,11 @@ def mteb_files(paths: list[Path], spec: str | None = None,
                                "counterpart; nothing exported")
             continue
         refuse_configured(results, path, "export --format mteb", "MTEB's result files")
+        other_data = identity_notes(loaded.spec, results)
+        if other_data:  # the file would name MTEB's dataset revision for it
+            raise PublishError(f"export --format mteb: this run's data is not MTEB's ({other_data[0]}), and MTEB's "
+                               "result files name the task's own dataset revision; only a run on MTEB's data goes "
+                               "there", file=str(path))
         for task, scores in by_task.items():
             _add_run(state.tasks[(*folder, task)], results, path, scores, name)
     if not state.tasks:

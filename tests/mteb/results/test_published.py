@@ -254,6 +254,28 @@ def test_export_refuses_what_it_cannot_write(plain_runs: dict[str, Path], tmp_pa
     assert "names an MTEB counterpart" in assert_one_line_error(code, err)
 
 
+@pytest.mark.slow  # export takes a run of the model as it is: the real model (its vectors from the session cache)
+def test_export_refuses_a_run_on_data_that_is_not_mteb(tmp_path: Path, data_dir: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """A run whose split differs from the statistics its spec expects (a copy that is not MTEB's data) was
+    exported under the task's own dataset revision, as if MTEB's (a new-user trial): refused, nothing written;
+    check-published says it beside the numbers."""
+    text = (SPECS / "stsb.yaml").read_text(encoding="utf-8")
+    spec = tmp_path / "stsb.yaml"
+    spec.write_text(text.replace("    source_split: test\n", "    source_split: test\n    expect:\n      source: "
+                                 "MTEB's descriptive statistics\n      n: 1380\n", 1), encoding="utf-8")
+    code, out, err = run_cli([str(spec), "--data-dir", str(data_dir), "--output", str(tmp_path / "runs"), "-q"],
+                             capsys)
+    assert code == 0 and "split test differs from MTEB's descriptive statistics: items: 1379, expected 1380" in err
+    code, _out, err = run_cli(["export", "--format", "mteb", out.split()[-1], "-o", str(tmp_path / "mteb")], capsys)
+    assert_one_line_error(code, err, contains="this run's data is not MTEB's (split test differs")
+    assert not (tmp_path / "mteb").exists()
+    code, shown, err = run_cli(["check-published", out.split()[-1], "--published", str(data_dir / "mteb-results")],
+                               capsys)  # shown beside, and said
+    assert code == 0, err
+    assert "its data is not the reference's (split test differs from MTEB's descriptive statistics" in shown
+
+
 @pytest.mark.parametrize(("old", "new", "contains"), [
     ("score: cosine_pearson,", "score: cosine_pearson, spec_split: dev,", "'dev' is not an evaluated split"),
     ("score: cosine_pearson,", "score: cosine_spearman,", "already maps to MTEB STSBenchmark"),

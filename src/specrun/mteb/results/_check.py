@@ -11,6 +11,7 @@ from specrun.core.markdown import md_text
 from specrun.mteb.results.lookup import Found, PublishedDir
 from specrun.mteb.score_ref import MtebRef
 from specrun.results import configuration, configured_note, run_identity, run_labels
+from specrun.results.identity import identity_notes
 from specrun.results.verify import refuse_limited, verified_with_spec
 
 
@@ -27,6 +28,7 @@ class CheckRow:
     found: Found
     label: str = ""  # the run's model and, where the runs checked differ in them, its settings
     changed: tuple[str, ...] = ()  # what the run changed about the model (results.configuration)
+    other_data: tuple[str, ...] = ()  # where the run's splits differ from what the spec expects (MTEB's statistics)
 
     @property
     def difference(self) -> float | None:
@@ -49,6 +51,7 @@ def check_published(paths: list[Path], published: PublishedDir, spec: str | None
             labels[i] = label
     for (path, verified, loaded), label in zip(checked, labels, strict=True):
         results, model = verified.results, verified.results.provenance.model
+        other_data = tuple(identity_notes(loaded.spec, results))
         for metric_id, split, ref in ((m, split, ref) for m in loaded.spec.metrics
                                       for split, ref in loaded.spec.mteb_cells(m)):
             if metric_id not in results.scores.get(split, {}):
@@ -58,6 +61,7 @@ def check_published(paths: list[Path], published: PublishedDir, spec: str | None
             ours = results.scores[split][metric_id].value
             rows.append(CheckRow(results=path, spec_id=results.spec_id, split=split, metric=metric_id,
                                  ref=ref, ours=ours, label=label, changed=tuple(configuration(results)),
+                                 other_data=other_data,
                                  found=published.find(model.name, model.revision, ref)))
     return rows
 
@@ -73,6 +77,8 @@ def check_text(rows: list[CheckRow]) -> str:
         lines.append(f"| {md_text(r.label)} | {r.spec_id} | {r.split} | {r.metric} | {where} | {r.ours:.10f} | "
                      f"{published} | {difference} |")
     notes = dict.fromkeys([*(configured_note(list(r.changed), r.label or "This run") for r in rows if r.changed),
+                           *(f"{r.label or r.results}: its data is not the reference's ({'; '.join(r.other_data)}): "
+                             "the difference is the data's as well as the model's" for r in rows if r.other_data),
                            *(r.found.note for r in rows if r.found.note)])
     lines += [""] if notes or any(r.found.value is None for r in rows) else []
     lines += [f"Note: {md_text(note)}." for note in notes]
