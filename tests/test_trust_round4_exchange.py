@@ -150,6 +150,11 @@ def test_check_published_and_export_take_the_run_folder(world: Path, tmp_path: P
     assert_one_line_error(code, err, contains="not sentence-transformers/all-MiniLM-L6-v2 as it is")  # read, refused
     code, _, err = run_cli(["export", "--format", "mteb", str(world / "out"), "-o", str(tmp_path / "x")], capsys)
     assert_one_line_error(code, err, contains="this folder has none")
+    # compare and verify too (a new-user trial found them refusing the folder the others take)
+    code, out, err = run_cli(["compare", str(folder), str(folder)], capsys)
+    assert code == 0 and "| test | spearman_zero_shot |" in out, err
+    code, out, err = run_cli(["verify", str(folder), "--no-data"], capsys)
+    assert code == 0 and f"{folder / 'results.json'}: consistent" in out, err
 
 
 def test_a_folder_with_suite_runs_says_it_ranks_suites(world: Path, tmp_path: Path,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
-from specrun.cli._exchange import cmd_check_published, cmd_export
+from specrun.cli._exchange import cmd_check_published, cmd_export, run_files
 from specrun.cli._importing import cmd_import
 from specrun.cli._listing import cmd_list
 from specrun.cli._new import cmd_new
@@ -140,7 +140,7 @@ def cmd_verify(args: argparse.Namespace, console: Console) -> int:
 
     if args.no_data and args.data_dir is not None:
         raise UsageError("--data-dir is where --no-data would not look: give one or the other")
-    for path in args.results:
+    for path in run_files(args.results):
         verified, loaded = verified_with_spec(path, args.spec)
         scores = sum(len(scores) for scores in verified.results.scores.values())
         line = f"{path}: consistent ({scores} scores recomputed from the predictions; spec {loaded.display})"
@@ -230,6 +230,7 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     from specrun.core.files import write_atomic
 
     output = output_file(args.output)
+    args.a, args.b = (str(path) for path in run_files([args.a, args.b], suites=True))  # a run's folder, as elsewhere
     published = None
     if args.published:
         from specrun.mteb.results import PublishedDir

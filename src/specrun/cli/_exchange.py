@@ -13,17 +13,20 @@ from specrun.cli._paths import output_folder
 from specrun.core.errors import SpecrunError
 
 
-def run_files(names: list[str]) -> list[Path]:
+def run_files(names: list[str], suites: bool = False) -> list[Path]:
     """Each RESULTS named: a results.json, or a run's folder (the one `specrun RUN` prints the results.json of),
-    taken as the results.json it holds; a folder without one is one line."""
+    taken as the results.json it holds (or, with `suites`, a suite run's suite.json); a folder without one is one
+    line."""
     paths = []
     for name in names:
         path = Path(name)
         if path.is_dir():
-            if not (path / "results.json").is_file():
+            held = [path / file for file in ("results.json", *(("suite.json",) if suites else ())) if
+                    (path / file).is_file()]
+            if not held:
                 raise SpecrunError("a run's folder holds results.json; this folder has none (name a run's folder "
                                    "or its results.json)", file=name)
-            path = path / "results.json"
+            path = held[0]
         paths.append(path)
     return paths
 

@@ -55,7 +55,7 @@ def _validate(sub: Any) -> None:
 def _verify(sub: Any) -> None:
     verify = sub.add_parser("verify", help="check runs: every score recomputed from its predictions, the spec by "
                                            "sha256, and with the data the units and gold values re-read from it")
-    verify.add_argument("results", nargs="+", metavar="RESULTS", help="results.json files")
+    verify.add_argument("results", nargs="+", metavar="RESULTS", help="results.json files, or runs' folders")
     verify.add_argument("--spec", metavar="SPEC", help="the spec the runs used (default: found by sha256)")
     verify.add_argument("--no-data", action="store_true",
                         help="check the result sets alone (consistency), without re-reading their data")
@@ -149,8 +149,9 @@ def _leaderboard(sub: Any) -> None:
 
 def _compare(sub: Any) -> None:
     comparison = sub.add_parser("compare", help="paired comparison of two runs on the same spec and items")
-    comparison.add_argument("a", metavar="A", help="results.json of model A (or its suite.json: a suite compared)")
-    comparison.add_argument("b", metavar="B", help="results.json of model B (or its suite.json)")
+    comparison.add_argument("a", metavar="A", help="results.json of model A, or its run's folder (or its suite.json: "
+                                                   "a suite compared)")
+    comparison.add_argument("b", metavar="B", help="results.json of model B, or its folder (or its suite.json)")
     comparison.add_argument("-o", "--output", metavar="FILE", help="also write the markdown table to FILE")
     add_published(comparison, "a table of A's and B's published MTEB values beside theirs (never in the paired "
                                "differences)")
