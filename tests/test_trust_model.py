@@ -410,6 +410,21 @@ def test_a_model_revision_without_a_hub_model_is_refused(local: bool, tmp_path: 
     assert not (tmp_path / "o").exists()
 
 
+def test_the_default_models_hub_id_is_the_bundled_copy(tmp_path: Path, data_dir: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """--model sentence-transformers/all-MiniLM-L6-v2, the name the default run records, failed offline (a new-user
+    trial): it is the bundled copy, the same weights, the same results folder and cache; with --model-revision it
+    is the hub's."""
+    from specrun.encoders.models import DEFAULT_MODEL_HUB_ID, resolve_model
+
+    assert resolve_model(DEFAULT_MODEL_HUB_ID) == resolve_model(None)
+    assert resolve_model(DEFAULT_MODEL_HUB_ID).origin == "bundled"
+    named = run_ok([BIOSSES, "-q", "--adapter", "hashing", "--model", DEFAULT_MODEL_HUB_ID, "--data-dir",
+                    str(data_dir), "--no-cache", "--output", str(tmp_path / "o")], capsys)
+    assert named.provenance.model.name == DEFAULT_MODEL_HUB_ID
+    assert (tmp_path / "o" / "biosses" / "sentence-transformers__all-MiniLM-L6-v2+adapter-hashing").is_dir()
+
+
 def test_files_in_a_symlinked_sub_folder_are_keyed_and_digested(tmp_path: Path, data_dir: Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     """A module folder and a weights folder that are links elsewhere: a change behind either link re-encodes, and

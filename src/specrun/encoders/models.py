@@ -91,6 +91,8 @@ def resolve_model(name: str | None, revision: str | None = None, memo_dir: Path 
             raise ModelError("--model-revision needs --model HUB_ID: the bundled model is pinned by its weights' "
                              "sha256, not a revision")
         return _default_model(memo_dir)
+    if name == DEFAULT_MODEL_HUB_ID and revision is None:  # the bundled copy: the same weights, offline too
+        return _default_model(memo_dir)
     path = Path(name).expanduser()
     if path.is_dir() and revision is not None:
         raise ModelError(f"--model-revision with the local folder {name}: a folder is identified by its files' "
@@ -137,7 +139,8 @@ def _hub_model(repo_id: str, revision: str | None, memo_dir: Path | None) -> Mod
         text = f"the hub is unreachable {unreachable} and the model is not in the local hub cache" \
             if unreachable else first_line(exc)
         raise OfflineError(f"cannot fetch model {repo_id} from the Hugging Face hub ({text}); "
-                           "pass a local model directory with --model DIR") from None
+                           "pass a local model directory with --model DIR, or leave --model out for the bundled "
+                           f"{DEFAULT_MODEL_HUB_ID}") from None
     if (directory / "config.json").is_file():
         read_model_config(directory)
     state = folder_state(directory)
