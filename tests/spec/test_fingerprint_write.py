@@ -124,3 +124,30 @@ def test_an_edit_just_before_the_rename_is_kept(tmp_path: Path, data_dir: Path, 
     code, err = write(spec, data_dir, capsys)
     assert_one_line_error(code, err, contains="changed since its fingerprints were computed")
     assert spec.read_text(encoding="utf-8") == edited and os.listdir(tmp_path) == ["biosses.yaml"]
+
+
+def test_an_imported_spec_gains_its_pins_and_loses_no_line(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """--write on an imported spec rewrote its wrapped notice, description and caveats as lines of 300 characters,
+    and left a header saying it had no fingerprint (a new-user trial): long texts are now folded blocks, which the
+    round trip keeps, and the header says what stays true. The rewrite only inserts lines."""
+    import difflib
+
+    from tests.mteb.snapshots import hub_snapshot
+
+    rows = {"sentence1": [f"a cat sat {i}" for i in range(30)], "sentence2": [f"a dog ran {i}" for i in range(30)],
+            "score": [float(i % 5) for i in range(30)]}
+    hub_snapshot(tmp_path / "data" / "sts12", {"test": rows})
+    code, _out, err = run_cli(["import", "mteb", "STS12", "-o", str(tmp_path / "imported")], capsys)
+    assert code == 0, err
+    spec = tmp_path / "imported" / "sts12.yaml"
+    before = spec.read_text(encoding="utf-8").splitlines()
+    assert before[1] == ("# The hub is read at its commit; `specrun fingerprint SPEC --data-dir DIR --write` pins a "
+                         "local copy.")
+    assert sum(": >-" in line for line in before) >= 3  # notice, description, caveats
+    code, err = write(spec, tmp_path / "data", capsys)
+    assert code == 0, err
+    after = spec.read_text(encoding="utf-8").splitlines()
+    changes = {tag for tag, *_ in difflib.SequenceMatcher(a=before, b=after, autojunk=False).get_opcodes()}
+    assert changes == {"equal", "insert"}, "\n".join(difflib.unified_diff(before, after, lineterm=""))
+    assert any(line.strip().startswith("fingerprint: sha256:") for line in after)

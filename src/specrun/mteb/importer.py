@@ -284,27 +284,47 @@ class PureSpecDumper(yaml.SafeDumper):
 
 
 def _text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    """Multi-line texts as literal blocks; a long one-line text (a description, a notice) as a folded block,
+    whose line breaks a round-trip rewrite (`fingerprint --write`) keeps, where a wrapped quoted text comes back
+    as one line of hundreds of characters (a new-user trial). Texts that folding could change stay as they are."""
     style = "|" if "\n" in value and not any(line != line.rstrip() for line in value.splitlines()) else None
+    if style is None and len(value) > FOLDED_FROM and "\n" not in value and value == value.strip() \
+            and "  " not in value and value.isprintable():
+        style = ">"
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+FOLDED_FROM = 100  # characters: a text longer than a line of the file is written folded
 
 
 class Flow(dict):  # type: ignore[type-arg]
     """A mapping written on one line (an `mteb:` counterpart, as the hand-written specs write it)."""
 
 
+class _Inline(str):
+    """A text inside a one-line mapping or list: no block style there, so never folded."""
+
+
+def _inline(dumper: yaml.SafeDumper, value: _Inline) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", str(value))
+
+
 def _list(dumper: yaml.SafeDumper, value: list[Any]) -> yaml.SequenceNode:
     flow = all(isinstance(item, (str, int, float)) and "\n" not in str(item) for item in value)
-    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flow)
+    items = [_Inline(item) if flow and type(item) is str else item for item in value]
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", items, flow_style=flow)
 
 
 def _flow(dumper: yaml.SafeDumper, value: Flow) -> yaml.MappingNode:
-    return dumper.represent_mapping("tag:yaml.org,2002:map", value.items(), flow_style=True)
+    items = [(key, _Inline(item) if type(item) is str else item) for key, item in value.items()]
+    return dumper.represent_mapping("tag:yaml.org,2002:map", items, flow_style=True)
 
 
 for _dumper in (SpecDumper, PureSpecDumper):
     _dumper.add_representer(str, _text)
     _dumper.add_representer(list, _list)
     _dumper.add_representer(Flow, _flow)
+    _dumper.add_representer(_Inline, _inline)
 _ASTRAL = re.compile("[\U00010000-\U0010FFFF]")
 
 
@@ -313,8 +333,8 @@ DUMP_OPTIONS: dict[str, Any] = {"sort_keys": False, "allow_unicode": True, "widt
 
 def spec_text(task: Task, version: str, spec: dict[str, Any] | None = None) -> str:
     """The spec as YAML with its header; `spec`: build_spec's dict when the caller already has it."""
-    pins = ("No fingerprint: the hub is read at its commit; a local copy (--data-dir) is checked against one, "
-            "which `specrun fingerprint SPEC --write` adds.") if task.type not in (
+    pins = ("The hub is read at its commit; `specrun fingerprint SPEC --data-dir DIR --write` pins a local "
+            "copy.") if task.type not in (
         "Retrieval", "Reranking", "InstructionRetrieval", "InstructionReranking") else (
         f"Read from a local copy of the dataset repo in <data-dir>/{spec_id(task.name)}/ only; `specrun "
         "fingerprint SPEC --data-dir DIR --write` pins it before a run.")
