@@ -143,6 +143,15 @@ def test_models_tied_but_for_rounding_share_their_ranks_and_neither_beats_the_ot
                                    {"prediction": scaled, "gold": gold}, resamples=200, confidence=0.9, seed=1,
                                    n=50)
     assert difference.a_better == 0.0
+    # Borda too (a review found its points still split on rounding: 1 and 2 where 1.5 each), and a relative
+    # tolerance: rmse-sized values tie at their own rounding, tiny ones are not all ties
+    from specrun.board import borda_points, min_ranks
+
+    a = 0.8413
+    assert borda_points(np.array([a, np.nextafter(a, 1), 0.5])).tolist() == [1.5, 1.5, 0.0]
+    assert min_ranks(np.array([1e4, 1e4 + 1e-9, 3.0])).tolist() == [1, 1, 3]
+    assert min_ranks(np.array([2e-13, 1e-13, 3e-13])).tolist() == [2, 3, 1]
+    assert borda_points(np.array([-np.inf, -np.inf, 0.1])).tolist() == [0.5, 0.5, 2.0]
 
 
 @pytest.mark.parametrize("method", ["basic", "centred", "bca"])

@@ -76,8 +76,7 @@ def resampled_scores(statistic: Callable[..., np.ndarray], models: Sequence[Sequ
 
 def min_ranks(signed: np.ndarray) -> np.ndarray:
     """(..., models) higher-is-better values -> 1 + the number of models strictly better (ties share the best)."""
-    with np.errstate(invalid="ignore"):  # -inf (a model absent) against -inf: NaN, no win
-        return 1 + np.sum(intervals.ahead(signed[..., None, :] - signed[..., :, None]), axis=-1)
+    return 1 + np.sum(intervals.beats(signed[..., None, :], signed[..., :, None]), axis=-1)
 
 
 def _chunks(resamples: int, models: int) -> range:
@@ -173,8 +172,7 @@ def rank_scores(observed: np.ndarray, scores: np.ndarray, *, direction: str, con
     chunks = _chunks(resamples, count)
     for start in chunks:
         signed = sign * plausible[start:start + chunks.step]
-        with np.errstate(invalid="ignore"):
-            pairwise = intervals.ahead(signed[:, :, None] - signed[:, None, :])  # [b, i, j]: i beats j
+        pairwise = intervals.beats(signed[:, :, None], signed[:, None, :])  # [b, i, j]: i beats j
         better += pairwise.sum(axis=0)
         ranks[start:start + len(signed)] = 1 + pairwise.sum(axis=1)
     better /= resamples
@@ -205,8 +203,9 @@ def pairwise_shares(signed_observed: np.ndarray, signed_scores: np.ndarray, meth
     out = np.zeros((count, count))
     for i in range(count):
         differences = signed_scores[:, [i]] - signed_scores
+        scale = np.maximum(np.abs(signed_scores[:, [i]]), np.abs(signed_scores))
         out[i] = np.mean(intervals.ahead(intervals.plausible(method, signed_observed[i] - signed_observed,
-                                                             differences)), axis=0)
+                                                             differences), scale), axis=0)
     np.fill_diagonal(out, 0.0)
     return out
 
@@ -231,8 +230,9 @@ def borda_points(signed: np.ndarray) -> np.ndarray:
     chunks = _chunks(len(flat), models)
     for start in chunks:
         block = flat[start:start + chunks.step]
-        below = (block[:, :, None] > block[:, None, :]).sum(axis=2)
-        tied = (block[:, :, None] == block[:, None, :]).sum(axis=2) - 1  # minus itself
+        above = intervals.beats(block[:, :, None], block[:, None, :])  # [b, i, j]: i above j beyond rounding
+        below = above.sum(axis=2)
+        tied = (~above & ~above.transpose(0, 2, 1)).sum(axis=2) - 1  # minus itself
         points[start:start + len(block)] = below + 0.5 * tied
     return out
 

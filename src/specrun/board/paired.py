@@ -58,7 +58,7 @@ def paired_difference(split: str, metric_id: str, name: str, direction: str, arr
         plausible = intervals.plausible(interval, difference, differences, each=each, confidence=confidence)
     except SpecrunError as exc:
         raise exc.prefixed(f"{metric_id} on {split}") from None
-    wins = intervals.ahead(plausible if direction == "higher" else -plausible)
+    wins = intervals.ahead(plausible if direction == "higher" else -plausible, max(abs(value_a), abs(value_b)))
     return Difference(split=split, metric=metric_id, a=value_a, b=value_b, difference=difference,
                       ci_low=low, ci_high=high, a_better=float(np.mean(wins)), n=n, interval=interval)
 

@@ -39,16 +39,29 @@ from specrun.core.errors import MetricError
 from specrun.metrics.resampling import BOOTSTRAP_BATCH, percentile_interval
 from specrun.metrics.weighted import unit_counts
 
-__all__ = ["INTERVAL_METHODS", "ROUNDING", "ahead", "centring", "interval", "jackknife_sd", "plausible", "widened"]
+__all__ = ["INTERVAL_METHODS", "ROUNDING", "ROUNDING_FLOOR", "ahead", "beats", "centring", "interval", "jackknife_sd",
+           "plausible", "widened"]
 
 # Two values this close are one: a paired difference or a rank decided by rounding would differ between two exact
-# computations of the same number (two models tied in a resample: 0.0 in one order of the sums, 1e-16 in another)
+# computations of the same number (two models tied in a resample: 0.0 in one order of the sums, 1e-16 in another).
+# Relative to the values compared (an rmse of 1e4 rounds at 1e-12, one of 1e-13 is all below it), with a floor for
+# values near 0 (a correlation near 0 is a sum of terms of order 1)
 ROUNDING = 1e-12
+ROUNDING_FLOOR = 1e-15
 
 
-def ahead(difference: np.ndarray | float) -> np.ndarray:
-    """Where a (higher-is-better) difference is one beyond rounding: a win, never a tie (NaN is none)."""
-    return np.asarray(difference) > ROUNDING
+def ahead(difference: np.ndarray | float, scale: np.ndarray | float = 0.0) -> np.ndarray:
+    """Where a (higher-is-better) difference of values of about `scale` is one beyond their rounding: a win,
+    never a tie (NaN is none)."""
+    size = np.abs(np.asarray(scale, dtype=np.float64))
+    return np.asarray(difference) > ROUNDING * np.where(np.isfinite(size), size, 0.0) + ROUNDING_FLOOR
+
+
+def beats(a: np.ndarray | float, b: np.ndarray | float) -> np.ndarray:
+    """Where a is above b beyond rounding (-inf, an absent model, below every number and tied with itself)."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        return ahead(a - b, np.maximum(np.abs(a), np.abs(b)))
 
 Statistic = Callable[[np.ndarray], np.ndarray]  # unit weights (batch, units) -> (batch,) values
 

@@ -59,7 +59,7 @@ def compare_suites(path_a: Path, path_b: Path) -> SuiteComparison:
         difference = value_a - value_b
         low, high = intervals.interval(method, difference, differences, p.confidence)
         plausible = intervals.plausible(method, difference, differences)
-        wins = intervals.ahead(plausible if direction == "higher" else -plausible)
+        wins = intervals.ahead(plausible if direction == "higher" else -plausible, max(abs(value_a), abs(value_b)))
         aggregates.append(AggregateDifference(name=aggregate.name, a=value_a, b=value_b, difference=difference,
                                               ci_low=low, ci_high=high, a_better=float(np.mean(wins)),
                                               members=len(draws_a), partial=partial, interval=method))
@@ -86,7 +86,8 @@ def _mean_difference(ma: ReadMember, mb: ReadMember, confidence: float) -> Diffe
     differences = ma.draws.values - mb.draws.values
     low, high = intervals.interval(method, difference, differences, confidence)
     plausible = intervals.plausible(method, difference, differences)
-    wins = intervals.ahead(plausible if ma.direction == "higher" else -plausible)
+    wins = intervals.ahead(plausible if ma.direction == "higher" else -plausible,
+                           max(abs(ma.draws.value), abs(mb.draws.value)))
     return Difference(split=s.split, metric=f"{s.name} {s.metric}", a=ma.draws.value, b=mb.draws.value,
                       difference=difference, ci_low=low, ci_high=high, a_better=float(np.mean(wins)),
                       n=s.n or len(ma.ids), interval=method)
