@@ -205,3 +205,21 @@ def test_unmatched_labels_score_as_mteb_s_sklearn_metrics() -> None:
         score = estimate(name, out.arrays, resamples=10, confidence=0.9, seed=1)
         assert score.value == pytest.approx(np.mean([scorer(gold, p) for p in per_run]), abs=1e-12)
     assert accuracy_score(gold, per_run[0]) < 1 and "c3" in gold
+
+
+def test_one_class_predicted_for_an_evaluated_split_of_one_class_is_no_constant_prediction() -> None:
+    """The constant-prediction refusal reads the gold too (a review): an evaluated split of one label (MTEB's
+    unmatched labels scored) that a model gets right everywhere is a measurement, not a constant; the same
+    predictions against two gold labels are refused."""
+    fit = [Item(id=f"f{i}", fields={"text": f"{label}{i}", "label": label}) for i in range(8) for label in "ab"]
+    vectors = {"a": [1.0, 0.1], "b": [0.1, 1.0]}
+    ctx = RunContext(embed=lambda texts, _field: np.array([vectors[text[0]] for text in texts]),
+                     support={"train": fit})
+    options = ClassificationOptions(fit_split="train", samples_per_label=4, n_experiments=2,
+                                    unmatched_labels="score")
+    right = [Item(id=f"t{i}", fields={"text": f"a-t{i}", "label": "a"}) for i in range(6)]
+    out = ClassificationProtocol().run(right, ctx, options)
+    assert estimate("accuracy", out.arrays, resamples=20, confidence=0.9, seed=1).value == 1.0
+    mixed = [*right[:3], *(Item(id=f"u{i}", fields={"text": f"a-u{i}", "label": "b"}) for i in range(3))]
+    with pytest.raises(DataError, match="every experiment predicts one class for all 6 items"):
+        ClassificationProtocol().run(mixed, ctx, options)

@@ -17,6 +17,7 @@ import yaml
 
 from specrun.core.contracts import RunContext
 from specrun.core.corpus import SharedCorpus
+from specrun.core.errors import SpecrunError
 from specrun.core.plain_yaml import load_plain
 from specrun.core.types import CORPUS_CUTOFFS, Item
 from specrun.core.types import trec_output as output_name
@@ -581,3 +582,20 @@ def test_one_key_orders_as_lexsort(width: int) -> None:
         for rows_at_once in (1, 7, 1_024):
             assert np.array_equal(exact._best_ordered(scores, positions, depth, rows_at_once),
                                   exact._ordered(scores, positions)[:, :depth])
+
+
+def test_duplicate_queries_ranking_alike_are_no_constant_prediction() -> None:
+    """Every query ranking the same list is refused only where those documents are all one vector (a review: two
+    copies of one query rank alike with any model); one vector for every document is refused."""
+    corpus = SharedCorpus.from_lists([f"d{i}" for i in range(5)], [f"doc {i}" for i in range(5)])
+    items = [Item(id=f"q{i}", fields={"query": "the same query", "qrels": {"d3": 1}, "corpus": corpus})
+             for i in range(2)]
+
+    def distinct(texts: Sequence[str], _field: str) -> np.ndarray:
+        return np.array([[1.0, float(len(text) + (text[-1] == "3"))] for text in texts])
+
+    out = CorpusRetrievalProtocol().run(items, RunContext(distinct), CorpusOptions(top_k=3))
+    assert set(out.ids) == {"q0", "q1"}
+    with pytest.raises(SpecrunError, match="all of one vector; a constant prediction measures nothing"):
+        CorpusRetrievalProtocol().run(items, RunContext(lambda texts, _f: np.ones((len(texts), 2))),
+                                      CorpusOptions(top_k=3))

@@ -20,12 +20,13 @@ def average_precision(score: np.ndarray, label: np.ndarray, weights: np.ndarray)
     """scikit-learn's average_precision_score: sum over thresholds of (recall step) x precision. Every score tied
     is undefined (NaN), as the best accuracy: scikit-learn's number there is the positive rate, whatever the
     vectors (a constant prediction)."""
-    positives, units, distinct, _ = grouped(score, label, weights)
+    positives, units, _, _ = grouped(score, label, weights)
     total = positives[..., -1:]
+    drawn = (np.diff(units, axis=-1, prepend=0.0) > 0).sum(axis=-1)  # groups of tied scores a resample drew
     with np.errstate(invalid="ignore", divide="ignore"):
         precision = np.where(units > 0, positives / np.where(units > 0, units, 1), 0.0)
         steps = np.diff(positives, axis=-1, prepend=0.0) / total
-    return np.where((total[..., 0] > 0) & (distinct.shape[-1] > 1), (steps * precision).sum(axis=-1), np.nan)
+    return np.where((total[..., 0] > 0) & (drawn > 1), (steps * precision).sum(axis=-1), np.nan)
 
 
 def _decided(score: np.ndarray, label: np.ndarray, threshold: np.ndarray,

@@ -92,6 +92,10 @@ def one_corpus(items: Sequence[Item], origin: str) -> None:
                             file=origin)
 
 
+def _all_one_vector(vectors: np.ndarray) -> bool:
+    return len(vectors) > 1 and bool(np.all(vectors == vectors[0]))
+
+
 class CorpusRetrievalProtocol(ProtocolKind[CorpusOptions]):
     """Each query ranks the whole corpus by the protocol's similarity (cosine by default), highest first, ties by
     corpus order (module docstring); trec_eval's measures per query at each cutoff, which metrics average and the
@@ -148,9 +152,10 @@ class CorpusRetrievalProtocol(ProtocolKind[CorpusOptions]):
                               [item.id for item in items])
             if own is not None:
                 ranked = without_own(ranked, own, ranked.shape[1])
-        if len(items) > 1 and ranked.shape[1] > 1 and np.all(ranked == ranked[0]):
-            raise DataError(f"every one of the {len(items)} queries retrieves the same documents in the same order; "
-                            "a constant prediction measures nothing (are the vectors all the same?)")
+        if len(items) > 1 and ranked.shape[1] > 1 and np.all(ranked == ranked[0]) and _all_one_vector(
+                np.concatenate([documents(int(at), int(at) + 1) for at in ranked[0][ranked[0] >= 0]])):
+            raise DataError(f"every one of the {len(items)} queries retrieves the same documents in the same order, "
+                            "all of one vector; a constant prediction measures nothing (are the vectors all the same?)")
         arrays = corpus_measures(ranked, [item.fields["qrels"] for item in items], corpus.position)
         arrays["query_group"] = query_groups([item.id for item in items], options.query_groups)
         return Outputs(unit=self.info.unit, ids=[item.id for item in items], arrays=arrays)
