@@ -311,6 +311,10 @@ def test_board_ranks_equal_the_plain_loop_on_the_runs(runs: dict[str, Path],
             assert row.ci_low == v.results.scores[b.split][b.metric].ci_low
             assert row.diff_low == pytest.approx(want["d_low"][m], abs=1e-9)
         assert b.best == row_of[str(verified[want["best"]].path)].model
+        # the others whose interval to the best reaches 0: never the best itself (a new-user trial read "best X,
+        # not separable from it: 1" where X was the one)
+        assert b.best not in b.not_separable
+        assert b.not_separable == [row.model for row in b.rows if not row.separable_from_best and row.model != b.best]
 
 
 @pytest.mark.slow  # the real-model runs of the module fixture: the full suite runs it

@@ -92,7 +92,7 @@ class Board(Strict):
     headline: bool
     n_units: int
     best: str
-    not_separable: list[str]
+    not_separable: list[str]  # the other models whose paired interval to the best reaches 0
     rows: list[BoardRow]
     better: list[list[float]]  # better[i][j]: share of resamples where rows[i] beats rows[j]
     published: list[PublishedRow] = Field(default_factory=list, description=(
@@ -112,7 +112,8 @@ def ranked_board(ranking: Ranking, names: Sequence[str], row: Callable[[int], di
                      diff_low=float(ranking.diff_low[m]), diff_high=float(ranking.diff_high[m]),
                      separable_from_best=bool(ranking.separable[m]), **row(m)) for m in order]
     return Board(best=names[ranking.best], better=[[float(ranking.better[i, j]) for j in order] for i in order],
-                 not_separable=[names[m] for m in order if not ranking.separable[m]], rows=rows, **board)
+                 not_separable=[names[m] for m in order if not ranking.separable[m] and m != ranking.best],
+                 rows=rows, **board)
 
 
 class BordaRow(Strict):

@@ -158,7 +158,7 @@ def render_markdown(board: Leaderboard) -> str:
             lines += ["", f"### {b.split} · {_md(b.metric_label)} (`{b.metric}`, {b.direction} is better"
                           + (", headline" if b.headline else "") + f", {b.n_units} {units})", "",
                       f"Best: {_md(b.best)}. Not separable from the best: "
-                      f"{', '.join(_md(m) for m in b.not_separable)}.", "",
+                      f"{', '.join(_md(m) for m in b.not_separable) or 'none'}.", "",
                       f"| rank (interval) | model | score | {sp} CI | best − model | {sp} CI | separable from best |",
                       "| --- | --- | --- | --- | --- | --- | --- |"]
             for r in b.rows:
