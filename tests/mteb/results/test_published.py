@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from specrun.core.markdown import md_text
+from specrun.core.plain_yaml import load_plain
 from specrun.mteb.results import PublishedDir, read_task_file
 from tests.conftest import SPECS, assert_one_line_error, run_cli
 
@@ -186,6 +188,26 @@ def test_leaderboard_ranks_published_rows_with_ours(runs: dict[str, Path], publi
     assert "ranked with ours: a published number is a point" in markdown
     html = (tmp_path / "board" / "leaderboard.html").read_text()
     assert 'class="published"' in html and "1 (a point: no interval)" in html
+    assert head["published_caveat"] is None and "Caveat:" not in markdown
+
+
+def test_a_spec_caveat_on_its_mteb_counterpart_is_said_beside_the_published_rows(
+        tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """BIOSSES's mirror is not MTEB's copy (its spec's `mteb.caveat`): check-published said so, the board ranked
+    our run among the published rows in silence (a new-user trial). The board now says it under them."""
+    caveat = load_plain((SPECS / "biosses.yaml").read_text(encoding="utf-8"))["metrics"]["spearman_zero_shot"][
+        "mteb"]["caveat"]
+    code, out, err = run_cli([str(SPECS / "biosses.yaml"), "--data-dir", str(data_dir), "--output",
+                              str(tmp_path / "runs"), "--adapter", "hashing", "-q"], capsys)
+    assert code == 0, err
+    code, _out, err = run_cli(["leaderboard", out.split()[-1], "-o", str(tmp_path / "board"), "--published",
+                               str(data_dir / "mteb-results-slice")], capsys)
+    assert code == 0, err
+    board = json.loads((tmp_path / "board" / "leaderboard.json").read_text())
+    head = next(b for b in board["specs"][0]["boards"] if b["metric"] == "spearman_zero_shot")
+    assert head["published"] and head["published_caveat"] == caveat
+    assert f"Caveat: {md_text(caveat)}." in (tmp_path / "board" / "leaderboard.md").read_text()
+    assert "Caveat: " in (tmp_path / "board" / "leaderboard.html").read_text()
 
 
 def test_compare_shows_published_values_never_paired(runs: dict[str, Path], published: Path, tmp_path: Path,

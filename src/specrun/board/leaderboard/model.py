@@ -100,6 +100,9 @@ class Board(Strict):
         "(by rank, then model name)."))
     published_only: Literal["all", "comparable"] = Field("all", description=(
         "Which published rows are ranked: all, or only those without flags (--published-only)."))
+    published_caveat: str | None = Field(None, description=(
+        "With --published: the spec's caveat on its MTEB counterpart (`metrics.NAME.mteb.caveat`: our data or "
+        "protocol is not quite MTEB's), said beside the published rows as check-published says it."))
 
 
 def ranked_board(ranking: Ranking, names: Sequence[str], row: Callable[[int], dict[str, Any]], **board: Any) -> Board:

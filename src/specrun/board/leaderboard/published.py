@@ -68,6 +68,7 @@ def with_published(board: Leaderboard, runs: Sequence[Verified], published: Publ
                 note(f"{spec_board.spec_id} {b.split} {b.metric}: no model in {published.root} has MTEB {ref.task} "
                      f"{ref.split} {ref.subset} {ref.score}")
             ranking = kept.get((b.split, b.metric))
+            b = b.model_copy(update={"published_caveat": ref.caveat})
             boards.append(b.model_copy(update={"published": rows}) if ranking is None else
                           ranked_board(b, rows, ranking, names, published_only, spec_board.confidence))
         specs.append(spec_board.model_copy(update={"boards": boards}))

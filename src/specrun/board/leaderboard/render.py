@@ -222,7 +222,8 @@ def published_table(b: Board, sp: str) -> list[str]:
             lines.append(f"| {rank} | {_md(published_label(row))} | {row.score:.4f} | — | {flags} |")
     return ["", f"#### Ranked with MTEB's published results ({len(b.published)} published, {ranked} ranked: "
                 f"{b.published_only})", "", f"| rank (interval) | model | score | {sp} CI | comparability |",
-            "| --- | --- | --- | --- | --- |", *lines, "", PUBLISHED_RULE]
+            "| --- | --- | --- | --- | --- |", *lines, "", PUBLISHED_RULE,
+            *(["", f"Caveat: {_md(b.published_caveat)}."] if b.published_caveat else [])]
 
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("specrun", "templates"), autoescape=True,
