@@ -135,6 +135,11 @@ def test_an_unknown_task_is_one_line_naming_the_closest(tmp_path: Path, capsys: 
     code, _out, err = run_cli(["import", "mteb", "STS1", "-o", str(tmp_path / "x")], capsys)
     assert_one_line_error(code, err, contains="no MTEB task 'STS1'")
     assert not (tmp_path / "x").exists()
+    # a spec's id (lower case) names its task in MTEB's case (a new-user trial got no hint)
+    for typed, meant in (("sts16", "STS16"), ("scifact", "SciFact")):
+        code, _out, err = run_cli(["import", "mteb", typed, "-o", str(tmp_path / "x")], capsys)
+        assert_one_line_error(code, err, contains=f"no MTEB task {typed!r} in the catalogue of mteb 2.26.24 (did you "
+                                                  f"mean {meant!r}?)")
 
 
 def test_coverage_of_the_active_sts_tasks_and_the_list_command(capsys: pytest.CaptureFixture[str]) -> None:

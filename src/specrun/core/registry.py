@@ -29,8 +29,11 @@ T = TypeVar("T")
 
 
 def did_you_mean(name: str, known: Iterator[str] | list[str]) -> str:
-    """' (did you mean X?)' for the closest known name, or ''."""
-    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    """' (did you mean X?)' for the closest known name, or '': the same name in other case first (an imported
+    spec's id, sts16, for its task STS16), else difflib's closest."""
+    known = list(known)
+    same = [candidate for candidate in known if candidate.casefold() == name.casefold()]
+    close = same or difflib.get_close_matches(name, known, n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
