@@ -101,3 +101,13 @@ def test_results_of_another_spec_with_the_same_id_are_replaced_with_a_note(
     (folder / "notes.txt").write_text("mine", encoding="utf-8")  # the write is refused: nothing was replaced
     code, _out, err = run_cli([str(other), *common], capsys)
     assert code == 2 and "held the results of spec" not in err, err
+
+
+def test_a_run_takes_dash_o_for_its_results_root(tmp_path: Path, data_dir: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Every other command names its output -o; `specrun SPEC -o DIR` was 'unrecognized arguments' (a new-user
+    trial)."""
+    code, out, err = run_cli([str(SPECS / "biosses.yaml"), "--data-dir", str(data_dir), "--adapter", "hashing", "-q",
+                              "-o", str(tmp_path / "root")], capsys)
+    assert code == 0, err
+    assert Path(out.split()[-1]).is_relative_to(tmp_path / "root" / "biosses")

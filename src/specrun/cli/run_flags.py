@@ -85,6 +85,9 @@ def add_setting_flags(parser: argparse.ArgumentParser, settings: type[EncoderSet
         (groups or {}).get(name, parser).add_argument(flag, **options)
 
 
+SHORT_FLAGS = {"output": ("-o", "--output")}  # as every other command names where its files go
+
+
 def add_run_parser(sub: Any, published_help: str) -> argparse.ArgumentParser:
     """`specrun run`: the specs, then each RunOptions field's flag in its group (the encoder settings' flags
     where the `encoder` field stands), in the order `--help` shows them."""
@@ -96,7 +99,7 @@ def add_run_parser(sub: Any, published_help: str) -> argparse.ArgumentParser:
             add_setting_flags(run, groups={name: groups["model"] if name in MODEL_SETTINGS else groups["settings"]
                                            for name in EncoderSettings.model_fields})
         else:
-            add_option_flag(groups[option.metadata["group"]], option.name)
+            add_option_flag(groups[option.metadata["group"]], option.name, *SHORT_FLAGS.get(option.name, ()))
     add_published(groups["execution"], published_help)
     groups["execution"].add_argument("-q", "--quiet", action="store_true",
                                      help="no progress or table; print result paths only")
