@@ -263,7 +263,11 @@ def test_subset_lines_say_the_count(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("value", ["a | b", "two\nlines", "  leading and trailing  ", "*not emphasis* _x_ `c`",
                                    "<b>no html</b> &amp; [link](x)", "tab\tinside", "back\\slash |", "1. no list",
-                                   "# no heading", "- no item", "~~no strike~~", "snake_case_id"])
+                                   "# no heading", "- no item", "~~no strike~~", "snake_case_id",
+                                   # runs of `_`: inside a word left as they are (a path stays copyable from a
+                                   # terminal), at an edge escaped
+                                   "r/sentence-transformers__all-MiniLM-L6-v2/x.json", "__init__", "a __b__ c",
+                                   "x___y", "__a__b__", "_a_ __b__", "a__ b __c"])
 def test_cells_and_text_render_exactly_as_the_data(value: str) -> None:
     row = "| " + md_cell(value) + " | x |"
     blocks = rendered_blocks(f"| a | b |\n| --- | --- |\n{row}\n")

@@ -9,8 +9,9 @@ from typing import Any
 
 # characters that are markup wherever they stand in CommonMark/GFM inline text
 _ALWAYS = re.compile(r"([\\`*\[\]<~|])")
-# `_` is markup only at a word's edge (intraword `_` never opens or closes emphasis): snake_case ids stay readable
-_EDGE_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+# `_` is markup only at a word's edge (an intraword run of `_` never opens or closes emphasis): snake_case ids and
+# MTEB's org__model folder names stay readable, and a path stays one that can be copied from a terminal
+_EDGE_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z_])_+|_+(?![0-9A-Za-z_])")
 _ENTITY = re.compile(r"&(?=#?[0-9A-Za-z]+;)")  # `&amp;` in a sentence must stay those five characters
 # what opens a block when it starts a line: heading, quote, list item, thematic break, setext underline, fence
 _BLOCK_START = re.compile(r"^(\s*)(\d{0,9})([#>+=-]|(?<=\d)[.)])")
@@ -21,7 +22,7 @@ def md_text(value: Any) -> str:
     inside spec prose would otherwise start a new block)."""
     text = " ".join(str(value).split())
     text = _ALWAYS.sub(r"\\\1", text)
-    text = _EDGE_UNDERSCORE.sub(r"\\_", text)
+    text = _EDGE_UNDERSCORE.sub(_escaped_run, text)
     text = _ENTITY.sub(r"\\&", text)
     return _BLOCK_START.sub(r"\1\2\\\3", text)
 
@@ -40,6 +41,10 @@ def md_cell(value: Any) -> str:
             + "".join(_space_ref(c) for c in text[end:]))
 
 
+def _escaped_run(match: re.Match[str]) -> str:
+    return "\\_" * len(match.group())
+
+
 def _space_ref(char: str) -> str:
     return f"&#{ord(char)};"
 
@@ -48,5 +53,5 @@ def _escape_inline_keep_space(text: str) -> str:
     """Like md_text, but white space inside the text is kept as it is (a cell quotes data verbatim; a cell is
     inline, so nothing there can start a block)."""
     text = _ALWAYS.sub(r"\\\1", text)
-    text = _EDGE_UNDERSCORE.sub(r"\\_", text)
+    text = _EDGE_UNDERSCORE.sub(_escaped_run, text)
     return _ENTITY.sub(r"\\&", text).replace("\t", "&#9;")
