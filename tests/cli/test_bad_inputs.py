@@ -120,6 +120,8 @@ CASES = [
          marker="subset: [1, 2]"),
     Case("confidence out of range", "confidence: Input should be less than 1", "confidence: 0.95",
          "confidence: 1.5", marker="confidence: 1.5"),
+    Case("confidence quoted", "confidence: Input should be a valid number", "confidence: 0.95",
+         "confidence: '0.95'", marker="confidence: '0.95'"),  # as resamples: '200' is refused (a bad-input hunt)
     Case("negative resamples", "resamples: Input should be greater than or equal to 100", "resamples: 1000",
          "resamples: -5", marker="resamples: -5"),
     Case("subset of zero items", "subset.splits.test: expected 'all' or Input should be greater than 0 (got 0)",

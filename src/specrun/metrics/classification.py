@@ -37,7 +37,7 @@ def class_counts(predicted: np.ndarray, gold: np.ndarray,
     for codes in (gold, predicted):  # a code below 0 would count in another run's columns, a fraction in another class
         bad = codes[(codes < 0) | (codes != np.floor(codes))]
         if bad.size:
-            raise MetricError(f"class codes are whole numbers from 0; found {bad.flat[0]!r}")
+            raise MetricError(f"class codes are whole numbers from 0; found {float(bad.flat[0])!r}")
     n_classes = int(max(gold.max(), predicted.max())) + 1
     flat = np.atleast_2d(weights)
     labels = gold.astype(np.int64)

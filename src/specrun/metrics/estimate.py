@@ -149,7 +149,7 @@ def _resampled(name: str, metric: MetricEntry, data: list[np.ndarray], *, resamp
         if not np.all(np.isfinite(values)):
             raise MetricError(f"{name}: {key} has {int(np.sum(~np.isfinite(values)))} non-finite value(s)")
         if key in metric.must_vary and np.ptp(values) == 0:
-            raise MetricError(f"{name}: {key} is constant over all {n_units} units ({values.flat[0]!r}); "
+            raise MetricError(f"{name}: {key} is constant over all {n_units} units ({float(values.flat[0])!r}); "
                               "the correlation is undefined")
     if n_units < 3:
         raise MetricError(f"{name}: {n_units} unit(s); at least 3 are needed for an interval")

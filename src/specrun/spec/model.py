@@ -212,7 +212,7 @@ class Uncertainty(Strict):
                             "measured coverage: bench/coverage.py), percentile, basic, centred, bca or "
                             "centred_t_runs (docs/intervals.md).")
     resamples: Count = Field(ge=100, le=100_000)
-    confidence: float = Field(gt=0.5, lt=1.0)
+    confidence: float = Field(gt=0.5, lt=1.0, strict=True)  # a quoted number or `true` is no confidence
 
 
 class Examples(Strict):
