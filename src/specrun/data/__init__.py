@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from specrun.core.corpus import SharedCorpus
-from specrun.core.errors import SpecrunError
+from specrun.core.errors import MissingDataError, SpecrunError
 from specrun.core.types import Item, View
 from specrun.core.workspace import Workspace
 from specrun.data._sources import DATA_DIR_ENV, read_source_split, resolve_data_dir
@@ -92,6 +92,10 @@ def load_split(plan: Plan, split_name: str, data_dir: Path | None, *, check: boo
                          f"reads a copy of the dataset repo {split.source.declared.path} from a local folder only "
                          f"(no `files` pins to download at the commit): put the copy in DIR/{split.source.name}/, "
                          "pass --data-dir DIR and pin it with `specrun fingerprint SPEC --data-dir DIR --write`")
+    local = None if data_dir is None else data_dir / split.source.name
+    if local is not None and _hub_read(split) and not local.exists() and not local.is_symlink():
+        raise MissingDataError(f"no local copy of the hub dataset {source.path} (the copy of its repo goes in "
+                               f"{local}/, as `specrun fingerprint` pins it)", file=str(local))
     if check and split.fingerprint is None and data_dir is not None and _hub_read(split):
         take = ("run `specrun fingerprint SPEC --data-dir DIR --write` to accept this copy" if copy_only else
                 "run `specrun fingerprint SPEC --write`, without --data-dir to take it from the hub, or with it to "

@@ -289,6 +289,9 @@ def _read_hub(source: HubDataset, source_split: str,
             raise OfflineError(f"cannot reach the Hugging Face hub {reason} for {source.path}@"
                                f"{source.revision[:12]}; pass --data-dir DIR (or set {DATA_DIR_ENV}) to use a local "
                                "mirror")
+    if local is not None and not local.exists() and not local.is_symlink():  # an optional suite member skips it
+        raise MissingDataError("no such folder; a hub source without `mirror` files is read from a local copy of "
+                               "the dataset repo in <data-dir>/<source>/", file=where)
     if local is not None and not local.is_dir():
         raise DataError("is not a folder; a hub source without `mirror` files is read from a local copy of the "
                         "dataset repo in <data-dir>/<source>/", file=where)
