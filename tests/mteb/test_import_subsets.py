@@ -10,6 +10,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 import yaml
 
@@ -88,6 +89,35 @@ def test_a_fast_loading_task_runs_each_subset_from_its_lang_rows_and_writes_thei
     assert means["subsets"] == ["en-en", "es-es"]
     (mean,) = [m for m in means["means"] if m["metric"] == "spearman_zero_shot"]
     assert mean["value"] == math.fsum(run["scores"]["test"]["spearman_zero_shot"]["value"] for run in runs) / 2
+
+
+def test_a_copy_of_some_subsets_pins_those_with_fingerprint_subsets(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A copy holding some subsets' rows could not be pinned: fingerprint read every subset and stopped at the
+    first with no rows, and the run's error named that very command (a new-user trial on Tatoeba). `fingerprint
+    --subsets` pins those named; the run's error names it; the others stay unpinned."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    path = _import(tmp_path, capsys, "STS17")
+    sts17_snapshot(tmp_path / "data" / "sts17")
+    part = tmp_path / "data" / "sts17" / "data" / "test.parquet"
+    table = pq.read_table(part)
+    pq.write_table(table.filter(pc.is_in(table["lang"], value_set=pa.array(["en-en", "es-es"]))), part)
+    data = ["--data-dir", str(tmp_path / "data")]
+    code, _, err = run_cli(["fingerprint", str(path), *data, "--write"], capsys)
+    assert_one_line_error(code, err, contains="matches no row")
+    code, _, err = run_cli([str(path), *data, "--adapter", "hashing", "-q", "--subsets", "en-en"], capsys)
+    assert_one_line_error(code, err, contains="`specrun fingerprint SPEC --subsets en-en --write`")
+    code, _, err = run_cli(["fingerprint", str(path), *data, "--subsets", "en-en,es-es", "--write"], capsys)
+    assert code == 0, err
+    pinned = load_plain(path.read_text(encoding="utf-8"))["subsets"]
+    assert {name for name, patch in pinned.items() if "fingerprint" in str(patch)} == {"en-en", "es-es"}
+    code, _out, err = run_cli([str(path), *data, "--adapter", "hashing", "-q", "-o", str(tmp_path / "out"),
+                               "--subsets", "es-es,en-en"], capsys)
+    assert code == 0, err
+    code, _, err = run_cli(["fingerprint", str(path), *data, "--subsets", "xx-yy"], capsys)
+    assert_one_line_error(code, err, contains="no subset 'xx-yy'")
 
 
 def test_subset_names_keep_their_case_and_may_not_differ_by_case_alone(

@@ -10,7 +10,7 @@ from typing import Any
 
 from specrun import __version__
 from specrun.cli._importing import add_import_parser
-from specrun.cli.run_flags import add_cache, add_data_dir, add_published, add_run_parser
+from specrun.cli.run_flags import add_cache, add_data_dir, add_published, add_run_parser, names
 from specrun.core.errors import UsageError
 from specrun.core.registry import did_you_mean
 
@@ -229,6 +229,9 @@ def _fingerprint(sub: Any) -> None:
     fingerprint.add_argument("spec", metavar="SPEC")
     fingerprint.add_argument("--write", action="store_true",
                              help="write the fingerprints into the spec file, keeping its comments and layout")
+    fingerprint.add_argument("--subsets", metavar="A,B", type=names,
+                             help="of a spec with `subsets`, these only (comma-separated; default: all): a copy "
+                                  "that holds some subsets' rows pins those")
     add_data_dir(fingerprint)
     add_cache(fingerprint)
 

@@ -18,16 +18,19 @@ def cmd_fingerprint(args: argparse.Namespace, console: Console) -> int:
     from specrun.data import resolve_data_dir
 
     workspace = Workspace.resolve(getattr(args, "cache_dir", None), getattr(args, "no_cache", False))
-    changed = pin_spec(Path(args.spec), resolve_data_dir(args.data_dir), workspace, write=args.write)
+    changed = pin_spec(Path(args.spec), resolve_data_dir(args.data_dir), workspace, write=args.write,
+                       subsets=getattr(args, "subsets", None))
     if args.write:
         print(f"{args.spec}: " + (f"updated {', '.join(changed)}" if changed else "already up to date"),
               file=sys.stderr)
     return 0
 
 
-def pin_spec(path: Path, data_dir: Path | None, workspace: Workspace, *, write: bool, echo: bool = True) -> list[str]:
-    """Every read split's fingerprint (each subset's for a spec with subsets), printed when `echo`, and written
-    into the spec file when `write` (what changed is returned): `specrun fingerprint`, and `import --data-dir`."""
+def pin_spec(path: Path, data_dir: Path | None, workspace: Workspace, *, write: bool, echo: bool = True,
+             subsets: tuple[str, ...] | None = None) -> list[str]:
+    """Every read split's fingerprint (each subset's for a spec with subsets, or those named), printed when
+    `echo`, and written into the spec file when `write` (what changed is returned): `specrun fingerprint`, and
+    `import --data-dir`."""
     from specrun.spec import load_spec, subset_specs
 
     loaded = load_spec(path, require_fingerprints=False)
@@ -35,13 +38,15 @@ def pin_spec(path: Path, data_dir: Path | None, workspace: Workspace, *, write: 
         raise SpecError(f"fingerprint --write edits one file, and this spec extends {', '.join(loaded.extends)}; "
                         "run it without --write and put each printed fingerprint under `splits.NAME` of the "
                         "file that should hold it", file=loaded.display, key="extends")
+    if subsets and not loaded.spec.subsets:
+        raise SpecError("--subsets names subsets of a spec with `subsets`; this spec has none", file=loaded.display)
     if not loaded.spec.subsets:
         found, files = _fingerprints(loaded, data_dir, workspace, "", echo)
         by_subset: dict[str, dict[str, str]] = {}
         subset_files: dict[str, dict[str, dict[str, str]]] = {}
     else:
         found, files, by_subset, subset_files = {}, {}, {}, {}
-        for one in subset_specs(loaded, require_fingerprints=False):
+        for one in subset_specs(loaded, list(subsets) if subsets else None, require_fingerprints=False):
             by_subset[str(one.subset)], subset_files[str(one.subset)] = _fingerprints(
                 one, data_dir, workspace, f"{one.subset}/", echo)
     if not write:

@@ -97,9 +97,10 @@ def load_split(plan: Plan, split_name: str, data_dir: Path | None, *, check: boo
         raise MissingDataError(f"no local copy of the hub dataset {source.path} (the copy of its repo goes in "
                                f"{local}/, as `specrun fingerprint` pins it)", file=str(local))
     if check and split.fingerprint is None and data_dir is not None and _hub_read(split):
-        take = ("run `specrun fingerprint SPEC --data-dir DIR --write` to accept this copy" if copy_only else
-                "run `specrun fingerprint SPEC --write`, without --data-dir to take it from the hub, or with it to "
-                "accept this copy")
+        some = f" --subsets {plan.loaded.subset}" if plan.loaded.subset is not None else ""  # a copy of some
+        take = (f"run `specrun fingerprint SPEC --data-dir DIR{some} --write` to accept this copy" if copy_only else
+                f"run `specrun fingerprint SPEC{some} --write`, without --data-dir to take it from the hub, or with "
+                "it to accept this copy")
         raise plan.error(("splits", split_name),
                          f"has no fingerprint, and a local copy of the hub dataset in {data_dir / split.source.name} "
                          f"is checked only against one (the hub's commit pins the hub alone): {take}")
