@@ -100,6 +100,12 @@ def score(document: dict[str, Any], metric: str = "spearman_zero_shot") -> dict[
     return document["scores"]["test"][metric]
 
 
+def _more_items(path: Path, runs: Runs) -> None:
+    def change(document: dict[str, Any]) -> None:
+        document["provenance"]["data"]["test"].update(n_selected=150, n_source=150)
+    edit(path, change)
+
+
 def _set(*keys_and_value: Any) -> Callable[[Path, Runs], None]:
     *keys, value = keys_and_value
 
@@ -196,9 +202,16 @@ TAMPERINGS: list[tuple[str, Callable[[Path, Runs], None], tuple[str, ...], str]]
      "unknown protocol kind 'bogus'"),
     ("extra-score", _extra_score, ALL, "which metrics does not define"),
     ("split-without-provenance", _rename_split, ALL, "no provenance.data entry"),
-    ("resamples-0", _set("provenance", "uncertainty", "resamples", 0), ALL, "resamples must be positive"),
-    ("resamples-negative", _set("provenance", "uncertainty", "resamples", -5), ALL, "resamples must be positive"),
+    ("resamples-0", _set("provenance", "uncertainty", "resamples", 0), ALL, "resamples must lie in 1..100000"),
+    ("resamples-negative", _set("provenance", "uncertainty", "resamples", -5), ALL, "resamples must lie in 1..100000"),
+    # a bad-input hunt: 10**12 hung every reader, a negative seed was a numpy traceback
+    ("resamples-huge", _set("provenance", "uncertainty", "resamples", 10**12), ALL, "resamples must lie in 1..100000"),
+    ("seed-negative", _set("provenance", "uncertainty", "seed", -5), ALL, "seed must lie in 0..2**32-1"),
     ("confidence-1.5", _set("provenance", "uncertainty", "confidence", 1.5), ALL, "confidence must lie"),
+    # a --limit run with its limit edited out was verified, exported and published as a full run (a bad-input
+    # hunt): a whole split has every item selected, and each item of such a kind is one unit
+    ("fewer-selected", _set("provenance", "data", "test", "n_selected", 10), ALL, "10 items selected of 100"),
+    ("more-items-than-units", _more_items, ALL, "100 units where each of the 150 items selected is one"),
     ("nan-value", _set("scores", "test", "spearman_zero_shot", "value", math.nan), ALL, "not a finite number"),
     ("inf-ci", _set("scores", "test", "spearman_zero_shot", "ci_high", math.inf), ALL, "not a finite number"),
     ("inverted-interval", _invert_interval, ALL, "is above ci_high"),

@@ -80,6 +80,8 @@ class KindInfo:
     # cosine, dot, euclidean, manhattan); a spec's `similarity:` outside them is refused when the plan is made
     reranks: bool = False  # whether its `run` applies a RunContext's `rerank` (two-stage ranking); a --reranker
     # run of a spec with a kind that does not is refused before anything is encoded
+    every_item_a_unit: bool = True  # each item scored is one unit, its id the item's: verify holds a run's units to
+    # the items it records (False where units are a sample, every other item or groups of items)
 
     @property
     def text_fields(self) -> tuple[str, ...]:

@@ -281,6 +281,7 @@ class ClusteringProtocol(ProtocolKind[ClusteringOptions]):
         unit="documents",
         prompt_task="Clustering",
         hub_task="text-classification",
+        every_item_a_unit=False,
     )
     Options = ClusteringOptions
 

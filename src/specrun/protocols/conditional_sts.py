@@ -52,6 +52,7 @@ class ConditionalStsProtocol(ProtocolKind[ConditionalOptions]):
         hub_task="sentence-similarity",
         hub_task_id="semantic-similarity-scoring",
         similarities=SIMILARITIES,
+        every_item_a_unit=False,
     )
     Options = ConditionalOptions
 

@@ -75,6 +75,7 @@ class CorpusRerankingProtocol(ProtocolKind[CandidateOptions]):
         roles={"query": "query", "corpus": "document"},
         hub_task="text-ranking",
         similarities=SIMILARITIES,
+        every_item_a_unit=False,
     )
     Options = CandidateOptions
 

@@ -25,6 +25,7 @@ from specrun.metrics import METRICS, estimate
 from specrun.metrics.estimate import n_runs, per_run_values, point_of
 from specrun.plan import interval_method
 from specrun.results._build import version_of
+from specrun.results._counts import check_uncertainty, check_unit_counts
 from specrun.results._read import is_plain_file_name, read_predictions, read_results
 from specrun.results.model import RESULTS_LIMIT, Results, Unit
 from specrun.spec import NAME_PATTERN, LoadedSpec, Spec, load_spec, subset_specs
@@ -72,12 +73,7 @@ def check_consistency(results: Results, path: Path) -> None:
     for split in p.data:
         _name(path, split, f"provenance.data.{split}", "split")
     _check_metric_infos(results, path)
-    u = p.uncertainty
-    if u.resamples <= 0:
-        raise _fail(path, f"resamples must be positive, got {u.resamples}", "provenance.uncertainty.resamples")
-    if not (math.isfinite(u.confidence) and 0 < u.confidence < 1):
-        raise _fail(path, f"confidence must lie strictly between 0 and 1, got {u.confidence!r}",
-                    "provenance.uncertainty.confidence")
+    check_uncertainty(results, path)
     _check_scores(results, path)
     for plot, file in results.plots.items():
         split, _, protocol = plot.partition("/")
@@ -266,6 +262,7 @@ def load_verified(path: Path | str) -> Verified:
     results = read_results(path)
     check_consistency(results, path)
     units = with_older_columns(results, read_predictions(path, results))
+    check_unit_counts(results, units, path)
     results, notes = recompute(results, units, path)
     for note in notes:  # every command that reads runs back says which interval it shows
         warn_stderr(note)
