@@ -211,6 +211,14 @@ TAMPERINGS: list[tuple[str, Callable[[Path, Runs], None], tuple[str, ...], str]]
     # a --limit run with its limit edited out was verified, exported and published as a full run (a bad-input
     # hunt): a whole split has every item selected, and each item of such a kind is one unit
     ("fewer-selected", _set("provenance", "data", "test", "n_selected", 10), ALL, "10 items selected of 100"),
+    # compare and the leaderboard read a run's direction and range from the file (a bad-input hunt: both runs'
+    # directions flipped ranked the worse first): the registry's direction always, the spec's labels where found
+    ("direction-flipped", _set("metrics", "spearman_zero_shot", "direction", "lower"), ALL,
+     "spearman is higher is better; the file says lower"),
+    ("label-edited", _set("metrics", "spearman_zero_shot", "label", "Spearman, better"), ("compare", "leaderboard"),
+     "metric 'spearman_zero_shot' differs from its spec"),
+    ("range-forged", _set("metrics", "spearman_zero_shot", "range", [-0.99, 0.99]), ("publish", "card", "leaderboard"),
+     "metric 'spearman_zero_shot' differs from its spec"),
     ("more-items-than-units", _more_items, ALL, "100 units where each of the 150 items selected is one"),
     ("nan-value", _set("scores", "test", "spearman_zero_shot", "value", math.nan), ALL, "not a finite number"),
     ("inf-ci", _set("scores", "test", "spearman_zero_shot", "ci_high", math.inf), ALL, "not a finite number"),
@@ -228,6 +236,8 @@ def command_line(command: str, results: Path, runs: Runs, out: Path) -> list[str
     if command == "publish":
         return ["publish", str(results), "--benchmark", "specrun/biosses", "--confirm-licence", "reviewed", "-o",
                 str(out)]
+    if command == "leaderboard":
+        return ["leaderboard", str(results), "-o", str(out / "board")]  # alone: its spec is what it meets
     return ["card", str(BIOSSES), "--results", str(results), "--data-dir", str(runs.data_dir), "-o",
             str(out / "card.md")]
 

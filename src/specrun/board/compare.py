@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from specrun.board.paired import Difference, method_note, paired_difference
-from specrun.core.errors import CompareError
+from specrun.core.errors import CompareError, SpecrunError
 from specrun.core.markdown import md_text
 from specrun.mteb.results.markdown import PublishedCell, published_table
 from specrun.results import Results, confidence_percent, configuration, configured_note, run_identity, run_labels
-from specrun.results.verify import find_spec, load_verified, refuse_limited
+from specrun.results.verify import check_against_spec, find_spec, load_verified, refuse_limited
 
 if TYPE_CHECKING:
     from specrun.mteb.results import PublishedDir
@@ -45,6 +45,12 @@ def _check_same_items(a: Results, b: Results, path_a: Path, path_b: Path) -> Non
 def compare(path_a: Path, path_b: Path) -> tuple[Results, Results, list[Difference]]:
     """Both runs verified (names, numbers, predictions' sha256, every score recomputed), then compared."""
     verified_a, verified_b = load_verified(path_a), load_verified(path_b)
+    for verified in (verified_a, verified_b):  # where its spec is found, the run agrees with it (else an edit)
+        try:
+            loaded = find_spec(verified.results, verified.path)
+        except (SpecrunError, OSError):
+            continue
+        check_against_spec(verified, loaded)
     refuse_limited(verified_a, "compare")
     refuse_limited(verified_b, "compare")
     a, b = verified_a.results, verified_b.results

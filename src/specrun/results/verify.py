@@ -3,9 +3,8 @@
 Every reader goes through `load_verified`: a bounded read of results.json, its ids and names checked before any
 becomes a path, its numbers checked for sense, the predictions it pins read (bounded, sha256) and every score's
 value and n recomputed from them. What must come from the benchmark itself (licence, publication status) comes
-from the spec the run used, found by the sha256 results.json records (`find_spec`, `check_against_spec`).
-Each refusal is one ResultsError line naming the file and key.
-"""
+from the spec the run used, found by the sha256 results.json records (`find_spec`, `check_against_spec`). Each
+refusal is one ResultsError line naming the file and key."""
 
 from __future__ import annotations
 
@@ -100,6 +99,9 @@ def _check_metric_infos(results: Results, path: Path) -> None:
         if missing:
             raise _fail(path, f"metric {info.metric!r} needs {', '.join(missing)}, which protocol kind "
                               f"{info.protocol_kind!r} does not produce", f"{key}.metric")
+        if info.direction != METRICS[info.metric].direction:  # as every spec must: else ranked upside down
+            raise _fail(path, f"{info.metric} is {METRICS[info.metric].direction} is better; the file says "
+                              f"{info.direction}: refusing edited results", f"{key}.direction")
 
 
 def _check_scores(results: Results, path: Path) -> None:
@@ -319,8 +321,9 @@ def check_against_spec(verified: Verified, loaded: LoadedSpec) -> None:
                               "refusing edited results", key)
     for metric_id, m in spec.metrics.items():
         info = results.metrics.get(metric_id)
-        wanted_info = (m.metric, m.protocol, spec.protocols[m.protocol].kind, m.label, m.direction)
-        if info is None or (info.metric, info.protocol, info.protocol_kind, info.label, info.direction) != wanted_info:
+        wanted_info = (m.metric, m.protocol, spec.protocols[m.protocol].kind, m.label, m.direction, m.range)
+        if info is None or (info.metric, info.protocol, info.protocol_kind, info.label, info.direction,
+                            info.range or m.range) != wanted_info:  # the range clips every interval (older: none)
             raise _fail(path, f"metric {metric_id!r} differs from its spec {loaded.display}; refusing edited results",
                         f"metrics.{metric_id}")
     for metric_id in results.metrics:

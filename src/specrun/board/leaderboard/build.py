@@ -46,7 +46,7 @@ from specrun.results import (
     run_identity,
     run_labels,
 )
-from specrun.results.verify import Verified, find_spec, load_verified
+from specrun.results.verify import Verified, check_against_spec, find_spec, load_verified
 from specrun.spec.model import Spec
 
 MAIN_DECLARED = "the spec's main metric (its `mteb` counterpart's `main: true`)"
@@ -71,11 +71,14 @@ def headline(results: Results, spec: Spec | None = None) -> tuple[str, str, str]
 
 
 def spec_of(run: Verified) -> Spec | None:
-    """The spec a run used, found by the sha256 it records; None where it is not found (no longer loadable)."""
+    """The spec a run used, found by the sha256 it records, and the run checked against it (labels, direction,
+    ranges: an edit is refused); None where it is not found (no longer loadable)."""
     try:
-        return find_spec(run.results, run.path).spec
+        loaded = find_spec(run.results, run.path)
     except (SpecrunError, OSError):
         return None
+    check_against_spec(run, loaded)
+    return loaded.spec
 
 
 VARIANT_MODES = ("each", "worst", "mean")
