@@ -107,7 +107,8 @@ def published_markdown(a: Results, b: Results, path_a: Path, path_b: Path, publi
         for run, label in zip((a, b), labels, strict=True):
             model = run.provenance.model
             cells.append(PublishedCell(keys=(split, metric_id, label), ours=run.scores[split][metric_id].value,
-                                       found=published.find(model.name, model.revision, ref),
+                                       found=published.find(model.name, model.revision, ref,
+                                                            loaded.metrics[metric_id].range),
                                        label=f"{label} {metric_id}"))
     if not cells:
         return "\nPublished: no metric of spec " + f"{a.spec_id} names an MTEB counterpart (`metrics.NAME.mteb`).\n"

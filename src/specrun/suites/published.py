@@ -38,7 +38,7 @@ def members_published(loaded: LoadedSuite, published: PublishedDir, model: str,
 def _find(published: PublishedDir, model: str, revision: str | None, spec: Spec, metric: str,
           split: str) -> Found | None:
     ref = spec.mteb_ref(metric, split)
-    return published.find(model, revision, ref) if ref is not None else None
+    return published.find(model, revision, ref, spec.metrics[metric].range) if ref is not None else None
 
 
 def _mean(found: list[Found | None]) -> Found | None:

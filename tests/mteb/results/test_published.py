@@ -191,6 +191,28 @@ def test_leaderboard_ranks_published_rows_with_ours(runs: dict[str, Path], publi
     assert head["published_caveat"] is None and "Caveat:" not in markdown
 
 
+def test_a_published_value_outside_the_metric_range_is_set_aside_never_ranked(
+        runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Spearman of 5.0, or one written in percent (82.0), was ranked as comparable, and a percent-scale copy of
+    a model topped a suite's mean (a bad-input hunt): a value outside its spec's range is no value of the metric,
+    set aside with why, and not published to check-published."""
+    root = tmp_path / "published"
+    write_published(root, "STSBenchmark", task_file_2x("STSBenchmark", {"cosine_spearman": 82.03,
+                                                                        "cosine_pearson": 0.8}))
+    write_published(root, "STSBenchmark", task_file_2x("STSBenchmark", {"cosine_spearman": 0.5, "cosine_pearson": 0.5}),
+                    model="other__model")
+    code, _out, err = run_cli(["leaderboard", str(runs["stsb"]), "-o", str(tmp_path / "board"), "--published",
+                               str(root)], capsys)
+    assert code == 0, err
+    board = json.loads((tmp_path / "board" / "leaderboard.json").read_text())
+    head = next(b for b in board["specs"][0]["boards"] if b["metric"] == "spearman_zero_shot")
+    assert [row["model"] for row in head["published"]] == ["other/model"]
+    assert "cosine_spearman 82.03 lies outside the metric's range [-1, 1]" in err
+    code, out, err = run_cli(["check-published", str(runs["stsb"]), "--published", str(root)], capsys)
+    assert code == 0, err
+    assert "Not published: stsb spearman_zero_shot:" in out and "82.03 lies outside" in out
+
+
 def test_a_spec_caveat_on_its_mteb_counterpart_is_said_beside_the_published_rows(
         tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """BIOSSES's mirror is not MTEB's copy (its spec's `mteb.caveat`): check-published said so, the board ranked

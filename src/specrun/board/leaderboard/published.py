@@ -60,7 +60,7 @@ def with_published(board: Leaderboard, runs: Sequence[Verified], published: Publ
             if ref is None:
                 boards.append(b)
                 continue
-            found = published.every_model(ref)
+            found = published.every_model(ref, spec.metrics[b.metric].range)
             rows = published_rows(found, task_type_of(spec, b.metric))
             for line in published_notes(f"{spec_board.spec_id} {b.split} {b.metric}", found):
                 note(line)

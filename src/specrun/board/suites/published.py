@@ -54,7 +54,7 @@ def read_members(runs: Sequence[SuiteRun], published: PublishedDir) -> SuitePubl
             if ref is None:
                 out.unmapped.append(own.label)
                 break
-            found = published.every_model(ref)
+            found = published.every_model(ref, spec.metrics[metric].range)
             out.notes += [f"{own.label}: published, set aside: {reason}" for reason in found.set_aside]
             per_cell.append({v.model: v.value for v in found.values})
             for v in found.values:

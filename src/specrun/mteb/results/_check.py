@@ -62,7 +62,8 @@ def check_published(paths: list[Path], published: PublishedDir, spec: str | None
             rows.append(CheckRow(results=path, spec_id=results.spec_id, split=split, metric=metric_id,
                                  ref=ref, ours=ours, label=label, changed=tuple(configuration(results)),
                                  other_data=other_data,
-                                 found=published.find(model.name, model.revision, ref)))
+                                 found=published.find(model.name, model.revision, ref,
+                                                      loaded.spec.metrics[metric_id].range)))
     return rows
 
 

@@ -27,6 +27,9 @@ MAX_REVISIONS_LISTED = 5
 FILES_KEPT = 32  # task files `find` keeps read (a run's metrics share a few); a board's task reads keep none
 
 
+Bounds = tuple[float, float] | None  # a metric's range (its spec's): a published value outside it is set aside
+
+
 @dataclass(frozen=True)
 class Found:
     """A published value, or why there is none; `note` says when the revision was chosen for a run without one."""
@@ -98,24 +101,29 @@ class PublishedDir:
         shown = ", ".join(names[:MAX_REVISIONS_LISTED]) + (", ..." if len(names) > MAX_REVISIONS_LISTED else "")
         return f"published: {shown}" if names else "no revision folders"
 
-    def find(self, model: str, revision: str | None, ref: MtebRef) -> Found:
-        """The published value of `ref` for this model and revision, or why there is none."""
+    def find(self, model: str, revision: str | None, ref: MtebRef, bounds: Bounds = None) -> Found:
+        """The published value of `ref` for this model and revision, or why there is none (a value outside the
+        metric's `bounds`, its spec's range, is none: another scale, a percent, is no value of this metric)."""
         folder, reason, note = self.revision_folder(model, revision)
         if folder is None:
             return Found(None, reason)
         path = folder / f"{checked_part(ref.task, 'MTEB task')}.json"
         if not path.is_file():
             return Found(None, f"no {ref.task}.json in {folder.relative_to(self.root).as_posix()}/", note)
-        return self._value(self.task_file(path), path, model, folder.name, ref, note)
+        return self._value(self.task_file(path), path, model, folder.name, ref, note, bounds)
 
     @staticmethod
-    def _value(task_file: TaskFile, path: Path, model: str, revision: str, ref: MtebRef, note: str | None) -> Found:
+    def _value(task_file: TaskFile, path: Path, model: str, revision: str, ref: MtebRef, note: str | None,
+               bounds: Bounds = None) -> Found:
         if task_file.task_name != ref.task:
             raise PublishedError(f"task_name {task_file.task_name!r} is not {ref.task!r}, the file's name",
                                  file=str(path), key="task_name")
         value = score_of(task_file, path, ref.split, ref.subset, ref.score)
         if isinstance(value, str):
             return Found(None, value, note)
+        if bounds is not None and not bounds[0] <= value <= bounds[1]:
+            return Found(None, f"{path.parent.parent.name}/{path.parent.name}/{path.name}: {ref.score} {value!r} lies "
+                               f"outside the metric's range [{bounds[0]:g}, {bounds[1]:g}] (another scale?)", note)
         return Found(PublishedValue(model=model, revision=revision, task=ref.task, split=ref.split,
                                     subset=ref.subset, score=ref.score, value=value,
                                     mteb_version=task_file.mteb_version, file=path), None, note)
@@ -127,7 +135,7 @@ class PublishedDir:
             self._index = PublishedIndex.build(self.root)
         return self._index
 
-    def every_model(self, ref: MtebRef) -> Published:
+    def every_model(self, ref: MtebRef, bounds: Bounds = None) -> Published:
         """Every model of the folder with a value for `ref`, one revision each by the rule of `index.choose`, by
         model; each file that has no such value, or cannot be read, is set aside with a reason naming it."""
         checked_part(ref.task, "MTEB task")
@@ -138,7 +146,8 @@ class PublishedDir:
             shown = self.index.shown(candidate.path)
             try:  # read here, not kept: only the value and what `choose` needs stay
                 task_file = read_task_file(candidate.path)
-                result = self._value(task_file, candidate.path, candidate.model, candidate.revision, ref, None)
+                result = self._value(task_file, candidate.path, candidate.model, candidate.revision, ref, None,
+                                     bounds)
             except SpecrunError as exc:
                 out.set_aside.append(f"{shown}: " + (f"{exc.key}: " if exc.key else "") + exc.message)
                 continue
