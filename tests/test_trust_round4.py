@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -340,6 +341,42 @@ def test_suite_compare_reads_weights_and_task_types_from_the_suite_file(tmp_path
         other.write_text(kept, encoding="utf-8")
     code, _, err = run_cli(["compare", str(first), str(other)], capsys)
     assert code == 0, err
+
+
+def test_suite_json_bootstrap_aggregates_and_members_model_are_checked(tmp_path: Path, data_dir: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A bad-input hunt: suite.json's confidence 1.5, resamples 10**12, a negative seed or its aggregates emptied
+    (a traceback, a hang, a 150 % interval), a member's entry pointing at another model's run (a mean of two
+    configurations), and the aggregate's interval, shown as suite.json had it, are refused or recomputed."""
+    first = _suite_run(tmp_path, data_dir, capsys, "pair", "--prompt", "a: ")
+    other = _suite_run(tmp_path, data_dir, capsys, "pair", "--prompt", "b: ")
+    kept = {run: run.read_text(encoding="utf-8") for run in (first, other)}
+
+    def edited(change: Any, runs: tuple[Path, ...] = (first, other)) -> None:  # both: they must agree
+        for run in (first, other):
+            record = json.loads(kept[run])
+            if run in runs:
+                change(record)
+            run.write_text(json.dumps(record), encoding="utf-8")
+
+    foreign = json.loads(kept[first])["members"][0]
+    for change, runs in ((lambda r: r["provenance"].update(confidence=1.5), (first, other)),
+                         (lambda r: r["provenance"].update(resamples=10**12), (first, other)),
+                         (lambda r: r["provenance"].update(seed=-1), (first, other)),
+                         (lambda r: r.update(aggregates=[]), (first, other)),
+                         (lambda r: r["members"].__setitem__(0, foreign), (other,))):
+        edited(change, runs)
+        for command in (["compare", str(first), str(other)],
+                        ["leaderboard", str(first), str(other), "-o", str(tmp_path / "b")]):
+            code, _, err = run_cli(command, capsys)
+            assert_one_line_error(code, err, contains="suite.json was edited")
+    edited(lambda r: r["aggregates"][0].update(ci_low=0.89, ci_high=0.91), (other,))  # the interval: recomputed
+    code, _, err = run_cli(["leaderboard", str(first), str(other), "-o", str(tmp_path / "board")], capsys)
+    assert code == 0, err
+    board = json.loads((tmp_path / "board" / "leaderboard.json").read_text(encoding="utf-8"))
+    rows = [row for spec in board["specs"] for b in spec["boards"] for row in b["rows"]]
+    assert rows and not any(row["ci_low"] == 0.89 for row in rows)
+    assert all(row["ci_low"] <= row["score"] <= row["ci_high"] for row in rows)
 
 
 def test_limited_suite_runs_are_refused_and_a_folder_ranks_its_full_runs(tmp_path: Path, data_dir: Path,

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from specrun.board._ranking import Ranking, borda_points, min_ranks, rank_interval, rank_scores
-from specrun.board.joint import aggregate_method, over_resamples, point
+from specrun.board.joint import aggregate_interval, aggregate_method, over_resamples, point
 from specrun.board.leaderboard.build import Across, across_benchmarks
 from specrun.board.leaderboard.model import (
     META_COLUMNS,
@@ -113,11 +113,12 @@ def rank_suite(runs: list[SuiteRun]) -> SuiteBoard:
 
 def _board(board: SuiteBoard, name: str, ranking: Ranking, names: Sequence[str], headline: bool) -> Board:
     """One aggregate's board, each row with its run's own interval of the aggregate."""
-    def row(m: int) -> dict[str, Any]:
+    def row(m: int) -> dict[str, Any]:  # the interval recomputed from the members' draws, never suite.json's
         run = board.runs[m]
-        own = next(a for a in run.results.aggregates if a.name == name)
-        return {"results": str(run.path), "score": float(ranking.observed[m]), "ci_low": own.ci_low,
-                "ci_high": own.ci_high, "n": len(run.members)}
+        _, low, high = aggregate_interval(name, [member.draws for member in run.members],
+                                          run.results.provenance.confidence, board.method)
+        return {"results": str(run.path), "score": float(ranking.observed[m]), "ci_low": low, "ci_high": high,
+                "n": len(run.members)}
 
     return ranked_board(ranking, names, row, split="members", metric=name, metric_label=AGGREGATE_LABELS[name],
                         direction=board.runs[0].members[0].direction, headline=headline,

@@ -116,6 +116,10 @@ def read_suite_run(path: Path, results: SuiteResults) -> SuiteRun:
                                                                                                   strict=True)]
         scored.append((m, own, found[0][1], parts))
         units.append(member_units(own, parts))
+        model = run_identity(found[0][0].results)  # one model and configuration for every member
+        if model != run_identity(scored[0][3][0].verified.results):
+            raise CompareError(f"{where}: its results are a run of another model or configuration than member "
+                               f"{scored[0][0].index + 1}'s; suite.json was edited", file=str(path))
     try:  # members over the same items share the first one's draws, as when the suite ran
         draws = joint_draws(units, resamples=u.resamples, seed=u.seed)
     except SpecrunError as exc:
@@ -142,6 +146,12 @@ def suite_file_members(path: Path, results: SuiteResults) -> dict[int, ResolvedM
                            "suites/ here; its weights and task types are read from that file, never from suite.json "
                            "alone: run from the folder the suite was run from", file=str(path))
     loaded = load_suite(found)
+    p = results.provenance
+    if [a.name for a in results.aggregates] != list(loaded.suite.aggregates) or not (
+            0 < p.confidence < 1 and 0 < p.resamples <= 100_000 and 0 <= p.seed <= 2**32 - 1):
+        raise CompareError(f"suite.json's aggregates or bootstrap (confidence {p.confidence!r}, resamples "
+                           f"{p.resamples}, seed {p.seed}) are not its suite file's or out of range; suite.json was "
+                           "edited", file=str(path))
     declared = {m.index: m for m in loaded.members}
     for m in results.members:
         own = declared.get(m.index)
