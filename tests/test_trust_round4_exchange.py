@@ -230,7 +230,11 @@ def test_a_local_model_run_exports_under_the_name_given(local_run: Path, tmp_pat
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     """Item 23: a run of --model DIR could not be exported at all ('does not make a plain folder name')."""
     code, _, err = run_cli(["export", "--format", "mteb", str(local_run), "-o", str(tmp_path / "a")], capsys)
-    assert_one_line_error(code, err, contains="--model-name ORG/NAME")
+    assert_one_line_error(code, err, contains="whose path names no MTEB model; name it with --model-name ORG/NAME")
+    for bad in ("a__b/c", "a/b/c", "/c", "a/"):  # a__b/c was written as a__b__c, read back as a/b__c (a hunt)
+        code, _, err = run_cli(["export", "--format", "mteb", str(local_run), "-o", str(tmp_path / "a"),
+                                "--model-name", bad], capsys)
+        assert_one_line_error(code, err, contains=f"--model-name {bad!r}: expected ORG/NAME")
     code, _, err = run_cli(["export", "--format", "mteb", str(local_run.parent), "-o", str(tmp_path / "b"),
                               "--model-name", "me/minilm"], capsys)
     assert code == 0, err

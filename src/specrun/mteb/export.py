@@ -97,6 +97,9 @@ def _exported_name(results: Results, path: Path, model_name: str | None) -> str:
     run names its model itself, and no other name may be put on its scores)."""
     model = results.provenance.model
     if model_name is None:
+        if model.origin == "local":  # its path is no MTEB id: models/my_model would read as an org's model
+            raise PublishError(f"this run is of the local model folder {model.name}, whose path names no MTEB model; "
+                               "name it with --model-name ORG/NAME", file=str(path))
         try:
             model_folder_name(model.name)
         except PublishedError as exc:
@@ -105,9 +108,10 @@ def _exported_name(results: Results, path: Path, model_name: str | None) -> str:
     if model.origin != "local":
         raise PublishError(f"--model-name {model_name}: this run is of the {model.origin} model {model.name}, which "
                            "names itself; --model-name is for runs of a local model folder", file=str(path))
-    if model_name.count("/") != 1:
-        raise PublishError(f"--model-name {model_name!r}: expected ORG/NAME, as MTEB's results name a model",
-                           file=str(path))
+    org, _, name = model_name.partition("/")
+    if "/" in name or not org or not name or "__" in model_name:  # a__b/c would read back as a/b__c
+        raise PublishError(f"--model-name {model_name!r}: expected ORG/NAME (no '__'), as MTEB's results name a "
+                           "model", file=str(path))
     return model_name
 
 
