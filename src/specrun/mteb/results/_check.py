@@ -78,7 +78,7 @@ def check_text(rows: list[CheckRow]) -> str:
         lines.append(f"| {md_text(r.label)} | {r.spec_id} | {r.split} | {r.metric} | {where} | {r.ours:.10f} | "
                      f"{published} | {difference} |")
     notes = dict.fromkeys([*(configured_note(list(r.changed), r.label or "This run") for r in rows if r.changed),
-                           *(f"{r.label or r.results}: its data is not the reference's ({'; '.join(r.other_data)}): "
+                           *(f"{r.spec_id} ({r.label}): its data is not the reference's ({'; '.join(r.other_data)}): "
                              "the difference is the data's as well as the model's" for r in rows if r.other_data),
                            *(r.found.note for r in rows if r.found.note)])
     lines += [""] if notes or any(r.found.value is None for r in rows) else []
