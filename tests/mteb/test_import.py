@@ -149,6 +149,13 @@ def test_coverage_of_the_active_sts_tasks_and_the_list_command(capsys: pytest.Ca
     code, out, err = run_cli(["list", "--mteb", "--type", "sts"], capsys)
     assert code == 0, err
     assert "│ STS  │    51 │     46 │ custom dataset_transform: 3," in err + out
+    assert "│ all  │    51 │     46 │" in out  # the total row (a new-user trial found none)
+    code, out, err = run_cli(["list", "--mteb", "--type", "sts", "--tasks"], capsys)  # each task by name
+    assert code == 0, err
+    rows = [line for line in out.splitlines() if line.startswith("│ ") and " STS " in line]
+    assert len(rows) == 51 and sum("│ yes " in row for row in rows) == 46
+    refused = [task.name for task in sts if refusals(task)]
+    assert all(any(row.startswith(f"│ {name} ") and "│ no " in row for row in rows) for name in refused)
 
 
 def test_a_local_copy_of_a_hub_dataset_needs_a_fingerprint(tmp_path: Path,

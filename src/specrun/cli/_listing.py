@@ -32,7 +32,7 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
         _print_metrics()
         return 0
     if args.mteb:
-        return _list_mteb(args.type, args.benchmark, args.language, args.domain)
+        return _list_mteb(args.type, args.benchmark, args.language, args.domain, names=args.tasks)
     from specrun.spec import matches
     from specrun.suites import is_suite_file
 
@@ -134,14 +134,14 @@ def _list_suites(folder: str, paths: list[Path], filters: dict[str, str | None],
 
 
 def _list_mteb(task_type: str | None, benchmark: str | None = None, language: str | None = None,
-               domain: str | None = None) -> int:
+               domain: str | None = None, *, names: bool = False) -> int:
     """MTEB's active text tasks per type (or a named benchmark's members, as it takes them; or those in a
     language or domain): how many `specrun import mteb` converts, and how many each missing piece blocks (a task
-    missing several counts under each)."""
+    missing several counts under each); with `names`, each task by name instead, and what blocks it."""
     from specrun.core.registry import PROTOCOLS
     from specrun.mteb import load
     from specrun.mteb.benchmark_import import member_tasks
-    from specrun.mteb.importer import coverage
+    from specrun.mteb.importer import coverage, refusals
 
     catalogue = load()
     tasks = member_tasks(catalogue, benchmark) if benchmark else list(catalogue.active_text_tasks().values())
@@ -166,6 +166,17 @@ def _list_mteb(task_type: str | None, benchmark: str | None = None, language: st
                                f"{catalogue.provenance.mteb_version}; types: {', '.join(types)}")
         tasks = [task for task in tasks if task.type == chosen[0]]
     what = f"{benchmark}'s tasks" if benchmark else "active text tasks"
+    if names:  # one row per task, in name order
+        table = Table(title=f"MTEB {catalogue.provenance.mteb_version}: {what}, each as `specrun import mteb` takes "
+                            "it")
+        for column in ("task", "type", "imports", "blocked by"):
+            table.add_column(column)
+        for task in sorted(tasks, key=lambda t: t.name.lower()):
+            reasons = refusals(task)
+            table.add_row(rich.markup.escape(task.name), task.type, "no" if reasons else "yes",
+                          rich.markup.escape("; ".join(reasons)))
+        Console(width=240).print(table)
+        return 0
     table = Table(title=f"MTEB {catalogue.provenance.mteb_version}: {what} `specrun import mteb` converts")
     for column in ("type", "tasks", "import", "blocked by (tasks)"):
         table.add_column(column, justify="right" if column in ("tasks", "import") else "left")
@@ -173,5 +184,8 @@ def _list_mteb(task_type: str | None, benchmark: str | None = None, language: st
         pieces = {key: value for key, value in counts.items() if key not in ("tasks", "imports")}
         blocked = ", ".join(f"{piece}: {count}" for piece, count in sorted(pieces.items(), key=lambda i: -i[1]))
         table.add_row(name, str(counts["tasks"]), str(counts["imports"]), rich.markup.escape(blocked))
+    every = coverage(tasks).values()
+    table.add_row("all", str(sum(c["tasks"] for c in every)), str(sum(c["imports"] for c in every)), "",
+                  style="bold")
     Console(width=240).print(table)
     return 0

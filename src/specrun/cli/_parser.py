@@ -97,6 +97,9 @@ def _list(sub: Any) -> None:
                               "it): how many `specrun import mteb` converts, and how many each missing piece blocks")
     listing.add_argument("--benchmark", metavar="NAME", help="with --mteb: a named benchmark's members, as it "
                                                              "takes them (e.g. \"MTEB(eng, v2)\")")
+    listing.add_argument("--tasks", action="store_true",
+                         help="with --mteb: each task by name, whether it imports and what blocks it, instead of "
+                              "the counts")
     listing.add_argument("--language", metavar="LANG",
                          help="only specs in this language: ISO 639-3 (jpn), with its script (jpn-Jpan), or as the "
                               "spec's `language` key writes it (ja); suites with such a member")
