@@ -155,6 +155,10 @@ def test_check_published_and_export_take_the_run_folder(world: Path, tmp_path: P
     assert code == 0 and "| test | spearman_zero_shot |" in out, err
     code, out, err = run_cli(["verify", str(folder), "--no-data"], capsys)
     assert code == 0 and f"{folder / 'results.json'}: consistent" in out, err
+    code, out, err = run_cli(["card", str(SPECS / "biosses.yaml"), "--results", str(folder), "-o",
+                              str(tmp_path / "card.md")],
+                             capsys)  # and card --results (a bad-input hunt)
+    assert code == 0 and (tmp_path / "card.md").is_file(), err
 
 
 def test_a_folder_with_suite_runs_says_it_ranks_suites(world: Path, tmp_path: Path,

@@ -185,6 +185,8 @@ def cmd_card(args: argparse.Namespace, console: Console) -> int:
     from specrun.spec import load_spec
 
     output = output_file(args.output)
+    if args.results:  # a run's folder, as every other reader of runs takes it
+        args.results = str(run_files([args.results])[0])
     loaded = _card_spec(load_spec(args.spec), args)
     plan = make_plan(loaded)
     if loaded.spec.card is None and not args.results:

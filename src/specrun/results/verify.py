@@ -292,7 +292,7 @@ def find_spec(results: Results, results_path: Path, explicit: str | None = None)
                                   f"{wanted}); pass --spec with the spec file the run used", "provenance.spec_sha256")
     raise _fail(results_path, f"the spec this run used (sha256 {wanted}, recorded as "
                               f"{results.provenance.spec_path!r}) is neither at that path nor in specs/; "
-                              "pass --spec SPEC", "provenance.spec_sha256")
+                              "run from the folder the run was made in, or pass --spec SPEC", "provenance.spec_sha256")
 
 
 def _subset_of(loaded: LoadedSpec, results: Results, results_path: Path) -> LoadedSpec:
