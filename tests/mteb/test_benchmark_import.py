@@ -155,7 +155,7 @@ def test_list_mteb_counts_a_domain_and_takes_a_protocol_kind_as_its_type(capsys:
 
 
 def test_a_member_without_its_local_copy_is_missing_and_an_optional_one_is_skipped(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """With --data-dir, an imported spec whose copy is not there said 'has no fingerprint, and a local copy in
     data/arguana is checked only against one' of a folder that does not exist, and an optional suite member so
     failing stopped the suite (a new-user trial): it is missing data now, named as such, and skipped when optional."""
@@ -183,7 +183,9 @@ def test_a_member_without_its_local_copy_is_missing_and_an_optional_one_is_skipp
                      "  - {spec: sts12.yaml, metric: spearman_zero_shot}\n"
                      "  - {spec: sts13.yaml, metric: spearman_zero_shot, optional: true}\naggregates: [mean_task]\n",
                      encoding="utf-8")
-    code, _out, err = run_cli([str(suite), "--data-dir", str(tmp_path / "data"), "--adapter", "hashing",
-                               "-o", str(tmp_path / "runs")], capsys)
+    code, out, err = run_cli([str(suite), "--data-dir", str(tmp_path / "data"), "--adapter", "hashing",
+                              "-o", str(tmp_path / "runs"), "--published", str(data_dir / "mteb-results")], capsys)
     assert code == 0, err
     assert "sts13" in err and "missing" in err and "no local copy of the hub dataset mteb/sts13-sts" in err
+    report = (Path(out.split()[-1]).parent / "suite.md").read_text(encoding="utf-8")  # its published section says
+    assert "Not the reference's data: sts12 test spearman_zero_shot: split test differs from MTEB" in report

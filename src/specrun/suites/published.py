@@ -62,7 +62,8 @@ def published_mean(rows: list[MemberPublished]) -> float | None:
     return math.fsum(values) / len(values) if values and len(values) == len(rows) else None
 
 
-def published_markdown(results: SuiteResults, rows: list[MemberPublished], changed: list[str] | None = None) -> str:
+def published_markdown(results: SuiteResults, rows: list[MemberPublished], changed: list[str] | None = None,
+                       other_data: list[str] | None = None) -> str:
     """suite.md's published section: ours, published, the difference per member; then the published mean.
     `changed`: what our run changed about the model (results.configuration), said first: the published files
     describe the model as it is."""
@@ -70,6 +71,7 @@ def published_markdown(results: SuiteResults, rows: list[MemberPublished], chang
     lines = ["", "## Published (MTEB result files)", ""]
     note = configured_note(changed or [])
     lines += [md_text(note) + ".", ""] if note else []
+    lines += [*(f"Not the reference's data: {md_text(line)}." for line in other_data or []), ""] if other_data else []
     lines += ["Shown beside, never resampled: a published value has no interval, and the aggregates' intervals do "
               "not use it.", ""]
     table = published_table(("member",), [PublishedCell(keys=(r.label,), ours=ours.get(r.index), found=r.found,

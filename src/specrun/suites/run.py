@@ -26,6 +26,7 @@ from specrun.outputs import SetKind, write_output_sets
 from specrun.outputs.folders import output_folder, suite_folder
 from specrun.plan import make_plan
 from specrun.results import configuration
+from specrun.results.identity import identity_notes
 from specrun.results.verify import Verified, verified_with_spec
 from specrun.runner import run
 from specrun.suites.model import LoadedSuite, ResolvedMember, load_suite
@@ -90,7 +91,7 @@ def run_suite(path: str, options: RunOptions, console: Console,
                  f"missing: {missing[m.index]}" if m.index in missing else "to run")
         _say(console, f"suite {loaded.suite.id}: member {m.index + 1}/{count} {m.label}: {state}")
     outputs = {out.results.spec_id: out for out in run(pending, options, console)} if pending else {}
-    members, draws, changed = [], [], []
+    members, draws, changed, other_data = [], [], [], []
     for m in loaded.members:
         if m.index in missing:
             members.append(_missing_score(m, requests[m.index], missing[m.index]))
@@ -98,6 +99,8 @@ def run_suite(path: str, options: RunOptions, console: Console,
         verified = reused.get(m.index) or [verified_with_spec(output_folder(options, spec.spec.id, model.slug) /
                                                               "results.json", str(spec.path))[0] for spec in m.runs]
         changed = changed or configuration(verified[0].results)
+        other_data += [f"{m.label}: {note}" for spec, one in zip(m.runs, verified, strict=True)
+                       for note in identity_notes(spec.spec, one.results)]
         encoded = sum(outputs[spec.spec.id].results.texts.encoded for spec in m.runs
                       if spec.spec.id in outputs and _first_of_spec(loaded, m, spec.spec.id))
         score, drawn = _member_score(m, verified, options, requests[m.index], reused=m.index in reused,
@@ -106,7 +109,8 @@ def run_suite(path: str, options: RunOptions, console: Console,
         draws.append(drawn)
     results = _suite_results(loaded, members, draws, model, folder.name, options.limit)
     beside = members_published(loaded, published, model.name, model.revision) if published is not None else None
-    report = suite_markdown(results) + (published_markdown(results, beside, changed) if beside is not None else "")
+    report = suite_markdown(results) + (published_markdown(results, beside, changed, other_data) if beside is not None
+                                        else "")
     _write_suite(folder, {"suite.json": suite_json(results), "suite.md": report}, len(outputs))
     return SuiteOutput(results=results, path=folder / "suite.json", published=beside)
 
