@@ -206,7 +206,7 @@ TAMPERINGS: list[tuple[str, Callable[[Path, Runs], None], tuple[str, ...], str]]
     ("resamples-negative", _set("provenance", "uncertainty", "resamples", -5), ALL, "resamples must lie in 1..100000"),
     # a bad-input hunt: 10**12 hung every reader, a negative seed was a numpy traceback
     ("resamples-huge", _set("provenance", "uncertainty", "resamples", 10**12), ALL, "resamples must lie in 1..100000"),
-    ("seed-negative", _set("provenance", "uncertainty", "seed", -5), ALL, "seed must lie in 0..2**32-1"),
+    ("seed-negative", _set("provenance", "uncertainty", "seed", -5), ALL, "seed must lie in 0..2**63-1"),
     ("confidence-1.5", _set("provenance", "uncertainty", "confidence", 1.5), ALL, "confidence must lie"),
     # a --limit run with its limit edited out was verified, exported and published as a full run (a bad-input
     # hunt): a whole split has every item selected, and each item of such a kind is one unit

@@ -361,6 +361,7 @@ def test_suite_json_bootstrap_aggregates_and_members_model_are_checked(tmp_path:
 
     foreign = json.loads(kept[first])["members"][0]
     for change, runs in ((lambda r: r["provenance"].update(confidence=1.5), (first, other)),
+                         (lambda r: r["provenance"].update(confidence=0.5), (first, other)),  # in range (a review)
                          (lambda r: r["provenance"].update(resamples=10**12), (first, other)),
                          (lambda r: r["provenance"].update(seed=-1), (first, other)),
                          (lambda r: r.update(aggregates=[]), (first, other)),

@@ -192,3 +192,28 @@ def test_a_protocol_refusing_the_first_n_items_names_the_limit(tmp_path: Path, d
     code, _, err = run_cli(run_args(SPECS / "masakhanews-s2s.yaml", data_dir, tmp_path, "--limit", "20"), capsys)
     assert_one_line_error(code, err, contains="(--limit 20: the first 20 items only; a larger --limit may hold more)")
     assert not (tmp_path / "masakhanews-s2s").exists()
+
+
+@pytest.mark.parametrize("edit", [{"limit": None},
+                                  {"limit": None, "n_selected": 100},
+                                  {"limit": None, "selection": "20"}])
+def test_a_limited_run_edited_into_a_full_one_is_refused(edit: dict, tmp_path: Path, data_dir: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A --limit run with its limit set to null (and its counts or its selection edited to match) was verified
+    as made from its data, exported as MTEB's score and ranked (two bad-input hunts and a review)."""
+    import json
+
+    path = limited_run(tmp_path, data_dir, capsys)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["provenance"]["limit"] = None
+    split = document["provenance"]["data"]["test"]
+    split.update({key: value for key, value in edit.items() if key != "limit"})
+    if "selection" in edit:
+        split["n_selected"] = 20
+    path.write_text(json.dumps(document), encoding="utf-8")
+    for command in (["verify", str(path)], ["export", "--format", "mteb", str(path), "-o", str(tmp_path / "x")],
+                    ["leaderboard", str(path), "-o", str(tmp_path / "board")]):
+        code, _out, err = run_cli(command, capsys)
+        assert_one_line_error(code, err)
+        assert "refusing edited results" in err or "differs from its spec" in err, err
+    assert not (tmp_path / "x").exists() and not (tmp_path / "board").exists()

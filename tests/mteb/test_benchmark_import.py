@@ -189,3 +189,10 @@ def test_a_member_without_its_local_copy_is_missing_and_an_optional_one_is_skipp
     assert "sts13" in err and "missing" in err and "no local copy of the hub dataset mteb/sts13-sts" in err
     report = (Path(out.split()[-1]).parent / "suite.md").read_text(encoding="utf-8")  # its published section says
     assert "Not the reference's data: sts12 test spearman_zero_shot: split test differs from MTEB" in report
+
+
+def test_list_options_of_mteb_tasks_need_mteb(capsys: pytest.CaptureFixture[str]) -> None:
+    """`specrun list --tasks` listed the folder's specs and ignored the flag (a review)."""
+    for flags in (["--tasks"], ["--benchmark", "MTEB(eng, v2)"]):
+        code, _out, err = run_cli(["list", *flags], capsys)
+        assert_one_line_error(code, err, contains="lists MTEB's tasks: add --mteb")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from specrun.board.paired import Difference, method_note, paired_difference
 from specrun.core.errors import CompareError, SpecrunError
 from specrun.core.markdown import md_text
+from specrun.core.workspace import warn_stderr
 from specrun.mteb.results.markdown import PublishedCell, published_table
 from specrun.results import Results, confidence_percent, configuration, configured_note, run_identity, run_labels
 from specrun.results.verify import check_against_spec, find_spec, load_verified, refuse_limited
@@ -49,6 +50,8 @@ def compare(path_a: Path, path_b: Path) -> tuple[Results, Results, list[Differen
         try:
             loaded = find_spec(verified.results, verified.path)
         except (SpecrunError, OSError):
+            warn_stderr(f"{verified.path}: its spec was not found here; its labels and ranges are the file's, "
+                        "checked against the metric registry only (run from the folder the run was made in)")
             continue
         check_against_spec(verified, loaded)
     refuse_limited(verified_a, "compare")

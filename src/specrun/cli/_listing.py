@@ -13,7 +13,7 @@ import rich.markup
 from rich.console import Console
 from rich.table import Table
 
-from specrun.core.errors import SpecrunError
+from specrun.core.errors import SpecrunError, UsageError
 
 if TYPE_CHECKING:
     from specrun.spec import Spec
@@ -33,6 +33,8 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
         return 0
     if args.mteb:
         return _list_mteb(args.type, args.benchmark, args.language, args.domain, names=args.tasks)
+    if args.tasks or args.benchmark:  # they name MTEB's tasks: never ignored on a folder's specs
+        raise UsageError(f"{'--tasks' if args.tasks else '--benchmark'} lists MTEB's tasks: add --mteb")
     from specrun.spec import matches
     from specrun.suites import is_suite_file
 

@@ -21,12 +21,17 @@ def check_uncertainty(results: Results, path: Path) -> None:
     if not 0 < u.resamples <= 100_000:  # the spec's own bound
         raise ResultsError(f"resamples must lie in 1..100000 (the spec's bound), got {u.resamples}", file=str(path),
                            key="provenance.uncertainty.resamples")
-    if not 0 <= u.seed <= 2**32 - 1:
-        raise ResultsError(f"seed must lie in 0..2**32-1, got {u.seed}", file=str(path),
+    if not 0 <= u.seed <= 2**63 - 1:  # the spec's bound
+        raise ResultsError(f"seed must lie in 0..2**63-1, got {u.seed}", file=str(path),
                            key="provenance.uncertainty.seed")
     if not (math.isfinite(u.confidence) and 0 < u.confidence < 1):
         raise ResultsError(f"confidence must lie strictly between 0 and 1, got {u.confidence!r}", file=str(path),
                            key="provenance.uncertainty.confidence")
+
+
+def _count(selection: str) -> int:
+    """A recorded selection that is no count ('all' aside) is an edit: -1 matches no split."""
+    return int(selection) if selection.isdigit() else -1
 
 
 def check_unit_counts(results: Results, units: Units, path: Path) -> None:
@@ -35,8 +40,8 @@ def check_unit_counts(results: Results, units: Units, path: Path) -> None:
     p = results.provenance
     for split, data in p.data.items():
         key = f"provenance.data.{split}"
-        if not 0 <= data.n_selected <= data.n_source or (
-                p.limit is None and data.selection == "all" and data.n_selected != data.n_source):
+        whole = data.n_source if data.selection == "all" else min(_count(data.selection), data.n_source)
+        if not 0 <= data.n_selected <= data.n_source or (p.limit is None and data.n_selected != whole):
             raise ResultsError(f"{data.n_selected} items selected of {data.n_source} read with selection "
                                f"{data.selection!r}; refusing edited results", file=str(path), key=key)
     kinds = {info.protocol: info.protocol_kind for info in results.metrics.values()}

@@ -308,9 +308,8 @@ def _subset_of(loaded: LoadedSpec, results: Results, results_path: Path) -> Load
 
 def check_against_spec(verified: Verified, loaded: LoadedSpec) -> None:
     """The results agree with the spec they were made from: same version (sha256), licence, status, metrics,
-    splits and bootstrap settings. Anything else means an edited results.json."""
-    results, path = verified.results, verified.path
-    spec = loaded.spec
+    splits, selections and bootstrap settings. Anything else means an edited results.json."""
+    results, path, spec = verified.results, verified.path, loaded.spec
     if results.provenance.spec_sha256 != loaded.sha256:
         raise _fail(path, f"results were made from another version of {loaded.display} (sha256 "
                           f"{results.provenance.spec_sha256}, the spec now has {loaded.sha256}); rerun the spec",
@@ -341,7 +340,8 @@ def check_against_spec(verified: Verified, loaded: LoadedSpec) -> None:
         source = spec.sources[spec.splits[split].source]
         declared = spec.splits[split].fingerprint
         if (data.path, data.revision, data.licence) != (source.path, source.revision, source.licence) or (
-                declared is not None and data.fingerprint != declared):
+                declared is not None and data.fingerprint != declared) or (
+                data.selection != str(spec.subset.splits.get(split, "all"))):  # a count edited in (a --limit run)
             raise _fail(path, f"split {split}: data provenance differs from its spec {loaded.display}",
                         f"provenance.data.{split}")
 

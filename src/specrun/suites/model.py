@@ -48,7 +48,8 @@ class Member(Strict):
 class SuiteUncertainty(Strict):
     resamples: Resamples = Field(1000, description="Joint resamples of the members' units (100 to 100,000).")
     confidence: float = Field(0.95, gt=0, lt=1)
-    seed: int = Field(SUITE_SEED, ge=0, description="Member i's resamples are seeded by [seed, i]: independent.")
+    seed: int = Field(SUITE_SEED, ge=0, le=2**63 - 1, description="Member i's resamples are seeded by [seed, i]: "
+                                                                 "independent.")
 
 
 class Suite(Strict):

@@ -76,6 +76,8 @@ def spec_of(run: Verified) -> Spec | None:
     try:
         loaded = find_spec(run.results, run.path)
     except (SpecrunError, OSError):
+        warn_stderr(f"{run.path}: its spec was not found here; its labels and ranges are the file's, checked "
+                    "against the metric registry only (run from the folder the run was made in)")
         return None
     check_against_spec(run, loaded)
     return loaded.spec

@@ -18,7 +18,7 @@ from specrun.board.joint import MemberDraws, joint_draws
 from specrun.board.suites.parts import ReadPart, member_ids, member_units, read_part
 from specrun.core.errors import CompareError, SpecrunError
 from specrun.core.workspace import warn_stderr
-from specrun.results import run_identity, run_labels
+from specrun.results import IDENTITY_FIELDS, Results, run_identity, run_labels
 from specrun.results.verify import Verified, verified_with_spec
 from specrun.spec import LoadedSpec
 from specrun.spec.model import Spec
@@ -116,8 +116,7 @@ def read_suite_run(path: Path, results: SuiteResults) -> SuiteRun:
                                                                                                   strict=True)]
         scored.append((m, own, found[0][1], parts))
         units.append(member_units(own, parts))
-        model = run_identity(found[0][0].results)  # one model and configuration for every member
-        if model != run_identity(scored[0][3][0].verified.results):
+        if _model_of(found[0][0].results) != _model_of(scored[0][3][0].verified.results):  # one model and setting
             raise CompareError(f"{where}: its results are a run of another model or configuration than member "
                                f"{scored[0][0].index + 1}'s; suite.json was edited", file=str(path))
     try:  # members over the same items share the first one's draws, as when the suite ran
@@ -130,6 +129,12 @@ def read_suite_run(path: Path, results: SuiteResults) -> SuiteRun:
                                arrays=parts[0].arrays, draws=drawn, direction=spec.metrics[metric].direction,
                                parts=tuple(parts) if own.cells else ()))
     return SuiteRun(path=path, results=results, members=read)
+
+
+def _model_of(results: Results) -> tuple[object, ...]:
+    """The run's model and configuration, its device aside (`--device auto` may resolve apart between runs)."""
+    return tuple(value for name, value in zip(("name", *IDENTITY_FIELDS), run_identity(results), strict=True)
+                 if name != "device")
 
 
 def suite_file_members(path: Path, results: SuiteResults) -> dict[int, ResolvedMember]:
@@ -146,12 +151,12 @@ def suite_file_members(path: Path, results: SuiteResults) -> dict[int, ResolvedM
                            "suites/ here; its weights and task types are read from that file, never from suite.json "
                            "alone: run from the folder the suite was run from", file=str(path))
     loaded = load_suite(found)
-    p = results.provenance
-    if [a.name for a in results.aggregates] != list(loaded.suite.aggregates) or not (
-            0 < p.confidence < 1 and 0 < p.resamples <= 100_000 and 0 <= p.seed <= 2**32 - 1):
+    p, u = results.provenance, loaded.suite.uncertainty
+    if [a.name for a in results.aggregates] != list(loaded.suite.aggregates) or (
+            p.confidence, p.resamples, p.seed) != (u.confidence, u.resamples, u.seed):
         raise CompareError(f"suite.json's aggregates or bootstrap (confidence {p.confidence!r}, resamples "
-                           f"{p.resamples}, seed {p.seed}) are not its suite file's or out of range; suite.json was "
-                           "edited", file=str(path))
+                           f"{p.resamples}, seed {p.seed}) are not its suite file's {found}; suite.json was edited",
+                           file=str(path))
     declared = {m.index: m for m in loaded.members}
     for m in results.members:
         own = declared.get(m.index)
