@@ -7,13 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from specrun.board.leaderboard.build import spec_of
 from specrun.board.paired import Difference, method_note, paired_difference
-from specrun.core.errors import CompareError, SpecrunError
+from specrun.core.errors import CompareError
 from specrun.core.markdown import md_text
-from specrun.core.workspace import warn_stderr
 from specrun.mteb.results.markdown import PublishedCell, published_table
 from specrun.results import Results, confidence_percent, configuration, configured_note, run_identity, run_labels
-from specrun.results.verify import check_against_spec, find_spec, load_verified, refuse_limited
+from specrun.results.verify import find_spec, load_verified, refuse_limited
 
 if TYPE_CHECKING:
     from specrun.mteb.results import PublishedDir
@@ -47,13 +47,7 @@ def compare(path_a: Path, path_b: Path) -> tuple[Results, Results, list[Differen
     """Both runs verified (names, numbers, predictions' sha256, every score recomputed), then compared."""
     verified_a, verified_b = load_verified(path_a), load_verified(path_b)
     for verified in (verified_a, verified_b):  # where its spec is found, the run agrees with it (else an edit)
-        try:
-            loaded = find_spec(verified.results, verified.path)
-        except (SpecrunError, OSError):
-            warn_stderr(f"{verified.path}: its spec was not found here; its labels and ranges are the file's, "
-                        "checked against the metric registry only (run from the folder the run was made in)")
-            continue
-        check_against_spec(verified, loaded)
+        spec_of(verified)
     refuse_limited(verified_a, "compare")
     refuse_limited(verified_b, "compare")
     a, b = verified_a.results, verified_b.results
