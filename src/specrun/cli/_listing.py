@@ -143,7 +143,7 @@ def _list_mteb(task_type: str | None, benchmark: str | None = None, language: st
     from specrun.core.registry import PROTOCOLS
     from specrun.mteb import load
     from specrun.mteb.benchmark_import import member_tasks
-    from specrun.mteb.importer import coverage, refusals
+    from specrun.mteb.importer import coverage
 
     catalogue = load()
     tasks = member_tasks(catalogue, benchmark) if benchmark else list(catalogue.active_text_tasks().values())
@@ -168,17 +168,9 @@ def _list_mteb(task_type: str | None, benchmark: str | None = None, language: st
                                f"{catalogue.provenance.mteb_version}; types: {', '.join(types)}")
         tasks = [task for task in tasks if task.type == chosen[0]]
     what = f"{benchmark}'s tasks" if benchmark else "active text tasks"
-    if names:  # one row per task, in name order
-        table = Table(title=f"MTEB {catalogue.provenance.mteb_version}: {what}, each as `specrun import mteb` takes "
-                            "it")
-        for column in ("task", "type", "imports", "blocked by"):
-            table.add_column(column)
-        for task in sorted(tasks, key=lambda t: t.name.lower()):
-            reasons = refusals(task)
-            table.add_row(rich.markup.escape(task.name), task.type, "no" if reasons else "yes",
-                          rich.markup.escape("; ".join(reasons)))
-        Console(width=240).print(table)
-        return 0
+    if names:
+        return _print_task_names(tasks, f"MTEB {catalogue.provenance.mteb_version}: {what}, each as `specrun import "
+                                        "mteb` takes it")
     table = Table(title=f"MTEB {catalogue.provenance.mteb_version}: {what} `specrun import mteb` converts")
     for column in ("type", "tasks", "import", "blocked by (tasks)"):
         table.add_column(column, justify="right" if column in ("tasks", "import") else "left")
@@ -189,5 +181,20 @@ def _list_mteb(task_type: str | None, benchmark: str | None = None, language: st
     every = coverage(tasks).values()
     table.add_row("all", str(sum(c["tasks"] for c in every)), str(sum(c["imports"] for c in every)), "",
                   style="bold")
+    Console(width=240).print(table)
+    return 0
+
+
+def _print_task_names(tasks: list, title: str) -> int:
+    """`list --mteb --tasks`: one row per task, in name order, whether it imports and what blocks it."""
+    from specrun.mteb.importer import refusals
+
+    table = Table(title=title)
+    for column in ("task", "type", "imports", "blocked by"):
+        table.add_column(column)
+    for task in sorted(tasks, key=lambda t: t.name.lower()):
+        reasons = refusals(task)
+        table.add_row(rich.markup.escape(task.name), task.type, "no" if reasons else "yes",
+                      rich.markup.escape("; ".join(reasons)))
     Console(width=240).print(table)
     return 0
